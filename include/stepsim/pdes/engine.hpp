@@ -1,0 +1,137 @@
+#pragma once
+/// The conservative, windowed, deterministic parallel engine (see docs/engine.md).
+///
+/// Loop on every rank: g = global minimum next-event time (allreduce); every LP processes its
+/// events with time < min(g + L, end) (OpenMP threads over LPs); cross-LP events go to outboxes
+/// and are exchanged with neighbour ranks only; repeat. L is the smallest channel latency of the
+/// LP graph. Results depend only on the model, never on ranks or threads.
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "stepsim/core/result.hpp"
+#include "stepsim/core/units.hpp"
+#include "stepsim/pdes/lp_graph.hpp"
+#include "stepsim/pdes/model.hpp"
+#include "stepsim/pdes/partition.hpp"
+#include "stepsim/pdes/sync.hpp"
+
+namespace stepsim::pdes {
+
+/// A progress report, on rank 0, every EngineOptions::progress_every seconds of wall time.
+struct Progress {
+  SimTime now;               ///< global virtual time (start of the current window)
+  SimTime end;               ///< end time of the run (never() if none)
+  std::uint64_t events = 0;  ///< events committed so far, all ranks
+  double wall_s = 0;         ///< wall time since the run started
+};
+
+struct EngineOptions {
+  int threads = 1;                        ///< OpenMP threads per rank
+  SimTime end = SimTime::never();         ///< process events with time < end
+  std::string partitioner = "block";      ///< registered partitioner name
+  double progress_every = 0;              ///< seconds between progress reports; 0 = none
+  std::function<void(const Progress&)> on_progress;  ///< called on rank 0 only
+};
+
+/// Per-rank statistics of a run.
+struct RankStats {
+  int rank = 0;
+  std::uint64_t events = 0;          ///< events committed by this rank's LPs
+  std::uint64_t sent_remote = 0;     ///< events sent to LPs on other ranks
+  std::uint64_t sent_other_lp = 0;   ///< events sent to other LPs on this rank
+  std::uint64_t peak_pending = 0;    ///< most events pending at a window boundary
+  std::uint64_t queue_bytes = 0;     ///< bytes held by event storage at the end (queues+buffers)
+  double compute_s = 0;              ///< processing windows (slowest thread)
+  double exchange_s = 0;             ///< delivering and exchanging events
+  double allreduce_s = 0;            ///< global minimum (includes waiting for other ranks)
+  double thread_imbalance = 1.0;     ///< max / mean of thread compute time
+  std::int64_t peak_rss = 0;         ///< VmHWM in bytes
+  int lps = 0;                       ///< LPs owned
+};
+
+/// Result of Engine::run.
+struct RunStats {
+  bool completed = false;       ///< false if stopped early (request_stop)
+  SimTime final_time;           ///< global virtual time at which the run stopped
+  SimTime lookahead;            ///< L used for windows
+  std::uint64_t events = 0;     ///< committed events, all ranks
+  std::uint64_t windows = 0;    ///< synchronisation windows
+  std::uint64_t digest = 0;     ///< order-independent hash of final LP states and pending events
+  double wall_s = 0;            ///< wall time of the run (max over ranks)
+  int ranks = 1;
+  int threads = 1;
+  std::vector<RankStats> per_rank;  ///< all ranks on rank 0; own rank elsewhere
+  /// max / mean of committed events per rank.
+  [[nodiscard]] double event_imbalance() const;
+};
+
+class Worker;
+
+/// The engine for one rank. Construct on every rank with the same graph and options.
+class Engine {
+ public:
+  /// Partitions the graph, derives lookahead and neighbour ranks. Errors are user errors
+  /// (unknown partitioner, invalid thread count).
+  static Result<std::unique_ptr<Engine>> create(const LpGraph& graph, Sync& sync,
+                                                EngineOptions options);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  /// Runs the model to the end time (or until no event is left, or a stop request).
+  RunStats run(Model& model);
+
+  [[nodiscard]] SimTime lookahead() const { return lookahead_; }
+  [[nodiscard]] std::span<const LpId> local_lps() const { return local_lps_; }
+  [[nodiscard]] int owner(LpId lp) const { return owner_[lp]; }
+  [[nodiscard]] const PartitionQuality& partition_quality() const { return quality_; }
+  [[nodiscard]] std::span<const int> neighbour_ranks() const { return neighbours_; }
+  [[nodiscard]] const EngineOptions& options() const { return options_; }
+
+  /// Asks every running engine in the process to stop at the next window boundary.
+  /// Async-signal-safe (for SIGINT/SIGTERM handlers).
+  static void request_stop();
+  /// Clears a previous stop request.
+  static void clear_stop();
+
+ private:
+  friend class Worker;
+  Engine(const LpGraph& graph, Sync& sync, EngineOptions options, std::vector<int> owner,
+         PartitionQuality quality);
+
+  struct Home {
+    std::int32_t rank;
+    std::uint32_t worker;
+    std::uint32_t slot;
+  };
+
+  void deliver_remote(Worker& w);
+  void exchange_remote();
+  void fill_digest(Model& model, RunStats& stats);
+
+  const LpGraph& graph_;
+  Sync& sync_;
+  EngineOptions options_;
+  std::vector<int> owner_;
+  PartitionQuality quality_;
+  SimTime lookahead_;
+  std::vector<LpId> local_lps_;
+  std::vector<Home> homes_;
+  std::vector<int> neighbours_;
+  std::vector<std::int32_t> neighbour_index_;  // by rank, -1 if not a neighbour
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::vector<std::vector<Event>> send_buffers_;  // per neighbour
+  std::vector<Event> recv_buffer_;
+  std::vector<std::vector<Event>> inbox_;  // per worker, from other ranks
+  Model* model_ = nullptr;
+
+  static std::atomic<bool> stop_requested_;
+};
+
+}  // namespace stepsim::pdes

@@ -1,0 +1,47 @@
+#pragma once
+/// The engine's only view of other ranks: event exchange between neighbouring ranks and a few
+/// collectives. SerialSync is the one-rank case; MpiSync (mpi_sync.hpp) the distributed one.
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "stepsim/pdes/event.hpp"
+
+namespace stepsim::pdes {
+
+/// Inter-rank communication used by the engine, once per window at most.
+class Sync {
+ public:
+  virtual ~Sync() = default;
+  [[nodiscard]] virtual int rank() const = 0;
+  [[nodiscard]] virtual int size() const = 0;
+  /// Declares the ranks this rank exchanges events with. Must be symmetric across ranks.
+  virtual void set_neighbours(std::span<const int> ranks) = 0;
+  /// Sends out[i] to neighbour i (as given to set_neighbours) and appends everything the
+  /// neighbours sent to `in`. Every neighbour takes part, even with nothing to send.
+  virtual void exchange(std::span<std::vector<Event>> out, std::vector<Event>& in) = 0;
+  /// Element-wise minimum over ranks, in place.
+  virtual void allreduce_min(std::span<std::int64_t> values) = 0;
+  /// Element-wise sum (mod 2^64) over ranks, in place.
+  virtual void allreduce_sum(std::span<std::uint64_t> values) = 0;
+  /// Every rank's `mine` (same length on all ranks), concatenated in rank order, on rank 0;
+  /// empty on the other ranks.
+  virtual std::vector<double> gather(std::span<const double> mine) = 0;
+};
+
+/// One rank, no communication.
+class SerialSync final : public Sync {
+ public:
+  [[nodiscard]] int rank() const override { return 0; }
+  [[nodiscard]] int size() const override { return 1; }
+  void set_neighbours(std::span<const int> ranks) override;
+  void exchange(std::span<std::vector<Event>> out, std::vector<Event>& in) override;
+  void allreduce_min(std::span<std::int64_t>) override {}
+  void allreduce_sum(std::span<std::uint64_t>) override {}
+  std::vector<double> gather(std::span<const double> mine) override {
+    return {mine.begin(), mine.end()};
+  }
+};
+
+}  // namespace stepsim::pdes

@@ -1,0 +1,171 @@
+#include "src/cli/bench_phold.hpp"
+
+#include <cinttypes>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "src/cli/cli.hpp"
+#include "src/cli/progress.hpp"
+#include "stepsim/pdes/engine.hpp"
+#include "stepsim/pdes/mpi_sync.hpp"
+#include "stepsim/version.hpp"
+
+namespace stepsim::cli {
+namespace {
+
+std::string grouped(std::uint64_t v) {
+  std::string s = std::to_string(v);
+  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<std::size_t>(i), ",");
+  return s;
+}
+
+std::string mib(double bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f MiB", bytes / (1024.0 * 1024.0));
+  return buf;
+}
+
+}  // namespace
+
+BenchPholdCommand::BenchPholdCommand(CLI::App& parent) {
+  cmd_ = parent.add_subcommand(
+      "phold",
+      "PHOLD, the standard PDES benchmark (ROSS's definition): each event schedules one new event "
+      "at now + lookahead + Exp(mean - lookahead); with probability --remote its destination is a "
+      "uniformly random LP, else the LP itself. Run under mpirun for several ranks.");
+  cmd_->add_option("--lps", params_.lps, "Number of logical processes")
+      ->capture_default_str()->check(CLI::Range(1u, 1u << 30));
+  cmd_->add_option("--events-per-lp", params_.events_per_lp, "Initial events per LP")
+      ->capture_default_str()->check(CLI::Range(1u, 1u << 20));
+  cmd_->add_option("--remote", params_.remote, "Probability that an event goes to a random LP")
+      ->capture_default_str()->check(CLI::Range(0.0, 1.0));
+  cmd_->add_option("--lookahead", lookahead_, "Minimum delay of every event (a time, e.g. 1us)")
+      ->capture_default_str();
+  cmd_->add_option("--mean", mean_, "Mean total delay, lookahead included (a time, e.g. 2us)")
+      ->capture_default_str();
+  cmd_->add_option("--end", end_, "Simulated end time (a time, e.g. 2ms)")->capture_default_str();
+  cmd_->add_option("--seed", params_.seed, "Seed of the random streams")->capture_default_str();
+  cmd_->add_option("--threads", threads_, "OpenMP threads per rank")
+      ->capture_default_str()->check(CLI::Range(1, 4096));
+  cmd_->add_option("--partition", partition_, "Partitioner of LPs onto ranks: block or metis")
+      ->capture_default_str();
+  cmd_->add_option("--json", json_path_, "Also write the results as JSON to this file");
+  cmd_->add_flag("--per-rank", per_rank_, "Print the time split of every rank (default: up to 8)");
+  cmd_->add_flag("--quiet", quiet_, "Print only the summary lines, no progress");
+}
+
+int BenchPholdCommand::execute(int rank, int ranks) {
+  const struct {
+    const char* option;
+    const std::string* text;
+    SimTime* out;
+  } times[] = {{"--lookahead", &lookahead_, &params_.lookahead},
+               {"--mean", &mean_, &params_.mean},
+               {"--end", &end_, &params_.end}};
+  for (const auto& t : times) {
+    auto parsed = parse_time(*t.text);
+    if (!parsed) return user_error(rank, std::string(t.option) + ": " + parsed.error().message);
+    *t.out = *parsed;
+  }
+  if (auto ok = params_.validate(); !ok) return user_error(rank, ok.error().message);
+
+  bench::Phold model(params_);
+  const pdes::LpGraph graph = model.graph();
+  pdes::MpiSync sync;
+  pdes::EngineOptions opts;
+  opts.threads = threads_;
+  opts.end = params_.end;
+  opts.partitioner = partition_;
+  if (!quiet_) {
+    opts.progress_every = progress_interval();
+    opts.on_progress = print_progress;
+  }
+  auto engine = pdes::Engine::create(graph, sync, opts);
+  if (!engine) return user_error(rank, engine.error().message);
+  install_stop_handlers();
+
+  const pdes::RunStats st = engine.value()->run(model);
+  if (rank != 0) return st.completed ? kExitOk : interrupted_exit_code();
+  finish_progress();
+
+  const double rate = st.wall_s > 0 ? static_cast<double>(st.events) / st.wall_s : 0.0;
+  std::int64_t rss_max = 0;
+  std::int64_t rss_sum = 0;
+  std::uint64_t pending = 0;
+  std::uint64_t storage = 0;
+  std::uint64_t remote = 0;
+  for (const auto& r : st.per_rank) {
+    rss_max = std::max(rss_max, r.peak_rss);
+    rss_sum += r.peak_rss;
+    pending += r.peak_pending;
+    storage += r.queue_bytes;
+    remote += r.sent_remote;
+  }
+  const double bytes_per_event = pending > 0 ? static_cast<double>(storage) / static_cast<double>(pending) : 0.0;
+
+  std::printf("stepsim bench phold (stepsim %s)\n", kVersion);
+  std::printf("parameters       lps %u, events-per-lp %u, remote %g, lookahead %s, mean %s, end %s, seed %u\n",
+              params_.lps, params_.events_per_lp, params_.remote, to_string(params_.lookahead).c_str(),
+              to_string(params_.mean).c_str(), to_string(params_.end).c_str(), params_.seed);
+  std::printf("engine           ranks %d, threads/rank %d, partition %s, lookahead %s\n", ranks,
+              st.threads, partition_.c_str(), to_string(st.lookahead).c_str());
+  if (!st.completed) std::printf("status           INTERRUPTED at %s\n", to_string(st.final_time).c_str());
+  std::printf("committed events %s\n", grouped(st.events).c_str());
+  std::printf("wall time        %.3f s\n", st.wall_s);
+  std::printf("events/s         %.3f M\n", rate / 1e6);
+  std::printf("windows          %s (%.1f events/window)\n", grouped(st.windows).c_str(),
+              st.windows ? static_cast<double>(st.events) / static_cast<double>(st.windows) : 0.0);
+  std::printf("remote events    %s (%.2f%% crossed ranks)\n", grouped(remote).c_str(),
+              st.events ? 100.0 * static_cast<double>(remote) / static_cast<double>(st.events) : 0.0);
+  std::printf("peak memory      %s max rank, %s all ranks\n", mib(static_cast<double>(rss_max)).c_str(),
+              mib(static_cast<double>(rss_sum)).c_str());
+  std::printf("event storage    %.1f bytes per pending event (peak pending %s, sizeof(Event) %zu)\n",
+              bytes_per_event, grouped(pending).c_str(), sizeof(pdes::Event));
+  std::printf("imbalance        %.3f events max/mean over ranks\n", st.event_imbalance());
+  std::printf("time split       rank: compute / exchange / allreduce seconds (thread imbalance)\n");
+  const std::size_t shown = per_rank_ ? st.per_rank.size() : std::min<std::size_t>(8, st.per_rank.size());
+  for (std::size_t i = 0; i < shown; ++i) {
+    const auto& r = st.per_rank[i];
+    std::printf("  rank %-4d      %.3f / %.3f / %.3f  (%.2f)  %s events\n", r.rank, r.compute_s,
+                r.exchange_s, r.allreduce_s, r.thread_imbalance, grouped(r.events).c_str());
+  }
+  if (shown < st.per_rank.size()) std::printf("  ... %zu more ranks (--per-rank)\n", st.per_rank.size() - shown);
+  std::printf("digest           %016" PRIx64 "\n", st.digest);
+
+  if (!json_path_.empty()) {
+    nlohmann::json j;
+    j["benchmark"] = "phold";
+    j["version"] = kVersion;
+    j["params"] = {{"lps", params_.lps}, {"events_per_lp", params_.events_per_lp},
+                   {"remote", params_.remote}, {"lookahead_ps", params_.lookahead.picoseconds()},
+                   {"mean_ps", params_.mean.picoseconds()}, {"end_ps", params_.end.picoseconds()},
+                   {"seed", params_.seed}};
+    j["ranks"] = ranks;
+    j["threads"] = st.threads;
+    j["partition"] = partition_;
+    j["completed"] = st.completed;
+    j["committed_events"] = st.events;
+    j["wall_s"] = st.wall_s;
+    j["events_per_s"] = rate;
+    j["windows"] = st.windows;
+    j["peak_rss_max_bytes"] = rss_max;
+    j["bytes_per_pending_event"] = bytes_per_event;
+    j["event_imbalance"] = st.event_imbalance();
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016" PRIx64, st.digest);
+    j["digest"] = hex;
+    for (const auto& r : st.per_rank) {
+      j["per_rank"].push_back({{"rank", r.rank}, {"events", r.events}, {"compute_s", r.compute_s},
+                               {"exchange_s", r.exchange_s}, {"allreduce_s", r.allreduce_s},
+                               {"thread_imbalance", r.thread_imbalance}, {"peak_rss", r.peak_rss},
+                               {"sent_remote", r.sent_remote}, {"lps", r.lps}});
+    }
+    std::ofstream out(json_path_);
+    if (!out) return user_error(rank, "--json: cannot write '" + json_path_ + "'");
+    out << j.dump(2) << "\n";
+  }
+  return st.completed ? kExitOk : interrupted_exit_code();
+}
+
+}  // namespace stepsim::cli

@@ -1,0 +1,66 @@
+#include "src/cli/cli.hpp"
+
+#include <CLI/CLI.hpp>
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "src/cli/bench_phold.hpp"
+#include "stepsim/pdes/engine.hpp"
+#include "stepsim/version.hpp"
+
+namespace stepsim::cli {
+namespace {
+
+volatile std::sig_atomic_t g_signal = 0;
+
+extern "C" void on_stop_signal(int sig) {
+  g_signal = sig;
+  pdes::Engine::request_stop();
+}
+
+}  // namespace
+
+int user_error(int rank, const std::string& message) {
+  if (rank == 0) {
+    std::fprintf(stderr, "stepsim: error: %s\n", message.c_str());
+    std::fflush(stderr);
+  }
+  return kExitUserError;
+}
+
+void install_stop_handlers() {
+  std::signal(SIGINT, on_stop_signal);
+  std::signal(SIGTERM, on_stop_signal);
+}
+
+int interrupted_exit_code() { return g_signal != 0 ? 128 + g_signal : kExitFailure; }
+
+int run(int argc, char** argv, int rank, int ranks) {
+  CLI::App app{"stepsim: parallel discrete-event simulator of one training step of an AI cluster",
+               "stepsim"};
+  app.set_version_flag("--version", std::string("stepsim ") + kVersion);
+  app.require_subcommand(1);
+  app.fallthrough(false);
+
+  CLI::App* bench = app.add_subcommand("bench", "Micro-benchmarks (PHOLD; perftest and nccl come later)");
+  bench->require_subcommand(1);
+  BenchPholdCommand phold(*bench);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // Every rank parsed the same arguments; rank 0 alone speaks.
+    if (rank == 0) {
+      const int code = app.exit(e);
+      return code == 0 ? kExitOk : kExitUserError;
+    }
+    return e.get_exit_code() == 0 ? kExitOk : kExitUserError;
+  }
+  if (phold.selected()) return phold.execute(rank, ranks);
+  return kExitUserError;
+}
+
+}  // namespace stepsim::cli

@@ -1,0 +1,29 @@
+#pragma once
+// The stepsim command line: subcommands, user-error reporting (exit 2, printed once) and
+// progress output. Private to the executable and its tests.
+
+#include <string>
+
+namespace stepsim::cli {
+
+/// Exit codes meaningful to a scheduler.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;      ///< the run finished but a check failed
+inline constexpr int kExitUserError = 2;    ///< bad command line or input file
+
+/// Runs the stepsim command line on this rank (MPI already initialised); returns the exit code.
+int run(int argc, char** argv, int rank, int ranks);
+
+}  // namespace stepsim::cli
+
+namespace stepsim::cli {
+
+/// Prints "stepsim: error: <message>" once (on rank 0) and returns kExitUserError.
+int user_error(int rank, const std::string& message);
+
+/// Installs SIGINT/SIGTERM handlers that ask the engine to stop at the next window boundary.
+void install_stop_handlers();
+/// Exit code for a run stopped by a signal (128 + signal number), or kExitFailure.
+int interrupted_exit_code();
+
+}  // namespace stepsim::cli

@@ -1,0 +1,319 @@
+#include "stepsim/pdes/engine.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <numeric>
+
+#include "src/pdes/worker.hpp"
+#include "stepsim/core/fatal.hpp"
+#include "stepsim/core/hash.hpp"
+#include "stepsim/core/memory.hpp"
+#include "stepsim/kernels/reduce.hpp"
+
+namespace stepsim::pdes {
+
+std::atomic<bool> Engine::stop_requested_{false};
+
+void Engine::request_stop() { stop_requested_.store(true, std::memory_order_relaxed); }
+void Engine::clear_stop() { stop_requested_.store(false, std::memory_order_relaxed); }
+
+double RunStats::event_imbalance() const {
+  if (per_rank.empty()) return 1.0;
+  std::uint64_t max = 0;
+  std::uint64_t sum = 0;
+  for (const RankStats& r : per_rank) {
+    max = std::max(max, r.events);
+    sum += r.events;
+  }
+  return sum > 0 ? static_cast<double>(max) * static_cast<double>(per_rank.size()) /
+                       static_cast<double>(sum)
+                 : 1.0;
+}
+
+Result<std::unique_ptr<Engine>> Engine::create(const LpGraph& graph, Sync& sync,
+                                               EngineOptions options) {
+  if (options.threads < 1 || options.threads > 4096) {
+    return Error{"threads must be between 1 and 4096, got " + std::to_string(options.threads)};
+  }
+  if (options.end <= SimTime::zero()) {
+    return Error{"the end time must be positive, got " + to_string(options.end)};
+  }
+  auto partitioner = make_partitioner(options.partitioner);
+  if (!partitioner) return partitioner.error();
+  std::vector<int> owner = partitioner.value()->partition(graph, sync.size());
+  auto quality = evaluate_partition(graph, owner, sync.size());
+  STEPSIM_CHECK(quality.ok(), "partitioner '" + options.partitioner +
+                                  "' produced an invalid partition: " +
+                                  (quality.ok() ? std::string() : quality.error().message));
+  return std::unique_ptr<Engine>(
+      new Engine(graph, sync, std::move(options), std::move(owner), quality.value()));
+}
+
+Engine::Engine(const LpGraph& graph, Sync& sync, EngineOptions options, std::vector<int> owner,
+               PartitionQuality quality)
+    : graph_(graph),
+      sync_(sync),
+      options_(std::move(options)),
+      owner_(std::move(owner)),
+      quality_(std::move(quality)),
+      lookahead_(graph.min_latency()) {
+  const int me = sync_.rank();
+  for (LpId v = 0; v < graph_.size(); ++v) {
+    if (owner_[v] == me) local_lps_.push_back(v);
+  }
+  // Neighbour ranks: owners of LPs adjacent to ours (everyone, for an all-to-all graph).
+  std::vector<char> is_nb(static_cast<std::size_t>(sync_.size()), 0);
+  if (graph_.all_to_all()) {
+    std::fill(is_nb.begin(), is_nb.end(), 1);
+  } else {
+    for (LpId v : local_lps_) {
+      for (const LpEdge& e : graph_.neighbours(v)) is_nb[static_cast<std::size_t>(owner_[e.to])] = 1;
+    }
+  }
+  is_nb[static_cast<std::size_t>(me)] = 0;
+  neighbour_index_.assign(static_cast<std::size_t>(sync_.size()), -1);
+  for (int r = 0; r < sync_.size(); ++r) {
+    if (is_nb[static_cast<std::size_t>(r)]) {
+      neighbour_index_[static_cast<std::size_t>(r)] = static_cast<std::int32_t>(neighbours_.size());
+      neighbours_.push_back(r);
+    }
+  }
+  sync_.set_neighbours(neighbours_);
+  send_buffers_.resize(neighbours_.size());
+
+  // Threads own contiguous blocks of local LPs, balanced by vertex weight.
+  const auto threads = static_cast<std::uint32_t>(options_.threads);
+  const auto nlocal = static_cast<std::uint32_t>(local_lps_.size());
+  std::int64_t total = 0;
+  for (LpId v : local_lps_) total += std::max<std::int64_t>(1, graph_.vertex_weight(v));
+  std::vector<std::uint32_t> bounds(threads + 1, nlocal);
+  bounds[0] = 0;
+  {
+    std::int64_t acc = 0;
+    std::uint32_t t = 1;
+    for (std::uint32_t i = 0; i < nlocal && t < threads; ++i) {
+      acc += std::max<std::int64_t>(1, graph_.vertex_weight(local_lps_[i]));
+      while (t < threads && acc * threads >= total * t) bounds[t++] = i + 1;
+    }
+  }
+  homes_.assign(graph_.size(), Home{-1, 0, 0});
+  for (LpId v = 0; v < graph_.size(); ++v) homes_[v].rank = owner_[v];
+  for (std::uint32_t t = 0; t < threads; ++t) {
+    for (std::uint32_t s = bounds[t]; s < bounds[t + 1]; ++s) homes_[local_lps_[s]] = {me, t, s};
+  }
+  inbox_.resize(threads);
+  for (std::uint32_t t = 0; t < threads; ++t) {
+    workers_.push_back(std::make_unique<Worker>(*this, t, bounds[t], bounds[t + 1], threads,
+                                                neighbours_.size()));
+  }
+}
+
+Engine::~Engine() = default;
+
+void Engine::exchange_remote() {
+  if (neighbours_.empty()) return;
+  std::span<std::vector<Event>> out;
+  if (workers_.size() == 1) {
+    out = workers_[0]->to_rank;
+  } else {
+    for (std::size_t nb = 0; nb < neighbours_.size(); ++nb) {
+      send_buffers_[nb].clear();
+      for (auto& w : workers_) {
+        auto& src = w->to_rank[nb];
+        send_buffers_[nb].insert(send_buffers_[nb].end(), src.begin(), src.end());
+        src.clear();
+      }
+    }
+    out = send_buffers_;
+  }
+  recv_buffer_.clear();
+  sync_.exchange(out, recv_buffer_);
+  for (auto& v : out) v.clear();
+  if (workers_.size() == 1) return;  // worker 0 takes recv_buffer_ directly
+  for (const Event& ev : recv_buffer_) inbox_[homes_[ev.dst].worker].push_back(ev);
+  recv_buffer_.clear();
+}
+
+RunStats Engine::run(Model& model) {
+  using Clock = std::chrono::steady_clock;
+  auto seconds = [](Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double>(b - a).count();
+  };
+  model_ = &model;
+  model.setup(local_lps_);
+  const int threads = static_cast<int>(workers_.size());
+  const bool root = sync_.rank() == 0;
+
+  RunStats stats;
+  stats.lookahead = lookahead_;
+  stats.ranks = sync_.size();
+  stats.threads = threads;
+  RankStats mine;
+  mine.rank = sync_.rank();
+  mine.lps = static_cast<int>(local_lps_.size());
+
+  SimTime g = SimTime::zero();
+  SimTime window_end = SimTime::zero();
+  bool done = false;
+  bool interrupted = false;
+  std::uint64_t windows = 0;
+  const Clock::time_point start = Clock::now();
+  Clock::time_point last_progress = start;
+  Clock::time_point phase = start;
+
+#pragma omp parallel num_threads(threads) if (threads > 1)
+  {
+    const int tid = omp_get_thread_num();
+    Worker& w = *workers_[static_cast<std::size_t>(tid)];
+    w.init_lps(model);
+    for (;;) {
+#pragma omp barrier
+#pragma omp master
+      {
+        const Clock::time_point t = Clock::now();
+        mine.compute_s += seconds(phase, t);
+        phase = t;
+        exchange_remote();
+      }
+#pragma omp barrier
+      for (auto& other : workers_) {
+        if (other.get() != &w) w.deliver(other->to_worker[static_cast<std::size_t>(tid)]);
+      }
+      w.deliver(threads == 1 ? recv_buffer_ : inbox_[static_cast<std::size_t>(tid)]);
+#pragma omp barrier
+#pragma omp master
+      {
+        Clock::time_point t = Clock::now();
+        mine.exchange_s += seconds(phase, t);
+        phase = t;
+        SimTime local_min = SimTime::never();
+        std::uint64_t pending = 0;
+        for (auto& wk : workers_) {
+          local_min = std::min(local_min, wk->next_time());
+          pending += wk->pending();
+        }
+        mine.peak_pending = std::max(mine.peak_pending, pending);
+        const bool want_progress = root && options_.on_progress && options_.progress_every > 0 &&
+                                   seconds(last_progress, t) >= options_.progress_every;
+        std::int64_t reduce[3] = {local_min.picoseconds(),
+                                  stop_requested_.load(std::memory_order_relaxed) ? 0 : 1,
+                                  want_progress ? 0 : 1};
+        sync_.allreduce_min(reduce);
+        g = SimTime::ps(reduce[0]);
+        if (reduce[2] == 0) {
+          std::uint64_t ev = 0;
+          for (auto& wk : workers_) ev += wk->processed;
+          sync_.allreduce_sum(std::span<std::uint64_t>(&ev, 1));
+          if (root) {
+            last_progress = Clock::now();
+            options_.on_progress(Progress{g, options_.end, ev, seconds(start, last_progress)});
+          }
+        }
+        if (g.is_never() || g >= options_.end) {
+          done = true;
+        } else if (reduce[1] == 0) {
+          done = true;
+          interrupted = true;
+        } else {
+          window_end = std::min(g.saturating_add(lookahead_), options_.end);
+          ++windows;
+        }
+        t = Clock::now();
+        mine.allreduce_s += seconds(phase, t);
+        phase = t;
+      }
+#pragma omp barrier
+      if (done) break;
+      w.process_window(model, window_end);
+    }
+  }
+
+  const double wall = seconds(start, Clock::now());
+  stats.completed = !interrupted;
+  stats.final_time = interrupted ? g : std::min(g, options_.end);
+  stats.windows = windows;
+  double tmax = 0;
+  double tsum = 0;
+  for (auto& wk : workers_) {
+    mine.events += wk->processed;
+    mine.sent_remote += wk->sent_remote;
+    mine.sent_other_lp += wk->sent_other_lp;
+    mine.queue_bytes += wk->storage_bytes();
+    tmax = std::max(tmax, wk->compute_s);
+    tsum += wk->compute_s;
+  }
+  mine.queue_bytes += (recv_buffer_.capacity() +
+                       std::accumulate(send_buffers_.begin(), send_buffers_.end(), std::size_t{0},
+                                       [](std::size_t a, const auto& v) { return a + v.capacity(); })) *
+                      sizeof(Event);
+  mine.thread_imbalance = tsum > 0 ? tmax * threads / tsum : 1.0;
+  mine.peak_rss = peak_rss_bytes();
+
+  std::uint64_t total_events = mine.events;
+  sync_.allreduce_sum(std::span<std::uint64_t>(&total_events, 1));
+  stats.events = total_events;
+  fill_digest(model, stats);
+
+  const std::vector<double> row = {static_cast<double>(mine.events),
+                                   static_cast<double>(mine.sent_remote),
+                                   static_cast<double>(mine.sent_other_lp),
+                                   static_cast<double>(mine.peak_pending),
+                                   static_cast<double>(mine.queue_bytes),
+                                   mine.compute_s,
+                                   mine.exchange_s,
+                                   mine.allreduce_s,
+                                   mine.thread_imbalance,
+                                   static_cast<double>(mine.peak_rss),
+                                   static_cast<double>(mine.lps),
+                                   wall};
+  const std::vector<double> all = sync_.gather(row);
+  stats.wall_s = wall;
+  if (all.empty()) {
+    stats.per_rank.push_back(mine);
+  } else {
+    for (int r = 0; r < sync_.size(); ++r) {
+      const double* x = all.data() + static_cast<std::size_t>(r) * row.size();
+      RankStats rs;
+      rs.rank = r;
+      rs.events = static_cast<std::uint64_t>(x[0]);
+      rs.sent_remote = static_cast<std::uint64_t>(x[1]);
+      rs.sent_other_lp = static_cast<std::uint64_t>(x[2]);
+      rs.peak_pending = static_cast<std::uint64_t>(x[3]);
+      rs.queue_bytes = static_cast<std::uint64_t>(x[4]);
+      rs.compute_s = x[5];
+      rs.exchange_s = x[6];
+      rs.allreduce_s = x[7];
+      rs.thread_imbalance = x[8];
+      rs.peak_rss = static_cast<std::int64_t>(x[9]);
+      rs.lps = static_cast<int>(x[10]);
+      stats.wall_s = std::max(stats.wall_s, x[11]);
+      stats.per_rank.push_back(rs);
+    }
+  }
+  model_ = nullptr;
+  return stats;
+}
+
+void Engine::fill_digest(Model& model, RunStats& stats) {
+  // Sum (mod 2^64) of per-LP and per-pending-event hashes: independent of which rank holds what.
+  std::vector<std::uint64_t> terms;
+  terms.reserve(local_lps_.size());
+  for (std::uint32_t s = 0; s < local_lps_.size(); ++s) {
+    terms.push_back(mix64(hash_combine(local_lps_[s], model.lp_digest(s))));
+  }
+  for (auto& wk : workers_) {
+    wk->for_each_pending([&](const Event& ev) {
+      std::uint64_t h = hash_combine(static_cast<std::uint64_t>(ev.time.picoseconds()), ev.dst);
+      h = hash_combine(h, (static_cast<std::uint64_t>(ev.src) << 32) | ev.kind);
+      h = hash_combine(h, ev.seq);
+      terms.push_back(mix64(hash_combine(h, ev.aux)));
+    });
+  }
+  std::uint64_t d = kernels::sum_u64(terms);
+  sync_.allreduce_sum(std::span<std::uint64_t>(&d, 1));
+  stats.digest = d;
+}
+
+}  // namespace stepsim::pdes

@@ -1,0 +1,114 @@
+#include "stepsim/pdes/mpi_sync.hpp"
+
+#include <mpi.h>
+
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+
+#include "stepsim/core/fatal.hpp"
+
+namespace stepsim::pdes {
+namespace {
+
+constexpr int kEventTag = 7301;
+
+void mpi_fatal(const std::string& message) {
+  std::fprintf(stderr, "stepsim: internal error: %s\n", message.c_str());
+  std::fflush(stderr);
+  int initialized = 0;
+  int finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (initialized && !finalized) MPI_Abort(MPI_COMM_WORLD, 3);
+  std::abort();
+}
+
+}  // namespace
+
+MpiSession::MpiSession(int* argc, char*** argv) {
+  int provided = 0;
+  MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+  MPI_Comm_size(MPI_COMM_WORLD, &size_);
+  set_fatal_handler(&mpi_fatal);
+  if (provided < MPI_THREAD_FUNNELED) {
+    fatal("the MPI library does not provide MPI_THREAD_FUNNELED, needed with OpenMP threads");
+  }
+}
+
+MpiSession::~MpiSession() {
+  set_fatal_handler(nullptr);
+  MPI_Finalize();
+}
+
+void MpiSession::barrier() const { MPI_Barrier(MPI_COMM_WORLD); }
+
+struct MpiSync::Impl {
+  int rank = 0;
+  int size = 1;
+  std::vector<int> neighbours;
+  std::vector<MPI_Request> requests;
+};
+
+MpiSync::MpiSync() : impl_(std::make_unique<Impl>()) {
+  MPI_Comm_rank(MPI_COMM_WORLD, &impl_->rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &impl_->size);
+}
+
+MpiSync::~MpiSync() = default;
+
+int MpiSync::rank() const { return impl_->rank; }
+int MpiSync::size() const { return impl_->size; }
+
+void MpiSync::set_neighbours(std::span<const int> ranks) {
+  impl_->neighbours.assign(ranks.begin(), ranks.end());
+  impl_->requests.resize(ranks.size());
+}
+
+void MpiSync::exchange(std::span<std::vector<Event>> out, std::vector<Event>& in) {
+  // One message per neighbour per window, possibly empty. Messages between a pair of ranks are
+  // non-overtaking, so consecutive windows cannot mix.
+  auto& nbs = impl_->neighbours;
+  STEPSIM_CHECK(out.size() == nbs.size(), "exchange buffers do not match the neighbour list");
+  for (std::size_t i = 0; i < nbs.size(); ++i) {
+    const std::size_t bytes = out[i].size() * sizeof(Event);
+    STEPSIM_CHECK(bytes <= static_cast<std::size_t>(INT_MAX),
+                  "more than 2 GiB of events for one rank in one window");
+    MPI_Isend(out[i].data(), static_cast<int>(bytes), MPI_BYTE, nbs[i], kEventTag,
+              MPI_COMM_WORLD, &impl_->requests[i]);
+  }
+  for (int nb : nbs) {
+    MPI_Message msg;
+    MPI_Status status;
+    MPI_Mprobe(nb, kEventTag, MPI_COMM_WORLD, &msg, &status);
+    int bytes = 0;
+    MPI_Get_count(&status, MPI_BYTE, &bytes);
+    STEPSIM_CHECK(bytes % static_cast<int>(sizeof(Event)) == 0, "truncated event message");
+    const std::size_t at = in.size();
+    in.resize(at + static_cast<std::size_t>(bytes) / sizeof(Event));
+    MPI_Mrecv(in.data() + at, bytes, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
+  }
+  MPI_Waitall(static_cast<int>(impl_->requests.size()), impl_->requests.data(),
+              MPI_STATUSES_IGNORE);
+}
+
+void MpiSync::allreduce_min(std::span<std::int64_t> values) {
+  MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_INT64_T, MPI_MIN,
+                MPI_COMM_WORLD);
+}
+
+void MpiSync::allreduce_sum(std::span<std::uint64_t> values) {
+  MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_UINT64_T,
+                MPI_SUM, MPI_COMM_WORLD);
+}
+
+std::vector<double> MpiSync::gather(std::span<const double> mine) {
+  std::vector<double> all;
+  if (impl_->rank == 0) all.resize(mine.size() * static_cast<std::size_t>(impl_->size));
+  MPI_Gather(mine.data(), static_cast<int>(mine.size()), MPI_DOUBLE, all.data(),
+             static_cast<int>(mine.size()), MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  return all;
+}
+
+}  // namespace stepsim::pdes

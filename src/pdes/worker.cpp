@@ -1,0 +1,143 @@
+#include "src/pdes/worker.hpp"
+
+#include <algorithm>
+#include <chrono>
+
+#include "stepsim/core/fatal.hpp"
+
+namespace stepsim::pdes {
+
+void LpContext::send_event(Event& ev) { worker_->route(self_, slot_, now_, ev); }
+
+Worker::Worker(Engine& engine, std::uint32_t id, std::uint32_t slot_begin, std::uint32_t slot_end,
+               std::size_t workers, std::size_t neighbours)
+    : to_worker(workers),
+      to_rank(neighbours),
+      engine_(engine),
+      id_(id),
+      slot_begin_(slot_begin),
+      slot_end_(slot_end),
+      rank_(engine.sync_.rank()),
+      lookahead_(engine.lookahead_),
+      homes_(engine.homes_.data()),
+      lps_(engine.local_lps_.data() + slot_begin),
+      queues_(slot_end - slot_begin),
+      next_(slot_end - slot_begin, SimTime::never()),
+      seq_(slot_end - slot_begin, 0) {}
+
+void Worker::init_lps(Model& model) {
+  for (std::uint32_t i = 0; i < lp_count(); ++i) {
+    LpContext ctx(this, lps_[i], slot_begin_ + i, SimTime::zero());
+    model.init_lp(ctx);
+  }
+  SimTime m = SimTime::never();
+  for (std::uint32_t i = 0; i < lp_count(); ++i) {
+    next_[i] = queues_[i].next_time();
+    m = std::min(m, next_[i]);
+  }
+  min_ = std::min(m, pushed_min_);
+  pushed_min_ = SimTime::never();
+}
+
+void Worker::process_window(Model& model, SimTime window_end) {
+  const auto t0 = std::chrono::steady_clock::now();
+  SimTime scan_min = SimTime::never();
+  pushed_min_ = SimTime::never();
+  const std::uint32_t n = lp_count();
+  SimTime* next = next_.data();
+  std::uint64_t done = 0;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    if (next[i] < window_end) {
+      EventQueue& q = queues_[i];
+      LpContext ctx(this, lps_[i], slot_begin_ + i, SimTime::zero());
+      do {
+        const Event ev = q.pop();
+        ctx.now_ = ev.time;
+        model.handle(ctx, ev);
+        ++done;
+      } while (!q.empty() && q.top().time < window_end);
+      next[i] = q.next_time();
+    }
+    scan_min = std::min(scan_min, next[i]);
+  }
+  processed += done;
+  pending_ -= done;
+  min_ = std::min(scan_min, pushed_min_);
+  compute_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+void Worker::deliver(std::vector<Event>& box) {
+  for (const Event& ev : box) {
+    const std::uint32_t i = homes_[ev.dst].slot - slot_begin_;
+    queues_[i].push(ev);
+    next_[i] = std::min(next_[i], ev.time);
+    min_ = std::min(min_, ev.time);
+  }
+  pending_ += box.size();
+  box.clear();
+}
+
+void Worker::route(LpId src, std::uint32_t src_slot, SimTime now, Event& ev) {
+  ev.src = src;
+  ev.seq = seq_[src_slot - slot_begin_]++;
+  if (ev.dst == src) [[likely]] {
+    if (ev.time < now) [[unlikely]] lookahead_violation(src, now, ev);
+    queues_[src_slot - slot_begin_].push(ev);
+    ++pending_;
+    return;
+  }
+  if (ev.dst >= engine_.graph_.size() || ev.time - now < lookahead_ || ev.time < now)
+      [[unlikely]] {
+    lookahead_violation(src, now, ev);
+  }
+  const Engine::Home& h = homes_[ev.dst];
+  if (h.rank == rank_) {
+    ++sent_other_lp;
+    if (h.worker == id_) {
+      const std::uint32_t i = h.slot - slot_begin_;
+      queues_[i].push(ev);
+      next_[i] = std::min(next_[i], ev.time);
+      pushed_min_ = std::min(pushed_min_, ev.time);
+      ++pending_;
+    } else {
+      to_worker[h.worker].push_back(ev);
+    }
+    return;
+  }
+  const std::int32_t nb = engine_.neighbour_index_[static_cast<std::size_t>(h.rank)];
+  if (nb < 0) [[unlikely]] {
+    fatal("LP " + std::to_string(src) + " (rank " + std::to_string(rank_) + ") sent an event to LP " +
+          std::to_string(ev.dst) + " (rank " + std::to_string(h.rank) +
+          ") but no channel of the LP graph '" + engine_.graph_.name() +
+          "' connects their ranks; declare the channel in the graph");
+  }
+  ++sent_remote;
+  to_rank[static_cast<std::size_t>(nb)].push_back(ev);
+}
+
+void Worker::lookahead_violation(LpId src, SimTime now, const Event& ev) const {
+  if (ev.dst >= engine_.graph_.size()) {
+    fatal("LP " + std::to_string(src) + " sent an event to LP " + std::to_string(ev.dst) +
+          ", which does not exist (the graph has " + std::to_string(engine_.graph_.size()) +
+          " LPs)");
+  }
+  const int dst_rank = engine_.owner_[ev.dst];
+  std::string what = ev.time < now ? "into the past" : "with a delay below the lookahead";
+  fatal("lookahead violation: LP " + std::to_string(src) + " (rank " + std::to_string(rank_) +
+        ") at time " + to_string(now) + " sent an event " + what + " to LP " +
+        std::to_string(ev.dst) + " (rank " + std::to_string(dst_rank) + ") for time " +
+        to_string(ev.time) + ": delay " + to_string(ev.time - now) + " < lookahead " +
+        to_string(lookahead_) + " (the smallest channel latency of '" + engine_.graph_.name() +
+        "')");
+}
+
+std::uint64_t Worker::storage_bytes() const {
+  std::uint64_t n = 0;
+  for (const EventQueue& q : queues_) n += q.capacity();
+  for (const auto& v : to_worker) n += v.capacity();
+  for (const auto& v : to_rank) n += v.capacity();
+  return n * sizeof(Event) + queues_.capacity() * sizeof(EventQueue) +
+         next_.capacity() * sizeof(SimTime) + seq_.capacity() * sizeof(std::uint64_t);
+}
+
+}  // namespace stepsim::pdes

@@ -1,0 +1,68 @@
+#pragma once
+// One thread's share of a rank's LPs: their event queues, the window loop over them, and the
+// outboxes for events to other threads and ranks. Private to the engine.
+
+#include <cstdint>
+#include <vector>
+
+#include "stepsim/pdes/engine.hpp"
+#include "stepsim/pdes/event_queue.hpp"
+
+namespace stepsim::pdes {
+
+class Worker {
+ public:
+  Worker(Engine& engine, std::uint32_t id, std::uint32_t slot_begin, std::uint32_t slot_end,
+         std::size_t workers, std::size_t neighbours);
+
+  /// Runs Model::init_lp on every LP of this worker (time 0).
+  void init_lps(Model& model);
+  /// Processes every event with time < window_end, LP by LP.
+  void process_window(Model& model, SimTime window_end);
+  /// Moves events for this worker's LPs from `box` into their queues and empties `box`.
+  void deliver(std::vector<Event>& box);
+  /// Where an event sent from a handler goes: own queue, another worker, another rank.
+  void route(LpId src, std::uint32_t src_slot, SimTime now, Event& ev);
+
+  /// Earliest pending event time of this worker's LPs (valid after deliveries).
+  [[nodiscard]] SimTime next_time() const { return min_; }
+  [[nodiscard]] std::uint32_t id() const { return id_; }
+  [[nodiscard]] std::uint32_t lp_count() const { return slot_end_ - slot_begin_; }
+  [[nodiscard]] std::uint64_t pending() const { return pending_; }
+  /// Bytes of event storage held (queues and outboxes).
+  [[nodiscard]] std::uint64_t storage_bytes() const;
+  /// Visits every pending event (for digests).
+  template <class F>
+  void for_each_pending(F&& f) const {
+    for (const EventQueue& q : queues_) {
+      for (const Event& ev : q.raw()) f(ev);
+    }
+  }
+
+  std::vector<std::vector<Event>> to_worker;  ///< by destination worker, this window
+  std::vector<std::vector<Event>> to_rank;    ///< by neighbour index, this window
+  std::uint64_t processed = 0;
+  std::uint64_t sent_remote = 0;
+  std::uint64_t sent_other_lp = 0;
+  double compute_s = 0;
+
+ private:
+  [[noreturn]] void lookahead_violation(LpId src, SimTime now, const Event& ev) const;
+
+  Engine& engine_;
+  std::uint32_t id_;
+  std::uint32_t slot_begin_;
+  std::uint32_t slot_end_;
+  std::int32_t rank_;
+  SimTime lookahead_;
+  const Engine::Home* homes_;
+  const LpId* lps_;               // global id per local index
+  std::vector<EventQueue> queues_;
+  std::vector<SimTime> next_;     // queues_[i].next_time(), dense for the scan
+  std::vector<std::uint64_t> seq_;
+  SimTime min_ = SimTime::never();
+  SimTime pushed_min_ = SimTime::never();
+  std::uint64_t pending_ = 0;
+};
+
+}  // namespace stepsim::pdes
