@@ -53,6 +53,10 @@ BenchPholdCommand::BenchPholdCommand(CLI::App& parent) {
   cmd_->add_option("--json", json_path_, "Also write the results as JSON to this file");
   cmd_->add_flag("--per-rank", per_rank_, "Print the time split of every rank (default: up to 8)");
   cmd_->add_flag("--quiet", quiet_, "Print only the summary lines, no progress");
+  // A later repetition of an option wins, so sweep scripts can append overrides.
+  for (CLI::Option* opt : cmd_->get_options()) {
+    opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  }
 }
 
 int BenchPholdCommand::execute(int rank, int ranks) {

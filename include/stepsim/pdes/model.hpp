@@ -25,7 +25,7 @@ class LpContext {
   /// engine's lookahead (the latency of the channel it travels); a smaller one is a model bug and
   /// stops the run with both LPs, their ranks and the times.
   template <class P>
-  void send(LpId dst, SimTime delay, std::uint32_t kind, const P& payload, std::uint32_t aux = 0) {
+  void send(LpId dst, SimTime delay, std::uint32_t kind, std::uint32_t aux, const P& payload) {
     Event ev;
     ev.time = now_ + delay;
     ev.dst = dst;
@@ -34,7 +34,7 @@ class LpContext {
     ev.set_payload(payload);
     send_event(ev);
   }
-  /// Schedules an event without payload.
+  /// Schedules an event without payload (`aux` is a small model-defined field).
   void send(LpId dst, SimTime delay, std::uint32_t kind, std::uint32_t aux = 0) {
     Event ev;
     ev.time = now_ + delay;

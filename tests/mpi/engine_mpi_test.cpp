@@ -1,0 +1,113 @@
+// The engine across MPI ranks (run by ctest at 1, 2 and 4 ranks): exact answers and results that
+// are identical to a one-rank run of the same model in the same process.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include "stepsim/bench/phold.hpp"
+#include "stepsim/pdes/engine.hpp"
+#include "stepsim/pdes/mpi_sync.hpp"
+#include "tests/support/test_models.hpp"
+
+namespace stepsim::pdes {
+namespace {
+
+using testing::FanInTies;
+using testing::TokenRing;
+
+RunStats run_with(Sync& sync, Model& model, const LpGraph& graph, SimTime end, int threads = 1,
+                  const std::string& partitioner = "block") {
+  EngineOptions opt;
+  opt.end = end;
+  opt.threads = threads;
+  opt.partitioner = partitioner;
+  auto engine = Engine::create(graph, sync, opt);
+  EXPECT_TRUE(engine.ok());
+  return engine.value()->run(model);
+}
+
+int world_failures(int local_failures) {
+  int total = 0;
+  MPI_Allreduce(&local_failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  return total;
+}
+
+class Partitioners : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(Partitioners, TokenRingArrivalsAreExactOnEveryRank) {
+  TokenRing ring(16, 7, SimTime::ns(300), SimTime::ns(11));
+  const LpGraph g = ring.graph();
+  const SimTime end = SimTime::us(150);
+  MpiSync sync;
+  const RunStats st = run_with(sync, ring, g, end, 1, GetParam());
+  int failures = 0;
+  std::uint64_t expected_total = 0;
+  for (LpId lp = 0; lp < 16; ++lp) expected_total += ring.expected_arrivals(lp, end).size();
+  for (std::size_t s = 0; s < ring.local().size(); ++s) {
+    if (ring.seen(s) != ring.expected_arrivals(ring.local()[s], end)) ++failures;
+  }
+  EXPECT_EQ(world_failures(failures), 0);
+  EXPECT_EQ(st.events, expected_total);
+  EXPECT_TRUE(st.completed);
+}
+
+INSTANTIATE_TEST_SUITE_P(Engine, Partitioners, ::testing::Values("block", "metis"));
+
+TEST(EngineMpi, TieOrderIsTheSameAcrossRanks) {
+  FanInTies fan(9, SimTime::ns(100));
+  const LpGraph g = fan.graph();
+  MpiSync sync;
+  run_with(sync, fan, g, SimTime::us(1));
+  int failures = 0;
+  if (fan.owns_lp0()) {
+    std::vector<std::pair<LpId, std::uint32_t>> want = {{0, 0}};
+    for (LpId s = 1; s < 9; ++s) {
+      want.push_back({s, 0});
+      want.push_back({s, 1});
+    }
+    failures = fan.order() == want ? 0 : 1;
+  }
+  EXPECT_EQ(world_failures(failures), 0);
+}
+
+TEST(EngineMpi, PholdMatchesAOneRankRunBitForBit) {
+  bench::PholdParams p;
+  p.lps = 256;
+  p.end = SimTime::us(500);
+  p.remote = 0.5;
+  // Reference: every LP on one rank, in this process.
+  bench::Phold serial_model(p);
+  const LpGraph g = serial_model.graph();
+  SerialSync serial;
+  const RunStats ref = run_with(serial, serial_model, g, p.end);
+  for (int threads : {1, 2}) {
+    bench::Phold model(p);
+    MpiSync sync;
+    const RunStats st = run_with(sync, model, g, p.end, threads);
+    EXPECT_EQ(st.events, ref.events) << threads << " threads";
+    EXPECT_EQ(st.digest, ref.digest) << threads << " threads";
+    EXPECT_EQ(st.windows, ref.windows) << threads << " threads";
+    int ranks = 1;
+    MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+    if (ranks > 1 && sync.rank() == 0) {
+      // Half of the events are remote and (ranks-1)/ranks of those cross ranks.
+      std::uint64_t remote = 0;
+      for (const auto& r : st.per_rank) remote += r.sent_remote;
+      const double frac = static_cast<double>(remote) / static_cast<double>(st.events);
+      EXPECT_NEAR(frac, 0.5 * (ranks - 1) / ranks, 0.02);
+      EXPECT_EQ(st.per_rank.size(), static_cast<std::size_t>(ranks));
+    }
+  }
+}
+
+TEST(EngineMpi, StopRequestOnOneRankStopsAll) {
+  TokenRing ring(8, 8, SimTime::ns(100), SimTime::zero());
+  const LpGraph g = ring.graph();
+  MpiSync sync;
+  if (sync.rank() == sync.size() - 1) Engine::request_stop();
+  const RunStats st = run_with(sync, ring, g, SimTime::ms(1));
+  Engine::clear_stop();
+  EXPECT_FALSE(st.completed);
+}
+
+}  // namespace
+}  // namespace stepsim::pdes

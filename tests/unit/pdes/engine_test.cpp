@@ -1,0 +1,185 @@
+// The engine on one rank (SerialSync), with 1 to 3 OpenMP threads.
+#include "stepsim/pdes/engine.hpp"
+
+#include <gtest/gtest.h>
+
+#include "stepsim/bench/phold.hpp"
+#include "tests/support/test_models.hpp"
+
+namespace stepsim::pdes {
+namespace {
+
+using testing::FanInTies;
+using testing::TokenRing;
+
+RunStats run_serial(Model& model, const LpGraph& graph, int threads, SimTime end,
+                    const std::string& partitioner = "block") {
+  SerialSync sync;
+  EngineOptions opt;
+  opt.threads = threads;
+  opt.end = end;
+  opt.partitioner = partitioner;
+  auto engine = Engine::create(graph, sync, opt);
+  EXPECT_TRUE(engine.ok());
+  return engine.value()->run(model);
+}
+
+class EngineThreads : public ::testing::TestWithParam<int> {};
+
+TEST_P(EngineThreads, TokenRingArrivesExactlyWhenComputedByHand) {
+  TokenRing ring(12, 5, SimTime::ns(500), SimTime::ns(37));
+  const LpGraph g = ring.graph();
+  const SimTime end = SimTime::us(200);
+  const RunStats st = run_serial(ring, g, GetParam(), end);
+  EXPECT_TRUE(st.completed);
+  EXPECT_EQ(st.lookahead, SimTime::ns(500));
+  std::uint64_t total = 0;
+  for (std::size_t s = 0; s < ring.local().size(); ++s) {
+    const auto want = ring.expected_arrivals(ring.local()[s], end);
+    EXPECT_EQ(ring.seen(s), want) << "LP " << ring.local()[s];
+    total += want.size();
+  }
+  EXPECT_EQ(st.events, total);
+  EXPECT_GT(total, 1000u);
+}
+
+TEST_P(EngineThreads, TiesAreBrokenBySourceThenSequence) {
+  FanInTies fan(9, SimTime::ns(100));
+  const LpGraph g = fan.graph();
+  run_serial(fan, g, GetParam(), SimTime::us(1));
+  std::vector<std::pair<LpId, std::uint32_t>> want = {{0, 0}};
+  for (LpId s = 1; s < 9; ++s) {
+    want.push_back({s, 0});
+    want.push_back({s, 1});
+  }
+  EXPECT_EQ(fan.order(), want);
+}
+
+TEST_P(EngineThreads, PholdDigestDoesNotDependOnThreads) {
+  bench::PholdParams p;
+  p.lps = 64;
+  p.end = SimTime::us(300);
+  p.remote = 0.5;
+  bench::Phold reference(p);
+  const LpGraph g = reference.graph();
+  const RunStats one = run_serial(reference, g, 1, p.end);
+  bench::Phold other(p);
+  const RunStats many = run_serial(other, g, GetParam(), p.end);
+  EXPECT_EQ(one.events, many.events);
+  EXPECT_EQ(one.digest, many.digest);
+  EXPECT_EQ(one.windows, many.windows);
+  if (GetParam() > 1) {
+    EXPECT_GT(many.per_rank[0].sent_other_lp, 0u);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Threads, EngineThreads, ::testing::Values(1, 2, 3));
+
+TEST(Engine, PholdCommitsTheExpectedNumberOfEvents) {
+  // The reference case: 1024 LPs x 16 events, lookahead 1us, mean 2us, end 2ms.
+  // Renewal theory: each of the 16,384 event chains makes T/mu + (sigma^2 - mu^2)/(2 mu^2)
+  // = 1000 - 0.375 events on average (mu = 2us, sigma = 1us), with variance T sigma^2/mu^3 = 250.
+  bench::PholdParams p;
+  bench::Phold model(p);
+  const LpGraph g = model.graph();
+  const RunStats st = run_serial(model, g, 1, p.end);
+  const double expected = 16384 * 999.625;
+  const double sd = std::sqrt(16384 * 250.0);
+  EXPECT_NEAR(static_cast<double>(st.events), expected, 5 * sd);
+  EXPECT_EQ(st.windows > 1900 && st.windows < 2100, true) << st.windows;
+}
+
+TEST(Engine, DigestChangesWithTheSeed) {
+  bench::PholdParams p;
+  p.lps = 32;
+  p.end = SimTime::us(100);
+  bench::Phold a(p);
+  p.seed = 2;
+  bench::Phold b(p);
+  const LpGraph g = a.graph();
+  EXPECT_NE(run_serial(a, g, 1, p.end).digest, run_serial(b, g, 1, p.end).digest);
+}
+
+TEST(Engine, EmptyStretchesAreSkipped) {
+  // One token, delays of 1 ms, lookahead 1 ms: a window per hop, not per microsecond.
+  TokenRing ring(2, 1, SimTime::ms(1), SimTime::zero());
+  const LpGraph g = ring.graph();
+  const RunStats st = run_serial(ring, g, 1, SimTime::ms(10) + SimTime::ps(1));
+  EXPECT_EQ(st.events, 10u);
+  EXPECT_LE(st.windows, 11u);
+}
+
+TEST(Engine, StopRequestEndsAtAWindowBoundary) {
+  TokenRing ring(4, 4, SimTime::ns(100), SimTime::zero());
+  const LpGraph g = ring.graph();
+  Engine::request_stop();
+  const RunStats st = run_serial(ring, g, 1, SimTime::ms(1));
+  Engine::clear_stop();
+  EXPECT_FALSE(st.completed);
+  EXPECT_EQ(st.events, 0u);
+}
+
+TEST(Engine, CreateRejectsBadOptions) {
+  LpGraph g(2, "g");
+  g.add_edge(0, 1, SimTime::ns(10));
+  g.finalize();
+  SerialSync sync;
+  EngineOptions opt;
+  opt.partitioner = "random";
+  const auto bad = Engine::create(g, sync, opt);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("unknown partitioner 'random'"), std::string::npos);
+  opt.partitioner = "block";
+  opt.threads = 0;
+  EXPECT_FALSE(Engine::create(g, sync, opt).ok());
+}
+
+/// Sends to its neighbour with a delay it is given, to break the lookahead on purpose.
+class Cheater final : public Model {
+ public:
+  explicit Cheater(SimTime delay) : delay_(delay) {}
+  void setup(std::span<const LpId>) override {}
+  void init_lp(LpContext& ctx) override {
+    if (ctx.self() == 0) ctx.send(0, SimTime::ns(5), 0);
+  }
+  void handle(LpContext& ctx, const Event&) override {
+    if (ctx.self() == 0) ctx.send(1, delay_, 0);
+  }
+  [[nodiscard]] std::uint64_t lp_digest(std::uint32_t) const override { return 0; }
+
+ private:
+  SimTime delay_;
+};
+
+TEST(EngineDeathTest, LookaheadViolationNamesBothLpsRanksAndTimes) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  LpGraph g(2, "pair");
+  g.add_edge(0, 1, SimTime::ns(100));
+  g.finalize();
+  Cheater cheat(SimTime::ns(40));
+  EXPECT_DEATH(run_serial(cheat, g, 1, SimTime::us(1)),
+               "lookahead violation: LP 0 \\(rank 0\\) at time 5ns sent an event with a delay "
+               "below the lookahead to LP 1 \\(rank 0\\) for time 45ns: delay 40ns < lookahead "
+               "100ns");
+}
+
+TEST(EngineDeathTest, EventIntoThePastIsFatal) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  LpGraph g(2, "pair");
+  g.add_edge(0, 1, SimTime::ns(100));
+  g.finalize();
+  Cheater cheat(SimTime::ps(0) - SimTime::ns(1));
+  EXPECT_DEATH(run_serial(cheat, g, 1, SimTime::us(1)), "into the past");
+}
+
+TEST(EngineDeathTest, AtLookaheadIsAllowed) {
+  LpGraph g(2, "pair");
+  g.add_edge(0, 1, SimTime::ns(100));
+  g.finalize();
+  Cheater fair(SimTime::ns(100));
+  const RunStats st = run_serial(fair, g, 1, SimTime::us(1));
+  EXPECT_EQ(st.events, 2u);  // LP 0's self event, then LP 1's
+}
+
+}  // namespace
+}  // namespace stepsim::pdes
