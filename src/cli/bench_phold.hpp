@@ -27,6 +27,7 @@ class BenchPholdCommand {
   std::string json_path_;
   bool quiet_ = false;
   bool per_rank_ = false;
+  int repeat_ = 1;
 };
 
 }  // namespace stepsim::cli

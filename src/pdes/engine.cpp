@@ -142,6 +142,9 @@ RunStats Engine::run(Model& model) {
     return std::chrono::duration<double>(b - a).count();
   };
   model_ = &model;
+  for (auto& w : workers_) w->reset();
+  for (auto& v : inbox_) v.clear();
+  recv_buffer_.clear();
   model.setup(local_lps_);
   const int threads = static_cast<int>(workers_.size());
   const bool root = sync_.rank() == 0;

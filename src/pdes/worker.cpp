@@ -25,6 +25,19 @@ Worker::Worker(Engine& engine, std::uint32_t id, std::uint32_t slot_begin, std::
       next_(slot_end - slot_begin, SimTime::never()),
       seq_(slot_end - slot_begin, 0) {}
 
+void Worker::reset() {
+  for (EventQueue& q : queues_) q.clear();
+  std::fill(next_.begin(), next_.end(), SimTime::never());
+  std::fill(seq_.begin(), seq_.end(), 0);
+  for (auto& v : to_worker) v.clear();
+  for (auto& v : to_rank) v.clear();
+  processed = sent_remote = sent_other_lp = 0;
+  compute_s = 0;
+  top_in_flight_ = false;
+  min_ = pushed_min_ = SimTime::never();
+  pending_ = 0;
+}
+
 void Worker::init_lps(Model& model) {
   for (std::uint32_t i = 0; i < lp_count(); ++i) {
     LpContext ctx(this, lps_[i], slot_begin_ + i, SimTime::zero());
@@ -51,11 +64,14 @@ void Worker::process_window(Model& model, SimTime window_end) {
       EventQueue& q = queues_[i];
       LpContext ctx(this, lps_[i], slot_begin_ + i, SimTime::zero());
       do {
-        const Event ev = q.pop();
+        const Event ev = q.top();
         ctx.now_ = ev.time;
+        top_in_flight_ = true;
         model.handle(ctx, ev);
+        if (top_in_flight_) q.pop();  // no self-send took its place
         ++done;
       } while (!q.empty() && q.top().time < window_end);
+      top_in_flight_ = false;
       next[i] = q.next_time();
     }
     scan_min = std::min(scan_min, next[i]);
@@ -82,7 +98,13 @@ void Worker::route(LpId src, std::uint32_t src_slot, SimTime now, Event& ev) {
   ev.seq = seq_[src_slot - slot_begin_]++;
   if (ev.dst == src) [[likely]] {
     if (ev.time < now) [[unlikely]] lookahead_violation(src, now, ev);
-    queues_[src_slot - slot_begin_].push(ev);
+    EventQueue& q = queues_[src_slot - slot_begin_];
+    if (top_in_flight_) {
+      q.replace_top(ev);
+      top_in_flight_ = false;
+    } else {
+      q.push(ev);
+    }
     ++pending_;
     return;
   }

@@ -15,6 +15,8 @@ class Worker {
   Worker(Engine& engine, std::uint32_t id, std::uint32_t slot_begin, std::uint32_t slot_end,
          std::size_t workers, std::size_t neighbours);
 
+  /// Forgets everything of a previous run (keeps allocated storage).
+  void reset();
   /// Runs Model::init_lp on every LP of this worker (time 0).
   void init_lps(Model& model);
   /// Processes every event with time < window_end, LP by LP.
@@ -60,6 +62,9 @@ class Worker {
   std::vector<EventQueue> queues_;
   std::vector<SimTime> next_;     // queues_[i].next_time(), dense for the scan
   std::vector<std::uint64_t> seq_;
+  // While a handler runs, the event it handles is still the top of its LP's queue: the first
+  // event the LP sends to itself replaces it (one sift instead of a pop and a push).
+  bool top_in_flight_ = false;
   SimTime min_ = SimTime::never();
   SimTime pushed_min_ = SimTime::never();
   std::uint64_t pending_ = 0;

@@ -33,31 +33,40 @@ class EventQueue {
     heap_[hole] = ev;
   }
 
+  /// Drops every event (keeps the storage).
+  void clear() { heap_.clear(); }
+
   /// Removes the top event and returns it.
   Event pop() {
     Event out = heap_.front();
     const Event last = heap_.back();
     heap_.pop_back();
-    const std::size_t n = heap_.size();
-    if (n > 0) {
-      std::size_t hole = 0;
-      for (;;) {
-        std::size_t child = 2 * hole + 1;
-        if (child >= n) break;
-        if (child + 1 < n && event_before(heap_[child + 1], heap_[child])) ++child;
-        if (!event_before(heap_[child], last)) break;
-        heap_[hole] = heap_[child];
-        hole = child;
-      }
-      heap_[hole] = last;
-    }
+    if (!heap_.empty()) sift_down_from_root(last);
     return out;
   }
+
+  /// Removes the top event and inserts `ev` in one pass (pop followed by push, cheaper).
+  void replace_top(const Event& ev) { sift_down_from_root(ev); }
 
   /// All pending events, in heap (not time) order.
   [[nodiscard]] const std::vector<Event>& raw() const { return heap_; }
 
  private:
+  // Fills the hole at the root with `ev`, moving smaller children up.
+  void sift_down_from_root(const Event& ev) {
+    const std::size_t n = heap_.size();
+    std::size_t hole = 0;
+    for (;;) {
+      std::size_t child = 2 * hole + 1;
+      if (child >= n) break;
+      if (child + 1 < n && event_before(heap_[child + 1], heap_[child])) ++child;
+      if (!event_before(heap_[child], ev)) break;
+      heap_[hole] = heap_[child];
+      hole = child;
+    }
+    heap_[hole] = ev;
+  }
+
   std::vector<Event> heap_;
 };
 

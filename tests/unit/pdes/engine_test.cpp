@@ -89,6 +89,24 @@ TEST(Engine, PholdCommitsTheExpectedNumberOfEvents) {
   EXPECT_EQ(st.windows > 1900 && st.windows < 2100, true) << st.windows;
 }
 
+TEST(Engine, RunningTwiceGivesTheSameResult) {
+  bench::PholdParams p;
+  p.lps = 48;
+  p.end = SimTime::us(200);
+  bench::Phold model(p);
+  const LpGraph g = model.graph();
+  SerialSync sync;
+  EngineOptions opt;
+  opt.end = p.end;
+  auto engine = Engine::create(g, sync, opt);
+  ASSERT_TRUE(engine.ok());
+  const RunStats a = engine.value()->run(model);
+  bench::Phold again(p);
+  const RunStats b = engine.value()->run(again);
+  EXPECT_EQ(a.digest, b.digest);
+  EXPECT_EQ(a.events, b.events);
+}
+
 TEST(Engine, DigestChangesWithTheSeed) {
   bench::PholdParams p;
   p.lps = 32;

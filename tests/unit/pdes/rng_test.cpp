@@ -90,3 +90,33 @@ TEST(Rng, BernoulliMatchesProbability) {
 
 }  // namespace
 }  // namespace stepsim::pdes
+
+namespace stepsim::pdes {
+namespace {
+
+TEST(RngZiggurat, TablesCloseAtTheTop) {
+  // Equal-area layers must end exactly at the mode: f(x[255]) + area / x[255] = f(0) = 1.
+  const auto& z = detail::kExpZiggurat;
+  EXPECT_NEAR(z.f[255] + detail::ExpZiggurat::kArea / z.x[255], 1.0, 1e-9);
+  for (int i = 1; i < 256; ++i) ASSERT_GT(z.x[i], z.x[i + 1]);
+}
+
+TEST(RngZiggurat, ExponentialMatchesItsCdfIncludingTheTail) {
+  // P(X > q) = exp(-q) at quantiles through the wedges and into the tail (> 7.697).
+  Rng r(11, 12, 13);
+  constexpr int kN = 2'000'000;
+  const double qs[] = {0.01, 0.1, 0.5, 1.0, 2.0, 4.0, 7.0, 8.0, 10.0};
+  int above[std::size(qs)] = {};
+  for (int i = 0; i < kN; ++i) {
+    const double x = r.unit_exponential();
+    for (std::size_t k = 0; k < std::size(qs); ++k) above[k] += x > qs[k] ? 1 : 0;
+  }
+  for (std::size_t k = 0; k < std::size(qs); ++k) {
+    const double p = std::exp(-qs[k]);
+    const double sd = std::sqrt(kN * p * (1 - p));
+    EXPECT_NEAR(above[k], kN * p, 5 * sd + 1) << "P(X > " << qs[k] << ")";
+  }
+}
+
+}  // namespace
+}  // namespace stepsim::pdes
