@@ -17,16 +17,18 @@ Result<bool> PholdParams::validate() const {
   }
   if (lookahead <= SimTime::zero()) return Error{"--lookahead must be positive, e.g. 1us"};
   if (mean < lookahead) {
-    return Error{"--mean (" + to_string(mean) + ") is the mean total delay and must be at least "
-                 "--lookahead (" + to_string(lookahead) + ")"};
+    return Error{"--mean (" + to_string(mean) +
+                 ") is the mean total delay and must be at least "
+                 "--lookahead (" +
+                 to_string(lookahead) + ")"};
   }
   if (end <= SimTime::zero()) return Error{"--end must be positive, e.g. 2ms"};
   return true;
 }
 
 double PholdParams::expected_events() const {
-  return static_cast<double>(lps) * events_per_lp *
-         std::max(0.0, end.seconds() - mean.seconds()) / mean.seconds();
+  return static_cast<double>(lps) * events_per_lp * std::max(0.0, end.seconds() - mean.seconds()) /
+         mean.seconds();
 }
 
 Phold::Phold(const PholdParams& params)

@@ -18,7 +18,8 @@ namespace {
 
 std::string grouped(std::uint64_t v) {
   std::string s = std::to_string(v);
-  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<std::size_t>(i), ",");
+  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3)
+    s.insert(static_cast<std::size_t>(i), ",");
   return s;
 }
 
@@ -37,11 +38,14 @@ BenchPholdCommand::BenchPholdCommand(CLI::App& parent) {
       "at now + lookahead + Exp(mean - lookahead); with probability --remote its destination is a "
       "uniformly random LP, else the LP itself. Run under mpirun for several ranks.");
   cmd_->add_option("--lps", params_.lps, "Number of logical processes")
-      ->capture_default_str()->check(CLI::Range(1u, 1u << 30));
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 1u << 30));
   cmd_->add_option("--events-per-lp", params_.events_per_lp, "Initial events per LP")
-      ->capture_default_str()->check(CLI::Range(1u, 1u << 20));
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 1u << 20));
   cmd_->add_option("--remote", params_.remote, "Probability that an event goes to a random LP")
-      ->capture_default_str()->check(CLI::Range(0.0, 1.0));
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
   cmd_->add_option("--lookahead", lookahead_, "Minimum delay of every event (a time, e.g. 1us)")
       ->capture_default_str();
   cmd_->add_option("--mean", mean_, "Mean total delay, lookahead included (a time, e.g. 2us)")
@@ -49,13 +53,15 @@ BenchPholdCommand::BenchPholdCommand(CLI::App& parent) {
   cmd_->add_option("--end", end_, "Simulated end time (a time, e.g. 2ms)")->capture_default_str();
   cmd_->add_option("--seed", params_.seed, "Seed of the random streams")->capture_default_str();
   cmd_->add_option("--threads", threads_, "OpenMP threads per rank")
-      ->capture_default_str()->check(CLI::Range(1, 4096));
+      ->capture_default_str()
+      ->check(CLI::Range(1, 4096));
   cmd_->add_option("--partition", partition_, "Partitioner of LPs onto ranks: block or metis")
       ->capture_default_str();
   cmd_->add_option("--json", json_path_, "Also write the results as JSON to this file");
   cmd_->add_option("--repeat", repeat_,
                    "Run N times in this process; report the median run and every run's rate")
-      ->capture_default_str()->check(CLI::Range(1, 1000));
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
   cmd_->add_flag("--per-rank", per_rank_, "Print the time split of every rank (default: up to 8)");
   cmd_->add_flag("--quiet", quiet_, "Print only the summary lines, no progress");
   // A later repetition of an option wins, so sweep scripts can append overrides.
@@ -123,15 +129,19 @@ int BenchPholdCommand::execute(int rank, int ranks) {
     storage += r.queue_bytes;
     remote += r.sent_remote;
   }
-  const double bytes_per_event = pending > 0 ? static_cast<double>(storage) / static_cast<double>(pending) : 0.0;
+  const double bytes_per_event =
+      pending > 0 ? static_cast<double>(storage) / static_cast<double>(pending) : 0.0;
 
   std::printf("stepsim bench phold (stepsim %s)\n", kVersion);
-  std::printf("parameters       lps %u, events-per-lp %u, remote %g, lookahead %s, mean %s, end %s, seed %u\n",
-              params_.lps, params_.events_per_lp, params_.remote, to_string(params_.lookahead).c_str(),
-              to_string(params_.mean).c_str(), to_string(params_.end).c_str(), params_.seed);
+  std::printf(
+      "parameters       lps %u, events-per-lp %u, remote %g, lookahead %s, mean %s, end %s, seed "
+      "%u\n",
+      params_.lps, params_.events_per_lp, params_.remote, to_string(params_.lookahead).c_str(),
+      to_string(params_.mean).c_str(), to_string(params_.end).c_str(), params_.seed);
   std::printf("engine           ranks %d, threads/rank %d, partition %s, lookahead %s\n", ranks,
               st.threads, partition_.c_str(), to_string(st.lookahead).c_str());
-  if (!st.completed) std::printf("status           INTERRUPTED at %s\n", to_string(st.final_time).c_str());
+  if (!st.completed)
+    std::printf("status           INTERRUPTED at %s\n", to_string(st.final_time).c_str());
   if (runs.size() > 1) {
     std::printf("repeats          %zu runs, events/s (M):", runs.size());
     for (const auto& r : runs) std::printf(" %.3f", static_cast<double>(r.events) / r.wall_s / 1e6);
@@ -142,30 +152,37 @@ int BenchPholdCommand::execute(int rank, int ranks) {
   std::printf("events/s         %.3f M\n", rate / 1e6);
   std::printf("windows          %s (%.1f events/window)\n", grouped(st.windows).c_str(),
               st.windows ? static_cast<double>(st.events) / static_cast<double>(st.windows) : 0.0);
-  std::printf("remote events    %s (%.2f%% crossed ranks)\n", grouped(remote).c_str(),
-              st.events ? 100.0 * static_cast<double>(remote) / static_cast<double>(st.events) : 0.0);
-  std::printf("peak memory      %s max rank, %s all ranks\n", mib(static_cast<double>(rss_max)).c_str(),
-              mib(static_cast<double>(rss_sum)).c_str());
-  std::printf("event storage    %.1f bytes per pending event (peak pending %s, sizeof(Event) %zu)\n",
-              bytes_per_event, grouped(pending).c_str(), sizeof(pdes::Event));
+  std::printf(
+      "remote events    %s (%.2f%% crossed ranks)\n", grouped(remote).c_str(),
+      st.events ? 100.0 * static_cast<double>(remote) / static_cast<double>(st.events) : 0.0);
+  std::printf("peak memory      %s max rank, %s all ranks\n",
+              mib(static_cast<double>(rss_max)).c_str(), mib(static_cast<double>(rss_sum)).c_str());
+  std::printf(
+      "event storage    %.1f bytes per pending event (peak pending %s, sizeof(Event) %zu)\n",
+      bytes_per_event, grouped(pending).c_str(), sizeof(pdes::Event));
   std::printf("imbalance        %.3f events max/mean over ranks\n", st.event_imbalance());
   std::printf("time split       rank: compute / exchange / allreduce seconds (thread imbalance)\n");
-  const std::size_t shown = per_rank_ ? st.per_rank.size() : std::min<std::size_t>(8, st.per_rank.size());
+  const std::size_t shown =
+      per_rank_ ? st.per_rank.size() : std::min<std::size_t>(8, st.per_rank.size());
   for (std::size_t i = 0; i < shown; ++i) {
     const auto& r = st.per_rank[i];
     std::printf("  rank %-4d      %.3f / %.3f / %.3f  (%.2f)  %s events\n", r.rank, r.compute_s,
                 r.exchange_s, r.allreduce_s, r.thread_imbalance, grouped(r.events).c_str());
   }
-  if (shown < st.per_rank.size()) std::printf("  ... %zu more ranks (--per-rank)\n", st.per_rank.size() - shown);
+  if (shown < st.per_rank.size())
+    std::printf("  ... %zu more ranks (--per-rank)\n", st.per_rank.size() - shown);
   std::printf("digest           %016" PRIx64 "\n", st.digest);
 
   if (!json_path_.empty()) {
     nlohmann::json j;
     j["benchmark"] = "phold";
     j["version"] = kVersion;
-    j["params"] = {{"lps", params_.lps}, {"events_per_lp", params_.events_per_lp},
-                   {"remote", params_.remote}, {"lookahead_ps", params_.lookahead.picoseconds()},
-                   {"mean_ps", params_.mean.picoseconds()}, {"end_ps", params_.end.picoseconds()},
+    j["params"] = {{"lps", params_.lps},
+                   {"events_per_lp", params_.events_per_lp},
+                   {"remote", params_.remote},
+                   {"lookahead_ps", params_.lookahead.picoseconds()},
+                   {"mean_ps", params_.mean.picoseconds()},
+                   {"end_ps", params_.end.picoseconds()},
                    {"seed", params_.seed}};
     j["ranks"] = ranks;
     j["threads"] = st.threads;
@@ -174,7 +191,8 @@ int BenchPholdCommand::execute(int rank, int ranks) {
     j["committed_events"] = st.events;
     j["wall_s"] = st.wall_s;
     j["events_per_s"] = rate;
-    for (const auto& r : runs) j["events_per_s_runs"].push_back(static_cast<double>(r.events) / r.wall_s);
+    for (const auto& r : runs)
+      j["events_per_s_runs"].push_back(static_cast<double>(r.events) / r.wall_s);
     j["windows"] = st.windows;
     j["peak_rss_max_bytes"] = rss_max;
     j["bytes_per_pending_event"] = bytes_per_event;
@@ -183,10 +201,15 @@ int BenchPholdCommand::execute(int rank, int ranks) {
     std::snprintf(hex, sizeof hex, "%016" PRIx64, st.digest);
     j["digest"] = hex;
     for (const auto& r : st.per_rank) {
-      j["per_rank"].push_back({{"rank", r.rank}, {"events", r.events}, {"compute_s", r.compute_s},
-                               {"exchange_s", r.exchange_s}, {"allreduce_s", r.allreduce_s},
-                               {"thread_imbalance", r.thread_imbalance}, {"peak_rss", r.peak_rss},
-                               {"sent_remote", r.sent_remote}, {"lps", r.lps}});
+      j["per_rank"].push_back({{"rank", r.rank},
+                               {"events", r.events},
+                               {"compute_s", r.compute_s},
+                               {"exchange_s", r.exchange_s},
+                               {"allreduce_s", r.allreduce_s},
+                               {"thread_imbalance", r.thread_imbalance},
+                               {"peak_rss", r.peak_rss},
+                               {"sent_remote", r.sent_remote},
+                               {"lps", r.lps}});
     }
     std::ofstream out(json_path_);
     if (!out) return user_error(rank, "--json: cannot write '" + json_path_ + "'");

@@ -36,7 +36,9 @@ void install_stop_handlers() {
   std::signal(SIGTERM, on_stop_signal);
 }
 
-int interrupted_exit_code() { return g_signal != 0 ? 128 + g_signal : kExitFailure; }
+int interrupted_exit_code() {
+  return g_signal != 0 ? 128 + g_signal : kExitFailure;
+}
 
 int run(int argc, char** argv, int rank, int ranks) {
   CLI::App app{"stepsim: parallel discrete-event simulator of one training step of an AI cluster",
@@ -45,7 +47,8 @@ int run(int argc, char** argv, int rank, int ranks) {
   app.require_subcommand(1);
   app.fallthrough(false);
 
-  CLI::App* bench = app.add_subcommand("bench", "Micro-benchmarks (PHOLD; perftest and nccl come later)");
+  CLI::App* bench =
+      app.add_subcommand("bench", "Micro-benchmarks (PHOLD; perftest and nccl come later)");
   bench->require_subcommand(1);
   BenchPholdCommand phold(*bench);
 

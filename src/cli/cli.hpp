@@ -8,8 +8,8 @@ namespace stepsim::cli {
 
 /// Exit codes meaningful to a scheduler.
 inline constexpr int kExitOk = 0;
-inline constexpr int kExitFailure = 1;      ///< the run finished but a check failed
-inline constexpr int kExitUserError = 2;    ///< bad command line or input file
+inline constexpr int kExitFailure = 1;    ///< the run finished but a check failed
+inline constexpr int kExitUserError = 2;  ///< bad command line or input file
 
 /// Runs the stepsim command line on this rank (MPI already initialised); returns the exit code.
 int run(int argc, char** argv, int rank, int ranks);

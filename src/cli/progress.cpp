@@ -9,11 +9,15 @@ namespace {
 
 bool g_bar_drawn = false;
 
-bool on_terminal() { return isatty(STDERR_FILENO) == 1; }
+bool on_terminal() {
+  return isatty(STDERR_FILENO) == 1;
+}
 
 }  // namespace
 
-double progress_interval() { return on_terminal() ? 0.5 : 10.0; }
+double progress_interval() {
+  return on_terminal() ? 0.5 : 10.0;
+}
 
 void print_progress(const pdes::Progress& p) {
   const double rate = p.wall_s > 0 ? static_cast<double>(p.events) / p.wall_s : 0.0;
@@ -31,9 +35,11 @@ void print_progress(const pdes::Progress& p) {
                  to_string(p.now).c_str(), rate / 1e6, eta);
     g_bar_drawn = true;
   } else {
-    std::fprintf(stderr, "progress: sim %s of %s (%.1f%%), %.3g events, %.2f Mev/s, wall %.0f s, ETA %.0f s\n",
-                 to_string(p.now).c_str(), to_string(p.end).c_str(), frac * 100,
-                 static_cast<double>(p.events), rate / 1e6, p.wall_s, eta);
+    std::fprintf(
+        stderr,
+        "progress: sim %s of %s (%.1f%%), %.3g events, %.2f Mev/s, wall %.0f s, ETA %.0f s\n",
+        to_string(p.now).c_str(), to_string(p.end).c_str(), frac * 100,
+        static_cast<double>(p.events), rate / 1e6, p.wall_s, eta);
   }
   std::fflush(stderr);
 }

@@ -25,7 +25,11 @@ std::int64_t status_kib(const char* key) {
 
 }  // namespace
 
-std::int64_t peak_rss_bytes() { return status_kib("VmHWM:") * 1024; }
-std::int64_t current_rss_bytes() { return status_kib("VmRSS:") * 1024; }
+std::int64_t peak_rss_bytes() {
+  return status_kib("VmHWM:") * 1024;
+}
+std::int64_t current_rss_bytes() {
+  return status_kib("VmRSS:") * 1024;
+}
 
 }  // namespace stepsim

@@ -13,20 +13,23 @@ struct Unit {
 };
 
 // Base units: ps, bit/s, byte, micrometre.
-constexpr std::array kTimeUnits{Unit{"ps", 1}, Unit{"ns", 1000}, Unit{"us", 1000'000},
-                                Unit{"\xC2\xB5s", 1000'000}, Unit{"ms", 1000'000'000},
+constexpr std::array kTimeUnits{Unit{"ps", 1},
+                                Unit{"ns", 1000},
+                                Unit{"us", 1000'000},
+                                Unit{"\xC2\xB5s", 1000'000},
+                                Unit{"ms", 1000'000'000},
                                 Unit{"s", 1000'000'000'000}};
 constexpr std::array kRateUnits{
-    Unit{"bps", 1},          Unit{"Kbps", 1000},         Unit{"kbps", 1000},
-    Unit{"Mbps", 1000'000},  Unit{"Gbps", 1000'000'000}, Unit{"Tbps", 1000'000'000'000},
-    Unit{"b/s", 1},          Unit{"Kb/s", 1000},         Unit{"kb/s", 1000},
-    Unit{"Mb/s", 1000'000},  Unit{"Gb/s", 1000'000'000}, Unit{"Tb/s", 1000'000'000'000},
-    Unit{"B/s", 8},          Unit{"KB/s", 8000},         Unit{"kB/s", 8000},
-    Unit{"MB/s", 8000'000},  Unit{"GB/s", 8000'000'000}, Unit{"TB/s", 8000'000'000'000}};
+    Unit{"bps", 1},         Unit{"Kbps", 1000},         Unit{"kbps", 1000},
+    Unit{"Mbps", 1000'000}, Unit{"Gbps", 1000'000'000}, Unit{"Tbps", 1000'000'000'000},
+    Unit{"b/s", 1},         Unit{"Kb/s", 1000},         Unit{"kb/s", 1000},
+    Unit{"Mb/s", 1000'000}, Unit{"Gb/s", 1000'000'000}, Unit{"Tb/s", 1000'000'000'000},
+    Unit{"B/s", 8},         Unit{"KB/s", 8000},         Unit{"kB/s", 8000},
+    Unit{"MB/s", 8000'000}, Unit{"GB/s", 8000'000'000}, Unit{"TB/s", 8000'000'000'000}};
 constexpr std::array kByteUnits{
-    Unit{"B", 1},           Unit{"KB", 1000},          Unit{"kB", 1000},
-    Unit{"MB", 1000'000},   Unit{"GB", 1000'000'000},  Unit{"TB", 1000'000'000'000},
-    Unit{"KiB", 1LL << 10}, Unit{"MiB", 1LL << 20},    Unit{"GiB", 1LL << 30},
+    Unit{"B", 1},           Unit{"KB", 1000},         Unit{"kB", 1000},
+    Unit{"MB", 1000'000},   Unit{"GB", 1000'000'000}, Unit{"TB", 1000'000'000'000},
+    Unit{"KiB", 1LL << 10}, Unit{"MiB", 1LL << 20},   Unit{"GiB", 1LL << 30},
     Unit{"TiB", 1LL << 40}};
 constexpr std::array kLengthUnits{Unit{"um", 1}, Unit{"mm", 1000}, Unit{"cm", 10'000},
                                   Unit{"m", 1000'000}, Unit{"km", 1000'000'000}};
@@ -41,10 +44,14 @@ struct DimensionInfo {
 
 DimensionInfo info(Dimension dim) {
   switch (dim) {
-    case Dimension::kTime: return {"a time", "picoseconds", kTimeUnits, false, "1.5us"};
-    case Dimension::kRate: return {"a data rate", "bits per second", kRateUnits, false, "400Gbps"};
-    case Dimension::kBytes: return {"a size", "bytes", kByteUnits, true, "4KiB"};
-    case Dimension::kLength: return {"a length", "micrometres", kLengthUnits, false, "30m"};
+    case Dimension::kTime:
+      return {"a time", "picoseconds", kTimeUnits, false, "1.5us"};
+    case Dimension::kRate:
+      return {"a data rate", "bits per second", kRateUnits, false, "400Gbps"};
+    case Dimension::kBytes:
+      return {"a size", "bytes", kByteUnits, true, "4KiB"};
+    case Dimension::kLength:
+      return {"a length", "micrometres", kLengthUnits, false, "30m"};
   }
   return {"a quantity", "units", {}, false, ""};
 }
@@ -140,8 +147,7 @@ Result<std::int64_t> parse_quantity(std::string_view text, Dimension dim) {
   }
   for (; exp10 < 0; ++exp10) {
     if (value % 10 != 0) {
-      return quantity_error(text, d,
-                            "it is not a whole number of " + std::string(d.base));
+      return quantity_error(text, d, "it is not a whole number of " + std::string(d.base));
     }
     value /= 10;
   }
@@ -178,7 +184,8 @@ namespace {
 // Prints v / scale with up to `max_frac` decimals, trailing zeros removed.
 std::string scaled(std::int64_t v, std::int64_t scale, std::string_view unit) {
   const bool neg = v < 0;
-  const unsigned long long a = neg ? 0ULL - static_cast<unsigned long long>(v) : static_cast<unsigned long long>(v);
+  const unsigned long long a =
+      neg ? 0ULL - static_cast<unsigned long long>(v) : static_cast<unsigned long long>(v);
   const unsigned long long s = static_cast<unsigned long long>(scale);
   std::string out = (neg ? "-" : "") + std::to_string(a / s);
   unsigned long long frac = a % s;
@@ -197,7 +204,8 @@ template <std::size_t N>
 std::string pick(std::int64_t v, const std::array<Unit, N>& units) {
   // Largest unit with at most three decimals.
   const Unit* best = &units[0];
-  const unsigned long long a = v < 0 ? 0ULL - static_cast<unsigned long long>(v) : static_cast<unsigned long long>(v);
+  const unsigned long long a =
+      v < 0 ? 0ULL - static_cast<unsigned long long>(v) : static_cast<unsigned long long>(v);
   for (const Unit& u : units) {
     if (u.scale > best->scale && a >= static_cast<unsigned long long>(u.scale) &&
         (u.scale < 1000 || a % static_cast<unsigned long long>(u.scale / 1000) == 0)) {

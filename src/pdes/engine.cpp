@@ -16,8 +16,12 @@ namespace stepsim::pdes {
 
 std::atomic<bool> Engine::stop_requested_{false};
 
-void Engine::request_stop() { stop_requested_.store(true, std::memory_order_relaxed); }
-void Engine::clear_stop() { stop_requested_.store(false, std::memory_order_relaxed); }
+void Engine::request_stop() {
+  stop_requested_.store(true, std::memory_order_relaxed);
+}
+void Engine::clear_stop() {
+  stop_requested_.store(false, std::memory_order_relaxed);
+}
 
 double RunStats::event_imbalance() const {
   if (per_rank.empty()) return 1.0;
@@ -69,7 +73,8 @@ Engine::Engine(const LpGraph& graph, Sync& sync, EngineOptions options, std::vec
     std::fill(is_nb.begin(), is_nb.end(), 1);
   } else {
     for (LpId v : local_lps_) {
-      for (const LpEdge& e : graph_.neighbours(v)) is_nb[static_cast<std::size_t>(owner_[e.to])] = 1;
+      for (const LpEdge& e : graph_.neighbours(v))
+        is_nb[static_cast<std::size_t>(owner_[e.to])] = 1;
     }
   }
   is_nb[static_cast<std::size_t>(me)] = 0;
@@ -105,8 +110,8 @@ Engine::Engine(const LpGraph& graph, Sync& sync, EngineOptions options, std::vec
   }
   inbox_.resize(threads);
   for (std::uint32_t t = 0; t < threads; ++t) {
-    workers_.push_back(std::make_unique<Worker>(*this, t, bounds[t], bounds[t + 1], threads,
-                                                neighbours_.size()));
+    workers_.push_back(
+        std::make_unique<Worker>(*this, t, bounds[t], bounds[t + 1], threads, neighbours_.size()));
   }
 }
 
@@ -247,10 +252,11 @@ RunStats Engine::run(Model& model) {
     tmax = std::max(tmax, wk->compute_s);
     tsum += wk->compute_s;
   }
-  mine.queue_bytes += (recv_buffer_.capacity() +
-                       std::accumulate(send_buffers_.begin(), send_buffers_.end(), std::size_t{0},
-                                       [](std::size_t a, const auto& v) { return a + v.capacity(); })) *
-                      sizeof(Event);
+  mine.queue_bytes +=
+      (recv_buffer_.capacity() +
+       std::accumulate(send_buffers_.begin(), send_buffers_.end(), std::size_t{0},
+                       [](std::size_t a, const auto& v) { return a + v.capacity(); })) *
+      sizeof(Event);
   mine.thread_imbalance = tsum > 0 ? tmax * threads / tsum : 1.0;
   mine.peak_rss = peak_rss_bytes();
 

@@ -14,9 +14,9 @@ void LpGraph::add_edge(LpId a, LpId b, SimTime latency, std::int64_t weight) {
   STEPSIM_CHECK(a < n_ && b < n_, "edge " + std::to_string(a) + "-" + std::to_string(b) +
                                       " outside " + std::to_string(n_) + " LPs");
   STEPSIM_CHECK(a != b, "an LP has no channel to itself (LP " + std::to_string(a) + ")");
-  STEPSIM_CHECK(latency > SimTime::zero(),
-                "channel " + std::to_string(a) + "-" + std::to_string(b) +
-                    " has zero latency: no lookahead");
+  STEPSIM_CHECK(
+      latency > SimTime::zero(),
+      "channel " + std::to_string(a) + "-" + std::to_string(b) + " has zero latency: no lookahead");
   raw_.push_back({a, b, latency, weight});
 }
 
@@ -37,9 +37,8 @@ void LpGraph::finalize() {
     dir.push_back(e);
     dir.push_back({e.b, e.a, e.latency, e.weight});
   }
-  std::sort(dir.begin(), dir.end(), [](const RawEdge& x, const RawEdge& y) {
-    return x.a != y.a ? x.a < y.a : x.b < y.b;
-  });
+  std::sort(dir.begin(), dir.end(),
+            [](const RawEdge& x, const RawEdge& y) { return x.a != y.a ? x.a < y.a : x.b < y.b; });
   offsets_.assign(static_cast<std::size_t>(n_) + 1, 0);
   adj_.clear();
   for (std::size_t i = 0; i < dir.size();) {

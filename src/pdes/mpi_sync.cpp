@@ -42,7 +42,9 @@ MpiSession::~MpiSession() {
   MPI_Finalize();
 }
 
-void MpiSession::barrier() const { MPI_Barrier(MPI_COMM_WORLD); }
+void MpiSession::barrier() const {
+  MPI_Barrier(MPI_COMM_WORLD);
+}
 
 struct MpiSync::Impl {
   int rank = 0;
@@ -58,8 +60,12 @@ MpiSync::MpiSync() : impl_(std::make_unique<Impl>()) {
 
 MpiSync::~MpiSync() = default;
 
-int MpiSync::rank() const { return impl_->rank; }
-int MpiSync::size() const { return impl_->size; }
+int MpiSync::rank() const {
+  return impl_->rank;
+}
+int MpiSync::size() const {
+  return impl_->size;
+}
 
 void MpiSync::set_neighbours(std::span<const int> ranks) {
   impl_->neighbours.assign(ranks.begin(), ranks.end());
@@ -75,8 +81,8 @@ void MpiSync::exchange(std::span<std::vector<Event>> out, std::vector<Event>& in
     const std::size_t bytes = out[i].size() * sizeof(Event);
     STEPSIM_CHECK(bytes <= static_cast<std::size_t>(INT_MAX),
                   "more than 2 GiB of events for one rank in one window");
-    MPI_Isend(out[i].data(), static_cast<int>(bytes), MPI_BYTE, nbs[i], kEventTag,
-              MPI_COMM_WORLD, &impl_->requests[i]);
+    MPI_Isend(out[i].data(), static_cast<int>(bytes), MPI_BYTE, nbs[i], kEventTag, MPI_COMM_WORLD,
+              &impl_->requests[i]);
   }
   for (int nb : nbs) {
     MPI_Message msg;
@@ -99,8 +105,8 @@ void MpiSync::allreduce_min(std::span<std::int64_t> values) {
 }
 
 void MpiSync::allreduce_sum(std::span<std::uint64_t> values) {
-  MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_UINT64_T,
-                MPI_SUM, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_UINT64_T, MPI_SUM,
+                MPI_COMM_WORLD);
 }
 
 std::vector<double> MpiSync::gather(std::span<const double> mine) {

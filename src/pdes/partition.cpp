@@ -71,9 +71,11 @@ Result<PartitionQuality> evaluate_partition(const LpGraph& graph, const std::vec
       }
     }
   }
-  const std::int64_t total = std::accumulate(q.part_load.begin(), q.part_load.end(), std::int64_t{0});
+  const std::int64_t total =
+      std::accumulate(q.part_load.begin(), q.part_load.end(), std::int64_t{0});
   const std::int64_t max_load = *std::max_element(q.part_load.begin(), q.part_load.end());
-  q.imbalance = total > 0 ? static_cast<double>(max_load) * parts / static_cast<double>(total) : 1.0;
+  q.imbalance =
+      total > 0 ? static_cast<double>(max_load) * parts / static_cast<double>(total) : 1.0;
   return q;
 }
 

@@ -7,7 +7,9 @@
 
 namespace stepsim::pdes {
 
-void LpContext::send_event(Event& ev) { worker_->route(self_, slot_, now_, ev); }
+void LpContext::send_event(Event& ev) {
+  worker_->route(self_, slot_, now_, ev);
+}
 
 Worker::Worker(Engine& engine, std::uint32_t id, std::uint32_t slot_begin, std::uint32_t slot_end,
                std::size_t workers, std::size_t neighbours)
@@ -97,7 +99,8 @@ void Worker::route(LpId src, std::uint32_t src_slot, SimTime now, Event& ev) {
   ev.src = src;
   ev.seq = seq_[src_slot - slot_begin_]++;
   if (ev.dst == src) [[likely]] {
-    if (ev.time < now) [[unlikely]] lookahead_violation(src, now, ev);
+    if (ev.time < now) [[unlikely]]
+      lookahead_violation(src, now, ev);
     EventQueue& q = queues_[src_slot - slot_begin_];
     if (top_in_flight_) {
       q.replace_top(ev);
@@ -108,8 +111,7 @@ void Worker::route(LpId src, std::uint32_t src_slot, SimTime now, Event& ev) {
     ++pending_;
     return;
   }
-  if (ev.dst >= engine_.graph_.size() || ev.time - now < lookahead_ || ev.time < now)
-      [[unlikely]] {
+  if (ev.dst >= engine_.graph_.size() || ev.time - now < lookahead_ || ev.time < now) [[unlikely]] {
     lookahead_violation(src, now, ev);
   }
   const Engine::Home& h = homes_[ev.dst];
@@ -128,8 +130,8 @@ void Worker::route(LpId src, std::uint32_t src_slot, SimTime now, Event& ev) {
   }
   const std::int32_t nb = engine_.neighbour_index_[static_cast<std::size_t>(h.rank)];
   if (nb < 0) [[unlikely]] {
-    fatal("LP " + std::to_string(src) + " (rank " + std::to_string(rank_) + ") sent an event to LP " +
-          std::to_string(ev.dst) + " (rank " + std::to_string(h.rank) +
+    fatal("LP " + std::to_string(src) + " (rank " + std::to_string(rank_) +
+          ") sent an event to LP " + std::to_string(ev.dst) + " (rank " + std::to_string(h.rank) +
           ") but no channel of the LP graph '" + engine_.graph_.name() +
           "' connects their ranks; declare the channel in the graph");
   }

@@ -58,9 +58,9 @@ class Worker {
   std::int32_t rank_;
   SimTime lookahead_;
   const Engine::Home* homes_;
-  const LpId* lps_;               // global id per local index
+  const LpId* lps_;  // global id per local index
   std::vector<EventQueue> queues_;
-  std::vector<SimTime> next_;     // queues_[i].next_time(), dense for the scan
+  std::vector<SimTime> next_;  // queues_[i].next_time(), dense for the scan
   std::vector<std::uint64_t> seq_;
   // While a handler runs, the event it handles is still the top of its LP's queue: the first
   // event the LP sends to itself replaces it (one sift instead of a pop and a push).

@@ -68,7 +68,8 @@ class TokenRing final : public pdes::Model {
   }
   [[nodiscard]] std::uint64_t lp_digest(std::uint32_t slot) const override {
     std::uint64_t h = 0;
-    for (const Arrival& a : seen_[slot]) h = hash_combine(hash_combine(h, a.token), static_cast<std::uint64_t>(a.time_ps));
+    for (const Arrival& a : seen_[slot])
+      h = hash_combine(hash_combine(h, a.token), static_cast<std::uint64_t>(a.time_ps));
     return h;
   }
 
@@ -117,7 +118,9 @@ class FanInTies final : public pdes::Model {
     return h;
   }
   [[nodiscard]] bool owns_lp0() const { return !local_.empty() && local_.front() == 0; }
-  [[nodiscard]] const std::vector<std::pair<pdes::LpId, std::uint32_t>>& order() const { return order_; }
+  [[nodiscard]] const std::vector<std::pair<pdes::LpId, std::uint32_t>>& order() const {
+    return order_;
+  }
 
  private:
   std::uint32_t n_;

@@ -16,13 +16,13 @@
 namespace stepsim::bench {
 
 struct PholdParams {
-  std::uint32_t lps = 1024;           ///< logical processes
-  std::uint32_t events_per_lp = 16;   ///< initial events per LP (the population)
-  double remote = 0.1;                ///< probability that an event goes to a random LP
-  SimTime lookahead = SimTime::us(1); ///< minimum delay of every event
-  SimTime mean = SimTime::us(2);      ///< mean total delay (lookahead + exponential part)
-  SimTime end = SimTime::ms(2);       ///< events at or after this time are not processed
-  std::uint32_t seed = 1;             ///< selects the random streams
+  std::uint32_t lps = 1024;            ///< logical processes
+  std::uint32_t events_per_lp = 16;    ///< initial events per LP (the population)
+  double remote = 0.1;                 ///< probability that an event goes to a random LP
+  SimTime lookahead = SimTime::us(1);  ///< minimum delay of every event
+  SimTime mean = SimTime::us(2);       ///< mean total delay (lookahead + exponential part)
+  SimTime end = SimTime::ms(2);        ///< events at or after this time are not processed
+  std::uint32_t seed = 1;              ///< selects the random streams
 
   /// Checks ranges; the error names the option and the allowed values.
   [[nodiscard]] Result<bool> validate() const;

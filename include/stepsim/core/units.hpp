@@ -36,8 +36,14 @@ class SimTime {
   constexpr auto operator<=>(const SimTime&) const = default;
   constexpr SimTime operator+(SimTime o) const { return SimTime(ps_ + o.ps_); }
   constexpr SimTime operator-(SimTime o) const { return SimTime(ps_ - o.ps_); }
-  constexpr SimTime& operator+=(SimTime o) { ps_ += o.ps_; return *this; }
-  constexpr SimTime& operator-=(SimTime o) { ps_ -= o.ps_; return *this; }
+  constexpr SimTime& operator+=(SimTime o) {
+    ps_ += o.ps_;
+    return *this;
+  }
+  constexpr SimTime& operator-=(SimTime o) {
+    ps_ -= o.ps_;
+    return *this;
+  }
   constexpr SimTime operator*(std::int64_t k) const { return SimTime(ps_ * k); }
   constexpr SimTime operator/(std::int64_t k) const { return SimTime(ps_ / k); }
 
@@ -127,22 +133,54 @@ std::string to_string(Bytes b);
 std::string to_string(Length l);
 
 namespace literals {
-constexpr SimTime operator""_ps(unsigned long long v) { return SimTime::ps(static_cast<std::int64_t>(v)); }
-constexpr SimTime operator""_ns(unsigned long long v) { return SimTime::ns(static_cast<std::int64_t>(v)); }
-constexpr SimTime operator""_us(unsigned long long v) { return SimTime::us(static_cast<std::int64_t>(v)); }
-constexpr SimTime operator""_ms(unsigned long long v) { return SimTime::ms(static_cast<std::int64_t>(v)); }
-constexpr SimTime operator""_s(unsigned long long v) { return SimTime::s(static_cast<std::int64_t>(v)); }
-constexpr SimTime operator""_ns(long double v) { return SimTime::ps(static_cast<std::int64_t>(v * 1e3L + 0.5L)); }
-constexpr SimTime operator""_us(long double v) { return SimTime::ps(static_cast<std::int64_t>(v * 1e6L + 0.5L)); }
-constexpr Bytes operator""_B(unsigned long long v) { return Bytes(static_cast<std::int64_t>(v)); }
-constexpr Bytes operator""_KiB(unsigned long long v) { return Bytes(static_cast<std::int64_t>(v) << 10); }
-constexpr Bytes operator""_MiB(unsigned long long v) { return Bytes(static_cast<std::int64_t>(v) << 20); }
-constexpr Bytes operator""_GiB(unsigned long long v) { return Bytes(static_cast<std::int64_t>(v) << 30); }
-constexpr DataRate operator""_Gbps(unsigned long long v) { return DataRate::gbps(static_cast<std::int64_t>(v)); }
-constexpr DataRate operator""_Gbps(long double v) { return DataRate::bps(static_cast<std::int64_t>(v * 1e9L + 0.5L)); }
-constexpr DataRate operator""_Tbps(long double v) { return DataRate::bps(static_cast<std::int64_t>(v * 1e12L + 0.5L)); }
-constexpr DataRate operator""_Tbps(unsigned long long v) { return DataRate::gbps(static_cast<std::int64_t>(v) * 1000); }
-constexpr Length operator""_m(unsigned long long v) { return Length::m(static_cast<std::int64_t>(v)); }
+constexpr SimTime operator""_ps(unsigned long long v) {
+  return SimTime::ps(static_cast<std::int64_t>(v));
+}
+constexpr SimTime operator""_ns(unsigned long long v) {
+  return SimTime::ns(static_cast<std::int64_t>(v));
+}
+constexpr SimTime operator""_us(unsigned long long v) {
+  return SimTime::us(static_cast<std::int64_t>(v));
+}
+constexpr SimTime operator""_ms(unsigned long long v) {
+  return SimTime::ms(static_cast<std::int64_t>(v));
+}
+constexpr SimTime operator""_s(unsigned long long v) {
+  return SimTime::s(static_cast<std::int64_t>(v));
+}
+constexpr SimTime operator""_ns(long double v) {
+  return SimTime::ps(static_cast<std::int64_t>(v * 1e3L + 0.5L));
+}
+constexpr SimTime operator""_us(long double v) {
+  return SimTime::ps(static_cast<std::int64_t>(v * 1e6L + 0.5L));
+}
+constexpr Bytes operator""_B(unsigned long long v) {
+  return Bytes(static_cast<std::int64_t>(v));
+}
+constexpr Bytes operator""_KiB(unsigned long long v) {
+  return Bytes(static_cast<std::int64_t>(v) << 10);
+}
+constexpr Bytes operator""_MiB(unsigned long long v) {
+  return Bytes(static_cast<std::int64_t>(v) << 20);
+}
+constexpr Bytes operator""_GiB(unsigned long long v) {
+  return Bytes(static_cast<std::int64_t>(v) << 30);
+}
+constexpr DataRate operator""_Gbps(unsigned long long v) {
+  return DataRate::gbps(static_cast<std::int64_t>(v));
+}
+constexpr DataRate operator""_Gbps(long double v) {
+  return DataRate::bps(static_cast<std::int64_t>(v * 1e9L + 0.5L));
+}
+constexpr DataRate operator""_Tbps(long double v) {
+  return DataRate::bps(static_cast<std::int64_t>(v * 1e12L + 0.5L));
+}
+constexpr DataRate operator""_Tbps(unsigned long long v) {
+  return DataRate::gbps(static_cast<std::int64_t>(v) * 1000);
+}
+constexpr Length operator""_m(unsigned long long v) {
+  return Length::m(static_cast<std::int64_t>(v));
+}
 }  // namespace literals
 
 }  // namespace stepsim

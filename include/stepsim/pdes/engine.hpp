@@ -32,38 +32,38 @@ struct Progress {
 };
 
 struct EngineOptions {
-  int threads = 1;                        ///< OpenMP threads per rank
-  SimTime end = SimTime::never();         ///< process events with time < end
-  std::string partitioner = "block";      ///< registered partitioner name
-  double progress_every = 0;              ///< seconds between progress reports; 0 = none
+  int threads = 1;                                   ///< OpenMP threads per rank
+  SimTime end = SimTime::never();                    ///< process events with time < end
+  std::string partitioner = "block";                 ///< registered partitioner name
+  double progress_every = 0;                         ///< seconds between progress reports; 0 = none
   std::function<void(const Progress&)> on_progress;  ///< called on rank 0 only
 };
 
 /// Per-rank statistics of a run.
 struct RankStats {
   int rank = 0;
-  std::uint64_t events = 0;          ///< events committed by this rank's LPs
-  std::uint64_t sent_remote = 0;     ///< events sent to LPs on other ranks
-  std::uint64_t sent_other_lp = 0;   ///< events sent to other LPs on this rank
-  std::uint64_t peak_pending = 0;    ///< most events pending at a window boundary
-  std::uint64_t queue_bytes = 0;     ///< bytes held by event storage at the end (queues+buffers)
-  double compute_s = 0;              ///< processing windows (slowest thread)
-  double exchange_s = 0;             ///< delivering and exchanging events
-  double allreduce_s = 0;            ///< global minimum (includes waiting for other ranks)
-  double thread_imbalance = 1.0;     ///< max / mean of thread compute time
-  std::int64_t peak_rss = 0;         ///< VmHWM in bytes
-  int lps = 0;                       ///< LPs owned
+  std::uint64_t events = 0;         ///< events committed by this rank's LPs
+  std::uint64_t sent_remote = 0;    ///< events sent to LPs on other ranks
+  std::uint64_t sent_other_lp = 0;  ///< events sent to other LPs on this rank
+  std::uint64_t peak_pending = 0;   ///< most events pending at a window boundary
+  std::uint64_t queue_bytes = 0;    ///< bytes held by event storage at the end (queues+buffers)
+  double compute_s = 0;             ///< processing windows (slowest thread)
+  double exchange_s = 0;            ///< delivering and exchanging events
+  double allreduce_s = 0;           ///< global minimum (includes waiting for other ranks)
+  double thread_imbalance = 1.0;    ///< max / mean of thread compute time
+  std::int64_t peak_rss = 0;        ///< VmHWM in bytes
+  int lps = 0;                      ///< LPs owned
 };
 
 /// Result of Engine::run.
 struct RunStats {
-  bool completed = false;       ///< false if stopped early (request_stop)
-  SimTime final_time;           ///< global virtual time at which the run stopped
-  SimTime lookahead;            ///< L used for windows
-  std::uint64_t events = 0;     ///< committed events, all ranks
-  std::uint64_t windows = 0;    ///< synchronisation windows
-  std::uint64_t digest = 0;     ///< order-independent hash of final LP states and pending events
-  double wall_s = 0;            ///< wall time of the run (max over ranks)
+  bool completed = false;     ///< false if stopped early (request_stop)
+  SimTime final_time;         ///< global virtual time at which the run stopped
+  SimTime lookahead;          ///< L used for windows
+  std::uint64_t events = 0;   ///< committed events, all ranks
+  std::uint64_t windows = 0;  ///< synchronisation windows
+  std::uint64_t digest = 0;   ///< order-independent hash of final LP states and pending events
+  double wall_s = 0;          ///< wall time of the run (max over ranks)
   int ranks = 1;
   int threads = 1;
   std::vector<RankStats> per_rank;  ///< all ranks on rank 0; own rank elsewhere

@@ -28,10 +28,10 @@ std::vector<std::string> partitioner_names();
 /// How good a partition is.
 struct PartitionQuality {
   int parts = 0;
-  std::int64_t cut_edges = 0;         ///< undirected edges whose ends are on different parts
-  std::int64_t cut_weight = 0;        ///< their summed traffic weight
-  std::int64_t total_weight = 0;      ///< summed traffic weight of all edges
-  double imbalance = 1.0;             ///< max part load / mean part load (vertex weights)
+  std::int64_t cut_edges = 0;     ///< undirected edges whose ends are on different parts
+  std::int64_t cut_weight = 0;    ///< their summed traffic weight
+  std::int64_t total_weight = 0;  ///< summed traffic weight of all edges
+  double imbalance = 1.0;         ///< max part load / mean part load (vertex weights)
   std::vector<std::int64_t> part_load;
 };
 

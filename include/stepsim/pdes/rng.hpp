@@ -14,8 +14,8 @@ namespace detail {
 /// 256 layers of equal area; x[0] is the virtual width of the base layer, x[256] = 0.
 struct ExpZiggurat {
   static constexpr int kLayers = 256;
-  static constexpr double kR = 7.69711747013104972;       // right edge of the base rectangle
-  static constexpr double kArea = 3.949659822581572e-3;   // area of every layer
+  static constexpr double kR = 7.69711747013104972;      // right edge of the base rectangle
+  static constexpr double kArea = 3.949659822581572e-3;  // area of every layer
   double x[kLayers + 1];
   double f[kLayers + 1];  // exp(-x)
   ExpZiggurat();
@@ -64,7 +64,8 @@ class Rng {
       const unsigned layer = static_cast<unsigned>(bits & 0xffu);
       const double u = static_cast<double>(bits >> 11) * 0x1.0p-53;
       const double xv = u * z.x[layer];
-      if (xv < z.x[layer + 1]) [[likely]] return xv;  // inside the next layer's width
+      if (xv < z.x[layer + 1]) [[likely]]
+        return xv;  // inside the next layer's width
       if (layer == 0) return detail::ExpZiggurat::kR - std::log(uniform_pos());  // the tail
       // The wedge between the rectangle and the curve.
       if (z.f[layer] + uniform() * (z.f[layer + 1] - z.f[layer]) < std::exp(-xv)) return xv;
@@ -85,7 +86,10 @@ class Rng {
   }
   /// True with probability p (32-bit resolution).
   bool bernoulli(double p) {
-    if (p >= 1.0) { next_u32(); return true; }
+    if (p >= 1.0) {
+      next_u32();
+      return true;
+    }
     const auto threshold = static_cast<std::uint64_t>(p * 4294967296.0);
     return next_u32() < threshold;
   }
@@ -93,8 +97,8 @@ class Rng {
   /// Block `index` of a stream, for random access without state.
   static r123::Philox4x32::ctr_type block(std::uint32_t seed, std::uint64_t entity,
                                           std::uint32_t stream, std::uint64_t index) {
-    const r123::Philox4x32::key_type key = {{static_cast<std::uint32_t>(entity),
-                                             static_cast<std::uint32_t>(entity >> 32)}};
+    const r123::Philox4x32::key_type key = {
+        {static_cast<std::uint32_t>(entity), static_cast<std::uint32_t>(entity >> 32)}};
     const r123::Philox4x32::ctr_type ctr = {
         {static_cast<std::uint32_t>(index), static_cast<std::uint32_t>(index >> 32), stream, seed}};
     return r123::Philox4x32()(ctr, key);

@@ -32,9 +32,9 @@ TEST(Rng, EntitiesStreamsAndSeedsAreIndependent) {
     return v;
   };
   const auto base = first(Rng(1, 10, 0));
-  EXPECT_NE(base, first(Rng(1, 11, 0)));                // other entity
-  EXPECT_NE(base, first(Rng(1, 10, 1)));                // other stream
-  EXPECT_NE(base, first(Rng(2, 10, 0)));                // other seed
+  EXPECT_NE(base, first(Rng(1, 11, 0)));                    // other entity
+  EXPECT_NE(base, first(Rng(1, 10, 1)));                    // other stream
+  EXPECT_NE(base, first(Rng(2, 10, 0)));                    // other seed
   EXPECT_NE(base, first(Rng(1, 10ULL | (1ULL << 40), 0)));  // high bits of the entity count
 }
 
