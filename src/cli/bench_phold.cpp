@@ -98,6 +98,7 @@ int BenchPholdCommand::execute(int rank, int ranks) {
   auto engine = pdes::Engine::create(graph, sync, opts);
   if (!engine) return user_error(rank, engine.error().message);
   install_stop_handlers();
+  warn_if_threads_exceed_cpus(threads_, rank);
 
   std::vector<pdes::RunStats> runs;
   for (int i = 0; i < repeat_; ++i) {

@@ -1,6 +1,8 @@
 #include "src/cli/cli.hpp"
 
 #include <CLI/CLI.hpp>
+#include <sched.h>
+
 #include <csignal>
 #include <cstdio>
 #include <fstream>
@@ -29,6 +31,20 @@ int user_error(int rank, const std::string& message) {
     std::fflush(stderr);
   }
   return kExitUserError;
+}
+
+void warn_if_threads_exceed_cpus(int threads, int rank) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (threads <= 1 || sched_getaffinity(0, sizeof set, &set) != 0) return;
+  const int cpus = CPU_COUNT(&set);
+  if (cpus < threads && rank == 0) {
+    std::fprintf(stderr,
+                 "stepsim: warning: %d threads per rank but rank 0 may only run on %d CPU(s); "
+                 "mpirun binds each rank to one core by default: add --bind-to none or "
+                 "--map-by slot:PE=%d\n",
+                 threads, cpus, threads);
+  }
 }
 
 void install_stop_handlers() {

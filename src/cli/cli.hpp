@@ -21,6 +21,9 @@ namespace stepsim::cli {
 /// Prints "stepsim: error: <message>" once (on rank 0) and returns kExitUserError.
 int user_error(int rank, const std::string& message);
 
+/// Warns (rank 0) when this rank's CPU affinity has fewer CPUs than OpenMP threads requested.
+void warn_if_threads_exceed_cpus(int threads, int rank);
+
 /// Installs SIGINT/SIGTERM handlers that ask the engine to stop at the next window boundary.
 void install_stop_handlers();
 /// Exit code for a run stopped by a signal (128 + signal number), or kExitFailure.

@@ -27,6 +27,11 @@ void mpi_fatal(const std::string& message) {
 }  // namespace
 
 MpiSession::MpiSession(int* argc, char*** argv) {
+  // Open MPI's shared-memory transport sends messages above 4 KiB by rendezvous (a handshake and
+  // a kernel-assisted copy); per-window event batches are often 10-60 KiB, and the handshake
+  // costs more than the copy. Raise the eager limit unless the user set it (measured in
+  // BENCHMARKS.md). Other MPI libraries ignore the variable.
+  setenv("OMPI_MCA_btl_vader_eager_limit", "65536", /*overwrite=*/0);
   int provided = 0;
   MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
