@@ -99,6 +99,28 @@ TEST(EngineMpi, PholdMatchesAOneRankRunBitForBit) {
   }
 }
 
+TEST(EngineMpi, ExchangeIsSparseOnARing) {
+  // A ring cut into contiguous blocks: each rank shares cables with its two ring neighbours only,
+  // so it exchanges with at most 2 ranks whatever the rank count (not with all of them).
+  TokenRing ring(64, 4, SimTime::ns(200), SimTime::zero());
+  const LpGraph g = ring.graph();
+  MpiSync sync;
+  EngineOptions opt;
+  opt.end = SimTime::us(20);
+  auto engine = Engine::create(g, sync, opt);
+  ASSERT_TRUE(engine.ok());
+  const int ranks = sync.size();
+  const std::size_t want = ranks == 1 ? 0 : (ranks == 2 ? 1 : 2);
+  EXPECT_EQ(world_failures(engine.value()->neighbour_ranks().size() == want ? 0 : 1), 0);
+  const RunStats st = engine.value()->run(ring);
+  int failures = 0;
+  for (std::size_t s = 0; s < ring.local().size(); ++s) {
+    if (ring.seen(s) != ring.expected_arrivals(ring.local()[s], opt.end)) ++failures;
+  }
+  EXPECT_EQ(world_failures(failures), 0);
+  EXPECT_GT(st.events, 0u);
+}
+
 TEST(EngineMpi, StopRequestOnOneRankStopsAll) {
   TokenRing ring(8, 8, SimTime::ns(100), SimTime::zero());
   const LpGraph g = ring.graph();
