@@ -1,7 +1,7 @@
 #include "src/cli/cli.hpp"
 
-#include <CLI/CLI.hpp>
 #include <sched.h>
+#include <CLI/CLI.hpp>
 
 #include <csignal>
 #include <cstdio>
@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "src/cli/bench_phold.hpp"
+#include "src/cli/headroom_command.hpp"
 #include "stepsim/pdes/engine.hpp"
 #include "stepsim/version.hpp"
 
@@ -67,6 +68,7 @@ int run(int argc, char** argv, int rank, int ranks) {
       app.add_subcommand("bench", "Micro-benchmarks (PHOLD; perftest and nccl come later)");
   bench->require_subcommand(1);
   BenchPholdCommand phold(*bench);
+  HeadroomCommand headroom(app);
 
   try {
     app.parse(argc, argv);
@@ -79,6 +81,7 @@ int run(int argc, char** argv, int rank, int ranks) {
     return e.get_exit_code() == 0 ? kExitOk : kExitUserError;
   }
   if (phold.selected()) return phold.execute(rank, ranks);
+  if (headroom.selected()) return headroom.execute(rank);
   return kExitUserError;
 }
 

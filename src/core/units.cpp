@@ -20,12 +20,13 @@ constexpr std::array kTimeUnits{Unit{"ps", 1},
                                 Unit{"ms", 1000'000'000},
                                 Unit{"s", 1000'000'000'000}};
 constexpr std::array kRateUnits{
-    Unit{"bps", 1},         Unit{"Kbps", 1000},         Unit{"kbps", 1000},
-    Unit{"Mbps", 1000'000}, Unit{"Gbps", 1000'000'000}, Unit{"Tbps", 1000'000'000'000},
-    Unit{"b/s", 1},         Unit{"Kb/s", 1000},         Unit{"kb/s", 1000},
-    Unit{"Mb/s", 1000'000}, Unit{"Gb/s", 1000'000'000}, Unit{"Tb/s", 1000'000'000'000},
-    Unit{"B/s", 8},         Unit{"KB/s", 8000},         Unit{"kB/s", 8000},
-    Unit{"MB/s", 8000'000}, Unit{"GB/s", 8000'000'000}, Unit{"TB/s", 8000'000'000'000}};
+    Unit{"bps", 1}, Unit{"Kbps", 1000}, Unit{"kbps", 1000}, Unit{"Mbps", 1000'000},
+    Unit{"Gbps", 1000'000'000}, Unit{"Tbps", 1000'000'000'000}, Unit{"b/s", 1}, Unit{"Kb/s", 1000},
+    Unit{"kb/s", 1000}, Unit{"Mb/s", 1000'000}, Unit{"Gb/s", 1000'000'000},
+    Unit{"Tb/s", 1000'000'000'000}, Unit{"B/s", 8}, Unit{"KB/s", 8000}, Unit{"kB/s", 8000},
+    Unit{"MB/s", 8000'000}, Unit{"GB/s", 8000'000'000}, Unit{"TB/s", 8000'000'000'000},
+    // Port-speed shorthand: "400G", "1.6T".
+    Unit{"M", 1000'000}, Unit{"G", 1000'000'000}, Unit{"T", 1000'000'000'000}};
 constexpr std::array kByteUnits{
     Unit{"B", 1},           Unit{"KB", 1000},         Unit{"kB", 1000},
     Unit{"MB", 1000'000},   Unit{"GB", 1000'000'000}, Unit{"TB", 1000'000'000'000},

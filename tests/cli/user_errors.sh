@@ -26,6 +26,8 @@ expect_error "unknown partitioner 'scotch' (allowed: block, metis)" bench phold 
 expect_error "--remote: Value 1.5 not in range" bench phold --remote 1.5
 expect_error "The following argument was not expected: --frobnicate" bench phold --frobnicate
 expect_error "A subcommand is required" bench
+expect_error "--rate: '400Gbs' is not a data rate: unknown unit 'Gbs'" headroom --rate 400Gbs
+expect_error "--cable: copper not in {fiber,aoc,dac,optics}" headroom --cable copper
 
 # --help succeeds.
 if "$stepsim" bench phold --help | grep -q -- "--events-per-lp"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL: --help"; fi

@@ -24,6 +24,8 @@ TEST(Units, ParsesRatesFromPhysicsUnits) {
   EXPECT_EQ(parse_rate("1.6Tbps").value().bits_per_second(), 1'600'000'000'000);
   EXPECT_EQ(parse_rate("212.5Gb/s").value().bits_per_second(), 212'500'000'000);
   EXPECT_EQ(parse_rate("50GB/s").value().bits_per_second(), 400'000'000'000);  // bytes/s * 8
+  EXPECT_EQ(parse_rate("400G").value().bits_per_second(), 400'000'000'000);    // port shorthand
+  EXPECT_EQ(parse_rate("1.6T").value().bits_per_second(), 1'600'000'000'000);
 }
 
 TEST(Units, ParsesSizesAndLengths) {
