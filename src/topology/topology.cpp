@@ -1,0 +1,96 @@
+#include "stepsim/topology/topology.hpp"
+
+#include "stepsim/core/fatal.hpp"
+
+namespace stepsim::topology {
+
+SimTime cable_latency(const PhyParams& phy, CableKind cable, Length length) {
+  switch (cable) {
+    case CableKind::kDac: return length.delay(phy.dac_per_metre) + phy.phy_latency;
+    case CableKind::kAoc: return length.delay(phy.per_metre) + phy.phy_latency;
+    case CableKind::kOptics:
+      return length.delay(phy.per_metre) + phy.phy_latency + phy.dsp_latency * 2;
+  }
+  return SimTime::never();
+}
+
+const char* to_string(CableKind c) {
+  switch (c) {
+    case CableKind::kDac: return "dac";
+    case CableKind::kAoc: return "aoc";
+    case CableKind::kOptics: return "optics";
+  }
+  return "?";
+}
+
+NodeId Topology::add_node(NodeKind kind, std::uint8_t tier, std::uint32_t port_count,
+                          std::uint32_t group, std::uint16_t plane, std::uint32_t gpus) {
+  Node n;
+  n.kind = kind;
+  n.tier = tier;
+  n.group = group;
+  n.plane = plane;
+  n.gpus = gpus;
+  n.first_port = static_cast<PortId>(ports.size());
+  n.port_count = port_count;
+  const auto id = static_cast<NodeId>(nodes.size());
+  nodes.push_back(n);
+  for (std::uint32_t i = 0; i < port_count; ++i) ports.push_back(Port{id, i, kNone, kNone});
+  return id;
+}
+
+LinkId Topology::connect(NodeId a, std::uint32_t pa, NodeId b, std::uint32_t pb,
+                         std::uint16_t port_type, CableKind cable, Length length, double ber) {
+  STEPSIM_CHECK(a < nodes.size() && b < nodes.size() && a != b, "bad link endpoints");
+  STEPSIM_CHECK(pa < nodes[a].port_count && pb < nodes[b].port_count,
+                "link to a port the node does not have");
+  const PortId x = port_id(a, pa);
+  const PortId y = port_id(b, pb);
+  STEPSIM_CHECK(ports[x].link == kNone && ports[y].link == kNone, "port cabled twice");
+  STEPSIM_CHECK(port_type < port_types.size(), "unknown port type");
+  Link l;
+  l.a = x;
+  l.b = y;
+  l.port_type = port_type;
+  l.cable = cable;
+  l.length = length;
+  l.latency = cable_latency(phy, cable, length);
+  l.ber = ber;
+  const auto id = static_cast<LinkId>(links.size());
+  links.push_back(l);
+  ports[x].link = ports[y].link = id;
+  ports[x].peer = y;
+  ports[y].peer = x;
+  return id;
+}
+
+std::size_t Topology::server_count() const {
+  std::size_t n = 0;
+  for (const Node& x : nodes) n += x.kind == NodeKind::kServer ? 1 : 0;
+  return n;
+}
+
+std::size_t Topology::switch_count() const { return nodes.size() - server_count(); }
+
+std::size_t Topology::gpu_count() const {
+  std::size_t n = 0;
+  for (const Node& x : nodes) n += x.gpus;
+  return n;
+}
+
+pdes::LpGraph Topology::lp_graph() const {
+  pdes::LpGraph g(static_cast<pdes::LpId>(nodes.size()), name);
+  for (const Link& l : links) {
+    g.add_edge(ports[l.a].node, ports[l.b].node, l.latency,
+               std::max<std::int64_t>(1, link_rate(static_cast<LinkId>(&l - links.data())).bits_per_second() /
+                                             1000'000'000));
+  }
+  for (NodeId n = 0; n < nodes.size(); ++n) {
+    // Expected load of an LP grows with its ports.
+    g.set_vertex_weight(n, std::max<std::int64_t>(1, nodes[n].port_count));
+  }
+  g.finalize();
+  return g;
+}
+
+}  // namespace stepsim::topology
