@@ -72,7 +72,7 @@ const char* to_string(CableKind c);
 /// The whole cluster. Built by a generator (see topology_generator.hpp).
 struct Topology {
   std::string name;
-  std::string kind;  ///< generator that built it ("fat_tree", "rail_optimized", "dragonfly")
+  std::string generator;  ///< what built it ("fat_tree", "rail_optimized", "dragonfly")
   std::vector<Node> nodes;
   std::vector<Port> ports;
   std::vector<Link> links;
