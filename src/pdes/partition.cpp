@@ -1,39 +1,15 @@
 #include "stepsim/pdes/partition.hpp"
 
 #include <algorithm>
-#include <map>
 #include <numeric>
 
 #include "src/pdes/partition_registry.hpp"
 
 namespace stepsim::pdes {
-namespace {
-
-std::map<std::string, PartitionerFactory>& registry() {
-  static std::map<std::string, PartitionerFactory> r;
-  return r;
-}
-
-}  // namespace
-
-PartitionerRegistration::PartitionerRegistration(std::string name, PartitionerFactory factory) {
-  registry().emplace(std::move(name), std::move(factory));
-}
-
-std::vector<std::string> partitioner_names() {
-  std::vector<std::string> names;
-  for (const auto& [name, factory] : registry()) names.push_back(name);
-  return names;
-}
+std::vector<std::string> partitioner_names() { return PartitionerRegistry::names(); }
 
 Result<std::unique_ptr<Partitioner>> make_partitioner(const std::string& name) {
-  const auto it = registry().find(name);
-  if (it == registry().end()) {
-    std::string known;
-    for (const auto& n : partitioner_names()) known += (known.empty() ? "" : ", ") + n;
-    return Error{"unknown partitioner '" + name + "' (allowed: " + known + ")"};
-  }
-  return it->second();
+  return PartitionerRegistry::create("partitioner", name);
 }
 
 Result<PartitionQuality> evaluate_partition(const LpGraph& graph, const std::vector<int>& owner,

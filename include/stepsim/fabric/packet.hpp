@@ -1,0 +1,58 @@
+#pragma once
+/// A packet as it crosses the fabric: fits in one engine event (32-byte payload).
+
+#include <cstdint>
+
+#include "stepsim/pdes/event.hpp"
+
+namespace stepsim::fabric {
+
+/// Packet flags.
+enum PacketFlag : std::uint8_t {
+  kEcnCe = 1,    ///< congestion experienced (marked by a switch)
+  kLastOfFlow = 2,
+};
+
+/// RoCEv2 headers of a data packet on Ethernet: MAC 14 + IPv4 20 + UDP 8 + BTH 12 + ICRC 4 +
+/// FCS 4. Preamble, SFD and inter-frame gap (20 B) cost wire time but are not frame bytes.
+inline constexpr std::uint32_t kRoceHeaderBytes = 62;
+inline constexpr std::uint32_t kWireOverheadBytes = 20;
+inline constexpr std::uint16_t kRoceUdpPort = 4791;
+
+struct Packet {
+  std::uint32_t flow = 0;     ///< global flow id
+  std::uint32_t seq = 0;      ///< packet index in the flow
+  std::uint32_t src_nic = 0;  ///< global port id of the sending NIC
+  std::uint32_t dst_nic = 0;  ///< global port id of the receiving NIC
+  std::uint32_t bytes = 0;    ///< frame bytes (payload + headers)
+  std::uint16_t entropy = 0;  ///< UDP source port (ECMP entropy)
+  std::uint8_t prio = 0;      ///< traffic class 0..7
+  std::uint8_t flags = 0;     ///< PacketFlag bits
+  std::uint32_t qp = 0;       ///< source QP number (input of the IPv6 flow label)
+  std::uint32_t label = 0;    ///< IPv6 flow label (20 bits), 0 if unused
+};
+static_assert(sizeof(Packet) <= pdes::kEventPayloadBytes, "a packet rides in one event");
+
+/// Event kinds of the fabric model (pdes::Event::kind).
+enum FabricEvent : std::uint32_t {
+  kEvPacket = 1,     ///< a packet arrives at port `aux` of the destination node
+  kEvPortFree = 2,   ///< self: the egress port `aux` finished sending
+  kEvPfc = 3,        ///< a PFC frame arrives at port `aux` (payload PfcFrame)
+  kEvFlowStart = 4,  ///< self: a flow starts at its source (aux = local flow index)
+  kEvLinkFault = 5,  ///< self: a fault on port `aux` (payload LinkFault)
+};
+
+/// An 802.1Qbb PFC frame for one priority: XOFF (pause) or XON (resume).
+struct PfcFrame {
+  std::uint8_t prio = 0;
+  std::uint8_t pause = 0;
+};
+
+/// A scheduled change of a link (both ends receive it).
+struct LinkFault {
+  std::uint32_t link = 0;
+  std::uint8_t up = 0;         ///< 1: link comes back
+  std::uint8_t lanes_left = 0; ///< >0: lane loss, the link runs on this many lanes
+};
+
+}  // namespace stepsim::fabric

@@ -1,0 +1,111 @@
+// Shortest-path next hops by one BFS per edge switch over the switch-to-switch links.
+#include "stepsim/fabric/routing.hpp"
+
+#include <limits>
+
+#include "stepsim/core/fatal.hpp"
+
+namespace stepsim::fabric {
+
+using topology::kNone;
+using topology::NodeId;
+using topology::PortId;
+
+Routing::Routing(const topology::Topology& topo) {
+  const auto n = static_cast<NodeId>(topo.nodes.size());
+  switch_index_.assign(n, kNone);
+  edge_index_.assign(n, kNone);
+  edge_of_nic_.assign(topo.ports.size(), kNone);
+  nic_port_at_edge_.assign(topo.ports.size(), kNone);
+  port_info_.resize(topo.ports.size());
+  for (PortId p = 0; p < topo.ports.size(); ++p) {
+    const topology::Port& port = topo.ports[p];
+    if (port.link == kNone) continue;
+    PortInfo& info = port_info_[p];
+    info.peer_node = topo.ports[port.peer].node;
+    info.peer_index = topo.ports[port.peer].index;
+    info.link = port.link;
+    info.latency = topo.links[port.link].latency;
+    info.rate = topo.link_rate(port.link);
+  }
+  std::vector<NodeId> switches;
+  for (NodeId v = 0; v < n; ++v) {
+    if (!topo.is_server(v)) {
+      switch_index_[v] = static_cast<std::uint32_t>(switches.size());
+      switches.push_back(v);
+    }
+  }
+  std::vector<NodeId> edges;
+  for (NodeId v = 0; v < n; ++v) {
+    if (!topo.is_server(v)) continue;
+    for (const topology::Port& port : topo.ports_of(v)) {
+      if (port.link == kNone) continue;
+      const NodeId sw = topo.ports[port.peer].node;
+      STEPSIM_CHECK(!topo.is_server(sw), "server cabled to a server: no switch to route through");
+      const PortId nic = topo.port_id(v, port.index);
+      edge_of_nic_[nic] = sw;
+      nic_port_at_edge_[nic] = topo.ports[port.peer].index;
+      if (edge_index_[sw] == kNone) {
+        edge_index_[sw] = static_cast<std::uint32_t>(edges.size());
+        edges.push_back(sw);
+      }
+    }
+  }
+  edges_ = edges.size();
+  table_.assign(switches.size() * edges_, Entry{0, 0, std::numeric_limits<std::uint16_t>::max()});
+
+  constexpr std::uint32_t kInf = std::numeric_limits<std::uint32_t>::max();
+  std::vector<std::uint32_t> dist(switches.size());
+  std::vector<std::uint32_t> queue;
+  queue.reserve(switches.size());
+  for (std::size_t e = 0; e < edges_; ++e) {
+    std::fill(dist.begin(), dist.end(), kInf);
+    queue.clear();
+    const std::uint32_t root = switch_index_[edges[e]];
+    dist[root] = 0;
+    queue.push_back(root);
+    for (std::size_t head = 0; head < queue.size(); ++head) {
+      const NodeId v = switches[queue[head]];
+      for (const topology::Port& port : topo.ports_of(v)) {
+        if (port.link == kNone) continue;
+        const NodeId w = topo.ports[port.peer].node;
+        if (topo.is_server(w)) continue;
+        const std::uint32_t wi = switch_index_[w];
+        if (dist[wi] == kInf) {
+          dist[wi] = dist[queue[head]] + 1;
+          queue.push_back(wi);
+        }
+      }
+    }
+    for (std::size_t si = 0; si < switches.size(); ++si) {
+      Entry& x = table_[si * edges_ + e];
+      if (dist[si] == kInf) continue;
+      x.distance = static_cast<std::uint16_t>(dist[si]);
+      x.offset = static_cast<std::uint32_t>(ports_.size());
+      if (dist[si] == 0) continue;
+      for (const topology::Port& port : topo.ports_of(switches[si])) {
+        if (port.link == kNone) continue;
+        const NodeId w = topo.ports[port.peer].node;
+        if (!topo.is_server(w) && dist[switch_index_[w]] + 1 == dist[si]) {
+          ports_.push_back(port.index);
+          ++x.count;
+        }
+      }
+    }
+  }
+}
+
+std::uint32_t Routing::distance(NodeId sw, PortId dst_nic) const {
+  const std::uint32_t e = edge_index_[edge_of_nic_[dst_nic]];
+  return table_[static_cast<std::size_t>(switch_index_[sw]) * edges_ + e].distance;
+}
+
+std::size_t Routing::memory_bytes() const {
+  return table_.capacity() * sizeof(Entry) + ports_.capacity() * sizeof(std::uint32_t) +
+         port_info_.capacity() * sizeof(PortInfo) +
+         (switch_index_.capacity() + edge_index_.capacity() + edge_of_nic_.capacity() +
+          nic_port_at_edge_.capacity()) *
+             sizeof(std::uint32_t);
+}
+
+}  // namespace stepsim::fabric
