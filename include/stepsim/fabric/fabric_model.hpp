@@ -1,0 +1,157 @@
+#pragma once
+/// The packet-level fabric as an engine model: every server and switch of a topology is an LP.
+/// Switches: output-queued ports with a lossless and a lossy class, a shared buffer (dynamic
+/// threshold for lossy traffic), RED/ECN marking, PFC per ingress port with headroom, load
+/// balancing among equal-cost ports, cut-through or store-and-forward. Links: serialization at the
+/// port's data rate, latency, FEC/BER losses, faults. Servers: NICs that send raw flows
+/// (round robin between active flows) and count what they receive.
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "stepsim/core/ring_queue.hpp"
+#include "stepsim/fabric/fabric_params.hpp"
+#include "stepsim/fabric/load_balancer.hpp"
+#include "stepsim/fabric/packet.hpp"
+#include "stepsim/fabric/routing.hpp"
+#include "stepsim/fabric/traffic.hpp"
+#include "stepsim/pdes/model.hpp"
+#include "stepsim/pdes/rng.hpp"
+#include "stepsim/pdes/sync.hpp"
+#include "stepsim/topology/topology.hpp"
+
+namespace stepsim::fabric {
+
+/// Counters of one port's egress direction (one direction of a link), plus the PAUSE frames its
+/// ingress side sent. These feed the HDF5 /links table.
+struct PortStats {
+  std::uint64_t bytes = 0;            ///< frame bytes sent
+  std::uint64_t packets = 0;          ///< packets sent (packet-hops)
+  std::uint64_t ecn_marks = 0;        ///< packets marked CE at this egress queue
+  std::uint64_t pause_sent = 0;       ///< XOFF frames sent upstream by this port's ingress
+  std::uint64_t pause_received = 0;   ///< XOFF frames that stopped this egress
+  std::uint64_t drops_buffer = 0;     ///< dropped: no buffer / headroom exceeded
+  std::uint64_t drops_fec = 0;        ///< lost on the wire: uncorrectable FEC codeword or raw BER
+  std::uint64_t drops_link_down = 0;  ///< dropped because the link was down
+  std::uint64_t drops_unroutable = 0; ///< dropped at this node: no usable port to the destination
+  std::uint64_t fec_corrected = 0;    ///< codewords with errors that FEC corrected
+  std::uint64_t fec_uncorrectable = 0;///< codewords FEC could not correct
+  std::int64_t paused_ps = 0;         ///< time this egress was paused (lossless class)
+  std::int64_t max_queue = 0;         ///< largest egress backlog in bytes
+  static constexpr std::size_t kFields = 13;
+};
+
+/// Per-flow outcome.
+struct FlowRecord {
+  std::int64_t bytes_received = 0;
+  std::int64_t first_ps = -1;  ///< first byte arrived
+  std::int64_t end_ps = -1;    ///< last byte arrived (-1: incomplete)
+  std::uint64_t ecn_marked = 0;
+  static constexpr std::size_t kFields = 4;
+};
+
+/// Whole-run results, identical on every rank after collect().
+struct FabricResults {
+  std::vector<PortStats> ports;   ///< by global PortId
+  std::vector<FlowRecord> flows;  ///< by flow id
+};
+
+class FabricModel final : public pdes::Model {
+ public:
+  /// `topo`, `flows` and `params` must outlive the model; params must be valid.
+  FabricModel(const topology::Topology& topo, const Routing& routing, std::vector<Flow> flows,
+              FabricParams params);
+  ~FabricModel() override;
+
+  void setup(std::span<const pdes::LpId> local_lps) override;
+  void init_lp(pdes::LpContext& ctx) override;
+  void handle(pdes::LpContext& ctx, const pdes::Event& ev) override;
+  [[nodiscard]] std::uint64_t lp_digest(std::uint32_t slot) const override;
+
+  /// Gathers every rank's counters (collective over `sync`).
+  [[nodiscard]] FabricResults collect(pdes::Sync& sync) const;
+  [[nodiscard]] const std::vector<Flow>& flows() const { return flows_; }
+  /// PFC headroom (bytes above XOFF) used for a port's ingress.
+  [[nodiscard]] std::int64_t headroom_of(topology::PortId p) const;
+  /// Bytes of model state on this rank (ports, queues, flows).
+  [[nodiscard]] std::size_t memory_bytes() const;
+
+ private:
+  struct QueueEntry {
+    Packet pkt;
+    SimTime tail;            // when the packet's last bit is in (cut-through)
+    std::uint32_t in_port;   // ingress port index (PFC accounting)
+  };
+  struct PortState {
+    RingQueue<QueueEntry> queue[2];  // 0 lossless, 1 lossy
+    std::int64_t queued[2] = {0, 0};
+    std::int64_t ingress[2] = {0, 0};  // bytes held in this node that came in here
+    SimTime busy_until;
+    SimTime pause_start[2];
+    DataRate rate;
+    bool paused[2] = {false, false};
+    bool free_pending = false;
+    bool xoff_sent = false;
+    bool down = false;
+    std::int64_t headroom = 0;
+    std::uint32_t active_rr = 0;     // hosts: round-robin position among active flows
+    std::vector<std::uint32_t> active;  // hosts: flows sending through this NIC
+    pdes::Rng fec_rng;
+    std::uint32_t cached_frame = 0;  // frame size of cached_loss
+    double cached_loss = 0;
+    double ber = 0;
+    PortStats stats;
+  };
+  struct NodeState {
+    std::uint32_t port_base = 0;  // first local port
+    std::uint32_t port_count = 0;
+    std::int64_t buffer_used = 0;
+    std::uint32_t down_ports = 0;
+    bool is_server = false;
+    pdes::Rng ecn_rng;
+    std::unique_ptr<LoadBalancer> lb;
+  };
+  struct SendState {
+    std::int64_t sent = 0;
+    std::uint32_t next_seq = 0;
+    SimTime next_allowed;
+  };
+
+  [[nodiscard]] int klass(const Packet& p) const { return params_.pfc.enabled && p.prio == params_.pfc.priority ? 0 : 1; }
+  PortState& port(const NodeState& n, std::uint32_t index) { return ports_[n.port_base + index]; }
+
+  void on_packet(pdes::LpContext& ctx, NodeState& n, std::uint32_t in_port, Packet pkt);
+  void on_host_packet(pdes::LpContext& ctx, const Packet& pkt);
+  void on_pfc(pdes::LpContext& ctx, NodeState& n, std::uint32_t port_index, const PfcFrame& f);
+  void on_fault(pdes::LpContext& ctx, NodeState& n, std::uint32_t port_index, const LinkFault& f);
+  void enqueue(pdes::LpContext& ctx, NodeState& n, std::uint32_t out, std::uint32_t in_port,
+               Packet pkt, SimTime tail);
+  /// Starts the next transmission on a port if it is free, not paused and has something to send.
+  void kick(pdes::LpContext& ctx, NodeState& n, std::uint32_t index);
+  /// Puts one packet on the wire from `index` at ctx.now(); returns when the port is free again.
+  void transmit(pdes::LpContext& ctx, NodeState& n, std::uint32_t index, Packet pkt, SimTime tail);
+  bool next_host_packet(pdes::LpContext& ctx, NodeState& n, std::uint32_t index, Packet& out);
+  void send_pfc(pdes::LpContext& ctx, NodeState& n, std::uint32_t index, bool pause);
+  double loss_probability(PortState& ps, std::uint32_t frame);
+  [[nodiscard]] topology::PortId global_port(pdes::LpId node, std::uint32_t index) const {
+    return topo_.nodes[node].first_port + index;
+  }
+
+  const topology::Topology& topo_;
+  const Routing& routing_;
+  std::vector<Flow> flows_;
+  FabricParams params_;
+  std::vector<std::vector<std::uint32_t>> flows_from_node_;  // by node: flows it sends
+  std::vector<pdes::LpId> local_;
+  std::vector<NodeState> nodes_;  // by slot
+  std::vector<PortState> ports_;  // local ports
+  std::vector<std::int64_t> backlog_;  // local ports: bytes queued (what load balancers see)
+  std::vector<SendState> send_;   // by flow id (meaningful for local senders)
+  std::vector<FlowRecord> recv_;  // by flow id (meaningful for local receivers)
+  std::vector<std::uint32_t> slot_of_node_;  // by node id (local nodes only)
+  std::vector<std::vector<std::pair<SimTime, LinkFault>>> faults_by_node_;
+};
+
+}  // namespace stepsim::fabric

@@ -1,0 +1,73 @@
+#pragma once
+/// Parameters of the packet-level fabric: switches (buffer, forwarding), ECN, PFC, load
+/// balancing, the physical layer's error model and scheduled faults.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "stepsim/core/result.hpp"
+#include "stepsim/core/units.hpp"
+#include "stepsim/fabric/load_balancer.hpp"
+
+namespace stepsim::fabric {
+
+struct SwitchParams {
+  Bytes buffer = Bytes(64LL << 20);      ///< shared packet buffer per switch
+  double dt_alpha = 1.0;                 ///< lossy dynamic threshold: queue < alpha x free buffer
+  SimTime latency = SimTime::ns(300);    ///< forwarding pipeline latency
+  bool cut_through = true;               ///< forward after the header (else after the tail)
+};
+
+/// RED/ECN marking on egress queues (DCQCN-style: probability rises from 0 at kmin to pmax at
+/// kmax, 1 above).
+struct EcnParams {
+  bool enabled = true;
+  Bytes kmin = Bytes(20'000);
+  Bytes kmax = Bytes(60'000);
+  double pmax = 0.2;
+};
+
+/// 802.1Qbb PFC on one lossless priority (DOMAIN.md section 3: ECN before PFC,
+/// Kmin < Kmax < XON < XOFF; XOFF 150 KB, XON 75 KB in the seed's example).
+struct PfcParams {
+  bool enabled = true;
+  std::uint8_t priority = 3;             ///< the lossless traffic class
+  Bytes xoff = Bytes(150'000);           ///< ingress bytes that trigger PAUSE
+  Bytes xon = Bytes(75'000);             ///< ingress bytes below which RESUME is sent
+  Bytes headroom = Bytes(0);             ///< above XOFF; 0 = computed per port from its cable
+  SimTime switch_delay = SimTime::ns(200);  ///< headroom formula's T_switch
+  SimTime nic_delay = SimTime::ns(200);     ///< headroom formula's T_nic
+};
+
+/// A scheduled change to a link.
+struct FaultSpec {
+  enum class Kind { kDown, kUp, kLanes } kind = Kind::kDown;
+  std::uint32_t link = 0;
+  SimTime at;
+  int lanes = 0;  ///< kLanes: lanes left
+};
+
+struct FabricParams {
+  SwitchParams sw;
+  EcnParams ecn;
+  PfcParams pfc;
+  LbParams lb;
+  Bytes mtu = Bytes(4096);               ///< payload bytes per packet
+  bool fec = true;                       ///< KP4 FEC on every link (off: raw BER hits packets)
+  int burst_symbols = 1;                 ///< FEC error bursts (1 = independent bit errors)
+  double ber_override = -1;              ///< >= 0: this pre-FEC BER on every link
+  bool reroute = true;                   ///< avoid down ports when another equal-cost port exists
+  std::vector<FaultSpec> faults;
+  std::uint32_t seed = 1;
+
+  /// Checks ranges; the error names the parameter and the allowed values.
+  [[nodiscard]] Result<bool> validate() const;
+};
+
+/// Adds down/up pairs for a link that flaps `times` times, each down for `down_for`, every
+/// `period`, starting at `start`.
+void add_flapping(std::vector<FaultSpec>& faults, std::uint32_t link, SimTime start,
+                  SimTime period, SimTime down_for, int times);
+
+}  // namespace stepsim::fabric

@@ -1,0 +1,56 @@
+#pragma once
+/// Load balancing at a switch: which of the equal-cost egress ports a packet takes. One file per
+/// policy (src/fabric/lb_*.cpp), chosen by name: ecmp, flowlet, adaptive, spray.
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "stepsim/core/result.hpp"
+#include "stepsim/core/units.hpp"
+#include "stepsim/fabric/packet.hpp"
+
+namespace stepsim::fabric {
+
+/// Parameters shared by the policies (each uses what it needs).
+struct LbParams {
+  std::string policy = "ecmp";
+  SimTime flowlet_timeout = SimTime::us(10);  ///< flowlet: idle gap that may start a new path
+  std::uint32_t flowlet_table = 4096;         ///< flowlet: entries of the (hashed) flow table
+  bool per_switch_seed = true;                ///< ecmp: each switch hashes with its own seed
+  std::uint32_t seed = 1;                     ///< run seed (random choices)
+};
+
+/// What a policy sees for one decision.
+struct LbQuery {
+  const Packet& packet;
+  std::span<const std::uint32_t> candidates;  ///< usable equal-cost ports (indices in the switch)
+  SimTime now;
+  const std::int64_t* queued_bytes;           ///< bytes waiting at each egress port of the switch
+};
+
+/// A policy instance lives in one switch and may keep state there.
+class LoadBalancer {
+ public:
+  virtual ~LoadBalancer() = default;
+  /// Returns an index into q.candidates (which is never empty).
+  virtual std::uint32_t choose(const LbQuery& q) = 0;
+};
+
+/// Creates the policy `p.policy` for switch `switch_id`; the error lists the known policies.
+Result<std::unique_ptr<LoadBalancer>> make_load_balancer(const LbParams& p, std::uint32_t switch_id);
+/// Names of the registered policies.
+std::vector<std::string> load_balancer_names();
+
+/// The ECMP hash of a packet: CRC-32 over its 5-tuple (src/dst address, UDP source port,
+/// destination port 4791, protocol 17) and IPv6 flow label, salted with `seed`.
+std::uint32_t ecmp_hash(const Packet& p, std::uint32_t seed);
+
+/// The IPv6 flow label a RoCE NIC derives per QP (DOMAIN.md section 5): the low 20 bits of
+/// CRC-32 over source QP, destination QP and the low 16 bits of source and destination address.
+std::uint32_t roce_flow_label(std::uint32_t src_qp, std::uint32_t dst_qp, std::uint32_t src_addr,
+                              std::uint32_t dst_addr);
+
+}  // namespace stepsim::fabric

@@ -1,0 +1,536 @@
+// The packet-level fabric model (see fabric_model.hpp). Modelling choices:
+// - A packet is one event per link traversal, delivered when its header (cut-through) or its
+//   tail (store-and-forward) has crossed the link and the receiving switch's pipeline.
+// - Cut-through never lets a packet's tail leave before it arrived; with equal link rates along
+//   the path this is exact, with a slower ingress it is the tail constraint of the last hop only.
+// - PFC: XOFF/XON frames per lossless class, sent when the bytes a switch holds from one ingress
+//   port cross XOFF/XON; they take the link latency plus a 64 B frame time to stop or restart the
+//   upstream egress. A lossless packet beyond XOFF + headroom is dropped (too little headroom).
+// - Lossy packets are admitted while their egress backlog stays below alpha x free buffer.
+// - FEC/BER: the sender draws, per packet, whether an uncorrectable codeword (or, FEC off, a bit
+//   error) destroys it; the packet then never arrives. Corrected codewords are counted too.
+#include "stepsim/fabric/fabric_model.hpp"
+
+#include <algorithm>
+
+#include "stepsim/core/fatal.hpp"
+#include "stepsim/core/hash.hpp"
+#include "stepsim/fabric/pfc_headroom.hpp"
+#include "stepsim/phy/fec.hpp"
+
+namespace stepsim::fabric {
+
+using topology::kNone;
+using topology::NodeId;
+using topology::PortId;
+
+namespace {
+constexpr std::uint32_t kHeaderBytes = 64;  // what cut-through waits for
+constexpr std::uint32_t kPfcFrameBytes = 64;
+constexpr std::uint32_t kStreamEcn = 0x45434e;
+constexpr std::uint32_t kStreamFec = 0x464543;
+}  // namespace
+
+FabricModel::FabricModel(const topology::Topology& topo, const Routing& routing,
+                         std::vector<Flow> flows, FabricParams params)
+    : topo_(topo), routing_(routing), flows_(std::move(flows)), params_(std::move(params)) {
+  STEPSIM_CHECK(params_.validate().ok(), "invalid fabric parameters");
+  flows_from_node_.resize(topo_.nodes.size());
+  for (const Flow& f : flows_) {
+    STEPSIM_CHECK(f.src_nic < topo_.ports.size() && f.dst_nic < topo_.ports.size(),
+                  "flow " + std::to_string(f.id) + " names a port that does not exist");
+    flows_from_node_[topo_.ports[f.src_nic].node].push_back(f.id);
+  }
+  faults_by_node_.resize(topo_.nodes.size());
+  for (const FaultSpec& fs : params_.faults) {
+    STEPSIM_CHECK(fs.link < topo_.links.size(), "fault on a link that does not exist");
+    LinkFault lf;
+    lf.link = fs.link;
+    lf.up = fs.kind == FaultSpec::Kind::kUp ? 1 : 0;
+    lf.lanes_left = fs.kind == FaultSpec::Kind::kLanes ? static_cast<std::uint8_t>(std::max(1, fs.lanes)) : 0;
+    for (PortId p : {topo_.links[fs.link].a, topo_.links[fs.link].b}) {
+      faults_by_node_[topo_.ports[p].node].push_back({fs.at, lf});
+    }
+  }
+}
+
+FabricModel::~FabricModel() = default;
+
+void FabricModel::setup(std::span<const pdes::LpId> local_lps) {
+  local_.assign(local_lps.begin(), local_lps.end());
+  nodes_.clear();
+  nodes_.resize(local_.size());
+  ports_.clear();
+  std::size_t nports = 0;
+  for (pdes::LpId v : local_) nports += topo_.nodes[v].port_count;
+  ports_.resize(nports);
+  backlog_.assign(nports, 0);
+  slot_of_node_.assign(topo_.nodes.size(), kNone);
+  send_.assign(flows_.size(), SendState{});
+  recv_.assign(flows_.size(), FlowRecord{});
+  std::uint32_t base = 0;
+  for (std::uint32_t s = 0; s < local_.size(); ++s) {
+    const NodeId v = local_[s];
+    slot_of_node_[v] = s;
+    NodeState& n = nodes_[s];
+    n.port_base = base;
+    n.port_count = topo_.nodes[v].port_count;
+    n.is_server = topo_.is_server(v);
+    n.ecn_rng = pdes::Rng(params_.seed, v, kStreamEcn);
+    if (!n.is_server) {
+      auto lb = make_load_balancer(params_.lb, v);
+      STEPSIM_CHECK(lb.ok(), lb.ok() ? std::string() : lb.error().message);
+      n.lb = std::move(lb).value();
+    }
+    for (std::uint32_t i = 0; i < n.port_count; ++i) {
+      const PortId gp = topo_.nodes[v].first_port + i;
+      PortState& ps = ports_[base + i];
+      const topology::Port& tp = topo_.ports[gp];
+      if (tp.link == kNone) {
+        ps.down = true;
+        continue;
+      }
+      const topology::Link& link = topo_.links[tp.link];
+      ps.rate = routing_.port(gp).rate;
+      ps.ber = params_.ber_override >= 0 ? params_.ber_override : link.ber;
+      ps.fec_rng = pdes::Rng(params_.seed, gp, kStreamFec);
+      if (params_.pfc.headroom.count() > 0) {
+        ps.headroom = params_.pfc.headroom.count();
+      } else {
+        HeadroomInputs in;
+        in.rate = ps.rate;
+        in.length = link.length;
+        in.per_metre = link.cable == topology::CableKind::kDac ? topo_.phy.dac_per_metre : topo_.phy.per_metre;
+        in.switch_delay = params_.pfc.switch_delay;
+        in.nic_delay = params_.pfc.nic_delay;
+        in.dsp_modules = link.cable == topology::CableKind::kOptics ? 2 : 0;
+        in.dsp_delay = topo_.phy.dsp_latency;
+        in.mtu = Bytes(params_.mtu.count() + kRoceHeaderBytes);
+        ps.headroom = pfc_headroom(in).headroom.count();
+      }
+    }
+    base += n.port_count;
+  }
+}
+
+std::int64_t FabricModel::headroom_of(PortId p) const {
+  const NodeId v = topo_.ports[p].node;
+  const std::uint32_t s = slot_of_node_[v];
+  STEPSIM_CHECK(s != kNone, "headroom_of a port this rank does not own");
+  return ports_[nodes_[s].port_base + topo_.ports[p].index].headroom;
+}
+
+void FabricModel::init_lp(pdes::LpContext& ctx) {
+  for (std::uint32_t f : flows_from_node_[ctx.self()]) {
+    ctx.send(ctx.self(), flows_[f].start, kEvFlowStart, f);
+  }
+  for (const auto& [at, fault] : faults_by_node_[ctx.self()]) {
+    const topology::Link& l = topo_.links[fault.link];
+    const PortId p = topo_.ports[l.a].node == ctx.self() ? l.a : l.b;
+    ctx.send(ctx.self(), at, kEvLinkFault, topo_.ports[p].index, fault);
+  }
+}
+
+void FabricModel::handle(pdes::LpContext& ctx, const pdes::Event& ev) {
+  NodeState& n = nodes_[ctx.slot()];
+  switch (ev.kind) {
+    case kEvPacket:
+      if (n.is_server) {
+        on_host_packet(ctx, ev.payload_as<Packet>());
+      } else {
+        on_packet(ctx, n, ev.aux, ev.payload_as<Packet>());
+      }
+      break;
+    case kEvPortFree:
+      port(n, ev.aux).free_pending = false;
+      kick(ctx, n, ev.aux);
+      break;
+    case kEvPfc: on_pfc(ctx, n, ev.aux, ev.payload_as<PfcFrame>()); break;
+    case kEvFlowStart: {
+      const Flow& f = flows_[ev.aux];
+      const std::uint32_t idx = topo_.ports[f.src_nic].index;
+      port(n, idx).active.push_back(ev.aux);
+      kick(ctx, n, idx);
+      break;
+    }
+    case kEvLinkFault: on_fault(ctx, n, ev.aux, ev.payload_as<LinkFault>()); break;
+    default: fatal("fabric: unknown event kind " + std::to_string(ev.kind));
+  }
+}
+
+void FabricModel::on_packet(pdes::LpContext& ctx, NodeState& n, std::uint32_t in_port, Packet pkt) {
+  const NodeId self = ctx.self();
+  std::uint32_t out;
+  if (routing_.edge_of_nic(pkt.dst_nic) == self) {
+    out = routing_.nic_port_at_edge(pkt.dst_nic);
+  } else {
+    std::span<const std::uint32_t> cand = routing_.candidates(self, pkt.dst_nic);
+    if (cand.empty()) {
+      ++port(n, in_port).stats.drops_unroutable;
+      return;
+    }
+    std::uint32_t usable[256];
+    if (n.down_ports > 0 && params_.reroute) {
+      std::uint32_t k = 0;
+      for (std::uint32_t c : cand) {
+        if (!port(n, c).down && k < 256) usable[k++] = c;
+      }
+      if (k == 0) {
+        ++port(n, cand[0]).stats.drops_link_down;
+        return;
+      }
+      cand = std::span<const std::uint32_t>(usable, k);
+    }
+    out = cand.size() == 1
+              ? cand[0]
+              : cand[n.lb->choose(LbQuery{pkt, cand, ctx.now(), backlog_.data() + n.port_base})];
+  }
+  SimTime tail = ctx.now();
+  if (params_.sw.cut_through) {
+    const DataRate in_rate = port(n, in_port).rate;
+    tail += in_rate.serialization_time(Bytes(pkt.bytes)) - in_rate.serialization_time(Bytes(kHeaderBytes));
+  }
+  enqueue(ctx, n, out, in_port, pkt, tail);
+}
+
+void FabricModel::enqueue(pdes::LpContext& ctx, NodeState& n, std::uint32_t out,
+                          std::uint32_t in_port, Packet pkt, SimTime tail) {
+  PortState& e = port(n, out);
+  PortState& in = port(n, in_port);
+  const int c = klass(pkt);
+  const std::int64_t b = pkt.bytes;
+  if (e.down) {
+    ++e.stats.drops_link_down;
+    return;
+  }
+  if (c == 0) {
+    if (in.ingress[0] + b > params_.pfc.xoff.count() + in.headroom) {
+      ++in.stats.drops_buffer;  // headroom exhausted
+      return;
+    }
+  } else {
+    const std::int64_t free = params_.sw.buffer.count() - n.buffer_used;
+    if (free < b || static_cast<double>(e.queued[1] + b) > params_.sw.dt_alpha * static_cast<double>(free)) {
+      ++e.stats.drops_buffer;
+      return;
+    }
+  }
+  if (params_.ecn.enabled) {
+    const std::int64_t q = e.queued[c];
+    const std::int64_t kmin = params_.ecn.kmin.count();
+    const std::int64_t kmax = params_.ecn.kmax.count();
+    if (q > kmin) {
+      const double p = q >= kmax ? 1.0
+                                 : params_.ecn.pmax * static_cast<double>(q - kmin) /
+                                       static_cast<double>(kmax - kmin);
+      if (p >= 1.0 || n.ecn_rng.uniform() < p) {
+        pkt.flags |= kEcnCe;
+        ++e.stats.ecn_marks;
+      }
+    }
+  }
+  e.queue[c].push(QueueEntry{pkt, tail, in_port});
+  e.queued[c] += b;
+  backlog_[n.port_base + out] += b;
+  n.buffer_used += b;
+  in.ingress[c] += b;
+  e.stats.max_queue = std::max(e.stats.max_queue, backlog_[n.port_base + out]);
+  if (c == 0 && params_.pfc.enabled && !in.xoff_sent && in.ingress[0] > params_.pfc.xoff.count()) {
+    send_pfc(ctx, n, in_port, true);
+  }
+  kick(ctx, n, out);
+}
+
+void FabricModel::kick(pdes::LpContext& ctx, NodeState& n, std::uint32_t index) {
+  PortState& e = port(n, index);
+  if (e.down) return;
+  if (e.busy_until > ctx.now()) {
+    if (!e.free_pending) {
+      e.free_pending = true;
+      ctx.send(ctx.self(), e.busy_until - ctx.now(), kEvPortFree, index);
+    }
+    return;
+  }
+  Packet pkt;
+  SimTime tail = ctx.now();
+  if (n.is_server) {
+    if (!next_host_packet(ctx, n, index, pkt)) return;
+  } else {
+    int c = -1;
+    if (!e.queue[0].empty() && !e.paused[0]) {
+      c = 0;
+    } else if (!e.queue[1].empty()) {
+      c = 1;
+    }
+    if (c < 0) return;
+    const QueueEntry q = e.queue[c].pop();
+    pkt = q.pkt;
+    tail = q.tail;
+    const std::int64_t b = pkt.bytes;
+    e.queued[c] -= b;
+    backlog_[n.port_base + index] -= b;
+    n.buffer_used -= b;
+    PortState& in = port(n, q.in_port);
+    in.ingress[c] -= b;
+    if (c == 0 && in.xoff_sent && in.ingress[0] <= params_.pfc.xon.count()) {
+      send_pfc(ctx, n, q.in_port, false);
+    }
+  }
+  transmit(ctx, n, index, pkt, tail);
+  const bool more = n.is_server ? !e.active.empty() : !(e.queue[0].empty() && e.queue[1].empty());
+  if (more && !e.free_pending) {
+    e.free_pending = true;
+    ctx.send(ctx.self(), e.busy_until - ctx.now(), kEvPortFree, index);
+  }
+}
+
+double FabricModel::loss_probability(PortState& ps, std::uint32_t frame) {
+  if (ps.cached_frame != frame) {
+    const Bytes size(frame);
+    if (params_.fec) {
+      const double pcw = phy::codeword_failure_probability_burst(phy::kKp4, ps.ber, params_.burst_symbols);
+      ps.cached_loss = phy::any_failure_probability(pcw, phy::codewords_spanned(phy::kKp4, size));
+    } else {
+      ps.cached_loss = phy::raw_frame_error_probability(ps.ber, size);
+    }
+    ps.cached_frame = frame;
+  }
+  return ps.cached_loss;
+}
+
+void FabricModel::transmit(pdes::LpContext& ctx, NodeState& n, std::uint32_t index, Packet pkt,
+                           SimTime tail) {
+  PortState& e = port(n, index);
+  const PortInfo& pi = routing_.port(global_port(ctx.self(), index));
+  const SimTime now = ctx.now();
+  const SimTime ser = e.rate.serialization_time(Bytes(pkt.bytes + kWireOverheadBytes));
+  e.busy_until = std::max(now + ser, tail);
+  ++e.stats.packets;
+  e.stats.bytes += pkt.bytes;
+  if (e.ber > 0) [[unlikely]] {
+    if (e.fec_rng.uniform() < loss_probability(e, pkt.bytes)) {
+      ++e.stats.drops_fec;
+      ++e.stats.fec_uncorrectable;
+      return;
+    }
+    if (params_.fec) {
+      const double pc = phy::codeword_corrected_probability(phy::kKp4, e.ber);
+      const std::int64_t cws = phy::codewords_spanned(phy::kKp4, Bytes(pkt.bytes));
+      for (std::int64_t i = 0; i < cws; ++i) e.stats.fec_corrected += e.fec_rng.uniform() < pc ? 1 : 0;
+    }
+  }
+  const bool to_switch = !topo_.is_server(pi.peer_node);
+  const SimTime head = params_.sw.cut_through && to_switch
+                           ? now + e.rate.serialization_time(Bytes(kHeaderBytes))
+                           : e.busy_until;
+  const SimTime arrival = head + pi.latency + (to_switch ? params_.sw.latency : SimTime::zero());
+  ctx.send(pi.peer_node, arrival - now, kEvPacket, pi.peer_index, pkt);
+}
+
+bool FabricModel::next_host_packet(pdes::LpContext& ctx, NodeState& n, std::uint32_t index,
+                                   Packet& out) {
+  PortState& e = port(n, index);
+  const auto count = static_cast<std::uint32_t>(e.active.size());
+  SimTime earliest = SimTime::never();
+  for (std::uint32_t k = 0; k < count; ++k) {
+    const std::uint32_t i = (e.active_rr + k) % count;
+    const std::uint32_t fid = e.active[i];
+    const Flow& f = flows_[fid];
+    SendState& s = send_[fid];
+    if (klass(Packet{.prio = f.prio}) == 0 && e.paused[0]) continue;
+    if (s.next_allowed > ctx.now()) {
+      earliest = std::min(earliest, s.next_allowed);
+      continue;
+    }
+    const std::int64_t payload = std::min<std::int64_t>(params_.mtu.count(), f.bytes - s.sent);
+    out = Packet{};
+    out.flow = fid;
+    out.seq = s.next_seq++;
+    out.src_nic = f.src_nic;
+    out.dst_nic = f.dst_nic;
+    out.bytes = static_cast<std::uint32_t>(payload) + kRoceHeaderBytes;
+    out.entropy = f.entropy;
+    out.prio = f.prio;
+    out.qp = f.qp;
+    out.label = f.label;
+    s.sent += payload;
+    if (f.rate.bits_per_second() > 0) {
+      s.next_allowed = ctx.now() + f.rate.serialization_time(Bytes(out.bytes + kWireOverheadBytes));
+    }
+    if (s.sent >= f.bytes) {
+      out.flags |= kLastOfFlow;
+      e.active[i] = e.active.back();
+      e.active.pop_back();
+      e.active_rr = e.active.empty() ? 0 : i % static_cast<std::uint32_t>(e.active.size());
+    } else {
+      e.active_rr = (i + 1) % count;
+    }
+    return true;
+  }
+  if (!earliest.is_never() && !e.free_pending) {
+    e.free_pending = true;
+    ctx.send(ctx.self(), earliest - ctx.now(), kEvPortFree, index);
+  }
+  return false;
+}
+
+void FabricModel::on_host_packet(pdes::LpContext& ctx, const Packet& pkt) {
+  FlowRecord& r = recv_[pkt.flow];
+  if (r.first_ps < 0) r.first_ps = ctx.now().picoseconds();
+  r.bytes_received += static_cast<std::int64_t>(pkt.bytes) - kRoceHeaderBytes;
+  if ((pkt.flags & kEcnCe) != 0) ++r.ecn_marked;
+  if (r.bytes_received >= flows_[pkt.flow].bytes && r.end_ps < 0) r.end_ps = ctx.now().picoseconds();
+}
+
+void FabricModel::send_pfc(pdes::LpContext& ctx, NodeState& n, std::uint32_t index, bool pause) {
+  PortState& in = port(n, index);
+  in.xoff_sent = pause;
+  if (pause) ++in.stats.pause_sent;
+  const PortInfo& pi = routing_.port(global_port(ctx.self(), index));
+  const SimTime delay = pi.latency + in.rate.serialization_time(Bytes(kPfcFrameBytes + kWireOverheadBytes));
+  ctx.send(pi.peer_node, delay, kEvPfc, pi.peer_index,
+           PfcFrame{params_.pfc.priority, static_cast<std::uint8_t>(pause ? 1 : 0)});
+}
+
+void FabricModel::on_pfc(pdes::LpContext& ctx, NodeState& n, std::uint32_t index, const PfcFrame& f) {
+  PortState& e = port(n, index);
+  if (f.pause != 0) {
+    if (!e.paused[0]) {
+      e.paused[0] = true;
+      e.pause_start[0] = ctx.now();
+      ++e.stats.pause_received;
+    }
+  } else if (e.paused[0]) {
+    e.paused[0] = false;
+    e.stats.paused_ps += (ctx.now() - e.pause_start[0]).picoseconds();
+    kick(ctx, n, index);
+  }
+}
+
+void FabricModel::on_fault(pdes::LpContext& ctx, NodeState& n, std::uint32_t index, const LinkFault& f) {
+  PortState& e = port(n, index);
+  if (f.lanes_left > 0) {
+    const topology::Link& l = topo_.links[f.link];
+    e.rate = topo_.port_types[l.port_type].with_lanes(f.lanes_left).data_rate();
+    e.cached_frame = 0;
+    return;
+  }
+  if (f.up == 0) {
+    if (e.down) return;
+    e.down = true;
+    ++n.down_ports;
+    for (int c = 0; c < 2; ++c) {
+      while (!e.queue[c].empty()) {
+        const QueueEntry q = e.queue[c].pop();
+        const std::int64_t b = q.pkt.bytes;
+        e.queued[c] -= b;
+        backlog_[n.port_base + index] -= b;
+        n.buffer_used -= b;
+        PortState& in = port(n, q.in_port);
+        in.ingress[c] -= b;
+        ++e.stats.drops_link_down;
+        if (c == 0 && in.xoff_sent && in.ingress[0] <= params_.pfc.xon.count()) {
+          send_pfc(ctx, n, q.in_port, false);
+        }
+      }
+    }
+  } else if (e.down) {
+    e.down = false;
+    --n.down_ports;
+    kick(ctx, n, index);
+  }
+}
+
+std::uint64_t FabricModel::lp_digest(std::uint32_t slot) const {
+  const NodeState& n = nodes_[slot];
+  std::uint64_t h = 0;
+  for (std::uint32_t i = 0; i < n.port_count; ++i) {
+    const PortStats& s = ports_[n.port_base + i].stats;
+    for (std::uint64_t v : {s.bytes, s.packets, s.ecn_marks, s.pause_sent, s.pause_received,
+                            s.drops_buffer, s.drops_fec, s.drops_link_down, s.drops_unroutable,
+                            s.fec_corrected, s.fec_uncorrectable, static_cast<std::uint64_t>(s.paused_ps),
+                            static_cast<std::uint64_t>(s.max_queue)}) {
+      h = hash_combine(h, v);
+    }
+  }
+  if (n.is_server) {
+    for (std::uint32_t i = 0; i < n.port_count; ++i) {
+      for (const Flow& f : flows_) {
+        if (f.dst_nic != topo_.nodes[local_[slot]].first_port + i) continue;
+        const FlowRecord& r = recv_[f.id];
+        h = hash_combine(hash_combine(h, static_cast<std::uint64_t>(r.bytes_received)),
+                         static_cast<std::uint64_t>(r.end_ps) ^ (r.ecn_marked << 48));
+      }
+    }
+  }
+  return h;
+}
+
+FabricResults FabricModel::collect(pdes::Sync& sync) const {
+  const std::size_t np = topo_.ports.size();
+  std::vector<std::uint64_t> buf(np * PortStats::kFields + flows_.size() * FlowRecord::kFields, 0);
+  for (std::uint32_t s = 0; s < local_.size(); ++s) {
+    const NodeState& n = nodes_[s];
+    for (std::uint32_t i = 0; i < n.port_count; ++i) {
+      const PortStats& st = ports_[n.port_base + i].stats;
+      std::uint64_t* x = buf.data() + static_cast<std::size_t>(topo_.nodes[local_[s]].first_port + i) * PortStats::kFields;
+      const std::uint64_t v[PortStats::kFields] = {
+          st.bytes, st.packets, st.ecn_marks, st.pause_sent, st.pause_received, st.drops_buffer,
+          st.drops_fec, st.drops_link_down, st.drops_unroutable, st.fec_corrected,
+          st.fec_uncorrectable, static_cast<std::uint64_t>(st.paused_ps), static_cast<std::uint64_t>(st.max_queue)};
+      std::copy(v, v + PortStats::kFields, x);
+    }
+  }
+  std::uint64_t* fx = buf.data() + np * PortStats::kFields;
+  for (const Flow& f : flows_) {
+    if (slot_of_node_[topo_.ports[f.dst_nic].node] == kNone) continue;
+    const FlowRecord& r = recv_[f.id];
+    std::uint64_t* x = fx + static_cast<std::size_t>(f.id) * FlowRecord::kFields;
+    x[0] = static_cast<std::uint64_t>(r.bytes_received);
+    x[1] = static_cast<std::uint64_t>(r.first_ps + 1);  // 0 = never
+    x[2] = static_cast<std::uint64_t>(r.end_ps + 1);
+    x[3] = r.ecn_marked;
+  }
+  sync.allreduce_sum(buf);
+  FabricResults out;
+  out.ports.resize(np);
+  for (std::size_t p = 0; p < np; ++p) {
+    const std::uint64_t* x = buf.data() + p * PortStats::kFields;
+    PortStats& st = out.ports[p];
+    st.bytes = x[0];
+    st.packets = x[1];
+    st.ecn_marks = x[2];
+    st.pause_sent = x[3];
+    st.pause_received = x[4];
+    st.drops_buffer = x[5];
+    st.drops_fec = x[6];
+    st.drops_link_down = x[7];
+    st.drops_unroutable = x[8];
+    st.fec_corrected = x[9];
+    st.fec_uncorrectable = x[10];
+    st.paused_ps = static_cast<std::int64_t>(x[11]);
+    st.max_queue = static_cast<std::int64_t>(x[12]);
+  }
+  out.flows.resize(flows_.size());
+  for (std::size_t f = 0; f < flows_.size(); ++f) {
+    const std::uint64_t* x = fx + f * FlowRecord::kFields;
+    out.flows[f].bytes_received = static_cast<std::int64_t>(x[0]);
+    out.flows[f].first_ps = static_cast<std::int64_t>(x[1]) - 1;
+    out.flows[f].end_ps = static_cast<std::int64_t>(x[2]) - 1;
+    out.flows[f].ecn_marked = x[3];
+  }
+  return out;
+}
+
+std::size_t FabricModel::memory_bytes() const {
+  std::size_t b = nodes_.capacity() * sizeof(NodeState) + ports_.capacity() * sizeof(PortState) +
+                  send_.capacity() * sizeof(SendState) + recv_.capacity() * sizeof(FlowRecord) +
+                  flows_.capacity() * sizeof(Flow) + backlog_.capacity() * sizeof(std::int64_t);
+  for (const PortState& p : ports_) {
+    b += (p.queue[0].capacity() + p.queue[1].capacity()) * sizeof(QueueEntry) +
+         p.active.capacity() * sizeof(std::uint32_t);
+  }
+  return b;
+}
+
+}  // namespace stepsim::fabric

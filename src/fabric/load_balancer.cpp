@@ -1,0 +1,53 @@
+#include "stepsim/fabric/load_balancer.hpp"
+
+#include <array>
+
+#include "src/fabric/lb_registry.hpp"
+#include "stepsim/core/crc32.hpp"
+
+namespace stepsim::fabric {
+namespace {
+
+void put32(std::uint8_t* at, std::uint32_t v) {
+  at[0] = static_cast<std::uint8_t>(v >> 24);
+  at[1] = static_cast<std::uint8_t>(v >> 16);
+  at[2] = static_cast<std::uint8_t>(v >> 8);
+  at[3] = static_cast<std::uint8_t>(v);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<LoadBalancer>> make_load_balancer(const LbParams& p, std::uint32_t switch_id) {
+  return LbRegistry::create("load-balancing policy", p.policy, p, switch_id);
+}
+
+std::vector<std::string> load_balancer_names() { return LbRegistry::names(); }
+
+std::uint32_t ecmp_hash(const Packet& p, std::uint32_t seed) {
+  // src addr, dst addr, src port, dst port, protocol, flow label, seed.
+  std::array<std::uint8_t, 21> key{};
+  put32(key.data(), p.src_nic);
+  put32(key.data() + 4, p.dst_nic);
+  key[8] = static_cast<std::uint8_t>(p.entropy >> 8);
+  key[9] = static_cast<std::uint8_t>(p.entropy);
+  key[10] = static_cast<std::uint8_t>(kRoceUdpPort >> 8);
+  key[11] = static_cast<std::uint8_t>(kRoceUdpPort & 0xff);
+  key[12] = 17;
+  put32(key.data() + 13, p.label);
+  put32(key.data() + 17, seed);
+  return crc32(key);
+}
+
+std::uint32_t roce_flow_label(std::uint32_t src_qp, std::uint32_t dst_qp, std::uint32_t src_addr,
+                              std::uint32_t dst_addr) {
+  std::array<std::uint8_t, 12> key{};
+  put32(key.data(), src_qp);
+  put32(key.data() + 4, dst_qp);
+  key[8] = static_cast<std::uint8_t>(src_addr >> 8);
+  key[9] = static_cast<std::uint8_t>(src_addr);
+  key[10] = static_cast<std::uint8_t>(dst_addr >> 8);
+  key[11] = static_cast<std::uint8_t>(dst_addr);
+  return crc32(key) & 0xFFFFFu;
+}
+
+}  // namespace stepsim::fabric
