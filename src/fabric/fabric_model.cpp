@@ -188,7 +188,8 @@ void FabricModel::on_packet(pdes::LpContext& ctx, NodeState& n, std::uint32_t in
   SimTime tail = ctx.now();
   if (params_.sw.cut_through) {
     const DataRate in_rate = port(n, in_port).rate;
-    tail += in_rate.serialization_time(Bytes(pkt.bytes)) - in_rate.serialization_time(Bytes(kHeaderBytes));
+    tail += in_rate.serialization_time(Bytes(pkt.bytes + kWireOverheadBytes)) -
+            in_rate.serialization_time(Bytes(kHeaderBytes));
   }
   enqueue(ctx, n, out, in_port, pkt, tail);
 }
@@ -225,7 +226,7 @@ void FabricModel::enqueue(pdes::LpContext& ctx, NodeState& n, std::uint32_t out,
                                        static_cast<double>(kmax - kmin);
       if (p >= 1.0 || n.ecn_rng.uniform() < p) {
         pkt.flags |= kEcnCe;
-        ++e.stats.ecn_marks;
+        if (e.stats.ecn_marks++ == 0) e.stats.first_mark_ps = ctx.now().picoseconds();
       }
     }
   }
@@ -385,7 +386,7 @@ void FabricModel::on_host_packet(pdes::LpContext& ctx, const Packet& pkt) {
 void FabricModel::send_pfc(pdes::LpContext& ctx, NodeState& n, std::uint32_t index, bool pause) {
   PortState& in = port(n, index);
   in.xoff_sent = pause;
-  if (pause) ++in.stats.pause_sent;
+  if (pause && in.stats.pause_sent++ == 0) in.stats.first_pause_ps = ctx.now().picoseconds();
   const PortInfo& pi = routing_.port(global_port(ctx.self(), index));
   const SimTime delay = pi.latency + in.rate.serialization_time(Bytes(kPfcFrameBytes + kWireOverheadBytes));
   ctx.send(pi.peer_node, delay, kEvPfc, pi.peer_index,
@@ -477,7 +478,8 @@ FabricResults FabricModel::collect(pdes::Sync& sync) const {
       const std::uint64_t v[PortStats::kFields] = {
           st.bytes, st.packets, st.ecn_marks, st.pause_sent, st.pause_received, st.drops_buffer,
           st.drops_fec, st.drops_link_down, st.drops_unroutable, st.fec_corrected,
-          st.fec_uncorrectable, static_cast<std::uint64_t>(st.paused_ps), static_cast<std::uint64_t>(st.max_queue)};
+          st.fec_uncorrectable, static_cast<std::uint64_t>(st.paused_ps), static_cast<std::uint64_t>(st.max_queue),
+          static_cast<std::uint64_t>(st.first_mark_ps + 1), static_cast<std::uint64_t>(st.first_pause_ps + 1)};
       std::copy(v, v + PortStats::kFields, x);
     }
   }
@@ -510,6 +512,8 @@ FabricResults FabricModel::collect(pdes::Sync& sync) const {
     st.fec_uncorrectable = x[10];
     st.paused_ps = static_cast<std::int64_t>(x[11]);
     st.max_queue = static_cast<std::int64_t>(x[12]);
+    st.first_mark_ps = static_cast<std::int64_t>(x[13]) - 1;
+    st.first_pause_ps = static_cast<std::int64_t>(x[14]) - 1;
   }
   out.flows.resize(flows_.size());
   for (std::size_t f = 0; f < flows_.size(); ++f) {

@@ -40,7 +40,9 @@ struct PortStats {
   std::uint64_t fec_uncorrectable = 0;///< codewords FEC could not correct
   std::int64_t paused_ps = 0;         ///< time this egress was paused (lossless class)
   std::int64_t max_queue = 0;         ///< largest egress backlog in bytes
-  static constexpr std::size_t kFields = 13;
+  std::int64_t first_mark_ps = -1;    ///< first ECN mark at this egress (-1: none)
+  std::int64_t first_pause_ps = -1;   ///< first XOFF sent by this port's ingress (-1: none)
+  static constexpr std::size_t kFields = 15;
 };
 
 /// Per-flow outcome.

@@ -1,0 +1,229 @@
+// The packet-level fabric on hand-built leaf-spine fabrics, one rank (SerialSync).
+#include "stepsim/fabric/fabric_model.hpp"
+
+#include <gtest/gtest.h>
+
+#include "stepsim/fabric/fabric_run.hpp"
+#include "stepsim/phy/fec.hpp"
+#include "tests/support/small_topologies.hpp"
+
+namespace stepsim::fabric {
+namespace {
+
+using testing::leaf_spine;
+
+FabricRun run(const topology::Topology& topo, const std::vector<Flow>& flows,
+              const FabricParams& params, int threads = 1, SimTime end = SimTime::ms(10)) {
+  pdes::SerialSync sync;
+  pdes::EngineOptions opt;
+  opt.threads = threads;
+  opt.end = end;
+  auto r = run_fabric(topo, flows, params, sync, opt);
+  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
+  return std::move(r).value();
+}
+
+Flow flow(std::uint32_t id, topology::PortId src, topology::PortId dst, std::int64_t bytes,
+          std::uint16_t entropy = 50000) {
+  Flow f;
+  f.id = id;
+  f.src_nic = src;
+  f.dst_nic = dst;
+  f.bytes = bytes;
+  f.entropy = entropy;
+  f.qp = 0x100 + id;
+  return f;
+}
+
+TEST(FabricModel, SingleFlowCompletesWhenComputedByHand) {
+  // host -> leaf -> spine -> leaf -> host, cut-through, one flow of N full packets at line rate:
+  // the last packet leaves the source at (N-1) ser; each switch forwards its header after
+  // hdr + link latency + switch latency; the last hop delivers the tail:
+  // end = N ser + 3 (hdr + switch latency) + latency(host-leaf) x 2 + latency(leaf-spine) x 2.
+  const auto topo = leaf_spine(2, 1, 1);
+  FabricParams p;
+  const std::int64_t n = 50;
+  const auto r = run(topo, {flow(0, topo.port_id(0, 0), topo.port_id(1, 0), n * 4096)}, p);
+  const DataRate rate = DataRate::gbps(400);
+  const SimTime ser = rate.serialization_time(Bytes(4096 + 62 + 20));
+  const SimTime hdr = rate.serialization_time(Bytes(64));
+  const SimTime dac = topo.links[0].latency;
+  const SimTime aoc = topo.links[1].latency;
+  const SimTime want = ser * n + (hdr + p.sw.latency) * 3 + dac * 2 + aoc * 2;
+  ASSERT_EQ(r.summary.flows_complete, 1u);
+  EXPECT_EQ(r.results.flows[0].end_ps, want.picoseconds());
+  EXPECT_EQ(r.summary.packet_hops, static_cast<std::uint64_t>(4 * n));
+  EXPECT_EQ(r.summary.drops_buffer + r.summary.drops_fec, 0u);
+}
+
+TEST(FabricModel, StoreAndForwardAddsOneSerializationPerSwitch) {
+  const auto topo = leaf_spine(2, 1, 1);
+  FabricParams p;
+  p.sw.cut_through = false;
+  const auto r = run(topo, {flow(0, topo.port_id(0, 0), topo.port_id(1, 0), 10 * 4096)}, p);
+  const SimTime ser = DataRate::gbps(400).serialization_time(Bytes(4096 + 62 + 20));
+  const SimTime want = ser * 10 + (ser + p.sw.latency) * 3 + topo.links[0].latency * 2 +
+                       topo.links[1].latency * 2;
+  EXPECT_EQ(r.results.flows[0].end_ps, want.picoseconds());
+}
+
+std::vector<Flow> incast(const topology::Topology& topo, std::uint32_t senders, std::int64_t bytes) {
+  std::vector<Flow> f;
+  for (std::uint32_t i = 1; i <= senders; ++i) f.push_back(flow(i - 1, topo.port_id(i, 0), topo.port_id(0, 0), bytes));
+  return f;
+}
+
+TEST(FabricModel, LosslessIncastWithComputedHeadroomDropsNothing) {
+  const auto topo = leaf_spine(1, 1, 17);  // 16 senders and the receiver on one leaf
+  FabricParams p;
+  const auto r = run(topo, incast(topo, 16, 1'000'000), p);
+  EXPECT_EQ(r.summary.drops_buffer, 0u);
+  EXPECT_EQ(r.summary.flows_complete, 16u);
+  EXPECT_GT(r.summary.pause_frames, 0u);
+  EXPECT_GT(r.summary.paused_ps, 0);
+  // The receiver's link is the bottleneck: 16 MB at 400G takes >= 320 us.
+  EXPECT_GE(r.summary.last_byte_us, 16e6 * 8 / 400e9 * 1e6);
+}
+
+TEST(FabricModel, TooLittleHeadroomDrops) {
+  const auto topo = leaf_spine(1, 1, 17);
+  FabricParams p;
+  p.pfc.headroom = Bytes(15'000);  // less than the in-flight bytes of a 2 m link plus 2 MTU
+  p.pfc.xoff = Bytes(20'000);
+  p.pfc.xon = Bytes(10'000);
+  p.sw.latency = SimTime::us(2);   // slow PAUSE reaction: more in flight
+  const auto r = run(topo, incast(topo, 16, 500'000), p);
+  EXPECT_GT(r.summary.drops_buffer, 0u);
+}
+
+TEST(FabricModel, EcnMarksBeforeTheFirstPauseWhenThresholdsFollowTheRule) {
+  // Kmin < Kmax < XON < XOFF (DOMAIN.md section 3): the defaults.
+  const auto topo = leaf_spine(1, 1, 9);
+  FabricParams p;
+  ASSERT_LT(p.ecn.kmax, p.pfc.xon);
+  const auto r = run(topo, incast(topo, 8, 1'000'000), p);
+  ASSERT_GE(r.summary.first_mark_ps, 0);
+  ASSERT_GE(r.summary.first_pause_ps, 0);
+  EXPECT_LT(r.summary.first_mark_ps, r.summary.first_pause_ps);
+  EXPECT_GT(r.summary.ecn_marks, 0u);
+}
+
+std::vector<Flow> many_qps(const topology::Topology& topo, std::uint32_t qps, Entropy e) {
+  TrafficSpec spec;
+  spec.pattern = "pair";
+  spec.qps = qps;
+  spec.flow_bytes = 64 * 4096;
+  spec.entropy = e;
+  return make_flows(topo, spec).value();
+}
+
+// Bytes each of the first leaf's uplinks carried.
+std::vector<double> uplink_bytes(const topology::Topology& topo, const FabricResults& r,
+                                 std::uint32_t hosts, std::uint32_t spines) {
+  const topology::NodeId leaf0 = static_cast<topology::NodeId>(topo.server_count());
+  std::vector<double> b;
+  for (std::uint32_t s = 0; s < spines; ++s) {
+    b.push_back(static_cast<double>(r.ports[topo.port_id(leaf0, hosts + s)].bytes));
+  }
+  return b;
+}
+
+double chi_square(const std::vector<double>& v) {
+  double sum = 0;
+  for (double x : v) sum += x;
+  const double mean = sum / static_cast<double>(v.size());
+  double chi = 0;
+  for (double x : v) chi += (x - mean) * (x - mean) / mean;
+  return chi;
+}
+
+TEST(FabricModel, FixedSourcePortPolarizesEcmpOntoOnePath) {
+  const auto topo = leaf_spine(2, 8, 1);
+  FabricParams p;
+  const auto r = run(topo, many_qps(topo, 64, Entropy::kFixed), p);
+  const auto up = uplink_bytes(topo, r.results, 1, 8);
+  int used = 0;
+  for (double b : up) used += b > 0 ? 1 : 0;
+  EXPECT_EQ(used, 1);
+}
+
+TEST(FabricModel, PerQpEntropySpreadsEcmp) {
+  // 64 QPs of 64 packets over 8 uplinks: counting flows per uplink, chi-square with 7 degrees of
+  // freedom stays below 24.3 (p = 0.001) if the hash spreads them uniformly.
+  const auto topo = leaf_spine(2, 8, 1);
+  FabricParams p;
+  for (Entropy e : {Entropy::kUdpSport, Entropy::kFlowLabel}) {
+    const auto r = run(topo, many_qps(topo, 64, e), p);
+    auto up = uplink_bytes(topo, r.results, 1, 8);
+    for (double& b : up) b /= 64 * (4096 + 62);  // flows per uplink
+    int used = 0;
+    for (double b : up) used += b > 0 ? 1 : 0;
+    EXPECT_GE(used, 6);
+    EXPECT_LT(chi_square(up), 24.3);
+  }
+}
+
+TEST(FabricModel, SprayingFillsAllUplinksEvenly) {
+  const auto topo = leaf_spine(2, 8, 1);
+  FabricParams p;
+  p.lb.policy = "spray";
+  const auto r = run(topo, many_qps(topo, 16, Entropy::kFixed), p);
+  const auto up = uplink_bytes(topo, r.results, 1, 8);
+  const double mx = *std::max_element(up.begin(), up.end());
+  const double mn = *std::min_element(up.begin(), up.end());
+  EXPECT_LE(mx - mn, 4096 + 62);  // at most one packet apart
+  EXPECT_GT(mn, 0);
+}
+
+TEST(FabricModel, LinkDownReroutesOrDrops) {
+  const auto topo = leaf_spine(2, 2, 1);
+  // Link ids: host0-leaf0 0, leaf0-spine0 1, leaf0-spine1 2, host1-leaf1 3, ...
+  const topology::LinkId leaf0_spine0 = 1;
+  ASSERT_EQ(topo.ports[topo.links[leaf0_spine0].a].node, topo.server_count());
+  std::vector<Flow> flows;
+  for (std::uint32_t q = 0; q < 16; ++q) {
+    flows.push_back(flow(q, topo.port_id(0, 0), topo.port_id(1, 0), 40 * 4096, static_cast<std::uint16_t>(50000 + 7 * q)));
+  }
+  FabricParams p;
+  p.faults.push_back({FaultSpec::Kind::kDown, leaf0_spine0, SimTime::zero(), 0});
+  const auto rerouted = run(topo, flows, p);
+  EXPECT_EQ(rerouted.summary.flows_complete, 16u);
+  EXPECT_EQ(rerouted.summary.drops_link_down, 0u);
+  EXPECT_EQ(rerouted.results.ports[topo.links[leaf0_spine0].a].bytes, 0u);
+  p.reroute = false;
+  const auto dropped = run(topo, flows, p);
+  EXPECT_GT(dropped.summary.drops_link_down, 0u);
+  EXPECT_LT(dropped.summary.flows_complete, 16u);
+}
+
+TEST(FabricModel, BerZeroLosesNothingAndHighBerLosesTheExpectedShare) {
+  const auto topo = leaf_spine(2, 1, 1);
+  const std::vector<Flow> flows = {flow(0, topo.port_id(0, 0), topo.port_id(1, 0), 2000 * 4096)};
+  FabricParams p;
+  p.ber_override = 0;
+  EXPECT_EQ(run(topo, flows, p).summary.drops_fec, 0u);
+  // BER 1.2e-3: p_cw ~ 1.5e-3 (binomial tail), 7 codewords per packet: ~1% of packets per hop.
+  p.ber_override = 1.2e-3;
+  const auto r = run(topo, flows, p);
+  const double per_hop = phy::any_failure_probability(phy::codeword_failure_probability(phy::kKp4, 1.2e-3), 7);
+  const double first_hop = 2000;  // every packet crosses the host link once
+  EXPECT_NEAR(static_cast<double>(r.results.ports[topo.port_id(0, 0)].drops_fec), first_hop * per_hop,
+              5 * std::sqrt(first_hop * per_hop) + 1);
+  EXPECT_GT(r.summary.fec_corrected, 0u);
+}
+
+TEST(FabricModel, ResultsDoNotDependOnThreads) {
+  const auto topo = leaf_spine(4, 2, 4);
+  TrafficSpec spec;
+  spec.flow_bytes = 200'000;
+  const auto flows = make_flows(topo, spec).value();
+  FabricParams p;
+  const auto one = run(topo, flows, p, 1);
+  const auto three = run(topo, flows, p, 3);
+  EXPECT_EQ(one.stats.digest, three.stats.digest);
+  EXPECT_EQ(one.summary.packet_hops, three.summary.packet_hops);
+  EXPECT_EQ(one.summary.flows_complete, flows.size());
+}
+
+}  // namespace
+}  // namespace stepsim::fabric
