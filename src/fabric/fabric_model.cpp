@@ -101,7 +101,10 @@ void FabricModel::setup(std::span<const pdes::LpId> local_lps) {
         in.rate = ps.rate;
         in.length = link.length;
         in.per_metre = link.cable == topology::CableKind::kDac ? topo_.phy.dac_per_metre : topo_.phy.per_metre;
-        in.switch_delay = params_.pfc.switch_delay;
+        // The model's own delays: PHY/FEC on the cable both ways, and a switch that counts a packet
+        // only after its pipeline (so T_switch is at least the pipeline latency).
+        in.phy_latency = topo_.phy.phy_latency;
+        in.switch_delay = std::max(params_.pfc.switch_delay, params_.sw.latency);
         in.nic_delay = params_.pfc.nic_delay;
         in.dsp_modules = link.cable == topology::CableKind::kOptics ? 2 : 0;
         in.dsp_delay = topo_.phy.dsp_latency;

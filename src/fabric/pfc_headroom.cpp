@@ -5,8 +5,8 @@ namespace stepsim::fabric {
 
 Headroom pfc_headroom(const HeadroomInputs& in) {
   Headroom h;
-  h.round_trip = in.length.delay(in.per_metre) * 2 + in.switch_delay + in.nic_delay +
-                 in.dsp_delay * in.dsp_modules;
+  h.round_trip = (in.length.delay(in.per_metre) + in.phy_latency) * 2 + in.switch_delay +
+                 in.nic_delay + in.dsp_delay * in.dsp_modules;
   const Int128 bits = static_cast<Int128>(h.round_trip.picoseconds()) * in.rate.bits_per_second();
   constexpr Int128 kBitsPerBytePs = static_cast<Int128>(8) * 1000'000'000'000LL;
   h.in_flight = Bytes(static_cast<std::int64_t>((bits + kBitsPerBytePs - 1) / kBitsPerBytePs));

@@ -1,0 +1,42 @@
+#pragma once
+// `stepsim bench fabric`: raw traffic patterns over a topology at packet level, printing
+// packet-hops per second, wall time, peak memory, FCTs and what the fabric did (drops, ECN
+// marks, PAUSE frames, path balance) and the digest.
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "stepsim/fabric/fabric_params.hpp"
+#include "stepsim/fabric/traffic.hpp"
+
+namespace stepsim::cli {
+
+class BenchFabricCommand {
+ public:
+  explicit BenchFabricCommand(CLI::App& parent);
+  [[nodiscard]] bool selected() const { return cmd_->parsed(); }
+  int execute(int rank, int ranks);
+
+ private:
+  CLI::App* cmd_;
+  std::string topology_;
+  fabric::TrafficSpec traffic_;
+  fabric::FabricParams params_;
+  std::string entropy_ = "udp_sport";
+  std::string flow_bytes_ = "2000000";
+  std::string mtu_ = "4096";
+  std::string end_ = "100ms";
+  std::string buffer_ = "64MiB";
+  std::string flowlet_timeout_ = "10us";
+  double ber_ = -1;
+  bool no_pfc_ = false;
+  bool no_ecn_ = false;
+  bool store_and_forward_ = false;
+  int threads_ = 1;
+  int repeat_ = 1;
+  std::string partition_ = "block";
+  std::string json_path_;
+  bool quiet_ = false;
+};
+
+}  // namespace stepsim::cli
