@@ -40,6 +40,7 @@ FabricModel::FabricModel(const topology::Topology& topo, const Routing& routing,
     STEPSIM_CHECK(f.src_nic < topo_.ports.size() && f.dst_nic < topo_.ports.size(),
                   "flow " + std::to_string(f.id) + " names a port that does not exist");
     flows_from_node_[topo_.ports[f.src_nic].node].push_back(f.id);
+    flow_hash_.push_back(tuple_hash(f.src_nic, f.dst_nic, f.entropy, f.label));
   }
   faults_by_node_.resize(topo_.nodes.size());
   for (const FaultSpec& fs : params_.faults) {
@@ -356,7 +357,7 @@ bool FabricModel::next_host_packet(pdes::LpContext& ctx, NodeState& n, std::uint
     out.entropy = f.entropy;
     out.prio = f.prio;
     out.qp = f.qp;
-    out.label = f.label;
+    out.tuple_hash = flow_hash_[fid];
     s.sent += payload;
     if (f.rate.bits_per_second() > 0) {
       s.next_allowed = ctx.now() + f.rate.serialization_time(Bytes(out.bytes + kWireOverheadBytes));

@@ -23,18 +23,17 @@ Result<std::unique_ptr<LoadBalancer>> make_load_balancer(const LbParams& p, std:
 
 std::vector<std::string> load_balancer_names() { return LbRegistry::names(); }
 
-std::uint32_t ecmp_hash(const Packet& p, std::uint32_t seed) {
-  // src addr, dst addr, src port, dst port, protocol, flow label, seed.
-  std::array<std::uint8_t, 21> key{};
-  put32(key.data(), p.src_nic);
-  put32(key.data() + 4, p.dst_nic);
-  key[8] = static_cast<std::uint8_t>(p.entropy >> 8);
-  key[9] = static_cast<std::uint8_t>(p.entropy);
+std::uint32_t tuple_hash(std::uint32_t src_addr, std::uint32_t dst_addr, std::uint16_t udp_sport,
+                         std::uint32_t flow_label) {
+  std::array<std::uint8_t, 17> key{};
+  put32(key.data(), src_addr);
+  put32(key.data() + 4, dst_addr);
+  key[8] = static_cast<std::uint8_t>(udp_sport >> 8);
+  key[9] = static_cast<std::uint8_t>(udp_sport);
   key[10] = static_cast<std::uint8_t>(kRoceUdpPort >> 8);
   key[11] = static_cast<std::uint8_t>(kRoceUdpPort & 0xff);
-  key[12] = 17;
-  put32(key.data() + 13, p.label);
-  put32(key.data() + 17, seed);
+  key[12] = 17;  // UDP
+  put32(key.data() + 13, flow_label);
   return crc32(key);
 }
 

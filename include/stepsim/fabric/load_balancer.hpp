@@ -44,9 +44,20 @@ Result<std::unique_ptr<LoadBalancer>> make_load_balancer(const LbParams& p, std:
 /// Names of the registered policies.
 std::vector<std::string> load_balancer_names();
 
-/// The ECMP hash of a packet: CRC-32 over its 5-tuple (src/dst address, UDP source port,
-/// destination port 4791, protocol 17) and IPv6 flow label, salted with `seed`.
-std::uint32_t ecmp_hash(const Packet& p, std::uint32_t seed);
+/// CRC-32 over a RoCEv2 packet's 5-tuple (source and destination address, UDP source port,
+/// destination port 4791, protocol 17) and IPv6 flow label (0 when unused).
+std::uint32_t tuple_hash(std::uint32_t src_addr, std::uint32_t dst_addr, std::uint16_t udp_sport,
+                         std::uint32_t flow_label);
+
+/// The ECMP hash a switch computes: the packet's tuple hash salted with the switch's `seed`
+/// through a bijective mixer (switches of different tiers use different seeds, so their choices
+/// are not correlated).
+inline std::uint32_t ecmp_hash(const Packet& p, std::uint32_t seed) {
+  std::uint64_t x = (static_cast<std::uint64_t>(seed) << 32) | p.tuple_hash;
+  x = (x ^ (x >> 33)) * 0xff51afd7ed558ccdULL;
+  x = (x ^ (x >> 33)) * 0xc4ceb9fe1a85ec53ULL;
+  return static_cast<std::uint32_t>(x ^ (x >> 33));
+}
 
 /// The IPv6 flow label a RoCE NIC derives per QP (DOMAIN.md section 5): the low 20 bits of
 /// CRC-32 over source QP, destination QP and the low 16 bits of source and destination address.

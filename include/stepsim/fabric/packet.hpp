@@ -28,8 +28,10 @@ struct Packet {
   std::uint16_t entropy = 0;  ///< UDP source port (ECMP entropy)
   std::uint8_t prio = 0;      ///< traffic class 0..7
   std::uint8_t flags = 0;     ///< PacketFlag bits
-  std::uint32_t qp = 0;       ///< source QP number (input of the IPv6 flow label)
-  std::uint32_t label = 0;    ///< IPv6 flow label (20 bits), 0 if unused
+  std::uint32_t qp = 0;       ///< source QP number
+  /// CRC-32 of the packet's 5-tuple and IPv6 flow label (tuple_hash()), computed once per flow:
+  /// every switch hashes the same header fields, so it is a property of the flow.
+  std::uint32_t tuple_hash = 0;
 };
 static_assert(sizeof(Packet) <= pdes::kEventPayloadBytes, "a packet rides in one event");
 
