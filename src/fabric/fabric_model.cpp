@@ -75,6 +75,9 @@ void FabricModel::setup(std::span<const pdes::LpId> local_lps) {
     slot_of_node_[v] = s;
     NodeState& n = nodes_[s];
     n.port_base = base;
+    n.first_port = topo_.nodes[v].first_port;
+    n.switch_index = routing_.switch_index(v);
+    n.edge_index = routing_.edge_index(v);
     n.port_count = topo_.nodes[v].port_count;
     n.is_server = topo_.is_server(v);
     n.ecn_rng = pdes::Rng(params_.seed, v, kStreamEcn);
@@ -92,7 +95,7 @@ void FabricModel::setup(std::span<const pdes::LpId> local_lps) {
         continue;
       }
       const topology::Link& link = topo_.links[tp.link];
-      ps.rate = routing_.port(gp).rate;
+      set_rate(ps, routing_.port(gp).rate);
       ps.ber = params_.ber_override >= 0 ? params_.ber_override : link.ber;
       ps.fec_rng = pdes::Rng(params_.seed, gp, kStreamFec);
       if (params_.pfc.headroom.count() > 0) {
@@ -163,12 +166,12 @@ void FabricModel::handle(pdes::LpContext& ctx, const pdes::Event& ev) {
 }
 
 void FabricModel::on_packet(pdes::LpContext& ctx, NodeState& n, std::uint32_t in_port, Packet pkt) {
-  const NodeId self = ctx.self();
   std::uint32_t out;
-  if (routing_.edge_of_nic(pkt.dst_nic) == self) {
+  const std::uint32_t dst_edge = routing_.edge_index_of_nic(pkt.dst_nic);
+  if (dst_edge == n.edge_index) {
     out = routing_.nic_port_at_edge(pkt.dst_nic);
   } else {
-    std::span<const std::uint32_t> cand = routing_.candidates(self, pkt.dst_nic);
+    std::span<const std::uint32_t> cand = routing_.candidates_at(n.switch_index, dst_edge);
     if (cand.empty()) {
       ++port(n, in_port).stats.drops_unroutable;
       return;
@@ -191,9 +194,8 @@ void FabricModel::on_packet(pdes::LpContext& ctx, NodeState& n, std::uint32_t in
   }
   SimTime tail = ctx.now();
   if (params_.sw.cut_through) {
-    const DataRate in_rate = port(n, in_port).rate;
-    tail += in_rate.serialization_time(Bytes(pkt.bytes + kWireOverheadBytes)) -
-            in_rate.serialization_time(Bytes(kHeaderBytes));
+    PortState& in = port(n, in_port);
+    tail += frame_time(in, pkt.bytes) - in.hdr_ser;
   }
   enqueue(ctx, n, out, in_port, pkt, tail);
 }
@@ -289,6 +291,20 @@ void FabricModel::kick(pdes::LpContext& ctx, NodeState& n, std::uint32_t index) 
   }
 }
 
+void FabricModel::set_rate(PortState& ps, DataRate rate) {
+  ps.rate = rate;
+  ps.hdr_ser = rate.serialization_time(Bytes(kHeaderBytes));
+  ps.frame_bytes = 0;
+}
+
+SimTime FabricModel::frame_time(PortState& ps, std::uint32_t frame) {
+  if (ps.frame_bytes != frame) {
+    ps.frame_ser = ps.rate.serialization_time(Bytes(frame + kWireOverheadBytes));
+    ps.frame_bytes = frame;
+  }
+  return ps.frame_ser;
+}
+
 double FabricModel::loss_probability(PortState& ps, std::uint32_t frame) {
   if (ps.cached_frame != frame) {
     const Bytes size(frame);
@@ -306,9 +322,9 @@ double FabricModel::loss_probability(PortState& ps, std::uint32_t frame) {
 void FabricModel::transmit(pdes::LpContext& ctx, NodeState& n, std::uint32_t index, Packet pkt,
                            SimTime tail) {
   PortState& e = port(n, index);
-  const PortInfo& pi = routing_.port(global_port(ctx.self(), index));
+  const PortInfo& pi = routing_.port(n.first_port + index);
   const SimTime now = ctx.now();
-  const SimTime ser = e.rate.serialization_time(Bytes(pkt.bytes + kWireOverheadBytes));
+  const SimTime ser = frame_time(e, pkt.bytes);
   e.busy_until = std::max(now + ser, tail);
   ++e.stats.packets;
   e.stats.bytes += pkt.bytes;
@@ -324,9 +340,9 @@ void FabricModel::transmit(pdes::LpContext& ctx, NodeState& n, std::uint32_t ind
       for (std::int64_t i = 0; i < cws; ++i) e.stats.fec_corrected += e.fec_rng.uniform() < pc ? 1 : 0;
     }
   }
-  const bool to_switch = !topo_.is_server(pi.peer_node);
+  const bool to_switch = pi.peer_is_switch;
   const SimTime head = params_.sw.cut_through && to_switch
-                           ? now + e.rate.serialization_time(Bytes(kHeaderBytes))
+                           ? now + e.hdr_ser
                            : e.busy_until;
   const SimTime arrival = head + pi.latency + (to_switch ? params_.sw.latency : SimTime::zero());
   ctx.send(pi.peer_node, arrival - now, kEvPacket, pi.peer_index, pkt);
@@ -391,7 +407,7 @@ void FabricModel::send_pfc(pdes::LpContext& ctx, NodeState& n, std::uint32_t ind
   PortState& in = port(n, index);
   in.xoff_sent = pause;
   if (pause && in.stats.pause_sent++ == 0) in.stats.first_pause_ps = ctx.now().picoseconds();
-  const PortInfo& pi = routing_.port(global_port(ctx.self(), index));
+  const PortInfo& pi = routing_.port(n.first_port + index);
   const SimTime delay = pi.latency + in.rate.serialization_time(Bytes(kPfcFrameBytes + kWireOverheadBytes));
   ctx.send(pi.peer_node, delay, kEvPfc, pi.peer_index,
            PfcFrame{params_.pfc.priority, static_cast<std::uint8_t>(pause ? 1 : 0)});
@@ -416,7 +432,7 @@ void FabricModel::on_fault(pdes::LpContext& ctx, NodeState& n, std::uint32_t ind
   PortState& e = port(n, index);
   if (f.lanes_left > 0) {
     const topology::Link& l = topo_.links[f.link];
-    e.rate = topo_.port_types[l.port_type].with_lanes(f.lanes_left).data_rate();
+    set_rate(e, topo_.port_types[l.port_type].with_lanes(f.lanes_left).data_rate());
     e.cached_frame = 0;
     return;
   }

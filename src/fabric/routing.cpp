@@ -27,6 +27,7 @@ Routing::Routing(const topology::Topology& topo) {
     info.link = port.link;
     info.latency = topo.links[port.link].latency;
     info.rate = topo.link_rate(port.link);
+    info.peer_is_switch = !topo.is_server(info.peer_node);
   }
   std::vector<NodeId> switches;
   for (NodeId v = 0; v < n; ++v) {
@@ -52,6 +53,10 @@ Routing::Routing(const topology::Topology& topo) {
     }
   }
   edges_ = edges.size();
+  edge_index_of_nic_.assign(topo.ports.size(), kNone);
+  for (PortId p = 0; p < topo.ports.size(); ++p) {
+    if (edge_of_nic_[p] != kNone) edge_index_of_nic_[p] = edge_index_[edge_of_nic_[p]];
+  }
   table_.assign(switches.size() * edges_, Entry{0, 0, std::numeric_limits<std::uint16_t>::max()});
 
   constexpr std::uint32_t kInf = std::numeric_limits<std::uint32_t>::max();
@@ -104,7 +109,7 @@ std::size_t Routing::memory_bytes() const {
   return table_.capacity() * sizeof(Entry) + ports_.capacity() * sizeof(std::uint32_t) +
          port_info_.capacity() * sizeof(PortInfo) +
          (switch_index_.capacity() + edge_index_.capacity() + edge_of_nic_.capacity() +
-          nic_port_at_edge_.capacity()) *
+          nic_port_at_edge_.capacity() + edge_index_of_nic_.capacity()) *
              sizeof(std::uint32_t);
 }
 

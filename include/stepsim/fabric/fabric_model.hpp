@@ -94,6 +94,9 @@ class FabricModel final : public pdes::Model {
     SimTime busy_until;
     DataRate rate;
     std::int64_t headroom = 0;
+    SimTime hdr_ser;                   // serialization of the header cut-through waits for
+    SimTime frame_ser;                 // serialization of a frame of frame_bytes (+ overhead)
+    std::uint32_t frame_bytes = 0;
     bool paused[2] = {false, false};
     bool free_pending = false;
     bool xoff_sent = false;
@@ -110,6 +113,9 @@ class FabricModel final : public pdes::Model {
   };
   struct NodeState {
     std::uint32_t port_base = 0;  // first local port
+    topology::PortId first_port = 0;  // first global port
+    std::uint32_t switch_index = 0;   // Routing's dense indices (switches)
+    std::uint32_t edge_index = 0;
     std::uint32_t port_count = 0;
     std::int64_t buffer_used = 0;
     std::uint32_t down_ports = 0;
@@ -139,6 +145,9 @@ class FabricModel final : public pdes::Model {
   bool next_host_packet(pdes::LpContext& ctx, NodeState& n, std::uint32_t index, Packet& out);
   void send_pfc(pdes::LpContext& ctx, NodeState& n, std::uint32_t index, bool pause);
   double loss_probability(PortState& ps, std::uint32_t frame);
+  /// Wire time of a frame on this port (preamble and gap included), cached for the last size.
+  static SimTime frame_time(PortState& ps, std::uint32_t frame);
+  static void set_rate(PortState& ps, DataRate rate);
   [[nodiscard]] topology::PortId global_port(pdes::LpId node, std::uint32_t index) const {
     return topo_.nodes[node].first_port + index;
   }

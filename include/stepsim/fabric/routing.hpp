@@ -19,6 +19,7 @@ struct PortInfo {
   topology::LinkId link = topology::kNone;
   SimTime latency;                               ///< one-way link latency
   DataRate rate;                                 ///< data rate of the link
+  bool peer_is_switch = false;
 };
 
 class Routing {
@@ -31,6 +32,19 @@ class Routing {
                                                           topology::PortId dst_nic) const {
     const std::uint32_t e = edge_index_[edge_of_nic_[dst_nic]];
     const Entry& x = table_[static_cast<std::size_t>(switch_index_[sw]) * edges_ + e];
+    return {ports_.data() + x.offset, x.count};
+  }
+  /// Dense index of a switch (kNone for servers), and of an edge switch among edge switches.
+  [[nodiscard]] std::uint32_t switch_index(topology::NodeId sw) const { return switch_index_[sw]; }
+  [[nodiscard]] std::uint32_t edge_index(topology::NodeId sw) const { return edge_index_[sw]; }
+  /// Edge index of the switch a NIC is cabled to.
+  [[nodiscard]] std::uint32_t edge_index_of_nic(topology::PortId nic) const {
+    return edge_index_of_nic_[nic];
+  }
+  /// candidates() by dense indices (the fast path of a switch that knows its own index).
+  [[nodiscard]] std::span<const std::uint32_t> candidates_at(std::uint32_t switch_index,
+                                                             std::uint32_t edge_index) const {
+    const Entry& x = table_[static_cast<std::size_t>(switch_index) * edges_ + edge_index];
     return {ports_.data() + x.offset, x.count};
   }
   /// The edge switch a NIC is cabled to.
@@ -56,6 +70,7 @@ class Routing {
   std::vector<std::uint32_t> switch_index_;  // by node: dense switch index
   std::vector<std::uint32_t> edge_index_;    // by node: dense edge-switch index
   std::vector<topology::NodeId> edge_of_nic_;      // by PortId (server ports only)
+  std::vector<std::uint32_t> edge_index_of_nic_;   // by PortId (server ports only)
   std::vector<std::uint32_t> nic_port_at_edge_;    // by PortId (server ports only)
   std::vector<Entry> table_;                       // switches x edges
   std::vector<std::uint32_t> ports_;
