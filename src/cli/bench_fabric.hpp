@@ -34,7 +34,7 @@ class BenchFabricCommand {
   bool store_and_forward_ = false;
   int threads_ = 1;
   int repeat_ = 1;
-  std::string partition_ = "block";
+  std::string partition_ = "metis";
   std::string json_path_;
   bool quiet_ = false;
 };

@@ -9,8 +9,11 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "src/cli/bench_fabric.hpp"
 #include "src/cli/bench_phold.hpp"
+#include "src/cli/check_command.hpp"
 #include "src/cli/headroom_command.hpp"
+#include "src/cli/list_command.hpp"
 #include "stepsim/pdes/engine.hpp"
 #include "stepsim/version.hpp"
 
@@ -68,7 +71,10 @@ int run(int argc, char** argv, int rank, int ranks) {
       app.add_subcommand("bench", "Micro-benchmarks (PHOLD; perftest and nccl come later)");
   bench->require_subcommand(1);
   BenchPholdCommand phold(*bench);
+  BenchFabricCommand fabric(*bench);
   HeadroomCommand headroom(app);
+  CheckCommand check(app);
+  ListCommand list(app);
 
   try {
     app.parse(argc, argv);
@@ -81,7 +87,10 @@ int run(int argc, char** argv, int rank, int ranks) {
     return e.get_exit_code() == 0 ? kExitOk : kExitUserError;
   }
   if (phold.selected()) return phold.execute(rank, ranks);
+  if (fabric.selected()) return fabric.execute(rank, ranks);
   if (headroom.selected()) return headroom.execute(rank);
+  if (check.selected()) return check.execute(rank, ranks);
+  if (list.selected()) return list.execute(rank);
   return kExitUserError;
 }
 

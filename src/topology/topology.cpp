@@ -6,8 +6,10 @@ namespace stepsim::topology {
 
 SimTime cable_latency(const PhyParams& phy, CableKind cable, Length length) {
   switch (cable) {
-    case CableKind::kDac: return length.delay(phy.dac_per_metre) + phy.phy_latency;
-    case CableKind::kAoc: return length.delay(phy.per_metre) + phy.phy_latency;
+    case CableKind::kDac:
+      return length.delay(phy.dac_per_metre) + phy.phy_latency;
+    case CableKind::kAoc:
+      return length.delay(phy.per_metre) + phy.phy_latency;
     case CableKind::kOptics:
       return length.delay(phy.per_metre) + phy.phy_latency + phy.dsp_latency * 2;
   }
@@ -16,9 +18,12 @@ SimTime cable_latency(const PhyParams& phy, CableKind cable, Length length) {
 
 const char* to_string(CableKind c) {
   switch (c) {
-    case CableKind::kDac: return "dac";
-    case CableKind::kAoc: return "aoc";
-    case CableKind::kOptics: return "optics";
+    case CableKind::kDac:
+      return "dac";
+    case CableKind::kAoc:
+      return "aoc";
+    case CableKind::kOptics:
+      return "optics";
   }
   return "?";
 }
@@ -64,13 +69,22 @@ LinkId Topology::connect(NodeId a, std::uint32_t pa, NodeId b, std::uint32_t pb,
   return id;
 }
 
+LinkId Topology::connect(NodeId a, std::uint32_t pa, NodeId b, std::uint32_t pb,
+                         const LinkSpec& spec) {
+  const LinkId id = connect(a, pa, b, pb, spec.port_type, spec.cable, spec.length, spec.ber);
+  links[id].link_class = spec.link_class;
+  return id;
+}
+
 std::size_t Topology::server_count() const {
   std::size_t n = 0;
   for (const Node& x : nodes) n += x.kind == NodeKind::kServer ? 1 : 0;
   return n;
 }
 
-std::size_t Topology::switch_count() const { return nodes.size() - server_count(); }
+std::size_t Topology::switch_count() const {
+  return nodes.size() - server_count();
+}
 
 std::size_t Topology::gpu_count() const {
   std::size_t n = 0;
@@ -78,12 +92,30 @@ std::size_t Topology::gpu_count() const {
   return n;
 }
 
+std::size_t Topology::nic_count() const {
+  std::size_t n = 0;
+  for (const Node& x : nodes) {
+    if (x.kind != NodeKind::kServer) continue;
+    for (std::uint32_t i = 0; i < x.port_count; ++i) n += ports[x.first_port + i].link != kNone;
+  }
+  return n;
+}
+
+std::string Topology::tier_name(std::uint8_t tier) const {
+  return tier < tier_names.size() ? tier_names[tier] : "tier " + std::to_string(tier);
+}
+
+std::string Topology::link_class_name(std::uint8_t c) const {
+  return c < link_classes.size() ? link_classes[c] : "class " + std::to_string(c);
+}
+
 pdes::LpGraph Topology::lp_graph() const {
   pdes::LpGraph g(static_cast<pdes::LpId>(nodes.size()), name);
   for (const Link& l : links) {
-    g.add_edge(ports[l.a].node, ports[l.b].node, l.latency,
-               std::max<std::int64_t>(1, link_rate(static_cast<LinkId>(&l - links.data())).bits_per_second() /
-                                             1000'000'000));
+    g.add_edge(
+        ports[l.a].node, ports[l.b].node, l.latency,
+        std::max<std::int64_t>(
+            1, link_rate(static_cast<LinkId>(&l - links.data())).bits_per_second() / 1000'000'000));
   }
   for (NodeId n = 0; n < nodes.size(); ++n) {
     // Expected load of an LP grows with its ports.
@@ -91,6 +123,60 @@ pdes::LpGraph Topology::lp_graph() const {
   }
   g.finalize();
   return g;
+}
+
+std::string find_wiring_error(const Topology& topo) {
+  for (NodeId n = 0; n < topo.nodes.size(); ++n) {
+    const Node& node = topo.nodes[n];
+    if (std::uint64_t{node.first_port} + node.port_count > topo.ports.size()) {
+      return "node " + std::to_string(n) + " has ports beyond the port table";
+    }
+    for (std::uint32_t i = 0; i < node.port_count; ++i) {
+      const PortId p = node.first_port + i;
+      const Port& port = topo.ports[p];
+      if (port.node != n || port.index != i) {
+        return "port " + std::to_string(p) + " does not know it is port " + std::to_string(i) +
+               " of node " + std::to_string(n);
+      }
+      if (port.link == kNone) {
+        if (port.peer != kNone) return "port " + std::to_string(p) + " has a peer but no link";
+        continue;
+      }
+      if (port.link >= topo.links.size() || port.peer >= topo.ports.size()) {
+        return "port " + std::to_string(p) + " refers to a link or peer that does not exist";
+      }
+      const Port& peer = topo.ports[port.peer];
+      if (peer.peer != p || peer.link != port.link) {
+        return "port " + std::to_string(p) + " and its peer " + std::to_string(port.peer) +
+               " disagree";
+      }
+      const Link& l = topo.links[port.link];
+      if (!((l.a == p && l.b == port.peer) || (l.b == p && l.a == port.peer))) {
+        return "link " + std::to_string(port.link) + " does not join port " + std::to_string(p) +
+               " and its peer";
+      }
+      if (node.kind == NodeKind::kServer && topo.is_server(peer.node)) {
+        return "server " + std::to_string(n) + " is cabled to server " + std::to_string(peer.node);
+      }
+    }
+  }
+  for (LinkId id = 0; id < topo.links.size(); ++id) {
+    const Link& l = topo.links[id];
+    if (l.a >= topo.ports.size() || l.b >= topo.ports.size() || topo.ports[l.a].link != id ||
+        topo.ports[l.b].link != id) {
+      return "link " + std::to_string(id) + " is not recorded on both of its ports";
+    }
+    if (topo.ports[l.a].node == topo.ports[l.b].node) {
+      return "link " + std::to_string(id) + " loops back to its own node";
+    }
+    if (l.port_type >= topo.port_types.size()) {
+      return "link " + std::to_string(id) + " has an unknown port type";
+    }
+    if (!topo.link_classes.empty() && l.link_class >= topo.link_classes.size()) {
+      return "link " + std::to_string(id) + " has an unknown link class";
+    }
+  }
+  return "";
 }
 
 }  // namespace stepsim::topology

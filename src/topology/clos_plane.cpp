@@ -1,0 +1,153 @@
+#include "src/topology/clos_plane.hpp"
+
+#include <vector>
+
+#include "stepsim/core/fatal.hpp"
+
+namespace stepsim::topology {
+namespace {
+
+constexpr std::uint64_t kMaxServers = 1u << 20;
+
+std::uint32_t ceil_div(std::uint64_t a, std::uint64_t b) {
+  return static_cast<std::uint32_t>((a + b - 1) / b);
+}
+
+// Smallest divisor of `n` that is at least `at_least` (n itself always qualifies here).
+std::uint32_t smallest_divisor_at_least(std::uint32_t n, std::uint64_t at_least) {
+  for (std::uint32_t s = 1; s <= n; ++s) {
+    if (n % s == 0 && s >= at_least) return s;
+  }
+  return n;
+}
+
+}  // namespace
+
+std::uint64_t ClosShape::capacity() const {
+  const std::uint64_t leaves = tiers == 3 ? std::uint64_t{radix} * (radix / 2) : radix;
+  return leaves * down;
+}
+
+Result<ClosShape> make_clos_shape(const GeneratorParams& params, const std::string& radix_key) {
+  const std::int64_t radix = params.get(radix_key);
+  const std::int64_t over = params.get("oversubscription");
+  if (radix % 2 != 0) {
+    return params.error(radix_key, std::to_string(radix) +
+                                       " is odd; it must be even (leaves and spines split "
+                                       "their ports into halves)");
+  }
+  if (radix % (over + 1) != 0) {
+    std::string allowed;
+    for (std::int64_t r = 1; r <= 16; ++r) {
+      if (radix % (r + 1) == 0) allowed += (allowed.empty() ? "" : ", ") + std::to_string(r);
+    }
+    return params.error("oversubscription", std::to_string(over) + " needs " + radix_key +
+                                                " divisible by " + std::to_string(over + 1) +
+                                                " (a leaf splits its " + std::to_string(radix) +
+                                                " ports " + std::to_string(over) +
+                                                ":1 down:up); allowed with " + radix_key + " = " +
+                                                std::to_string(radix) + ": " + allowed);
+  }
+  ClosShape s;
+  s.radix = static_cast<std::uint32_t>(radix);
+  s.tiers = static_cast<int>(params.get("tiers"));
+  s.up = static_cast<std::uint32_t>(radix / (over + 1));
+  s.down = s.radix - s.up;
+  return s;
+}
+
+Result<std::uint32_t> clos_servers(const GeneratorParams& params, const ClosShape& shape,
+                                   const std::string& what) {
+  const std::uint64_t cap = shape.capacity();
+  if (!params.has("servers")) {
+    if (cap > kMaxServers) {
+      return params.error("servers", "not given, and the full " + what + " would hold " +
+                                         std::to_string(cap) + " servers, more than " +
+                                         std::to_string(kMaxServers) + "; set servers");
+    }
+    return static_cast<std::uint32_t>(cap);
+  }
+  const auto n = static_cast<std::uint64_t>(params.get("servers"));
+  if (n > cap) {
+    return params.error("servers", std::to_string(n) + " servers do not fit " + what +
+                                       " (at most " + std::to_string(cap) + ": " +
+                                       std::to_string(cap / shape.down) + " leaves of " +
+                                       std::to_string(shape.down) + " servers)");
+  }
+  return static_cast<std::uint32_t>(n);
+}
+
+void build_clos_plane(Topology& topo, const ClosShape& shape, std::uint32_t servers,
+                      std::uint32_t nic, std::uint16_t plane, const ClosLinks& links) {
+  STEPSIM_CHECK(servers >= 1 && servers <= shape.capacity(), "plane population out of range");
+  const std::uint32_t radix = shape.radix;
+  const std::uint32_t down = shape.down;
+  const std::uint32_t up = shape.up;
+  const std::uint32_t per_pod = shape.leaves_per_pod();
+  const std::uint32_t leaves = ceil_div(servers, down);
+  const std::uint32_t pods = ceil_div(leaves, per_pod);
+
+  std::vector<NodeId> leaf(leaves);
+  for (std::uint32_t l = 0; l < leaves; ++l) {
+    leaf[l] = topo.add_node(NodeKind::kSwitch, 1, radix, shape.tiers == 3 ? l / per_pod : 0, plane);
+  }
+  for (std::uint32_t s = 0; s < servers; ++s) {
+    topo.connect(s, nic, leaf[s / down], s % down, links.server_leaf);
+  }
+  if (leaves < 2) return;  // one leaf switches everything itself
+
+  if (shape.tiers == 2) {
+    // Fewest spines whose ports take every leaf uplink; `bundle` parallel links per pair.
+    const std::uint32_t spines =
+        smallest_divisor_at_least(up, ceil_div(std::uint64_t{leaves} * up, radix));
+    const std::uint32_t bundle = up / spines;
+    std::vector<NodeId> spine(spines);
+    for (std::uint32_t s = 0; s < spines; ++s) {
+      spine[s] = topo.add_node(NodeKind::kSwitch, 2, radix, 0, plane);
+    }
+    for (std::uint32_t l = 0; l < leaves; ++l) {
+      for (std::uint32_t j = 0; j < up; ++j) {
+        topo.connect(leaf[l], down + j, spine[j % spines], l * bundle + j / spines,
+                     links.leaf_spine);
+      }
+    }
+    return;
+  }
+
+  // 3 tiers: pod p has `up` spines; leaf uplink j goes to spine j of its pod.
+  std::vector<NodeId> spine(static_cast<std::size_t>(pods) * up);
+  for (std::uint32_t p = 0; p < pods; ++p) {
+    for (std::uint32_t i = 0; i < up; ++i) {
+      spine[p * up + i] = topo.add_node(NodeKind::kSwitch, 2, radix, p, plane);
+    }
+  }
+  for (std::uint32_t l = 0; l < leaves; ++l) {
+    const std::uint32_t p = l / per_pod;
+    for (std::uint32_t j = 0; j < up; ++j) {
+      topo.connect(leaf[l], down + j, spine[p * up + j], l % per_pod, links.leaf_spine);
+    }
+  }
+  if (pods < 2) return;  // one pod: the spines connect all its leaves
+
+  // Column i (spine i of every pod) gets the fewest cores whose ports take all the column's
+  // uplinks; spine uplink j goes to core j mod cores, `bundle` parallel links per pair.
+  const std::uint32_t half = radix / 2;
+  const std::uint32_t cores = smallest_divisor_at_least(half, ceil_div(pods, 2));
+  const std::uint32_t bundle = half / cores;
+  std::vector<NodeId> core(static_cast<std::size_t>(up) * cores);
+  for (std::uint32_t i = 0; i < up; ++i) {
+    for (std::uint32_t c = 0; c < cores; ++c) {
+      core[i * cores + c] = topo.add_node(NodeKind::kSwitch, 3, radix, i, plane);
+    }
+  }
+  for (std::uint32_t p = 0; p < pods; ++p) {
+    for (std::uint32_t i = 0; i < up; ++i) {
+      for (std::uint32_t j = 0; j < half; ++j) {
+        topo.connect(spine[p * up + i], half + j, core[i * cores + j % cores],
+                     p * bundle + j / cores, links.spine_core);
+      }
+    }
+  }
+}
+
+}  // namespace stepsim::topology

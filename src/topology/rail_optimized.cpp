@@ -1,0 +1,59 @@
+// Rail-optimized multi-plane cluster (DOMAIN.md section 5; NVIDIA DGX SuperPOD-style rails):
+// servers of G GPUs and G NICs, NIC i of every server on plane (rail) i; every plane is its own
+// leaf/spine[/core] folded Clos of one switch radix, partially populated as needed (see
+// clos_plane.hpp). Simplifies: planes are fully independent (cross-rail traffic must move over
+// NVLink inside a server first, as NCCL's PXN does), one NIC per GPU, one radix for all switches.
+#include <string>
+
+#include "src/topology/clos_plane.hpp"
+#include "src/topology/generator_registry.hpp"
+
+namespace stepsim::topology {
+namespace {
+
+class RailOptimized final : public Generator {
+ public:
+  [[nodiscard]] std::string name() const override { return "rail_optimized"; }
+  [[nodiscard]] std::string description() const override {
+    return "servers of G GPUs/NICs, NIC i on plane i, one fat-tree (2 or 3 tiers) per plane";
+  }
+  [[nodiscard]] std::vector<ParamSpec> params() const override {
+    return {
+        {"servers", "servers in the cluster", 1, 1 << 20, std::nullopt, ""},
+        {"gpus_per_server", "GPUs per server = NICs per server = planes", 1, 64, 8, ""},
+        {"switch_radix", "ports per switch; even (64: Tomahawk 5/6)", 2, 1024, 64, ""},
+        {"tiers", "tiers per plane: 2 (leaf/spine) or 3 (leaf/spine/core)", 2, 3, 3, ""},
+        {"oversubscription", "leaf down:up port ratio r (radix divisible by r+1)", 1, 16, 1, ""},
+    };
+  }
+  [[nodiscard]] std::vector<LinkClassSpec> link_classes() const override {
+    return {{"server_leaf", "server NIC to its rail's leaf", CableKind::kAoc, Length::m(20)},
+            {"leaf_spine", "leaf to spine", CableKind::kOptics, Length::m(100)},
+            {"spine_core", "spine to core (3 tiers)", CableKind::kOptics, Length::m(300)}};
+  }
+  [[nodiscard]] Result<Topology> build(const GeneratorParams& params,
+                                       std::span<const LinkSpec> links,
+                                       Topology topo) const override {
+    const auto shape = make_clos_shape(params, "switch_radix");
+    if (!shape) return shape.error();
+    const std::string what = "one " + std::to_string(shape->tiers) + "-tier plane of radix-" +
+                             std::to_string(shape->radix) + " switches";
+    const auto servers = clos_servers(params, *shape, what);
+    if (!servers) return servers.error();
+    const auto nics = static_cast<std::uint32_t>(params.get("gpus_per_server"));
+    topo.tier_names = {"server", "leaf", "spine", "core"};
+    for (std::uint32_t s = 0; s < *servers; ++s) {
+      topo.add_node(NodeKind::kServer, 0, nics, shape->pod_of(s), 0, nics);
+    }
+    for (std::uint32_t plane = 0; plane < nics; ++plane) {
+      build_clos_plane(topo, *shape, *servers, plane, static_cast<std::uint16_t>(plane),
+                       ClosLinks{links[0], links[1], links[2]});
+    }
+    return topo;
+  }
+};
+
+const GeneratorRegistration kRailOptimized{std::make_unique<RailOptimized>()};
+
+}  // namespace
+}  // namespace stepsim::topology

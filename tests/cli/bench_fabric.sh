@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# `stepsim bench fabric` on the shipped k=4 fat-tree: the digest and the packet-hop count are the
+# same at 1, 2 and 4 ranks and 1 and 2 threads, every flow completes on a lossless fabric, and bad
+# options are user errors (exit 2, one message).
+set -uo pipefail
+stepsim=$1; mpiexec=$2; topologies=$3; shift 3; mpiflags=("$@")
+topo=$topologies/fat-tree-k4.yaml
+args=(bench fabric --topology "$topo" --pattern permutation --flow-bytes 200000 --lb flowlet
+      --flowlet-timeout 2us --quiet)
+passed=0; failed=0
+reference=""
+for ranks in 1 2 4; do
+  for threads in 1 2; do
+    out=$("$mpiexec" -n "$ranks" "${mpiflags[@]}" "$stepsim" "${args[@]}" --threads "$threads" 2>&1)
+    line="$(grep '^digest' <<<"$out") $(grep '^packet-hops ' <<<"$out" | awk '{print $2}')"
+    if [[ -z "$reference" ]]; then
+      reference=$line
+      if grep -q "flows            16 of 16 complete" <<<"$out"; then passed=$((passed + 1)); else
+        failed=$((failed + 1)); echo "FAIL: not every flow completed:"; echo "$out"; fi
+    elif [[ "$line" == "$reference" ]]; then passed=$((passed + 1)); else
+      failed=$((failed + 1)); echo "FAIL: ranks $ranks threads $threads: '$line' vs '$reference'"; fi
+  done
+done
+expect_error() {  # substring, args...
+  local want=$1; shift
+  local err rc
+  err=$("$mpiexec" -n 2 "${mpiflags[@]}" "$stepsim" "$@" 2>&1 >/dev/null); rc=$?
+  if [[ $rc -eq 2 && $(grep -cF -- "$want" <<<"$err") -eq 1 ]]; then passed=$((passed + 1)); else
+    failed=$((failed + 1)); echo "FAIL: stepsim $* -> exit $rc:"; echo "$err"; fi
+}
+expect_error "unknown load-balancing policy 'random' (allowed: adaptive, ecmp, flowlet, spray)" \
+  bench fabric --topology "$topo" --lb random
+expect_error "--flow-bytes: '2MB/s' is not a size" bench fabric --topology "$topo" --flow-bytes 2MB/s
+expect_error "no-such.yaml" bench fabric --topology "$topologies/no-such.yaml"
+echo "$passed passed, $failed failed"
+[[ $failed -eq 0 ]]

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# `stepsim check` on the shipped topology files: the key numbers (counts from the closed forms of
+# each generator, full bisection, diameter, lookahead = the shortest cable's latency), the
+# partition report, one summary under mpiexec, and user errors (exit 2, one message).
+set -uo pipefail
+stepsim=$1; mpiexec=$2; topologies=$3; shift 3; mpiflags=("$@")
+passed=0; failed=0
+
+expect() {  # file, expected line fragments..., checked in `stepsim check FILE --ranks 4`
+  local file=$1; shift
+  local out rc
+  out=$("$stepsim" check "$topologies/$file" --ranks 4 2>&1); rc=$?
+  if [[ $rc -ne 0 ]]; then failed=$((failed + 1)); echo "FAIL: $file: exit $rc"; echo "$out"; return; fi
+  local want
+  for want in "$@"; do
+    if grep -qF -- "$want" <<<"$out"; then passed=$((passed + 1)); else
+      failed=$((failed + 1)); echo "FAIL: $file: want '$want' in:"; echo "$out"; fi
+  done
+}
+
+# k = 16: k^3/4 = 1024 hosts, 5k^2/4 = 320 switches, 3 x 1024 links; bisection 512 x 400G;
+# lookahead = 3 m DAC: 3 x 4.3 ns + 100 ns PHY.
+expect fat-tree-k16.yaml "servers           1024" "switches          320 in 1 plane: 128 leaf, 128 spine, 64 core" \
+  "links             3072" "bisection         204.8Tbps = 100.0% of what servers [0, 512) inject" \
+  "leaf down:up 1:1, spine down:up 1:1" "diameter          6 links server to server (5 switches" \
+  "lookahead         112.9ns" "partition         4 ranks, 1344 LPs" "  block " "  metis "
+expect fat-tree-k4.yaml "servers           16" "switches          20 in 1 plane: 8 leaf, 8 spine, 4 core" "links             48"
+expect fat-tree-k28.yaml "servers           5488" "switches          980 in 1 plane: 392 leaf, 392 spine, 196 core"
+# 2048 servers x 8 rails; per plane 64 leaves, 64 spines, 32 cores; bisection 1024 x 8 x 1.6T;
+# lookahead = 20 m AOC: 20 x 4.9 ns + 100 ns.
+expect rail-16k-1.6t.yaml "GPUs              16384" "NICs              16384" \
+  "switches          1280 in 8 planes: 512 leaf, 512 spine, 256 core" "links             49152" \
+  "x 1.6T  optics 300m" "bisection         13107.2Tbps = 100.0%" "lookahead         198ns" \
+  "diameter          6 links"
+expect rail-16k-800g.yaml "GPUs              16384" "bisection         6553.6Tbps = 100.0%"
+expect rail-128gpu-800g.yaml "GPUs              128" "switches          8 in 8 planes: 8 leaf" "diameter          2 links"
+expect rail-1024gpu-800g.yaml "GPUs              1024" "switches          48 in 8 planes: 32 leaf, 16 spine"
+expect toy-2server.yaml "servers           2" "GPUs              16" "switches          8 in 8 planes: 8 leaf" \
+  "lookahead         108.6ns"
+# 9 groups x 4 routers x 2 hosts; hosts:global = 2:2; minimal path local-global-local.
+expect dragonfly-small.yaml "servers           72" "switches          36 in 1 plane: 36 router" \
+  "router down:global 1:1" "diameter          5 links"
+
+# One partitioner on request; under mpiexec the report is printed once and counts the ranks.
+out=$("$stepsim" check "$topologies/fat-tree-k4.yaml" --partition metis --ranks 3 2>&1)
+if grep -q "  metis " <<<"$out" && ! grep -q "  block " <<<"$out" && grep -q "3 ranks" <<<"$out"; then
+  passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL: --partition metis:"; echo "$out"; fi
+out=$("$mpiexec" -n 2 "${mpiflags[@]}" "$stepsim" check "$topologies/fat-tree-k4.yaml" 2>&1)
+if [[ $(grep -c "^servers " <<<"$out") -eq 1 ]] && grep -q "partition         2 ranks" <<<"$out"; then
+  passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL: mpiexec -n 2 check:"; echo "$out"; fi
+
+expect_error() {  # expected-substring, args...
+  local want=$1; shift
+  local err rc count
+  err=$("$mpiexec" -n 2 "${mpiflags[@]}" "$stepsim" "$@" 2>&1 >/dev/null); rc=$?
+  count=$(grep -cF -- "$want" <<<"$err" || true)
+  if [[ $rc -eq 2 && $count -eq 1 ]] && ! grep -qE "internal error|MPI_ABORT|backtrace|terminate called" <<<"$err"; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1)); echo "FAIL: stepsim $* -> exit $rc, '$want' seen $count times:"; echo "$err"
+  fi
+}
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+printf 'topology:\n  kind: fat_tree\n  k: 15\n  port: 400G\n' >"$tmp/odd.yaml"
+printf 'topology:\n  kind: fat_tree\n  k: 4\n  port: 400G\n  cables:\n    leaf_spine: {length: 30 m, kind: fibre}\n' >"$tmp/cable.yaml"
+expect_error "$tmp/odd.yaml:3: topology.k: 15 is odd" check "$tmp/odd.yaml"
+expect_error "$tmp/cable.yaml:6: topology.cables.leaf_spine.kind: unknown cable kind 'fibre' (allowed: dac" check "$tmp/cable.yaml"
+expect_error "cannot read topology file '$tmp/none.yaml'" check "$tmp/none.yaml"
+expect_error "--partition: unknown partitioner 'scotch' (allowed: block, metis)" check "$topologies/fat-tree-k4.yaml" --partition scotch
+expect_error "--ranks: Value 0 not in range" check "$topologies/fat-tree-k4.yaml" --ranks 0
+
+# The registry listing names every kind and its parameters.
+out=$("$stepsim" list topologies 2>&1)
+for want in "fat_tree:" "rail_optimized:" "dragonfly:" "switch_radix" "global_links_per_router" "spine_core"; do
+  if grep -qF -- "$want" <<<"$out"; then passed=$((passed + 1)); else
+    failed=$((failed + 1)); echo "FAIL: list topologies lacks '$want':"; echo "$out"; fi
+done
+echo "$passed passed, $failed failed"
+[[ $failed -eq 0 ]]
