@@ -36,10 +36,12 @@ FabricModel::FabricModel(const topology::Topology& topo, const Routing& routing,
     : topo_(topo), routing_(routing), flows_(std::move(flows)), params_(std::move(params)) {
   STEPSIM_CHECK(params_.validate().ok(), "invalid fabric parameters");
   flows_from_node_.resize(topo_.nodes.size());
+  flows_to_node_.resize(topo_.nodes.size());
   for (const Flow& f : flows_) {
     STEPSIM_CHECK(f.src_nic < topo_.ports.size() && f.dst_nic < topo_.ports.size(),
                   "flow " + std::to_string(f.id) + " names a port that does not exist");
     flows_from_node_[topo_.ports[f.src_nic].node].push_back(f.id);
+    flows_to_node_[topo_.ports[f.dst_nic].node].push_back(f.id);
     flow_hash_.push_back(tuple_hash(f.src_nic, f.dst_nic, f.entropy, f.label));
   }
   faults_by_node_.resize(topo_.nodes.size());
@@ -474,15 +476,10 @@ std::uint64_t FabricModel::lp_digest(std::uint32_t slot) const {
       h = hash_combine(h, v);
     }
   }
-  if (n.is_server) {
-    for (std::uint32_t i = 0; i < n.port_count; ++i) {
-      for (const Flow& f : flows_) {
-        if (f.dst_nic != topo_.nodes[local_[slot]].first_port + i) continue;
-        const FlowRecord& r = recv_[f.id];
-        h = hash_combine(hash_combine(h, static_cast<std::uint64_t>(r.bytes_received)),
-                         static_cast<std::uint64_t>(r.end_ps) ^ (r.ecn_marked << 48));
-      }
-    }
+  for (std::uint32_t f : flows_to_node_[local_[slot]]) {
+    const FlowRecord& r = recv_[f];
+    h = hash_combine(hash_combine(h, static_cast<std::uint64_t>(r.bytes_received)),
+                     static_cast<std::uint64_t>(r.end_ps) ^ (r.ecn_marked << 48));
   }
   return h;
 }

@@ -157,6 +157,7 @@ class FabricModel final : public pdes::Model {
   std::vector<Flow> flows_;
   FabricParams params_;
   std::vector<std::vector<std::uint32_t>> flows_from_node_;  // by node: flows it sends
+  std::vector<std::vector<std::uint32_t>> flows_to_node_;    // by node: flows it receives
   std::vector<std::uint32_t> flow_hash_;  // by flow: CRC-32 of its 5-tuple and label
   std::vector<pdes::LpId> local_;
   std::vector<NodeState> nodes_;  // by slot
