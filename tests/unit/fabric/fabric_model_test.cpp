@@ -62,14 +62,16 @@ TEST(FabricModel, StoreAndForwardAddsOneSerializationPerSwitch) {
   p.sw.cut_through = false;
   const auto r = run(topo, {flow(0, topo.port_id(0, 0), topo.port_id(1, 0), 10 * 4096)}, p);
   const SimTime ser = DataRate::gbps(400).serialization_time(Bytes(4096 + 62 + 20));
-  const SimTime want = ser * 10 + (ser + p.sw.latency) * 3 + topo.links[0].latency * 2 +
-                       topo.links[1].latency * 2;
+  const SimTime want =
+      ser * 10 + (ser + p.sw.latency) * 3 + topo.links[0].latency * 2 + topo.links[1].latency * 2;
   EXPECT_EQ(r.results.flows[0].end_ps, want.picoseconds());
 }
 
-std::vector<Flow> incast(const topology::Topology& topo, std::uint32_t senders, std::int64_t bytes) {
+std::vector<Flow> incast(const topology::Topology& topo, std::uint32_t senders,
+                         std::int64_t bytes) {
   std::vector<Flow> f;
-  for (std::uint32_t i = 1; i <= senders; ++i) f.push_back(flow(i - 1, topo.port_id(i, 0), topo.port_id(0, 0), bytes));
+  for (std::uint32_t i = 1; i <= senders; ++i)
+    f.push_back(flow(i - 1, topo.port_id(i, 0), topo.port_id(0, 0), bytes));
   return f;
 }
 
@@ -91,7 +93,7 @@ TEST(FabricModel, TooLittleHeadroomDrops) {
   p.pfc.headroom = Bytes(15'000);  // less than the in-flight bytes of a 2 m link plus 2 MTU
   p.pfc.xoff = Bytes(20'000);
   p.pfc.xon = Bytes(10'000);
-  p.sw.latency = SimTime::us(2);   // slow PAUSE reaction: more in flight
+  p.sw.latency = SimTime::us(2);  // slow PAUSE reaction: more in flight
   const auto r = run(topo, incast(topo, 16, 500'000), p);
   EXPECT_GT(r.summary.drops_buffer, 0u);
 }
@@ -182,7 +184,8 @@ TEST(FabricModel, LinkDownReroutesOrDrops) {
   ASSERT_EQ(topo.ports[topo.links[leaf0_spine0].a].node, topo.server_count());
   std::vector<Flow> flows;
   for (std::uint32_t q = 0; q < 16; ++q) {
-    flows.push_back(flow(q, topo.port_id(0, 0), topo.port_id(1, 0), 40 * 4096, static_cast<std::uint16_t>(50000 + 7 * q)));
+    flows.push_back(flow(q, topo.port_id(0, 0), topo.port_id(1, 0), 40 * 4096,
+                         static_cast<std::uint16_t>(50000 + 7 * q)));
   }
   FabricParams p;
   p.faults.push_back({FaultSpec::Kind::kDown, leaf0_spine0, SimTime::zero(), 0});
@@ -196,6 +199,39 @@ TEST(FabricModel, LinkDownReroutesOrDrops) {
   EXPECT_LT(dropped.summary.flows_complete, 16u);
 }
 
+TEST(FabricModel, LosingLanesSlowsTheLinkToTheLanesLeft) {
+  // 1.6T on 8 lanes; losing 4 of them halves the host link: each of the N packets then spends one
+  // more full-rate serialization on it, so the flow ends N x ser later (to within two packets:
+  // the last packet's own time and the cut-through tail rule after a slower hop).
+  const auto topo = leaf_spine(2, 1, 1, "1.6T");
+  const std::vector<Flow> flows = {flow(0, topo.port_id(0, 0), topo.port_id(1, 0), 2000 * 4096)};
+  FabricParams p;
+  const auto full = run(topo, flows, p);
+  p.faults.push_back({FaultSpec::Kind::kLanes, 0, SimTime::zero(), 4});  // link 0: host0-leaf0
+  const auto half = run(topo, flows, p);
+  const SimTime ser = DataRate::gbps(1600).serialization_time(Bytes(4096 + 62 + 20));
+  const std::int64_t delta = half.results.flows[0].end_ps - full.results.flows[0].end_ps;
+  EXPECT_NEAR(static_cast<double>(delta), static_cast<double>((ser * 2000).picoseconds()),
+              static_cast<double>(2 * ser.picoseconds()));
+}
+
+TEST(FabricModel, AFlappingLinkDelaysButLosesNothingWhenTheHostWaits) {
+  // The host's own link flaps 4 times (down 5 us each): its NIC stops while the link is down, so
+  // the flow finishes about 20 us later and nothing is dropped.
+  const auto topo = leaf_spine(2, 1, 1);
+  const std::vector<Flow> flows = {flow(0, topo.port_id(0, 0), topo.port_id(1, 0), 2000 * 4096)};
+  FabricParams p;
+  const auto steady = run(topo, flows, p);
+  add_flapping(p.faults, 0, SimTime::us(10), SimTime::us(20), SimTime::us(5), 4);
+  ASSERT_EQ(p.faults.size(), 8u);
+  const auto flapping = run(topo, flows, p);
+  EXPECT_EQ(flapping.summary.flows_complete, 1u);
+  EXPECT_EQ(flapping.summary.drops_link_down, 0u);
+  const double delay_us =
+      static_cast<double>(flapping.results.flows[0].end_ps - steady.results.flows[0].end_ps) * 1e-6;
+  EXPECT_NEAR(delay_us, 20.0, 0.2);
+}
+
 TEST(FabricModel, BerZeroLosesNothingAndHighBerLosesTheExpectedShare) {
   const auto topo = leaf_spine(2, 1, 1);
   const std::vector<Flow> flows = {flow(0, topo.port_id(0, 0), topo.port_id(1, 0), 2000 * 4096)};
@@ -205,10 +241,11 @@ TEST(FabricModel, BerZeroLosesNothingAndHighBerLosesTheExpectedShare) {
   // BER 1.2e-3: p_cw ~ 1.5e-3 (binomial tail), 7 codewords per packet: ~1% of packets per hop.
   p.ber_override = 1.2e-3;
   const auto r = run(topo, flows, p);
-  const double per_hop = phy::any_failure_probability(phy::codeword_failure_probability(phy::kKp4, 1.2e-3), 7);
+  const double per_hop =
+      phy::any_failure_probability(phy::codeword_failure_probability(phy::kKp4, 1.2e-3), 7);
   const double first_hop = 2000;  // every packet crosses the host link once
-  EXPECT_NEAR(static_cast<double>(r.results.ports[topo.port_id(0, 0)].drops_fec), first_hop * per_hop,
-              5 * std::sqrt(first_hop * per_hop) + 1);
+  EXPECT_NEAR(static_cast<double>(r.results.ports[topo.port_id(0, 0)].drops_fec),
+              first_hop * per_hop, 5 * std::sqrt(first_hop * per_hop) + 1);
   EXPECT_GT(r.summary.fec_corrected, 0u);
 }
 
