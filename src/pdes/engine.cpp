@@ -64,7 +64,9 @@ Engine::Engine(const LpGraph& graph, Sync& sync, EngineOptions options, std::vec
       quality_(std::move(quality)),
       lookahead_(graph.min_latency()) {
   const int me = sync_.rank();
+  lp_lookahead_.resize(graph_.size());
   for (LpId v = 0; v < graph_.size(); ++v) {
+    lp_lookahead_[v] = graph_.min_latency_into(v);
     if (owner_[v] == me) local_lps_.push_back(v);
   }
   // Neighbour ranks: owners of LPs adjacent to ours (everyone, for an all-to-all graph).
@@ -225,7 +227,7 @@ RunStats Engine::run(Model& model) {
           done = true;
           interrupted = true;
         } else {
-          window_end = std::min(g.saturating_add(lookahead_), options_.end);
+          window_end = std::min(g.saturating_add(lookahead_), options_.end);  // (for progress)
           ++windows;
         }
         t = Clock::now();
@@ -234,7 +236,7 @@ RunStats Engine::run(Model& model) {
       }
 #pragma omp barrier
       if (done) break;
-      w.process_window(model, window_end);
+      w.process_window(model, g, options_.end);
     }
   }
 

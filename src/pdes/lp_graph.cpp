@@ -70,4 +70,11 @@ SimTime LpGraph::min_latency() const {
   return m;
 }
 
+SimTime LpGraph::min_latency_into(LpId lp) const {
+  STEPSIM_CHECK(finalized_, "LpGraph used before finalize()");
+  SimTime m = all_to_all_.value_or(SimTime::never());
+  for (const LpEdge& e : neighbours(lp)) m = std::min(m, e.latency);
+  return m;
+}
+
 }  // namespace stepsim::pdes

@@ -20,12 +20,15 @@ Worker::Worker(Engine& engine, std::uint32_t id, std::uint32_t slot_begin, std::
       slot_begin_(slot_begin),
       slot_end_(slot_end),
       rank_(engine.sync_.rank()),
-      lookahead_(engine.lookahead_),
+      lp_lookahead_(engine.lp_lookahead_.data()),
       homes_(engine.homes_.data()),
       lps_(engine.local_lps_.data() + slot_begin),
       queues_(slot_end - slot_begin),
       next_(slot_end - slot_begin, SimTime::never()),
-      seq_(slot_end - slot_begin, 0) {}
+      seq_(slot_end - slot_begin, 0) {
+  own_lookahead_.reserve(slot_end - slot_begin);
+  for (std::uint32_t i = 0; i < slot_end - slot_begin; ++i) own_lookahead_.push_back(lp_lookahead_[lps_[i]]);
+}
 
 void Worker::reset() {
   for (EventQueue& q : queues_) q.clear();
@@ -54,7 +57,7 @@ void Worker::init_lps(Model& model) {
   pushed_min_ = SimTime::never();
 }
 
-void Worker::process_window(Model& model, SimTime window_end) {
+void Worker::process_window(Model& model, SimTime g, SimTime end) {
   const auto t0 = std::chrono::steady_clock::now();
   SimTime scan_min = SimTime::never();
   pushed_min_ = SimTime::never();
@@ -62,6 +65,7 @@ void Worker::process_window(Model& model, SimTime window_end) {
   SimTime* next = next_.data();
   std::uint64_t done = 0;
   for (std::uint32_t i = 0; i < n; ++i) {
+    const SimTime window_end = std::min(g.saturating_add(own_lookahead_[i]), end);
     if (next[i] < window_end) {
       EventQueue& q = queues_[i];
       LpContext ctx(this, lps_[i], slot_begin_ + i, SimTime::zero());
@@ -111,7 +115,8 @@ void Worker::route(LpId src, std::uint32_t src_slot, SimTime now, Event& ev) {
     ++pending_;
     return;
   }
-  if (ev.dst >= engine_.graph_.size() || ev.time - now < lookahead_ || ev.time < now) [[unlikely]] {
+  if (ev.dst >= engine_.graph_.size() || ev.time < now || ev.time - now < lp_lookahead_[ev.dst])
+      [[unlikely]] {
     lookahead_violation(src, now, ev);
   }
   const Engine::Home& h = homes_[ev.dst];
@@ -146,13 +151,14 @@ void Worker::lookahead_violation(LpId src, SimTime now, const Event& ev) const {
           " LPs)");
   }
   const int dst_rank = engine_.owner_[ev.dst];
+  const SimTime la = ev.dst == src ? SimTime::zero() : lp_lookahead_[ev.dst];
   std::string what = ev.time < now ? "into the past" : "with a delay below the lookahead";
   fatal("lookahead violation: LP " + std::to_string(src) + " (rank " + std::to_string(rank_) +
         ") at time " + to_string(now) + " sent an event " + what + " to LP " +
         std::to_string(ev.dst) + " (rank " + std::to_string(dst_rank) + ") for time " +
         to_string(ev.time) + ": delay " + to_string(ev.time - now) + " < lookahead " +
-        to_string(lookahead_) + " (the smallest channel latency of '" + engine_.graph_.name() +
-        "')");
+        to_string(la) + " (the smallest latency of LP " + std::to_string(ev.dst) +
+        "'s channels in '" + engine_.graph_.name() + "')");
 }
 
 std::uint64_t Worker::storage_bytes() const {

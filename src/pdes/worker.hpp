@@ -19,8 +19,9 @@ class Worker {
   void reset();
   /// Runs Model::init_lp on every LP of this worker (time 0).
   void init_lps(Model& model);
-  /// Processes every event with time < window_end, LP by LP.
-  void process_window(Model& model, SimTime window_end);
+  /// Processes, LP by LP, every event that no other LP can still precede: those before
+  /// g + (the LP's own lookahead: the smallest latency of its incoming channels), and before end.
+  void process_window(Model& model, SimTime g, SimTime end);
   /// Moves events for this worker's LPs from `box` into their queues and empties `box`.
   void deliver(std::vector<Event>& box);
   /// Where an event sent from a handler goes: own queue, another worker, another rank.
@@ -56,7 +57,8 @@ class Worker {
   std::uint32_t slot_begin_;
   std::uint32_t slot_end_;
   std::int32_t rank_;
-  SimTime lookahead_;
+  const SimTime* lp_lookahead_;  // by global LP
+  std::vector<SimTime> own_lookahead_;  // by local index
   const Engine::Home* homes_;
   const LpId* lps_;  // global id per local index
   std::vector<EventQueue> queues_;

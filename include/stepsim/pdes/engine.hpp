@@ -121,6 +121,7 @@ class Engine {
   std::vector<int> owner_;
   PartitionQuality quality_;
   SimTime lookahead_;
+  std::vector<SimTime> lp_lookahead_;  // by LP: smallest latency of its incoming channels
   std::vector<LpId> local_lps_;
   std::vector<Home> homes_;
   std::vector<int> neighbours_;

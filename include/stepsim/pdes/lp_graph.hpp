@@ -44,6 +44,9 @@ class LpGraph {
   [[nodiscard]] std::size_t edge_count() const { return adj_.size() / 2; }
   /// Smallest latency of any channel: the engine's lookahead. never() if no channel exists.
   [[nodiscard]] SimTime min_latency() const;
+  /// Smallest latency of the channels into `lp`: no event can reach it sooner after it is sent.
+  /// never() for an LP without channels.
+  [[nodiscard]] SimTime min_latency_into(LpId lp) const;
 
  private:
   struct RawEdge {
