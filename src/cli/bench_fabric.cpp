@@ -23,19 +23,29 @@ BenchFabricCommand::BenchFabricCommand(CLI::App& parent) {
       "all_to_all, hotspot or pair flows from NIC to NIC at line rate; prints packet-hops/s and "
       "what the fabric did. Run under mpirun for several ranks.");
   cmd_->add_option("--topology", topology_, "Topology file (topologies/*.yaml)")->required();
-  cmd_->add_option("--pattern", traffic_.pattern, "permutation, incast, all_to_all, hotspot or pair")
+  cmd_->add_option("--pattern", traffic_.pattern,
+                   "permutation, incast, all_to_all, hotspot or pair")
       ->capture_default_str()
       ->check(CLI::IsMember({"permutation", "incast", "all_to_all", "hotspot", "pair"}));
-  cmd_->add_option("--flow-bytes", flow_bytes_, "Bytes per flow (e.g. 2000000, 1MiB)")->capture_default_str();
-  cmd_->add_option("--senders", traffic_.senders, "incast: senders into one NIC")->capture_default_str();
+  cmd_->add_option("--flow-bytes", flow_bytes_, "Bytes per flow (e.g. 2000000, 1MiB)")
+      ->capture_default_str();
+  cmd_->add_option("--senders", traffic_.senders, "incast: senders into one NIC")
+      ->capture_default_str();
   cmd_->add_option("--qps", traffic_.qps, "pair: QPs between the two NICs")->capture_default_str();
-  cmd_->add_option("--hot-fraction", traffic_.hot_fraction, "hotspot: share of flows to the hot NIC")
-      ->capture_default_str()->check(CLI::Range(0.0, 1.0));
+  cmd_->add_option("--hot-fraction", traffic_.hot_fraction,
+                   "hotspot: share of flows to the hot NIC")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
   cmd_->add_option("--entropy", entropy_, "ECMP entropy per QP: fixed, udp_sport or flow_label")
-      ->capture_default_str()->check(CLI::IsMember({"fixed", "udp_sport", "flow_label"}));
+      ->capture_default_str()
+      ->check(CLI::IsMember({"fixed", "udp_sport", "flow_label"}));
   cmd_->add_option("--lb", params_.lb.policy, "Load balancing: ecmp, flowlet, adaptive or spray")
       ->capture_default_str();
-  cmd_->add_option("--flowlet-timeout", flowlet_timeout_, "flowlet: idle gap (a time)")->capture_default_str();
+  cmd_->add_option("--flowlet-timeout", flowlet_timeout_, "flowlet: idle gap (a time)")
+      ->capture_default_str();
+  cmd_->add_option("--routing", params_.routing, "minimal, or valiant (dragonfly)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"minimal", "valiant"}));
   cmd_->add_option("--mtu", mtu_, "Payload bytes per packet")->capture_default_str();
   cmd_->add_option("--buffer", buffer_, "Shared buffer per switch")->capture_default_str();
   cmd_->add_option("--ber", ber_, "Pre-FEC BER on every link (default: the topology's)");
@@ -45,10 +55,14 @@ BenchFabricCommand::BenchFabricCommand(CLI::App& parent) {
   cmd_->add_option("--end", end_, "Simulated time limit")->capture_default_str();
   cmd_->add_option("--seed", traffic_.seed, "Seed of the traffic and the fabric's random choices")
       ->capture_default_str();
-  cmd_->add_option("--threads", threads_, "OpenMP threads per rank")->capture_default_str()->check(CLI::Range(1, 4096));
-  cmd_->add_option("--partition", partition_, "Partitioner of LPs onto ranks: block or metis")->capture_default_str();
+  cmd_->add_option("--threads", threads_, "OpenMP threads per rank")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 4096));
+  cmd_->add_option("--partition", partition_, "Partitioner of LPs onto ranks: block or metis")
+      ->capture_default_str();
   cmd_->add_option("--repeat", repeat_, "Run N times in this process; report the median run")
-      ->capture_default_str()->check(CLI::Range(1, 1000));
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
   cmd_->add_option("--json", json_path_, "Also write the results as JSON to this file");
   cmd_->add_flag("--quiet", quiet_, "No progress output");
   for (CLI::Option* opt : cmd_->get_options()) {
@@ -81,7 +95,8 @@ int BenchFabricCommand::execute(int rank, int ranks) {
   params_.lb.seed = traffic_.seed;
   params_.seed = traffic_.seed;
   if (auto ok = params_.validate(); !ok) return user_error(rank, ok.error().message);
-  if (auto lb = fabric::make_load_balancer(params_.lb, 0); !lb) return user_error(rank, "--lb: " + lb.error().message);
+  if (auto lb = fabric::make_load_balancer(params_.lb, 0); !lb)
+    return user_error(rank, "--lb: " + lb.error().message);
 
   const std::int64_t rss_before = current_rss_bytes();
   auto topo = topology::load_topology(topology_);
@@ -131,33 +146,46 @@ int BenchFabricCommand::execute(int rank, int ranks) {
               to_string(st.lookahead).c_str());
   std::printf("traffic          %s, %zu flows of %lld B, entropy %s, lb %s, pfc %s, ecn %s, %s\n",
               traffic_.pattern.c_str(), flows->size(), static_cast<long long>(traffic_.flow_bytes),
-              entropy_.c_str(), params_.lb.policy.c_str(), no_pfc_ ? "off" : "on", no_ecn_ ? "off" : "on",
+              entropy_.c_str(), (params_.lb.policy + ", " + params_.routing + " routing").c_str(),
+              no_pfc_ ? "off" : "on", no_ecn_ ? "off" : "on",
               store_and_forward_ ? "store-and-forward" : "cut-through");
-  std::printf("engine           ranks %d, threads/rank %d, partition %s\n", ranks, st.threads, partition_.c_str());
-  if (!st.completed) std::printf("status           INTERRUPTED at %s\n", to_string(st.final_time).c_str());
+  std::printf("engine           ranks %d, threads/rank %d, partition %s\n", ranks, st.threads,
+              partition_.c_str());
+  if (!st.completed)
+    std::printf("status           INTERRUPTED at %s\n", to_string(st.final_time).c_str());
   if (runs.size() > 1) {
     std::printf("repeats          %zu runs, packet-hops/s (M):", runs.size());
-    for (const auto& r : runs) std::printf(" %.3f", static_cast<double>(r.summary.packet_hops) / r.stats.wall_s / 1e6);
+    for (const auto& r : runs)
+      std::printf(" %.3f", static_cast<double>(r.summary.packet_hops) / r.stats.wall_s / 1e6);
     std::printf("; the median run follows\n");
   }
-  std::printf("packet-hops      %" PRIu64 " (%" PRIu64 " events, %.2f events per hop)\n", s.packet_hops,
-              st.events, s.packet_hops ? static_cast<double>(st.events) / static_cast<double>(s.packet_hops) : 0.0);
+  std::printf(
+      "packet-hops      %" PRIu64 " (%" PRIu64 " events, %.2f events per hop)\n", s.packet_hops,
+      st.events,
+      s.packet_hops ? static_cast<double>(st.events) / static_cast<double>(s.packet_hops) : 0.0);
   std::printf("wall time        %.3f s\n", st.wall_s);
   std::printf("packet-hops/s    %.3f M total, %.3f M per core (%d cores)\n", hops_per_s / 1e6,
               hops_per_s / 1e6 / cores, cores);
   std::printf("windows          %" PRIu64 " (%.1f events/window)\n", st.windows,
               st.windows ? static_cast<double>(st.events) / static_cast<double>(st.windows) : 0.0);
-  std::printf("peak memory      %.1f MiB max rank (process at start %.1f MiB; model state %.1f MiB on rank 0)\n",
-              static_cast<double>(rss_max) / 1048576.0, static_cast<double>(rss_before) / 1048576.0,
-              static_cast<double>(run.model_bytes) / 1048576.0);
-  std::printf("flows            %zu of %zu complete; FCT p50 %.1f us, p99 %.1f us, max %.1f us; last byte at %.1f us\n",
-              s.flows_complete, s.flows, s.fct_p50_us, s.fct_p99_us, s.fct_max_us, s.last_byte_us);
-  std::printf("fabric           ECN marks %" PRIu64 ", PAUSE frames %" PRIu64 ", paused %.1f us (sum over ports), max queue %lld B\n",
+  std::printf(
+      "peak memory      %.1f MiB max rank (process at start %.1f MiB; model state %.1f MiB on rank "
+      "0)\n",
+      static_cast<double>(rss_max) / 1048576.0, static_cast<double>(rss_before) / 1048576.0,
+      static_cast<double>(run.model_bytes) / 1048576.0);
+  std::printf(
+      "flows            %zu of %zu complete; FCT p50 %.1f us, p99 %.1f us, max %.1f us; last byte "
+      "at %.1f us\n",
+      s.flows_complete, s.flows, s.fct_p50_us, s.fct_p99_us, s.fct_max_us, s.last_byte_us);
+  std::printf("fabric           ECN marks %" PRIu64 ", PAUSE frames %" PRIu64
+              ", paused %.1f us (sum over ports), max queue %lld B\n",
               s.ecn_marks, s.pause_frames, static_cast<double>(s.paused_ps) * 1e-6,
               static_cast<long long>(s.max_queue));
-  std::printf("drops            buffer %" PRIu64 ", fec %" PRIu64 ", link down %" PRIu64 ", unroutable %" PRIu64 "; FEC corrected codewords %" PRIu64 "\n",
+  std::printf("drops            buffer %" PRIu64 ", fec %" PRIu64 ", link down %" PRIu64
+              ", unroutable %" PRIu64 "; FEC corrected codewords %" PRIu64 "\n",
               s.drops_buffer, s.drops_fec, s.drops_link_down, s.drops_unroutable, s.fec_corrected);
-  std::printf("path balance     leaf uplink bytes max/mean %.3f, cv %.3f\n", s.uplink_max_over_mean, s.uplink_cv);
+  std::printf("path balance     leaf uplink bytes max/mean %.3f, cv %.3f\n", s.uplink_max_over_mean,
+              s.uplink_cv);
   std::printf("time split       rank: compute / exchange / allreduce seconds\n");
   for (std::size_t i = 0; i < std::min<std::size_t>(8, st.per_rank.size()); ++i) {
     const auto& r = st.per_rank[i];
@@ -185,7 +213,9 @@ int BenchFabricCommand::execute(int rank, int ranks) {
     j["wall_s"] = st.wall_s;
     j["packet_hops_per_s"] = hops_per_s;
     j["packet_hops_per_s_per_core"] = hops_per_s / cores;
-    for (const auto& r : runs) j["packet_hops_per_s_runs"].push_back(static_cast<double>(r.summary.packet_hops) / r.stats.wall_s);
+    for (const auto& r : runs)
+      j["packet_hops_per_s_runs"].push_back(static_cast<double>(r.summary.packet_hops) /
+                                            r.stats.wall_s);
     j["peak_rss_max_bytes"] = rss_max;
     j["model_bytes_rank0"] = run.model_bytes;
     j["flows_complete"] = s.flows_complete;

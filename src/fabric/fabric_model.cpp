@@ -29,6 +29,7 @@ constexpr std::uint32_t kHeaderBytes = 64;  // what cut-through waits for
 constexpr std::uint32_t kPfcFrameBytes = 64;
 constexpr std::uint32_t kStreamEcn = 0x45434e;
 constexpr std::uint32_t kStreamFec = 0x464543;
+constexpr std::uint32_t kStreamRoute = 0x525445;
 }  // namespace
 
 FabricModel::FabricModel(const topology::Topology& topo, const Routing& routing,
@@ -44,13 +45,23 @@ FabricModel::FabricModel(const topology::Topology& topo, const Routing& routing,
     flows_to_node_[topo_.ports[f.dst_nic].node].push_back(f.id);
     flow_hash_.push_back(tuple_hash(f.src_nic, f.dst_nic, f.entropy, f.label));
   }
+  valiant_ = params_.routing == "valiant";
+  if (valiant_) {
+    for (NodeId v = 0; v < topo_.nodes.size(); ++v) {
+      if (topo_.is_server(v) || routing_.edge_index(v) == kNone) continue;
+      const std::uint32_t g = topo_.nodes[v].group;
+      if (routers_by_group_.size() <= g) routers_by_group_.resize(g + 1);
+      routers_by_group_[g].push_back(v);
+    }
+  }
   faults_by_node_.resize(topo_.nodes.size());
   for (const FaultSpec& fs : params_.faults) {
     STEPSIM_CHECK(fs.link < topo_.links.size(), "fault on a link that does not exist");
     LinkFault lf;
     lf.link = fs.link;
     lf.up = fs.kind == FaultSpec::Kind::kUp ? 1 : 0;
-    lf.lanes_left = fs.kind == FaultSpec::Kind::kLanes ? static_cast<std::uint8_t>(std::max(1, fs.lanes)) : 0;
+    lf.lanes_left =
+        fs.kind == FaultSpec::Kind::kLanes ? static_cast<std::uint8_t>(std::max(1, fs.lanes)) : 0;
     for (PortId p : {topo_.links[fs.link].a, topo_.links[fs.link].b}) {
       faults_by_node_[topo_.ports[p].node].push_back({fs.at, lf});
     }
@@ -83,6 +94,7 @@ void FabricModel::setup(std::span<const pdes::LpId> local_lps) {
     n.port_count = topo_.nodes[v].port_count;
     n.is_server = topo_.is_server(v);
     n.ecn_rng = pdes::Rng(params_.seed, v, kStreamEcn);
+    n.route_rng = pdes::Rng(params_.seed, v, kStreamRoute);
     if (!n.is_server) {
       auto lb = make_load_balancer(params_.lb, v);
       STEPSIM_CHECK(lb.ok(), lb.ok() ? std::string() : lb.error().message);
@@ -106,7 +118,8 @@ void FabricModel::setup(std::span<const pdes::LpId> local_lps) {
         HeadroomInputs in;
         in.rate = ps.rate;
         in.length = link.length;
-        in.per_metre = link.cable == topology::CableKind::kDac ? topo_.phy.dac_per_metre : topo_.phy.per_metre;
+        in.per_metre =
+            link.cable == topology::CableKind::kDac ? topo_.phy.dac_per_metre : topo_.phy.per_metre;
         // The model's own delays: PHY/FEC on the cable both ways, and a switch that counts a packet
         // only after its pipeline (so T_switch is at least the pipeline latency).
         in.phy_latency = topo_.phy.phy_latency;
@@ -154,7 +167,9 @@ void FabricModel::handle(pdes::LpContext& ctx, const pdes::Event& ev) {
       port(n, ev.aux).free_pending = false;
       kick(ctx, n, ev.aux);
       break;
-    case kEvPfc: on_pfc(ctx, n, ev.aux, ev.payload_as<PfcFrame>()); break;
+    case kEvPfc:
+      on_pfc(ctx, n, ev.aux, ev.payload_as<PfcFrame>());
+      break;
     case kEvFlowStart: {
       const Flow& f = flows_[ev.aux];
       const std::uint32_t idx = topo_.ports[f.src_nic].index;
@@ -162,15 +177,23 @@ void FabricModel::handle(pdes::LpContext& ctx, const pdes::Event& ev) {
       kick(ctx, n, idx);
       break;
     }
-    case kEvLinkFault: on_fault(ctx, n, ev.aux, ev.payload_as<LinkFault>()); break;
-    default: fatal("fabric: unknown event kind " + std::to_string(ev.kind));
+    case kEvLinkFault:
+      on_fault(ctx, n, ev.aux, ev.payload_as<LinkFault>());
+      break;
+    default:
+      fatal("fabric: unknown event kind " + std::to_string(ev.kind));
   }
 }
 
 void FabricModel::on_packet(pdes::LpContext& ctx, NodeState& n, std::uint32_t in_port, Packet pkt) {
   std::uint32_t out;
-  const std::uint32_t dst_edge = routing_.edge_index_of_nic(pkt.dst_nic);
-  if (dst_edge == n.edge_index) {
+  std::uint32_t dst_edge = routing_.edge_index_of_nic(pkt.dst_nic);
+  if (valiant_) [[unlikely]] {
+    if (pkt.via == ctx.self()) pkt.via = kNoDetour;  // detour done: minimal from here
+    if (!routing_.port(n.first_port + in_port).peer_is_switch) choose_detour(ctx, n, pkt);
+    if (pkt.via != kNoDetour) dst_edge = routing_.edge_index(pkt.via);
+  }
+  if (pkt.via == kNoDetour && dst_edge == n.edge_index) {
     out = routing_.nic_port_at_edge(pkt.dst_nic);
   } else {
     std::span<const std::uint32_t> cand = routing_.candidates_at(n.switch_index, dst_edge);
@@ -202,6 +225,21 @@ void FabricModel::on_packet(pdes::LpContext& ctx, NodeState& n, std::uint32_t in
   enqueue(ctx, n, out, in_port, pkt, tail);
 }
 
+void FabricModel::choose_detour(pdes::LpContext& ctx, NodeState& n, Packet& pkt) {
+  // At the source router: a random router of a group that is neither the source's nor the
+  // destination's (none when only two groups exist).
+  const std::uint32_t src_group = topo_.nodes[ctx.self()].group;
+  const std::uint32_t dst_group = topo_.nodes[routing_.edge_of_nic(pkt.dst_nic)].group;
+  const auto groups = static_cast<std::uint32_t>(routers_by_group_.size());
+  if (src_group == dst_group || groups < 3) return;
+  std::uint32_t g;
+  do {
+    g = n.route_rng.below(groups);
+  } while (g == src_group || g == dst_group || routers_by_group_[g].empty());
+  const auto& routers = routers_by_group_[g];
+  pkt.via = routers[n.route_rng.below(static_cast<std::uint32_t>(routers.size()))];
+}
+
 void FabricModel::enqueue(pdes::LpContext& ctx, NodeState& n, std::uint32_t out,
                           std::uint32_t in_port, Packet pkt, SimTime tail) {
   PortState& e = port(n, out);
@@ -219,7 +257,8 @@ void FabricModel::enqueue(pdes::LpContext& ctx, NodeState& n, std::uint32_t out,
     }
   } else {
     const std::int64_t free = params_.sw.buffer.count() - n.buffer_used;
-    if (free < b || static_cast<double>(e.queued[1] + b) > params_.sw.dt_alpha * static_cast<double>(free)) {
+    if (free < b ||
+        static_cast<double>(e.queued[1] + b) > params_.sw.dt_alpha * static_cast<double>(free)) {
       ++e.stats.drops_buffer;
       return;
     }
@@ -311,7 +350,8 @@ double FabricModel::loss_probability(PortState& ps, std::uint32_t frame) {
   if (ps.cached_frame != frame) {
     const Bytes size(frame);
     if (params_.fec) {
-      const double pcw = phy::codeword_failure_probability_burst(phy::kKp4, ps.ber, params_.burst_symbols);
+      const double pcw =
+          phy::codeword_failure_probability_burst(phy::kKp4, ps.ber, params_.burst_symbols);
       ps.cached_loss = phy::any_failure_probability(pcw, phy::codewords_spanned(phy::kKp4, size));
     } else {
       ps.cached_loss = phy::raw_frame_error_probability(ps.ber, size);
@@ -339,13 +379,12 @@ void FabricModel::transmit(pdes::LpContext& ctx, NodeState& n, std::uint32_t ind
     if (params_.fec) {
       const double pc = phy::codeword_corrected_probability(phy::kKp4, e.ber);
       const std::int64_t cws = phy::codewords_spanned(phy::kKp4, Bytes(pkt.bytes));
-      for (std::int64_t i = 0; i < cws; ++i) e.stats.fec_corrected += e.fec_rng.uniform() < pc ? 1 : 0;
+      for (std::int64_t i = 0; i < cws; ++i)
+        e.stats.fec_corrected += e.fec_rng.uniform() < pc ? 1 : 0;
     }
   }
   const bool to_switch = pi.peer_is_switch;
-  const SimTime head = params_.sw.cut_through && to_switch
-                           ? now + e.hdr_ser
-                           : e.busy_until;
+  const SimTime head = params_.sw.cut_through && to_switch ? now + e.hdr_ser : e.busy_until;
   const SimTime arrival = head + pi.latency + (to_switch ? params_.sw.latency : SimTime::zero());
   ctx.send(pi.peer_node, arrival - now, kEvPacket, pi.peer_index, pkt);
 }
@@ -374,7 +413,6 @@ bool FabricModel::next_host_packet(pdes::LpContext& ctx, NodeState& n, std::uint
     out.bytes = static_cast<std::uint32_t>(payload) + kRoceHeaderBytes;
     out.entropy = f.entropy;
     out.prio = f.prio;
-    out.qp = f.qp;
     out.tuple_hash = flow_hash_[fid];
     s.sent += payload;
     if (f.rate.bits_per_second() > 0) {
@@ -402,7 +440,8 @@ void FabricModel::on_host_packet(pdes::LpContext& ctx, const Packet& pkt) {
   if (r.first_ps < 0) r.first_ps = ctx.now().picoseconds();
   r.bytes_received += static_cast<std::int64_t>(pkt.bytes) - kRoceHeaderBytes;
   if ((pkt.flags & kEcnCe) != 0) ++r.ecn_marked;
-  if (r.bytes_received >= flows_[pkt.flow].bytes && r.end_ps < 0) r.end_ps = ctx.now().picoseconds();
+  if (r.bytes_received >= flows_[pkt.flow].bytes && r.end_ps < 0)
+    r.end_ps = ctx.now().picoseconds();
 }
 
 void FabricModel::send_pfc(pdes::LpContext& ctx, NodeState& n, std::uint32_t index, bool pause) {
@@ -410,12 +449,14 @@ void FabricModel::send_pfc(pdes::LpContext& ctx, NodeState& n, std::uint32_t ind
   in.xoff_sent = pause;
   if (pause && in.stats.pause_sent++ == 0) in.stats.first_pause_ps = ctx.now().picoseconds();
   const PortInfo& pi = routing_.port(n.first_port + index);
-  const SimTime delay = pi.latency + in.rate.serialization_time(Bytes(kPfcFrameBytes + kWireOverheadBytes));
+  const SimTime delay =
+      pi.latency + in.rate.serialization_time(Bytes(kPfcFrameBytes + kWireOverheadBytes));
   ctx.send(pi.peer_node, delay, kEvPfc, pi.peer_index,
            PfcFrame{params_.pfc.priority, static_cast<std::uint8_t>(pause ? 1 : 0)});
 }
 
-void FabricModel::on_pfc(pdes::LpContext& ctx, NodeState& n, std::uint32_t index, const PfcFrame& f) {
+void FabricModel::on_pfc(pdes::LpContext& ctx, NodeState& n, std::uint32_t index,
+                         const PfcFrame& f) {
   PortState& e = port(n, index);
   if (f.pause != 0) {
     if (!e.paused[0]) {
@@ -430,7 +471,8 @@ void FabricModel::on_pfc(pdes::LpContext& ctx, NodeState& n, std::uint32_t index
   }
 }
 
-void FabricModel::on_fault(pdes::LpContext& ctx, NodeState& n, std::uint32_t index, const LinkFault& f) {
+void FabricModel::on_fault(pdes::LpContext& ctx, NodeState& n, std::uint32_t index,
+                           const LinkFault& f) {
   PortState& e = port(n, index);
   if (f.lanes_left > 0) {
     const topology::Link& l = topo_.links[f.link];
@@ -469,10 +511,10 @@ std::uint64_t FabricModel::lp_digest(std::uint32_t slot) const {
   std::uint64_t h = 0;
   for (std::uint32_t i = 0; i < n.port_count; ++i) {
     const PortStats& s = ports_[n.port_base + i].stats;
-    for (std::uint64_t v : {s.bytes, s.packets, s.ecn_marks, s.pause_sent, s.pause_received,
-                            s.drops_buffer, s.drops_fec, s.drops_link_down, s.drops_unroutable,
-                            s.fec_corrected, s.fec_uncorrectable, static_cast<std::uint64_t>(s.paused_ps),
-                            static_cast<std::uint64_t>(s.max_queue)}) {
+    for (std::uint64_t v :
+         {s.bytes, s.packets, s.ecn_marks, s.pause_sent, s.pause_received, s.drops_buffer,
+          s.drops_fec, s.drops_link_down, s.drops_unroutable, s.fec_corrected, s.fec_uncorrectable,
+          static_cast<std::uint64_t>(s.paused_ps), static_cast<std::uint64_t>(s.max_queue)}) {
       h = hash_combine(h, v);
     }
   }
@@ -491,12 +533,25 @@ FabricResults FabricModel::collect(pdes::Sync& sync) const {
     const NodeState& n = nodes_[s];
     for (std::uint32_t i = 0; i < n.port_count; ++i) {
       const PortStats& st = ports_[n.port_base + i].stats;
-      std::uint64_t* x = buf.data() + static_cast<std::size_t>(topo_.nodes[local_[s]].first_port + i) * PortStats::kFields;
+      std::uint64_t* x =
+          buf.data() +
+          static_cast<std::size_t>(topo_.nodes[local_[s]].first_port + i) * PortStats::kFields;
       const std::uint64_t v[PortStats::kFields] = {
-          st.bytes, st.packets, st.ecn_marks, st.pause_sent, st.pause_received, st.drops_buffer,
-          st.drops_fec, st.drops_link_down, st.drops_unroutable, st.fec_corrected,
-          st.fec_uncorrectable, static_cast<std::uint64_t>(st.paused_ps), static_cast<std::uint64_t>(st.max_queue),
-          static_cast<std::uint64_t>(st.first_mark_ps + 1), static_cast<std::uint64_t>(st.first_pause_ps + 1)};
+          st.bytes,
+          st.packets,
+          st.ecn_marks,
+          st.pause_sent,
+          st.pause_received,
+          st.drops_buffer,
+          st.drops_fec,
+          st.drops_link_down,
+          st.drops_unroutable,
+          st.fec_corrected,
+          st.fec_uncorrectable,
+          static_cast<std::uint64_t>(st.paused_ps),
+          static_cast<std::uint64_t>(st.max_queue),
+          static_cast<std::uint64_t>(st.first_mark_ps + 1),
+          static_cast<std::uint64_t>(st.first_pause_ps + 1)};
       std::copy(v, v + PortStats::kFields, x);
     }
   }

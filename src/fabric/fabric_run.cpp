@@ -77,6 +77,10 @@ Result<FabricRun> run_fabric(const topology::Topology& topo, const std::vector<F
                              pdes::EngineOptions engine_options) {
   if (auto ok = params.validate(); !ok) return ok.error();
   if (auto lb = make_load_balancer(params.lb, 0); !lb) return lb.error();
+  if (params.routing == "valiant" && topo.generator != "dragonfly") {
+    return Error{"valiant routing needs a dragonfly topology ('" + topo.name + "' is a " +
+                 topo.generator + ")"};
+  }
   const pdes::LpGraph graph = topo.lp_graph();
   auto engine = pdes::Engine::create(graph, sync, std::move(engine_options));
   if (!engine) return engine.error();

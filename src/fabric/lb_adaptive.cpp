@@ -29,9 +29,8 @@ class Adaptive final : public LoadBalancer {
   std::uint32_t seed_;
 };
 
-const LbRegistration kAdaptive{"adaptive", [](const LbParams&, std::uint32_t sw) {
-                                 return std::make_unique<Adaptive>(sw);
-                               }};
+const LbRegistration kAdaptive{
+    "adaptive", [](const LbParams&, std::uint32_t sw) { return std::make_unique<Adaptive>(sw); }};
 
 }  // namespace
 }  // namespace stepsim::fabric

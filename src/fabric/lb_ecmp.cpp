@@ -20,9 +20,8 @@ class Ecmp final : public LoadBalancer {
   std::uint32_t seed_;
 };
 
-const LbRegistration kEcmp{"ecmp", [](const LbParams& p, std::uint32_t sw) {
-                             return std::make_unique<Ecmp>(p, sw);
-                           }};
+const LbRegistration kEcmp{
+    "ecmp", [](const LbParams& p, std::uint32_t sw) { return std::make_unique<Ecmp>(p, sw); }};
 
 }  // namespace
 }  // namespace stepsim::fabric

@@ -16,9 +16,8 @@ class Spray final : public LoadBalancer {
   std::uint32_t next_ = 0;
 };
 
-const LbRegistration kSpray{"spray", [](const LbParams&, std::uint32_t) {
-                              return std::make_unique<Spray>();
-                            }};
+const LbRegistration kSpray{
+    "spray", [](const LbParams&, std::uint32_t) { return std::make_unique<Spray>(); }};
 
 }  // namespace
 }  // namespace stepsim::fabric

@@ -17,11 +17,14 @@ void put32(std::uint8_t* at, std::uint32_t v) {
 
 }  // namespace
 
-Result<std::unique_ptr<LoadBalancer>> make_load_balancer(const LbParams& p, std::uint32_t switch_id) {
+Result<std::unique_ptr<LoadBalancer>> make_load_balancer(const LbParams& p,
+                                                         std::uint32_t switch_id) {
   return LbRegistry::create("load-balancing policy", p.policy, p, switch_id);
 }
 
-std::vector<std::string> load_balancer_names() { return LbRegistry::names(); }
+std::vector<std::string> load_balancer_names() {
+  return LbRegistry::names();
+}
 
 std::uint32_t tuple_hash(std::uint32_t src_addr, std::uint32_t dst_addr, std::uint16_t udp_sport,
                          std::uint32_t flow_label) {

@@ -45,7 +45,8 @@ Result<Entropy> parse_entropy(const std::string& name) {
 Result<std::vector<Flow>> make_flows(const topology::Topology& topo, const TrafficSpec& spec) {
   if (spec.flow_bytes <= 0) return Error{"flow size must be positive"};
   const auto rails = nics_by_rail(topo);
-  if (rails.empty() || rails[0].size() < 2) return Error{"traffic needs at least two NICs on a rail"};
+  if (rails.empty() || rails[0].size() < 2)
+    return Error{"traffic needs at least two NICs on a rail"};
   pdes::Rng rng(spec.seed, /*entity=*/0x7472616666ULL, /*stream=*/0);
   std::vector<Flow> flows;
   auto add = [&](PortId src, PortId dst) {
@@ -59,8 +60,12 @@ Result<std::vector<Flow>> make_flows(const topology::Topology& topo, const Traff
     f.prio = spec.prio;
     f.qp = 0x100 + f.id;
     switch (spec.entropy) {
-      case Entropy::kFixed: f.entropy = 49152; break;
-      case Entropy::kUdpSport: f.entropy = static_cast<std::uint16_t>(49152 + (f.qp * 2654435761u >> 18) % 16384); break;
+      case Entropy::kFixed:
+        f.entropy = 49152;
+        break;
+      case Entropy::kUdpSport:
+        f.entropy = static_cast<std::uint16_t>(49152 + (f.qp * 2654435761u >> 18) % 16384);
+        break;
       case Entropy::kFlowLabel:
         f.entropy = 49152;
         f.label = roce_flow_label(f.qp, f.qp + 1, src, dst);
@@ -87,8 +92,8 @@ Result<std::vector<Flow>> make_flows(const topology::Topology& topo, const Traff
   } else if (p == "incast") {
     const auto& nics = rails[0];
     if (spec.senders < 1 || spec.senders >= nics.size()) {
-      return Error{"incast needs 1.." + std::to_string(nics.size() - 1) + " senders on rail 0, got " +
-                   std::to_string(spec.senders)};
+      return Error{"incast needs 1.." + std::to_string(nics.size() - 1) +
+                   " senders on rail 0, got " + std::to_string(spec.senders)};
     }
     for (std::uint32_t i = 1; i <= spec.senders; ++i) add(nics[i], nics[0]);
   } else if (p == "all_to_all") {

@@ -4,6 +4,7 @@
 
 #include "stepsim/fabric/fabric_run.hpp"
 #include "stepsim/pdes/mpi_sync.hpp"
+#include "stepsim/topology/topology_loader.hpp"
 #include "tests/support/small_topologies.hpp"
 
 namespace stepsim::fabric {
@@ -53,7 +54,33 @@ TEST_P(Policies, MatchesAOneRankRunBitForBit) {
   EXPECT_GT(ref->summary.fec_corrected, 0u);
 }
 
-INSTANTIATE_TEST_SUITE_P(Fabric, Policies, ::testing::Values("ecmp", "flowlet", "adaptive", "spray"));
+TEST(FabricMpi, ValiantOnADragonflyMatchesAOneRankRun) {
+  const auto topo =
+      topology::load_topology(std::string(STEPSIM_SOURCE_DIR) + "/topologies/dragonfly-small.yaml")
+          .value();
+  TrafficSpec spec;
+  spec.pattern = "all_to_all";
+  spec.flow_bytes = 8192;
+  const std::vector<Flow> flows = make_flows(topo, spec).value();
+  FabricParams p;
+  p.routing = "valiant";
+  p.lb.policy = "adaptive";
+  pdes::EngineOptions opt;
+  opt.end = SimTime::ms(5);
+  opt.partitioner = "metis";
+  pdes::SerialSync serial;
+  const auto ref = run_fabric(topo, flows, p, serial, opt);
+  ASSERT_TRUE(ref.ok());
+  pdes::MpiSync sync;
+  const auto got = run_fabric(topo, flows, p, sync, opt);
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->stats.digest, ref->stats.digest);
+  EXPECT_EQ(got->summary.packet_hops, ref->summary.packet_hops);
+  EXPECT_EQ(ref->summary.flows_complete, flows.size());
+}
+
+INSTANTIATE_TEST_SUITE_P(Fabric, Policies,
+                         ::testing::Values("ecmp", "flowlet", "adaptive", "spray"));
 
 }  // namespace
 }  // namespace stepsim::fabric

@@ -27,21 +27,21 @@ namespace stepsim::fabric {
 /// Counters of one port's egress direction (one direction of a link), plus the PAUSE frames its
 /// ingress side sent. These feed the HDF5 /links table.
 struct PortStats {
-  std::uint64_t bytes = 0;            ///< frame bytes sent
-  std::uint64_t packets = 0;          ///< packets sent (packet-hops)
-  std::uint64_t ecn_marks = 0;        ///< packets marked CE at this egress queue
-  std::uint64_t pause_sent = 0;       ///< XOFF frames sent upstream by this port's ingress
-  std::uint64_t pause_received = 0;   ///< XOFF frames that stopped this egress
-  std::uint64_t drops_buffer = 0;     ///< dropped: no buffer / headroom exceeded
-  std::uint64_t drops_fec = 0;        ///< lost on the wire: uncorrectable FEC codeword or raw BER
-  std::uint64_t drops_link_down = 0;  ///< dropped because the link was down
-  std::uint64_t drops_unroutable = 0; ///< dropped at this node: no usable port to the destination
-  std::uint64_t fec_corrected = 0;    ///< codewords with errors that FEC corrected
-  std::uint64_t fec_uncorrectable = 0;///< codewords FEC could not correct
-  std::int64_t paused_ps = 0;         ///< time this egress was paused (lossless class)
-  std::int64_t max_queue = 0;         ///< largest egress backlog in bytes
-  std::int64_t first_mark_ps = -1;    ///< first ECN mark at this egress (-1: none)
-  std::int64_t first_pause_ps = -1;   ///< first XOFF sent by this port's ingress (-1: none)
+  std::uint64_t bytes = 0;              ///< frame bytes sent
+  std::uint64_t packets = 0;            ///< packets sent (packet-hops)
+  std::uint64_t ecn_marks = 0;          ///< packets marked CE at this egress queue
+  std::uint64_t pause_sent = 0;         ///< XOFF frames sent upstream by this port's ingress
+  std::uint64_t pause_received = 0;     ///< XOFF frames that stopped this egress
+  std::uint64_t drops_buffer = 0;       ///< dropped: no buffer / headroom exceeded
+  std::uint64_t drops_fec = 0;          ///< lost on the wire: uncorrectable FEC codeword or raw BER
+  std::uint64_t drops_link_down = 0;    ///< dropped because the link was down
+  std::uint64_t drops_unroutable = 0;   ///< dropped at this node: no usable port to the destination
+  std::uint64_t fec_corrected = 0;      ///< codewords with errors that FEC corrected
+  std::uint64_t fec_uncorrectable = 0;  ///< codewords FEC could not correct
+  std::int64_t paused_ps = 0;           ///< time this egress was paused (lossless class)
+  std::int64_t max_queue = 0;           ///< largest egress backlog in bytes
+  std::int64_t first_mark_ps = -1;      ///< first ECN mark at this egress (-1: none)
+  std::int64_t first_pause_ps = -1;     ///< first XOFF sent by this port's ingress (-1: none)
   static constexpr std::size_t kFields = 15;
 };
 
@@ -83,8 +83,8 @@ class FabricModel final : public pdes::Model {
  private:
   struct QueueEntry {
     Packet pkt;
-    SimTime tail;            // when the packet's last bit is in (cut-through)
-    std::uint32_t in_port;   // ingress port index (PFC accounting)
+    SimTime tail;           // when the packet's last bit is in (cut-through)
+    std::uint32_t in_port;  // ingress port index (PFC accounting)
   };
   // Laid out by heat: the first cache line is touched by every packet, then the queues and the
   // counters; what faults, PFC and hosts need comes last.
@@ -94,8 +94,8 @@ class FabricModel final : public pdes::Model {
     SimTime busy_until;
     DataRate rate;
     std::int64_t headroom = 0;
-    SimTime hdr_ser;                   // serialization of the header cut-through waits for
-    SimTime frame_ser;                 // serialization of a frame of frame_bytes (+ overhead)
+    SimTime hdr_ser;    // serialization of the header cut-through waits for
+    SimTime frame_ser;  // serialization of a frame of frame_bytes (+ overhead)
     std::uint32_t frame_bytes = 0;
     bool paused[2] = {false, false};
     bool free_pending = false;
@@ -112,7 +112,7 @@ class FabricModel final : public pdes::Model {
     double ber = 0;
   };
   struct NodeState {
-    std::uint32_t port_base = 0;  // first local port
+    std::uint32_t port_base = 0;      // first local port
     topology::PortId first_port = 0;  // first global port
     std::uint32_t switch_index = 0;   // Routing's dense indices (switches)
     std::uint32_t edge_index = 0;
@@ -121,6 +121,7 @@ class FabricModel final : public pdes::Model {
     std::uint32_t down_ports = 0;
     bool is_server = false;
     pdes::Rng ecn_rng;
+    pdes::Rng route_rng;  // Valiant: choice of the intermediate router
     std::unique_ptr<LoadBalancer> lb;
   };
   struct SendState {
@@ -129,11 +130,14 @@ class FabricModel final : public pdes::Model {
     SimTime next_allowed;
   };
 
-  [[nodiscard]] int klass(const Packet& p) const { return params_.pfc.enabled && p.prio == params_.pfc.priority ? 0 : 1; }
+  [[nodiscard]] int klass(const Packet& p) const {
+    return params_.pfc.enabled && p.prio == params_.pfc.priority ? 0 : 1;
+  }
   PortState& port(const NodeState& n, std::uint32_t index) { return ports_[n.port_base + index]; }
 
   void on_packet(pdes::LpContext& ctx, NodeState& n, std::uint32_t in_port, Packet pkt);
   void on_host_packet(pdes::LpContext& ctx, const Packet& pkt);
+  void choose_detour(pdes::LpContext& ctx, NodeState& n, Packet& pkt);
   void on_pfc(pdes::LpContext& ctx, NodeState& n, std::uint32_t port_index, const PfcFrame& f);
   void on_fault(pdes::LpContext& ctx, NodeState& n, std::uint32_t port_index, const LinkFault& f);
   void enqueue(pdes::LpContext& ctx, NodeState& n, std::uint32_t out, std::uint32_t in_port,
@@ -159,12 +163,14 @@ class FabricModel final : public pdes::Model {
   std::vector<std::vector<std::uint32_t>> flows_from_node_;  // by node: flows it sends
   std::vector<std::vector<std::uint32_t>> flows_to_node_;    // by node: flows it receives
   std::vector<std::uint32_t> flow_hash_;  // by flow: CRC-32 of its 5-tuple and label
+  std::vector<std::vector<topology::NodeId>> routers_by_group_;  // Valiant: edge switches by group
+  bool valiant_ = false;
   std::vector<pdes::LpId> local_;
-  std::vector<NodeState> nodes_;  // by slot
-  std::vector<PortState> ports_;  // local ports
-  std::vector<std::int64_t> backlog_;  // local ports: bytes queued (what load balancers see)
-  std::vector<SendState> send_;   // by flow id (meaningful for local senders)
-  std::vector<FlowRecord> recv_;  // by flow id (meaningful for local receivers)
+  std::vector<NodeState> nodes_;             // by slot
+  std::vector<PortState> ports_;             // local ports
+  std::vector<std::int64_t> backlog_;        // local ports: bytes queued (what load balancers see)
+  std::vector<SendState> send_;              // by flow id (meaningful for local senders)
+  std::vector<FlowRecord> recv_;             // by flow id (meaningful for local receivers)
   std::vector<std::uint32_t> slot_of_node_;  // by node id (local nodes only)
   std::vector<std::vector<std::pair<SimTime, LinkFault>>> faults_by_node_;
 };

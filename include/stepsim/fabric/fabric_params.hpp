@@ -13,10 +13,10 @@
 namespace stepsim::fabric {
 
 struct SwitchParams {
-  Bytes buffer = Bytes(64LL << 20);      ///< shared packet buffer per switch
-  double dt_alpha = 1.0;                 ///< lossy dynamic threshold: queue < alpha x free buffer
-  SimTime latency = SimTime::ns(300);    ///< forwarding pipeline latency
-  bool cut_through = true;               ///< forward after the header (else after the tail)
+  Bytes buffer = Bytes(64LL << 20);    ///< shared packet buffer per switch
+  double dt_alpha = 1.0;               ///< lossy dynamic threshold: queue < alpha x free buffer
+  SimTime latency = SimTime::ns(300);  ///< forwarding pipeline latency
+  bool cut_through = true;             ///< forward after the header (else after the tail)
 };
 
 /// RED/ECN marking on egress queues (DCQCN-style: probability rises from 0 at kmin to pmax at
@@ -32,10 +32,10 @@ struct EcnParams {
 /// Kmin < Kmax < XON < XOFF; XOFF 150 KB, XON 75 KB in the seed's example).
 struct PfcParams {
   bool enabled = true;
-  std::uint8_t priority = 3;             ///< the lossless traffic class
-  Bytes xoff = Bytes(150'000);           ///< ingress bytes that trigger PAUSE
-  Bytes xon = Bytes(75'000);             ///< ingress bytes below which RESUME is sent
-  Bytes headroom = Bytes(0);             ///< above XOFF; 0 = computed per port from its cable
+  std::uint8_t priority = 3;                ///< the lossless traffic class
+  Bytes xoff = Bytes(150'000);              ///< ingress bytes that trigger PAUSE
+  Bytes xon = Bytes(75'000);                ///< ingress bytes below which RESUME is sent
+  Bytes headroom = Bytes(0);                ///< above XOFF; 0 = computed per port from its cable
   SimTime switch_delay = SimTime::ns(200);  ///< headroom formula's T_switch
   SimTime nic_delay = SimTime::ns(200);     ///< headroom formula's T_nic
 };
@@ -53,11 +53,14 @@ struct FabricParams {
   EcnParams ecn;
   PfcParams pfc;
   LbParams lb;
-  Bytes mtu = Bytes(4096);               ///< payload bytes per packet
-  bool fec = true;                       ///< KP4 FEC on every link (off: raw BER hits packets)
-  int burst_symbols = 1;                 ///< FEC error bursts (1 = independent bit errors)
-  double ber_override = -1;              ///< >= 0: this pre-FEC BER on every link
-  bool reroute = true;                   ///< avoid down ports when another equal-cost port exists
+  Bytes mtu = Bytes(4096);   ///< payload bytes per packet
+  bool fec = true;           ///< KP4 FEC on every link (off: raw BER hits packets)
+  int burst_symbols = 1;     ///< FEC error bursts (1 = independent bit errors)
+  double ber_override = -1;  ///< >= 0: this pre-FEC BER on every link
+  bool reroute = true;       ///< avoid down ports when another equal-cost port exists
+  /// "minimal" (shortest paths) or "valiant" (dragonfly: via a random router of a third group,
+  /// then minimal; Valiant & Brebner 1981, as in Kim et al. 2008).
+  std::string routing = "minimal";
   std::vector<FaultSpec> faults;
   std::uint32_t seed = 1;
 
@@ -67,7 +70,7 @@ struct FabricParams {
 
 /// Adds down/up pairs for a link that flaps `times` times, each down for `down_for`, every
 /// `period`, starting at `start`.
-void add_flapping(std::vector<FaultSpec>& faults, std::uint32_t link, SimTime start,
-                  SimTime period, SimTime down_for, int times);
+void add_flapping(std::vector<FaultSpec>& faults, std::uint32_t link, SimTime start, SimTime period,
+                  SimTime down_for, int times);
 
 }  // namespace stepsim::fabric

@@ -12,26 +12,26 @@ namespace stepsim::fabric {
 
 /// What a fabric run reports (identical on every rank).
 struct FabricSummary {
-  std::uint64_t packet_hops = 0;      ///< packets sent over links (one link crossing = one hop)
-  std::uint64_t bytes = 0;            ///< frame bytes sent over links
+  std::uint64_t packet_hops = 0;  ///< packets sent over links (one link crossing = one hop)
+  std::uint64_t bytes = 0;        ///< frame bytes sent over links
   std::uint64_t ecn_marks = 0;
   std::uint64_t pause_frames = 0;
-  std::int64_t paused_ps = 0;         ///< summed over ports
+  std::int64_t paused_ps = 0;  ///< summed over ports
   std::uint64_t drops_buffer = 0;
   std::uint64_t drops_fec = 0;
   std::uint64_t drops_link_down = 0;
   std::uint64_t drops_unroutable = 0;
   std::uint64_t fec_corrected = 0;
-  std::int64_t max_queue = 0;         ///< largest egress backlog anywhere
-  std::int64_t first_mark_ps = -1;    ///< first ECN mark anywhere
-  std::int64_t first_pause_ps = -1;   ///< first PAUSE anywhere
+  std::int64_t max_queue = 0;        ///< largest egress backlog anywhere
+  std::int64_t first_mark_ps = -1;   ///< first ECN mark anywhere
+  std::int64_t first_pause_ps = -1;  ///< first PAUSE anywhere
   std::size_t flows = 0;
   std::size_t flows_complete = 0;
   double fct_p50_us = 0, fct_p99_us = 0, fct_max_us = 0;  ///< complete flows, from their start
-  double last_byte_us = 0;            ///< when the last flow completed
+  double last_byte_us = 0;                                ///< when the last flow completed
   /// Bytes over switch uplinks (tier t -> t+1) per tier-1 switch group: max / mean (1 = even).
   double uplink_max_over_mean = 1.0;
-  double uplink_cv = 0.0;             ///< coefficient of variation of uplink bytes
+  double uplink_cv = 0.0;  ///< coefficient of variation of uplink bytes
 };
 
 FabricSummary summarize(const topology::Topology& topo, const FabricResults& results,
@@ -42,7 +42,7 @@ struct FabricRun {
   pdes::RunStats stats;
   FabricResults results;
   FabricSummary summary;
-  std::size_t model_bytes = 0;   ///< model state on this rank
+  std::size_t model_bytes = 0;  ///< model state on this rank
 };
 
 /// Runs `flows` over `topo` until `end` (or until the fabric is idle). Errors are user errors.

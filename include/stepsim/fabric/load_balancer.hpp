@@ -28,7 +28,7 @@ struct LbQuery {
   const Packet& packet;
   std::span<const std::uint32_t> candidates;  ///< usable equal-cost ports (indices in the switch)
   SimTime now;
-  const std::int64_t* queued_bytes;           ///< bytes waiting at each egress port of the switch
+  const std::int64_t* queued_bytes;  ///< bytes waiting at each egress port of the switch
 };
 
 /// A policy instance lives in one switch and may keep state there.
@@ -40,7 +40,8 @@ class LoadBalancer {
 };
 
 /// Creates the policy `p.policy` for switch `switch_id`; the error lists the known policies.
-Result<std::unique_ptr<LoadBalancer>> make_load_balancer(const LbParams& p, std::uint32_t switch_id);
+Result<std::unique_ptr<LoadBalancer>> make_load_balancer(const LbParams& p,
+                                                         std::uint32_t switch_id);
 /// Names of the registered policies.
 std::vector<std::string> load_balancer_names();
 

@@ -9,7 +9,7 @@ namespace stepsim::fabric {
 
 /// Packet flags.
 enum PacketFlag : std::uint8_t {
-  kEcnCe = 1,    ///< congestion experienced (marked by a switch)
+  kEcnCe = 1,  ///< congestion experienced (marked by a switch)
   kLastOfFlow = 2,
 };
 
@@ -19,16 +19,19 @@ inline constexpr std::uint32_t kRoceHeaderBytes = 62;
 inline constexpr std::uint32_t kWireOverheadBytes = 20;
 inline constexpr std::uint16_t kRoceUdpPort = 4791;
 
+/// Packet::via when the packet is not (or no longer) on a Valiant detour.
+inline constexpr std::uint32_t kNoDetour = 0xffffffffu;
+
 struct Packet {
-  std::uint32_t flow = 0;     ///< global flow id
-  std::uint32_t seq = 0;      ///< packet index in the flow
-  std::uint32_t src_nic = 0;  ///< global port id of the sending NIC
-  std::uint32_t dst_nic = 0;  ///< global port id of the receiving NIC
-  std::uint32_t bytes = 0;    ///< frame bytes (payload + headers)
-  std::uint16_t entropy = 0;  ///< UDP source port (ECMP entropy)
-  std::uint8_t prio = 0;      ///< traffic class 0..7
-  std::uint8_t flags = 0;     ///< PacketFlag bits
-  std::uint32_t qp = 0;       ///< source QP number
+  std::uint32_t flow = 0;         ///< global flow id
+  std::uint32_t seq = 0;          ///< packet index in the flow
+  std::uint32_t src_nic = 0;      ///< global port id of the sending NIC
+  std::uint32_t dst_nic = 0;      ///< global port id of the receiving NIC
+  std::uint32_t bytes = 0;        ///< frame bytes (payload + headers)
+  std::uint16_t entropy = 0;      ///< UDP source port (ECMP entropy)
+  std::uint8_t prio = 0;          ///< traffic class 0..7
+  std::uint8_t flags = 0;         ///< PacketFlag bits
+  std::uint32_t via = kNoDetour;  ///< Valiant routing: intermediate switch still to reach
   /// CRC-32 of the packet's 5-tuple and IPv6 flow label (tuple_hash()), computed once per flow:
   /// every switch hashes the same header fields, so it is a property of the flow.
   std::uint32_t tuple_hash = 0;
@@ -53,8 +56,8 @@ struct PfcFrame {
 /// A scheduled change of a link (both ends receive it).
 struct LinkFault {
   std::uint32_t link = 0;
-  std::uint8_t up = 0;         ///< 1: link comes back
-  std::uint8_t lanes_left = 0; ///< >0: lane loss, the link runs on this many lanes
+  std::uint8_t up = 0;          ///< 1: link comes back
+  std::uint8_t lanes_left = 0;  ///< >0: lane loss, the link runs on this many lanes
 };
 
 }  // namespace stepsim::fabric

@@ -13,7 +13,7 @@ struct HeadroomInputs {
   SimTime per_metre = SimTime::ns(5);       ///< propagation delay per metre
   SimTime switch_delay = SimTime::ns(200);  ///< PAUSE generation in the switch (200-350 ns)
   SimTime nic_delay = SimTime::ns(200);     ///< reaction of the sender (150-250 ns)
-  SimTime phy_latency = SimTime::zero();  ///< SerDes/FEC latency per direction (not in the table)
+  SimTime phy_latency = SimTime::zero();    ///< SerDes/FEC latency per direction (not in the table)
   int dsp_modules = 0;                   ///< optical modules with a DSP on the path (2 for optics)
   SimTime dsp_delay = SimTime::ns(125);  ///< latency of one DSP module (100-150 ns)
   Bytes mtu = Bytes(4096);

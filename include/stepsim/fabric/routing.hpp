@@ -17,8 +17,8 @@ struct PortInfo {
   topology::NodeId peer_node = topology::kNone;  ///< node at the other end
   std::uint32_t peer_index = 0;                  ///< port index within that node
   topology::LinkId link = topology::kNone;
-  SimTime latency;                               ///< one-way link latency
-  DataRate rate;                                 ///< data rate of the link
+  SimTime latency;  ///< one-way link latency
+  DataRate rate;    ///< data rate of the link
   bool peer_is_switch = false;
 };
 
@@ -48,7 +48,9 @@ class Routing {
     return {ports_.data() + x.offset, x.count};
   }
   /// The edge switch a NIC is cabled to.
-  [[nodiscard]] topology::NodeId edge_of_nic(topology::PortId nic) const { return edge_of_nic_[nic]; }
+  [[nodiscard]] topology::NodeId edge_of_nic(topology::PortId nic) const {
+    return edge_of_nic_[nic];
+  }
   /// The port index, on the NIC's edge switch, that leads to the NIC.
   [[nodiscard]] std::uint32_t nic_port_at_edge(topology::PortId nic) const {
     return nic_port_at_edge_[nic];
@@ -67,12 +69,12 @@ class Routing {
     std::uint16_t distance;
   };
   std::size_t edges_ = 0;
-  std::vector<std::uint32_t> switch_index_;  // by node: dense switch index
-  std::vector<std::uint32_t> edge_index_;    // by node: dense edge-switch index
-  std::vector<topology::NodeId> edge_of_nic_;      // by PortId (server ports only)
-  std::vector<std::uint32_t> edge_index_of_nic_;   // by PortId (server ports only)
-  std::vector<std::uint32_t> nic_port_at_edge_;    // by PortId (server ports only)
-  std::vector<Entry> table_;                       // switches x edges
+  std::vector<std::uint32_t> switch_index_;       // by node: dense switch index
+  std::vector<std::uint32_t> edge_index_;         // by node: dense edge-switch index
+  std::vector<topology::NodeId> edge_of_nic_;     // by PortId (server ports only)
+  std::vector<std::uint32_t> edge_index_of_nic_;  // by PortId (server ports only)
+  std::vector<std::uint32_t> nic_port_at_edge_;   // by PortId (server ports only)
+  std::vector<Entry> table_;                      // switches x edges
   std::vector<std::uint32_t> ports_;
   std::vector<PortInfo> port_info_;
 };

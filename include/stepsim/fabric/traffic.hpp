@@ -25,21 +25,21 @@ struct Flow {
   topology::PortId dst_nic = 0;
   std::int64_t bytes = 0;
   SimTime start;
-  DataRate rate;               ///< 0: as fast as the NIC port allows
-  std::uint32_t qp = 0;        ///< source QP number
-  std::uint16_t entropy = 0;   ///< UDP source port
-  std::uint32_t label = 0;     ///< IPv6 flow label (kFlowLabel)
-  std::uint8_t prio = 3;       ///< traffic class
+  DataRate rate;              ///< 0: as fast as the NIC port allows
+  std::uint32_t qp = 0;       ///< source QP number
+  std::uint16_t entropy = 0;  ///< UDP source port
+  std::uint32_t label = 0;    ///< IPv6 flow label (kFlowLabel)
+  std::uint8_t prio = 3;      ///< traffic class
 };
 
 struct TrafficSpec {
   std::string pattern = "permutation";  ///< permutation, incast, all_to_all, hotspot, pair
   std::int64_t flow_bytes = 2'000'000;
   SimTime start = SimTime::zero();
-  DataRate rate;                         ///< 0 = line rate
-  std::uint32_t senders = 8;             ///< incast: senders into one receiver
-  std::uint32_t qps = 1;                 ///< pair: QPs (flows) between the two NICs
-  double hot_fraction = 0.5;             ///< hotspot: share of flows aimed at the hot NIC
+  DataRate rate;              ///< 0 = line rate
+  std::uint32_t senders = 8;  ///< incast: senders into one receiver
+  std::uint32_t qps = 1;      ///< pair: QPs (flows) between the two NICs
+  double hot_fraction = 0.5;  ///< hotspot: share of flows aimed at the hot NIC
   Entropy entropy = Entropy::kUdpSport;
   std::uint8_t prio = 3;
   std::uint32_t seed = 1;

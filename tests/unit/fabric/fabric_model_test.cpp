@@ -5,6 +5,7 @@
 
 #include "stepsim/fabric/fabric_run.hpp"
 #include "stepsim/phy/fec.hpp"
+#include "stepsim/topology/topology_loader.hpp"
 #include "tests/support/small_topologies.hpp"
 
 namespace stepsim::fabric {
@@ -247,6 +248,36 @@ TEST(FabricModel, BerZeroLosesNothingAndHighBerLosesTheExpectedShare) {
   EXPECT_NEAR(static_cast<double>(r.results.ports[topo.port_id(0, 0)].drops_fec),
               first_hop * per_hop, 5 * std::sqrt(first_hop * per_hop) + 1);
   EXPECT_GT(r.summary.fec_corrected, 0u);
+}
+
+TEST(FabricModel, ValiantDetoursThroughAThirdGroupOnADragonfly) {
+  const auto topo =
+      topology::load_topology(std::string(STEPSIM_SOURCE_DIR) + "/topologies/dragonfly-small.yaml")
+          .value();
+  TrafficSpec spec;
+  spec.flow_bytes = 100'000;
+  const auto flows = make_flows(topo, spec).value();
+  FabricParams p;
+  const auto minimal = run(topo, flows, p);
+  p.routing = "valiant";
+  const auto valiant = run(topo, flows, p);
+  const auto valiant3 = run(topo, flows, p, 3);
+  ASSERT_EQ(minimal.summary.flows_complete, flows.size());
+  ASSERT_EQ(valiant.summary.flows_complete, flows.size());
+  // Minimal paths take at most host, local, global, local, host links (5); Valiant up to 8.
+  const double packets = static_cast<double>(flows.size()) * 25;  // 100,000 B / 4,096 B
+  const double hops_min = static_cast<double>(minimal.summary.packet_hops) / packets;
+  const double hops_val = static_cast<double>(valiant.summary.packet_hops) / packets;
+  EXPECT_LE(hops_min, 5.0);
+  EXPECT_GT(hops_val, hops_min + 1.0);
+  EXPECT_LE(hops_val, 8.0);
+  EXPECT_EQ(valiant.stats.digest, valiant3.stats.digest);
+  // Valiant needs a dragonfly.
+  pdes::SerialSync sync;
+  const auto ft = testing::leaf_spine(2, 2, 2);
+  const auto err = run_fabric(ft, {flow(0, ft.port_id(0, 0), ft.port_id(2, 0), 4096)}, p, sync, {});
+  ASSERT_FALSE(err.ok());
+  EXPECT_NE(err.error().message.find("valiant routing needs a dragonfly"), std::string::npos);
 }
 
 TEST(FabricModel, ResultsDoNotDependOnThreads) {
