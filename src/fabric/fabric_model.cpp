@@ -277,7 +277,7 @@ void FabricModel::enqueue(pdes::LpContext& ctx, NodeState& n, std::uint32_t out,
       }
     }
   }
-  e.queue[c].push(QueueEntry{pkt, tail, in_port});
+  push(n, e.queue[c], QueueEntry{pkt, tail, in_port, kNone});
   e.queued[c] += b;
   backlog_[n.port_base + out] += b;
   n.buffer_used += b;
@@ -311,7 +311,7 @@ void FabricModel::kick(pdes::LpContext& ctx, NodeState& n, std::uint32_t index) 
       c = 1;
     }
     if (c < 0) return;
-    const QueueEntry q = e.queue[c].pop();
+    const QueueEntry q = pop(n, e.queue[c]);
     pkt = q.pkt;
     tail = q.tail;
     const std::int64_t b = pkt.bytes;
@@ -330,6 +330,33 @@ void FabricModel::kick(pdes::LpContext& ctx, NodeState& n, std::uint32_t index) 
     e.free_pending = true;
     ctx.send(ctx.self(), e.busy_until - ctx.now(), kEvPortFree, index);
   }
+}
+
+void FabricModel::push(NodeState& n, Fifo& q, const QueueEntry& e) {
+  std::uint32_t i;
+  if (n.free.empty()) {
+    i = static_cast<std::uint32_t>(n.pool.size());
+    n.pool.push_back(e);
+  } else {
+    i = n.free.back();
+    n.free.pop_back();
+    n.pool[i] = e;
+  }
+  if (q.empty()) {
+    q.head = i;
+  } else {
+    n.pool[q.tail].next = i;
+  }
+  q.tail = i;
+}
+
+FabricModel::QueueEntry FabricModel::pop(NodeState& n, Fifo& q) {
+  const std::uint32_t i = q.head;
+  const QueueEntry e = n.pool[i];
+  q.head = e.next;
+  if (q.head == kNone) q.tail = kNone;
+  n.free.push_back(i);
+  return e;
 }
 
 void FabricModel::set_rate(PortState& ps, DataRate rate) {
@@ -486,7 +513,7 @@ void FabricModel::on_fault(pdes::LpContext& ctx, NodeState& n, std::uint32_t ind
     ++n.down_ports;
     for (int c = 0; c < 2; ++c) {
       while (!e.queue[c].empty()) {
-        const QueueEntry q = e.queue[c].pop();
+        const QueueEntry q = pop(n, e.queue[c]);
         const std::int64_t b = q.pkt.bytes;
         e.queued[c] -= b;
         backlog_[n.port_base + index] -= b;
@@ -602,9 +629,9 @@ std::size_t FabricModel::memory_bytes() const {
   std::size_t b = nodes_.capacity() * sizeof(NodeState) + ports_.capacity() * sizeof(PortState) +
                   send_.capacity() * sizeof(SendState) + recv_.capacity() * sizeof(FlowRecord) +
                   flows_.capacity() * sizeof(Flow) + backlog_.capacity() * sizeof(std::int64_t);
-  for (const PortState& p : ports_) {
-    b += (p.queue[0].capacity() + p.queue[1].capacity()) * sizeof(QueueEntry) +
-         p.active.capacity() * sizeof(std::uint32_t);
+  for (const PortState& p : ports_) b += p.active.capacity() * sizeof(std::uint32_t);
+  for (const NodeState& n : nodes_) {
+    b += n.pool.capacity() * sizeof(QueueEntry) + n.free.capacity() * sizeof(std::uint32_t);
   }
   return b;
 }

@@ -11,7 +11,6 @@
 #include <span>
 #include <vector>
 
-#include "stepsim/core/ring_queue.hpp"
 #include "stepsim/fabric/fabric_params.hpp"
 #include "stepsim/fabric/load_balancer.hpp"
 #include "stepsim/fabric/packet.hpp"
@@ -83,8 +82,16 @@ class FabricModel final : public pdes::Model {
  private:
   struct QueueEntry {
     Packet pkt;
-    SimTime tail;           // when the packet's last bit is in (cut-through)
-    std::uint32_t in_port;  // ingress port index (PFC accounting)
+    SimTime tail;            // when the packet's last bit is in (cut-through)
+    std::uint32_t in_port;   // ingress port index (PFC accounting)
+    std::uint32_t next;      // next entry of the same queue, kNone at the tail
+  };
+  // A FIFO threaded through the node's entry pool, like cells of a switch's shared buffer: freed
+  // entries are reused first, so the memory a switch touches stays small and warm.
+  struct Fifo {
+    std::uint32_t head = topology::kNone;
+    std::uint32_t tail = topology::kNone;
+    [[nodiscard]] bool empty() const { return head == topology::kNone; }
   };
   // Laid out by heat: the first cache line is touched by every packet, then the queues and the
   // counters; what faults, PFC and hosts need comes last.
@@ -101,7 +108,7 @@ class FabricModel final : public pdes::Model {
     bool free_pending = false;
     bool xoff_sent = false;
     bool down = false;
-    RingQueue<QueueEntry> queue[2];
+    Fifo queue[2];
     PortStats stats;
     SimTime pause_start[2];
     std::uint32_t active_rr = 0;        // hosts: round-robin position among active flows
@@ -123,6 +130,8 @@ class FabricModel final : public pdes::Model {
     pdes::Rng ecn_rng;
     pdes::Rng route_rng;  // Valiant: choice of the intermediate router
     std::unique_ptr<LoadBalancer> lb;
+    std::vector<QueueEntry> pool;     // queued packets of all ports
+    std::vector<std::uint32_t> free;  // free entries of the pool
   };
   struct SendState {
     std::int64_t sent = 0;
@@ -135,6 +144,8 @@ class FabricModel final : public pdes::Model {
   }
   PortState& port(const NodeState& n, std::uint32_t index) { return ports_[n.port_base + index]; }
 
+  static void push(NodeState& n, Fifo& q, const QueueEntry& e);
+  static QueueEntry pop(NodeState& n, Fifo& q);
   void on_packet(pdes::LpContext& ctx, NodeState& n, std::uint32_t in_port, Packet pkt);
   void on_host_packet(pdes::LpContext& ctx, const Packet& pkt);
   void choose_detour(pdes::LpContext& ctx, NodeState& n, Packet& pkt);
