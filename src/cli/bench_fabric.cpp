@@ -8,6 +8,7 @@
 
 #include "src/cli/cli.hpp"
 #include "src/cli/progress.hpp"
+#include "src/cli/report.hpp"
 #include "stepsim/core/fatal.hpp"
 #include "stepsim/core/memory.hpp"
 #include "stepsim/fabric/fabric_run.hpp"
@@ -126,12 +127,8 @@ int BenchFabricCommand::execute(int rank, int ranks) {
                   "a repeated fabric run gave a different digest");
   }
   finish_progress();
-  std::vector<std::size_t> order(runs.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    return runs[a].stats.wall_s < runs[b].stats.wall_s;
-  });
-  const fabric::FabricRun& run = runs[order[order.size() / 2]];
+  const fabric::FabricRun& run =
+      runs[median_run(runs.size(), [&](std::size_t i) { return runs[i].stats.wall_s; })];
   const pdes::RunStats& st = run.stats;
   const fabric::FabricSummary& s = run.summary;
   if (rank != 0) return st.completed ? kExitOk : interrupted_exit_code();
@@ -186,13 +183,8 @@ int BenchFabricCommand::execute(int rank, int ranks) {
               s.drops_buffer, s.drops_fec, s.drops_link_down, s.drops_unroutable, s.fec_corrected);
   std::printf("path balance     leaf uplink bytes max/mean %.3f, cv %.3f\n", s.uplink_max_over_mean,
               s.uplink_cv);
-  std::printf("time split       rank: compute / exchange / allreduce seconds\n");
-  for (std::size_t i = 0; i < std::min<std::size_t>(8, st.per_rank.size()); ++i) {
-    const auto& r = st.per_rank[i];
-    std::printf("  rank %-4d      %.3f / %.3f / %.3f  %" PRIu64 " events\n", r.rank, r.compute_s,
-                r.exchange_s, r.allreduce_s, r.events);
-  }
-  std::printf("digest           %016" PRIx64 "\n", st.digest);
+  print_time_split(st, 8, /*thread_imbalance=*/st.threads > 1);
+  std::printf("digest           %s\n", digest_hex(st.digest).c_str());
 
   if (!json_path_.empty()) {
     nlohmann::json j;
@@ -226,9 +218,7 @@ int BenchFabricCommand::execute(int rank, int ranks) {
     j["pause_frames"] = s.pause_frames;
     j["drops_buffer"] = s.drops_buffer;
     j["uplink_max_over_mean"] = s.uplink_max_over_mean;
-    char hex[17];
-    std::snprintf(hex, sizeof hex, "%016" PRIx64, st.digest);
-    j["digest"] = hex;
+    j["digest"] = digest_hex(st.digest);
     std::ofstream out(json_path_);
     if (!out) return user_error(rank, "--json: cannot write '" + json_path_ + "'");
     out << j.dump(2) << "\n";

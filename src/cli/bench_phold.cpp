@@ -8,6 +8,7 @@
 
 #include "src/cli/cli.hpp"
 #include "src/cli/progress.hpp"
+#include "src/cli/report.hpp"
 #include "stepsim/core/fatal.hpp"
 #include "stepsim/pdes/engine.hpp"
 #include "stepsim/pdes/mpi_sync.hpp"
@@ -15,13 +16,6 @@
 
 namespace stepsim::cli {
 namespace {
-
-std::string grouped(std::uint64_t v) {
-  std::string s = std::to_string(v);
-  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3)
-    s.insert(static_cast<std::size_t>(i), ",");
-  return s;
-}
 
 std::string mib(double bytes) {
   char buf[32];
@@ -110,11 +104,8 @@ int BenchPholdCommand::execute(int rank, int ranks) {
   }
   finish_progress();
   // Report the median run by wall time (all of them on rank 0 when repeated).
-  std::vector<std::size_t> order(runs.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(),
-            [&](std::size_t a, std::size_t b) { return runs[a].wall_s < runs[b].wall_s; });
-  const pdes::RunStats& st = runs[order[order.size() / 2]];
+  const pdes::RunStats& st =
+      runs[median_run(runs.size(), [&](std::size_t i) { return runs[i].wall_s; })];
   if (rank != 0) return st.completed ? kExitOk : interrupted_exit_code();
 
   const double rate = st.wall_s > 0 ? static_cast<double>(st.events) / st.wall_s : 0.0;
@@ -162,17 +153,8 @@ int BenchPholdCommand::execute(int rank, int ranks) {
       "event storage    %.1f bytes per pending event (peak pending %s, sizeof(Event) %zu)\n",
       bytes_per_event, grouped(pending).c_str(), sizeof(pdes::Event));
   std::printf("imbalance        %.3f events max/mean over ranks\n", st.event_imbalance());
-  std::printf("time split       rank: compute / exchange / allreduce seconds (thread imbalance)\n");
-  const std::size_t shown =
-      per_rank_ ? st.per_rank.size() : std::min<std::size_t>(8, st.per_rank.size());
-  for (std::size_t i = 0; i < shown; ++i) {
-    const auto& r = st.per_rank[i];
-    std::printf("  rank %-4d      %.3f / %.3f / %.3f  (%.2f)  %s events\n", r.rank, r.compute_s,
-                r.exchange_s, r.allreduce_s, r.thread_imbalance, grouped(r.events).c_str());
-  }
-  if (shown < st.per_rank.size())
-    std::printf("  ... %zu more ranks (--per-rank)\n", st.per_rank.size() - shown);
-  std::printf("digest           %016" PRIx64 "\n", st.digest);
+  print_time_split(st, per_rank_ ? st.per_rank.size() : 8, /*thread_imbalance=*/true);
+  std::printf("digest           %s\n", digest_hex(st.digest).c_str());
 
   if (!json_path_.empty()) {
     nlohmann::json j;
@@ -198,9 +180,7 @@ int BenchPholdCommand::execute(int rank, int ranks) {
     j["peak_rss_max_bytes"] = rss_max;
     j["bytes_per_pending_event"] = bytes_per_event;
     j["event_imbalance"] = st.event_imbalance();
-    char hex[17];
-    std::snprintf(hex, sizeof hex, "%016" PRIx64, st.digest);
-    j["digest"] = hex;
+    j["digest"] = digest_hex(st.digest);
     for (const auto& r : st.per_rank) {
       j["per_rank"].push_back({{"rank", r.rank},
                                {"events", r.events},

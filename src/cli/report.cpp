@@ -1,0 +1,48 @@
+#include "src/cli/report.hpp"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <numeric>
+#include <vector>
+
+namespace stepsim::cli {
+
+std::size_t median_run(std::size_t count, const std::function<double(std::size_t)>& wall) {
+  std::vector<std::size_t> order(count);
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::sort(order.begin(), order.end(),
+            [&](std::size_t a, std::size_t b) { return wall(a) < wall(b); });
+  return order[order.size() / 2];
+}
+
+std::string grouped(std::uint64_t v) {
+  std::string s = std::to_string(v);
+  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3)
+    s.insert(static_cast<std::size_t>(i), ",");
+  return s;
+}
+
+std::string digest_hex(std::uint64_t digest) {
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016" PRIx64, digest);
+  return hex;
+}
+
+void print_time_split(const pdes::RunStats& st, std::size_t max_ranks, bool thread_imbalance) {
+  std::printf("time split       rank: compute / exchange / allreduce seconds%s\n",
+              thread_imbalance ? " (thread imbalance)" : "");
+  const std::size_t shown = std::min(max_ranks, st.per_rank.size());
+  for (std::size_t i = 0; i < shown; ++i) {
+    const auto& r = st.per_rank[i];
+    std::printf("  rank %-4d      %.3f / %.3f / %.3f", r.rank, r.compute_s, r.exchange_s,
+                r.allreduce_s);
+    if (thread_imbalance) std::printf("  (%.2f)", r.thread_imbalance);
+    std::printf("  %s events\n", grouped(r.events).c_str());
+  }
+  if (shown < st.per_rank.size()) {
+    std::printf("  ... %zu more ranks (--per-rank)\n", st.per_rank.size() - shown);
+  }
+}
+
+}  // namespace stepsim::cli

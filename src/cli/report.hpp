@@ -1,0 +1,22 @@
+#pragma once
+// Pieces every benchmark report shares: the median of repeated runs, number formatting, the
+// per-rank time split and the digest line (an interface other tools read: "digest <16 hex>").
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "stepsim/pdes/engine.hpp"
+
+namespace stepsim::cli {
+
+/// Index of the median of `count` runs by wall time (`wall(i)` gives run i's seconds).
+std::size_t median_run(std::size_t count, const std::function<double(std::size_t)>& wall);
+/// 16,384,000-style thousands separators.
+std::string grouped(std::uint64_t v);
+/// The digest as 16 hex digits.
+std::string digest_hex(std::uint64_t digest);
+/// Prints "time split" and one line per rank (up to `max_ranks`).
+void print_time_split(const pdes::RunStats& st, std::size_t max_ranks, bool thread_imbalance);
+
+}  // namespace stepsim::cli
