@@ -111,6 +111,13 @@ void FabricModel::setup(std::span<const pdes::LpId> local_lps) {
       const topology::Link& link = topo_.links[tp.link];
       set_rate(ps, routing_.port(gp).rate);
       ps.ber = params_.ber_override >= 0 ? params_.ber_override : link.ber;
+      if (!params_.lane_ber.empty()) {
+        // The port's mean BER (what raw frames and corrected-codeword counts see); FEC failures
+        // use the lanes exactly.
+        double sum = 0;
+        for (double b : params_.lane_ber) sum += b;
+        ps.ber = sum / static_cast<double>(params_.lane_ber.size());
+      }
       ps.fec_rng = pdes::Rng(params_.seed, gp, kStreamFec);
       if (params_.pfc.headroom.count() > 0) {
         ps.headroom = params_.pfc.headroom.count();
@@ -378,7 +385,9 @@ double FabricModel::loss_probability(PortState& ps, std::uint32_t frame) {
     const Bytes size(frame);
     if (params_.fec) {
       const double pcw =
-          phy::codeword_failure_probability_burst(phy::kKp4, ps.ber, params_.burst_symbols);
+          params_.lane_ber.empty()
+              ? phy::codeword_failure_probability_burst(phy::kKp4, ps.ber, params_.burst_symbols)
+              : phy::codeword_failure_probability_lanes(phy::kKp4, params_.lane_ber);
       ps.cached_loss = phy::any_failure_probability(pcw, phy::codewords_spanned(phy::kKp4, size));
     } else {
       ps.cached_loss = phy::raw_frame_error_probability(ps.ber, size);

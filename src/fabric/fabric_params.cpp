@@ -18,6 +18,9 @@ Result<bool> FabricParams::validate() const {
   if (mtu.count() < 64 || mtu.count() > 65536) return Error{"mtu must be 64..65536 bytes"};
   if (burst_symbols < 1 || burst_symbols > 15) return Error{"burst_symbols must be 1..15"};
   if (ber_override > 0.5) return Error{"BER must be at most 0.5"};
+  for (double b : lane_ber) {
+    if (!(b >= 0 && b <= 0.5)) return Error{"every lane BER must be in [0, 0.5]"};
+  }
   if (routing != "minimal" && routing != "valiant") {
     return Error{"unknown routing '" + routing + "' (allowed: minimal, valiant)"};
   }

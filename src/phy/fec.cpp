@@ -4,6 +4,7 @@
 #include "stepsim/phy/fec.hpp"
 
 #include <cmath>
+#include <vector>
 
 namespace stepsim::phy {
 namespace {
@@ -57,6 +58,33 @@ double codeword_failure_probability_burst(const RsCode& code, double ber, int bu
   // fails when more than floor(t / b) bursts start in it.
   const long double start = symbol_error_probability(ber, code.symbol_bits) / b;
   return static_cast<double>(binomial_upper_tail(code.n, code.t() / b, start));
+}
+
+double codeword_failure_probability_lanes(const RsCode& code, std::span<const double> lane_ber) {
+  if (lane_ber.empty()) return 0;
+  const int lanes = static_cast<int>(lane_ber.size());
+  // dist[k] = P(k symbol errors so far), over all lanes convolved.
+  std::vector<long double> dist(1, 1.0L);
+  for (int l = 0; l < lanes; ++l) {
+    const int symbols = code.n / lanes + (l < code.n % lanes ? 1 : 0);
+    const long double p = symbol_error_probability(lane_ber[static_cast<std::size_t>(l)], code.symbol_bits);
+    std::vector<long double> pmf(static_cast<std::size_t>(symbols) + 1, 0.0L);
+    if (p <= 0) {
+      pmf[0] = 1;
+    } else {
+      const long double log_p = std::log(p);
+      const long double log_q = std::log1p(-p);
+      for (int j = 0; j <= symbols; ++j) pmf[static_cast<std::size_t>(j)] = std::exp(log_binomial_term(symbols, j, log_p, log_q));
+    }
+    std::vector<long double> next(dist.size() + pmf.size() - 1, 0.0L);
+    for (std::size_t a = 0; a < dist.size(); ++a) {
+      for (std::size_t b = 0; b < pmf.size(); ++b) next[a + b] += dist[a] * pmf[b];
+    }
+    dist.swap(next);
+  }
+  long double tail = 0;
+  for (std::size_t k = static_cast<std::size_t>(code.t()) + 1; k < dist.size(); ++k) tail += dist[k];
+  return static_cast<double>(tail);
 }
 
 std::int64_t codewords_spanned(const RsCode& code, Bytes frame) {

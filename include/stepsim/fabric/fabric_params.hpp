@@ -57,6 +57,8 @@ struct FabricParams {
   bool fec = true;           ///< KP4 FEC on every link (off: raw BER hits packets)
   int burst_symbols = 1;     ///< FEC error bursts (1 = independent bit errors)
   double ber_override = -1;  ///< >= 0: this pre-FEC BER on every link
+  /// Non-empty: pre-FEC BER of each lane on every link (lane i of a port); overrides the BER.
+  std::vector<double> lane_ber;
   bool reroute = true;       ///< avoid down ports when another equal-cost port exists
   /// "minimal" (shortest paths) or "valiant" (dragonfly: via a random router of a third group,
   /// then minimal; Valiant & Brebner 1981, as in Kim et al. 2008).

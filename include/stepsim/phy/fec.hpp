@@ -3,6 +3,7 @@
 /// (DOMAIN.md section 1). Reed-Solomon codes over m-bit symbols correct t = (n - k) / 2 symbols.
 
 #include <cstdint>
+#include <span>
 
 #include "stepsim/core/units.hpp"
 
@@ -38,6 +39,11 @@ double codeword_corrected_probability(const RsCode& code, double ber);
 /// consecutive symbols, with the same mean symbol error rate as independent errors. A codeword
 /// fails when the symbols hit by bursts exceed t. burst_symbols = 1 is the independent case.
 double codeword_failure_probability_burst(const RsCode& code, double ber, int burst_symbols);
+
+/// Codeword failure when the lanes of a port have different pre-FEC BERs: the symbols of a
+/// codeword are distributed round robin over the lanes (as the PMA does), so the symbol errors
+/// of a codeword are a sum of per-lane binomials. Exact (full convolution, summed tail).
+double codeword_failure_probability_lanes(const RsCode& code, std::span<const double> lane_ber);
 
 /// Codewords a frame of `frame` bytes spans (its bits over the code's payload bits, rounded up).
 std::int64_t codewords_spanned(const RsCode& code, Bytes frame);

@@ -76,6 +76,28 @@ TEST(Fec, MonteCarloAgreesAtHighBer) {
   EXPECT_NEAR(failed, kCodewords * p, 5 * sd);
 }
 
+TEST(Fec, LanesWithEqualBerMatchTheSingleBerModel) {
+  const double lanes[8] = {1e-4, 1e-4, 1e-4, 1e-4, 1e-4, 1e-4, 1e-4, 1e-4};
+  EXPECT_NEAR(codeword_failure_probability_lanes(kKp4, lanes), codeword_failure_probability(kKp4, 1e-4),
+              1e-6 * codeword_failure_probability(kKp4, 1e-4));
+}
+
+TEST(Fec, OneBadLaneIsABinomialOverItsOwnSymbols) {
+  // One lane of eight at BER 1e-3, the rest clean: only that lane's 68 symbols can be hit, so
+  // the codeword fails far less often than if every lane had 1e-3.
+  double lanes[8] = {1e-3, 0, 0, 0, 0, 0, 0, 0};
+  const double one_bad = codeword_failure_probability_lanes(kKp4, lanes);
+  EXPECT_GT(one_bad, 0.0);
+  EXPECT_LT(one_bad, codeword_failure_probability(kKp4, 1e-3) / 100);
+  // The same mean number of symbol errors spread over all 544 symbols (BER 1.25e-4 everywhere)
+  // fails more often: Binomial(68, p) has less variance than Binomial(544, p / 8).
+  const double even = codeword_failure_probability(kKp4, 1.25e-4);
+  EXPECT_LT(one_bad, even);
+  // By hand: lane errors ~ Binomial(68, p_s); P(X > 15) as a direct sum.
+  const long double ps = symbol_error_probability(1e-3, 10);
+  EXPECT_NEAR(one_bad, static_cast<double>(direct_tail(68, 15, ps)), 1e-9 * one_bad);
+}
+
 TEST(Fec, ZeroBerLosesNothing) {
   EXPECT_EQ(codeword_failure_probability(kKp4, 0.0), 0.0);
   EXPECT_EQ(codeword_corrected_probability(kKp4, 0.0), 0.0);
