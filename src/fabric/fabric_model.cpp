@@ -78,6 +78,8 @@ void FabricModel::setup(std::span<const pdes::LpId> local_lps) {
   std::size_t nports = 0;
   for (pdes::LpId v : local_) nports += topo_.nodes[v].port_count;
   ports_.resize(nports);
+  cold_.clear();
+  cold_.resize(nports);
   backlog_.assign(nports, 0);
   slot_of_node_.assign(topo_.nodes.size(), kNone);
   send_.assign(flows_.size(), SendState{});
@@ -103,6 +105,7 @@ void FabricModel::setup(std::span<const pdes::LpId> local_lps) {
     for (std::uint32_t i = 0; i < n.port_count; ++i) {
       const PortId gp = topo_.nodes[v].first_port + i;
       PortState& ps = ports_[base + i];
+      PortCold& pc = cold_[base + i];
       const topology::Port& tp = topo_.ports[gp];
       if (tp.link == kNone) {
         ps.down = true;
@@ -110,15 +113,17 @@ void FabricModel::setup(std::span<const pdes::LpId> local_lps) {
       }
       const topology::Link& link = topo_.links[tp.link];
       set_rate(ps, routing_.port(gp).rate);
-      ps.ber = params_.ber_override >= 0 ? params_.ber_override : link.ber;
+      double& ber = pc.ber;
+      ber = params_.ber_override >= 0 ? params_.ber_override : link.ber;
       if (!params_.lane_ber.empty()) {
         // The port's mean BER (what raw frames and corrected-codeword counts see); FEC failures
         // use the lanes exactly.
         double sum = 0;
         for (double b : params_.lane_ber) sum += b;
-        ps.ber = sum / static_cast<double>(params_.lane_ber.size());
+        ber = sum / static_cast<double>(params_.lane_ber.size());
       }
-      ps.fec_rng = pdes::Rng(params_.seed, gp, kStreamFec);
+      ps.errors = ber > 0;
+      pc.fec_rng = pdes::Rng(params_.seed, gp, kStreamFec);
       if (params_.pfc.headroom.count() > 0) {
         ps.headroom = params_.pfc.headroom.count();
       } else {
@@ -180,7 +185,7 @@ void FabricModel::handle(pdes::LpContext& ctx, const pdes::Event& ev) {
     case kEvFlowStart: {
       const Flow& f = flows_[ev.aux];
       const std::uint32_t idx = topo_.ports[f.src_nic].index;
-      port(n, idx).active.push_back(ev.aux);
+      cold(n, idx).active.push_back(ev.aux);
       kick(ctx, n, idx);
       break;
     }
@@ -205,7 +210,7 @@ void FabricModel::on_packet(pdes::LpContext& ctx, NodeState& n, std::uint32_t in
   } else {
     std::span<const std::uint32_t> cand = routing_.candidates_at(n.switch_index, dst_edge);
     if (cand.empty()) {
-      ++port(n, in_port).stats.drops_unroutable;
+      ++cold(n, in_port).stats.drops_unroutable;
       return;
     }
     std::uint32_t usable[256];
@@ -215,7 +220,7 @@ void FabricModel::on_packet(pdes::LpContext& ctx, NodeState& n, std::uint32_t in
         if (!port(n, c).down && k < 256) usable[k++] = c;
       }
       if (k == 0) {
-        ++port(n, cand[0]).stats.drops_link_down;
+        ++cold(n, cand[0]).stats.drops_link_down;
         return;
       }
       cand = std::span<const std::uint32_t>(usable, k);
@@ -254,19 +259,19 @@ void FabricModel::enqueue(pdes::LpContext& ctx, NodeState& n, std::uint32_t out,
   const int c = klass(pkt);
   const std::int64_t b = pkt.bytes;
   if (e.down) {
-    ++e.stats.drops_link_down;
+    ++cold(n, out).stats.drops_link_down;
     return;
   }
   if (c == 0) {
     if (in.ingress[0] + b > params_.pfc.xoff.count() + in.headroom) {
-      ++in.stats.drops_buffer;  // headroom exhausted
+      ++cold(n, in_port).stats.drops_buffer;  // headroom exhausted
       return;
     }
   } else {
     const std::int64_t free = params_.sw.buffer.count() - n.buffer_used;
     if (free < b ||
         static_cast<double>(e.queued[1] + b) > params_.sw.dt_alpha * static_cast<double>(free)) {
-      ++e.stats.drops_buffer;
+      ++cold(n, out).stats.drops_buffer;
       return;
     }
   }
@@ -280,7 +285,8 @@ void FabricModel::enqueue(pdes::LpContext& ctx, NodeState& n, std::uint32_t out,
                                        static_cast<double>(kmax - kmin);
       if (p >= 1.0 || n.ecn_rng.uniform() < p) {
         pkt.flags |= kEcnCe;
-        if (e.stats.ecn_marks++ == 0) e.stats.first_mark_ps = ctx.now().picoseconds();
+        PortStats& st = cold(n, out).stats;
+        if (st.ecn_marks++ == 0) st.first_mark_ps = ctx.now().picoseconds();
       }
     }
   }
@@ -289,7 +295,7 @@ void FabricModel::enqueue(pdes::LpContext& ctx, NodeState& n, std::uint32_t out,
   backlog_[n.port_base + out] += b;
   n.buffer_used += b;
   in.ingress[c] += b;
-  e.stats.max_queue = std::max(e.stats.max_queue, backlog_[n.port_base + out]);
+  e.max_queue = std::max(e.max_queue, backlog_[n.port_base + out]);
   if (c == 0 && params_.pfc.enabled && !in.xoff_sent && in.ingress[0] > params_.pfc.xoff.count()) {
     send_pfc(ctx, n, in_port, true);
   }
@@ -332,7 +338,8 @@ void FabricModel::kick(pdes::LpContext& ctx, NodeState& n, std::uint32_t index) 
     }
   }
   transmit(ctx, n, index, pkt, tail);
-  const bool more = n.is_server ? !e.active.empty() : !(e.queue[0].empty() && e.queue[1].empty());
+  const bool more =
+      n.is_server ? !cold(n, index).active.empty() : !(e.queue[0].empty() && e.queue[1].empty());
   if (more && !e.free_pending) {
     e.free_pending = true;
     ctx.send(ctx.self(), e.busy_until - ctx.now(), kEvPortFree, index);
@@ -380,7 +387,7 @@ SimTime FabricModel::frame_time(PortState& ps, std::uint32_t frame) {
   return ps.frame_ser;
 }
 
-double FabricModel::loss_probability(PortState& ps, std::uint32_t frame) {
+double FabricModel::loss_probability(PortCold& ps, std::uint32_t frame) {
   if (ps.cached_frame != frame) {
     const Bytes size(frame);
     if (params_.fec) {
@@ -404,19 +411,20 @@ void FabricModel::transmit(pdes::LpContext& ctx, NodeState& n, std::uint32_t ind
   const SimTime now = ctx.now();
   const SimTime ser = frame_time(e, pkt.bytes);
   e.busy_until = std::max(now + ser, tail);
-  ++e.stats.packets;
-  e.stats.bytes += pkt.bytes;
-  if (e.ber > 0) [[unlikely]] {
-    if (e.fec_rng.uniform() < loss_probability(e, pkt.bytes)) {
-      ++e.stats.drops_fec;
-      ++e.stats.fec_uncorrectable;
+  ++e.packets;
+  e.bytes += pkt.bytes;
+  if (e.errors) [[unlikely]] {
+    PortCold& pc = cold(n, index);
+    if (pc.fec_rng.uniform() < loss_probability(pc, pkt.bytes)) {
+      ++pc.stats.drops_fec;
+      ++pc.stats.fec_uncorrectable;
       return;
     }
     if (params_.fec) {
-      const double pc = phy::codeword_corrected_probability(phy::kKp4, e.ber);
+      const double corr = phy::codeword_corrected_probability(phy::kKp4, pc.ber);
       const std::int64_t cws = phy::codewords_spanned(phy::kKp4, Bytes(pkt.bytes));
       for (std::int64_t i = 0; i < cws; ++i)
-        e.stats.fec_corrected += e.fec_rng.uniform() < pc ? 1 : 0;
+        pc.stats.fec_corrected += pc.fec_rng.uniform() < corr ? 1 : 0;
     }
   }
   const bool to_switch = pi.peer_is_switch;
@@ -428,11 +436,12 @@ void FabricModel::transmit(pdes::LpContext& ctx, NodeState& n, std::uint32_t ind
 bool FabricModel::next_host_packet(pdes::LpContext& ctx, NodeState& n, std::uint32_t index,
                                    Packet& out) {
   PortState& e = port(n, index);
-  const auto count = static_cast<std::uint32_t>(e.active.size());
+  PortCold& pc = cold(n, index);
+  const auto count = static_cast<std::uint32_t>(pc.active.size());
   SimTime earliest = SimTime::never();
   for (std::uint32_t k = 0; k < count; ++k) {
-    const std::uint32_t i = (e.active_rr + k) % count;
-    const std::uint32_t fid = e.active[i];
+    const std::uint32_t i = (pc.active_rr + k) % count;
+    const std::uint32_t fid = pc.active[i];
     const Flow& f = flows_[fid];
     SendState& s = send_[fid];
     if (klass(Packet{.prio = f.prio}) == 0 && e.paused[0]) continue;
@@ -456,11 +465,11 @@ bool FabricModel::next_host_packet(pdes::LpContext& ctx, NodeState& n, std::uint
     }
     if (s.sent >= f.bytes) {
       out.flags |= kLastOfFlow;
-      e.active[i] = e.active.back();
-      e.active.pop_back();
-      e.active_rr = e.active.empty() ? 0 : i % static_cast<std::uint32_t>(e.active.size());
+      pc.active[i] = pc.active.back();
+      pc.active.pop_back();
+      pc.active_rr = pc.active.empty() ? 0 : i % static_cast<std::uint32_t>(pc.active.size());
     } else {
-      e.active_rr = (i + 1) % count;
+      pc.active_rr = (i + 1) % count;
     }
     return true;
   }
@@ -483,7 +492,8 @@ void FabricModel::on_host_packet(pdes::LpContext& ctx, const Packet& pkt) {
 void FabricModel::send_pfc(pdes::LpContext& ctx, NodeState& n, std::uint32_t index, bool pause) {
   PortState& in = port(n, index);
   in.xoff_sent = pause;
-  if (pause && in.stats.pause_sent++ == 0) in.stats.first_pause_ps = ctx.now().picoseconds();
+  PortStats& st = cold(n, index).stats;
+  if (pause && st.pause_sent++ == 0) st.first_pause_ps = ctx.now().picoseconds();
   const PortInfo& pi = routing_.port(n.first_port + index);
   const SimTime delay =
       pi.latency + in.rate.serialization_time(Bytes(kPfcFrameBytes + kWireOverheadBytes));
@@ -497,12 +507,13 @@ void FabricModel::on_pfc(pdes::LpContext& ctx, NodeState& n, std::uint32_t index
   if (f.pause != 0) {
     if (!e.paused[0]) {
       e.paused[0] = true;
-      e.pause_start[0] = ctx.now();
-      ++e.stats.pause_received;
+      cold(n, index).pause_start[0] = ctx.now();
+      ++cold(n, index).stats.pause_received;
     }
   } else if (e.paused[0]) {
     e.paused[0] = false;
-    e.stats.paused_ps += (ctx.now() - e.pause_start[0]).picoseconds();
+    PortCold& pc = cold(n, index);
+    pc.stats.paused_ps += (ctx.now() - pc.pause_start[0]).picoseconds();
     kick(ctx, n, index);
   }
 }
@@ -513,7 +524,7 @@ void FabricModel::on_fault(pdes::LpContext& ctx, NodeState& n, std::uint32_t ind
   if (f.lanes_left > 0) {
     const topology::Link& l = topo_.links[f.link];
     set_rate(e, topo_.port_types[l.port_type].with_lanes(f.lanes_left).data_rate());
-    e.cached_frame = 0;
+    cold(n, index).cached_frame = 0;
     return;
   }
   if (f.up == 0) {
@@ -529,7 +540,7 @@ void FabricModel::on_fault(pdes::LpContext& ctx, NodeState& n, std::uint32_t ind
         n.buffer_used -= b;
         PortState& in = port(n, q.in_port);
         in.ingress[c] -= b;
-        ++e.stats.drops_link_down;
+        ++cold(n, index).stats.drops_link_down;
         if (c == 0 && in.xoff_sent && in.ingress[0] <= params_.pfc.xon.count()) {
           send_pfc(ctx, n, q.in_port, false);
         }
@@ -542,11 +553,20 @@ void FabricModel::on_fault(pdes::LpContext& ctx, NodeState& n, std::uint32_t ind
   }
 }
 
+PortStats FabricModel::stats_of(std::uint32_t local_port) const {
+  PortStats s = cold_[local_port].stats;
+  const PortState& p = ports_[local_port];
+  s.packets = p.packets;
+  s.bytes = p.bytes;
+  s.max_queue = p.max_queue;
+  return s;
+}
+
 std::uint64_t FabricModel::lp_digest(std::uint32_t slot) const {
   const NodeState& n = nodes_[slot];
   std::uint64_t h = 0;
   for (std::uint32_t i = 0; i < n.port_count; ++i) {
-    const PortStats& s = ports_[n.port_base + i].stats;
+    const PortStats s = stats_of(n.port_base + i);
     for (std::uint64_t v :
          {s.bytes, s.packets, s.ecn_marks, s.pause_sent, s.pause_received, s.drops_buffer,
           s.drops_fec, s.drops_link_down, s.drops_unroutable, s.fec_corrected, s.fec_uncorrectable,
@@ -568,7 +588,7 @@ FabricResults FabricModel::collect(pdes::Sync& sync) const {
   for (std::uint32_t s = 0; s < local_.size(); ++s) {
     const NodeState& n = nodes_[s];
     for (std::uint32_t i = 0; i < n.port_count; ++i) {
-      const PortStats& st = ports_[n.port_base + i].stats;
+      const PortStats st = stats_of(n.port_base + i);
       std::uint64_t* x =
           buf.data() +
           static_cast<std::size_t>(topo_.nodes[local_[s]].first_port + i) * PortStats::kFields;
@@ -638,7 +658,8 @@ std::size_t FabricModel::memory_bytes() const {
   std::size_t b = nodes_.capacity() * sizeof(NodeState) + ports_.capacity() * sizeof(PortState) +
                   send_.capacity() * sizeof(SendState) + recv_.capacity() * sizeof(FlowRecord) +
                   flows_.capacity() * sizeof(Flow) + backlog_.capacity() * sizeof(std::int64_t);
-  for (const PortState& p : ports_) b += p.active.capacity() * sizeof(std::uint32_t);
+  b += cold_.capacity() * sizeof(PortCold);
+  for (const PortCold& p : cold_) b += p.active.capacity() * sizeof(std::uint32_t);
   for (const NodeState& n : nodes_) {
     b += n.pool.capacity() * sizeof(QueueEntry) + n.free.capacity() * sizeof(std::uint32_t);
   }

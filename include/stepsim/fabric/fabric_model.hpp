@@ -82,9 +82,9 @@ class FabricModel final : public pdes::Model {
  private:
   struct QueueEntry {
     Packet pkt;
-    SimTime tail;            // when the packet's last bit is in (cut-through)
-    std::uint32_t in_port;   // ingress port index (PFC accounting)
-    std::uint32_t next;      // next entry of the same queue, kNone at the tail
+    SimTime tail;           // when the packet's last bit is in (cut-through)
+    std::uint32_t in_port;  // ingress port index (PFC accounting)
+    std::uint32_t next;     // next entry of the same queue, kNone at the tail
   };
   // A FIFO threaded through the node's entry pool, like cells of a switch's shared buffer: freed
   // entries are reused first, so the memory a switch touches stays small and warm.
@@ -93,8 +93,8 @@ class FabricModel final : public pdes::Model {
     std::uint32_t tail = topology::kNone;
     [[nodiscard]] bool empty() const { return head == topology::kNone; }
   };
-  // Laid out by heat: the first cache line is touched by every packet, then the queues and the
-  // counters; what faults, PFC and hosts need comes last.
+  // What every packet touches, kept small (two cache lines) so that a large fabric's ports stay
+  // in cache; the rest of a port's state is in PortCold.
   struct alignas(64) PortState {
     std::int64_t queued[2] = {0, 0};   // bytes waiting, 0 lossless, 1 lossy
     std::int64_t ingress[2] = {0, 0};  // bytes held in this node that came in here
@@ -108,8 +108,14 @@ class FabricModel final : public pdes::Model {
     bool free_pending = false;
     bool xoff_sent = false;
     bool down = false;
+    bool errors = false;  // the link has a BER > 0: draw losses
     Fifo queue[2];
-    PortStats stats;
+    std::uint64_t packets = 0;  // PortStats::packets, bytes, max_queue live here
+    std::uint64_t bytes = 0;
+    std::int64_t max_queue = 0;
+  };
+  struct PortCold {
+    PortStats stats;  // all but packets, bytes, max_queue (see PortState)
     SimTime pause_start[2];
     std::uint32_t active_rr = 0;        // hosts: round-robin position among active flows
     std::vector<std::uint32_t> active;  // hosts: flows sending through this NIC
@@ -143,6 +149,9 @@ class FabricModel final : public pdes::Model {
     return params_.pfc.enabled && p.prio == params_.pfc.priority ? 0 : 1;
   }
   PortState& port(const NodeState& n, std::uint32_t index) { return ports_[n.port_base + index]; }
+  PortCold& cold(const NodeState& n, std::uint32_t index) { return cold_[n.port_base + index]; }
+  /// A port's counters, hot and cold merged.
+  [[nodiscard]] PortStats stats_of(std::uint32_t local_port) const;
 
   static void push(NodeState& n, Fifo& q, const QueueEntry& e);
   static QueueEntry pop(NodeState& n, Fifo& q);
@@ -159,7 +168,7 @@ class FabricModel final : public pdes::Model {
   void transmit(pdes::LpContext& ctx, NodeState& n, std::uint32_t index, Packet pkt, SimTime tail);
   bool next_host_packet(pdes::LpContext& ctx, NodeState& n, std::uint32_t index, Packet& out);
   void send_pfc(pdes::LpContext& ctx, NodeState& n, std::uint32_t index, bool pause);
-  double loss_probability(PortState& ps, std::uint32_t frame);
+  double loss_probability(PortCold& pc, std::uint32_t frame);
   /// Wire time of a frame on this port (preamble and gap included), cached for the last size.
   static SimTime frame_time(PortState& ps, std::uint32_t frame);
   static void set_rate(PortState& ps, DataRate rate);
@@ -179,6 +188,7 @@ class FabricModel final : public pdes::Model {
   std::vector<pdes::LpId> local_;
   std::vector<NodeState> nodes_;             // by slot
   std::vector<PortState> ports_;             // local ports
+  std::vector<PortCold> cold_;               // local ports, beside ports_
   std::vector<std::int64_t> backlog_;        // local ports: bytes queued (what load balancers see)
   std::vector<SendState> send_;              // by flow id (meaningful for local senders)
   std::vector<FlowRecord> recv_;             // by flow id (meaningful for local receivers)
