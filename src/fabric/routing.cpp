@@ -1,7 +1,9 @@
 // Shortest-path next hops by one BFS per edge switch over the switch-to-switch links.
 #include "stepsim/fabric/routing.hpp"
 
+#include <algorithm>
 #include <limits>
+#include <utility>
 
 #include "stepsim/core/fatal.hpp"
 
@@ -63,6 +65,8 @@ Routing::Routing(const topology::Topology& topo) {
   std::vector<std::uint32_t> dist(switches.size());
   std::vector<std::uint32_t> queue;
   queue.reserve(switches.size());
+  std::vector<std::uint32_t> list;
+  std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> distinct(switches.size());
   for (std::size_t e = 0; e < edges_; ++e) {
     std::fill(dist.begin(), dist.end(), kInf);
     queue.clear();
@@ -86,15 +90,27 @@ Routing::Routing(const topology::Topology& topo) {
       Entry& x = table_[si * edges_ + e];
       if (dist[si] == kInf) continue;
       x.distance = static_cast<std::uint16_t>(dist[si]);
-      x.offset = static_cast<std::uint32_t>(ports_.size());
       if (dist[si] == 0) continue;
+      list.clear();
       for (const topology::Port& port : topo.ports_of(switches[si])) {
         if (port.link == kNone) continue;
         const NodeId w = topo.ports[port.peer].node;
-        if (!topo.is_server(w) && dist[switch_index_[w]] + 1 == dist[si]) {
-          ports_.push_back(port.index);
-          ++x.count;
+        if (!topo.is_server(w) && dist[switch_index_[w]] + 1 == dist[si]) list.push_back(port.index);
+      }
+      // Most destinations share a switch's few distinct lists (all of a leaf's remote edges use
+      // its up ports): store each distinct list once per switch.
+      x.count = static_cast<std::uint16_t>(list.size());
+      x.offset = kNone;
+      for (const auto& [offset, count] : distinct[si]) {
+        if (count == list.size() && std::equal(list.begin(), list.end(), ports_.begin() + offset)) {
+          x.offset = offset;
+          break;
         }
+      }
+      if (x.offset == kNone) {
+        x.offset = static_cast<std::uint32_t>(ports_.size());
+        distinct[si].emplace_back(x.offset, static_cast<std::uint32_t>(list.size()));
+        ports_.insert(ports_.end(), list.begin(), list.end());
       }
     }
   }
