@@ -95,7 +95,8 @@ Routing::Routing(const topology::Topology& topo) {
       for (const topology::Port& port : topo.ports_of(switches[si])) {
         if (port.link == kNone) continue;
         const NodeId w = topo.ports[port.peer].node;
-        if (!topo.is_server(w) && dist[switch_index_[w]] + 1 == dist[si]) list.push_back(port.index);
+        if (!topo.is_server(w) && dist[switch_index_[w]] + 1 == dist[si])
+          list.push_back(port.index);
       }
       // Most destinations share a switch's few distinct lists (all of a leaf's remote edges use
       // its up ports): store each distinct list once per switch.

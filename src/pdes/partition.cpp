@@ -6,7 +6,9 @@
 #include "src/pdes/partition_registry.hpp"
 
 namespace stepsim::pdes {
-std::vector<std::string> partitioner_names() { return PartitionerRegistry::names(); }
+std::vector<std::string> partitioner_names() {
+  return PartitionerRegistry::names();
+}
 
 Result<std::unique_ptr<Partitioner>> make_partitioner(const std::string& name) {
   return PartitionerRegistry::create("partitioner", name);

@@ -27,7 +27,8 @@ Worker::Worker(Engine& engine, std::uint32_t id, std::uint32_t slot_begin, std::
       next_(slot_end - slot_begin, SimTime::never()),
       seq_(slot_end - slot_begin, 0) {
   own_lookahead_.reserve(slot_end - slot_begin);
-  for (std::uint32_t i = 0; i < slot_end - slot_begin; ++i) own_lookahead_.push_back(lp_lookahead_[lps_[i]]);
+  for (std::uint32_t i = 0; i < slot_end - slot_begin; ++i)
+    own_lookahead_.push_back(lp_lookahead_[lps_[i]]);
 }
 
 void Worker::reset() {

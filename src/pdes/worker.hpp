@@ -57,7 +57,7 @@ class Worker {
   std::uint32_t slot_begin_;
   std::uint32_t slot_end_;
   std::int32_t rank_;
-  const SimTime* lp_lookahead_;  // by global LP
+  const SimTime* lp_lookahead_;         // by global LP
   std::vector<SimTime> own_lookahead_;  // by local index
   const Engine::Home* homes_;
   const LpId* lps_;  // global id per local index

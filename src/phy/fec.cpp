@@ -67,14 +67,16 @@ double codeword_failure_probability_lanes(const RsCode& code, std::span<const do
   std::vector<long double> dist(1, 1.0L);
   for (int l = 0; l < lanes; ++l) {
     const int symbols = code.n / lanes + (l < code.n % lanes ? 1 : 0);
-    const long double p = symbol_error_probability(lane_ber[static_cast<std::size_t>(l)], code.symbol_bits);
+    const long double p =
+        symbol_error_probability(lane_ber[static_cast<std::size_t>(l)], code.symbol_bits);
     std::vector<long double> pmf(static_cast<std::size_t>(symbols) + 1, 0.0L);
     if (p <= 0) {
       pmf[0] = 1;
     } else {
       const long double log_p = std::log(p);
       const long double log_q = std::log1p(-p);
-      for (int j = 0; j <= symbols; ++j) pmf[static_cast<std::size_t>(j)] = std::exp(log_binomial_term(symbols, j, log_p, log_q));
+      for (int j = 0; j <= symbols; ++j)
+        pmf[static_cast<std::size_t>(j)] = std::exp(log_binomial_term(symbols, j, log_p, log_q));
     }
     std::vector<long double> next(dist.size() + pmf.size() - 1, 0.0L);
     for (std::size_t a = 0; a < dist.size(); ++a) {
@@ -83,7 +85,8 @@ double codeword_failure_probability_lanes(const RsCode& code, std::span<const do
     dist.swap(next);
   }
   long double tail = 0;
-  for (std::size_t k = static_cast<std::size_t>(code.t()) + 1; k < dist.size(); ++k) tail += dist[k];
+  for (std::size_t k = static_cast<std::size_t>(code.t()) + 1; k < dist.size(); ++k)
+    tail += dist[k];
   return static_cast<double>(tail);
 }
 

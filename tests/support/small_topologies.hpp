@@ -10,8 +10,8 @@ namespace stepsim::testing {
 
 /// `leaves` leaf switches with `hosts` single-NIC servers each, every leaf cabled to every one of
 /// `spines` spines. Server ids first (leaf by leaf), then leaves, then spines.
-inline topology::Topology leaf_spine(std::uint32_t leaves, std::uint32_t spines, std::uint32_t hosts,
-                                     const char* port = "400G") {
+inline topology::Topology leaf_spine(std::uint32_t leaves, std::uint32_t spines,
+                                     std::uint32_t hosts, const char* port = "400G") {
   using topology::CableKind;
   using topology::NodeKind;
   topology::Topology t;

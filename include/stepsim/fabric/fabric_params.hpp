@@ -59,7 +59,7 @@ struct FabricParams {
   double ber_override = -1;  ///< >= 0: this pre-FEC BER on every link
   /// Non-empty: pre-FEC BER of each lane on every link (lane i of a port); overrides the BER.
   std::vector<double> lane_ber;
-  bool reroute = true;       ///< avoid down ports when another equal-cost port exists
+  bool reroute = true;  ///< avoid down ports when another equal-cost port exists
   /// "minimal" (shortest paths) or "valiant" (dragonfly: via a random router of a third group,
   /// then minimal; Valiant & Brebner 1981, as in Kim et al. 2008).
   std::string routing = "minimal";

@@ -78,7 +78,8 @@ TEST(Fec, MonteCarloAgreesAtHighBer) {
 
 TEST(Fec, LanesWithEqualBerMatchTheSingleBerModel) {
   const double lanes[8] = {1e-4, 1e-4, 1e-4, 1e-4, 1e-4, 1e-4, 1e-4, 1e-4};
-  EXPECT_NEAR(codeword_failure_probability_lanes(kKp4, lanes), codeword_failure_probability(kKp4, 1e-4),
+  EXPECT_NEAR(codeword_failure_probability_lanes(kKp4, lanes),
+              codeword_failure_probability(kKp4, 1e-4),
               1e-6 * codeword_failure_probability(kKp4, 1e-4));
 }
 
