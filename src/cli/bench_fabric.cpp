@@ -30,6 +30,9 @@ BenchFabricCommand::BenchFabricCommand(CLI::App& parent) {
       ->check(CLI::IsMember({"permutation", "incast", "all_to_all", "hotspot", "pair"}));
   cmd_->add_option("--flow-bytes", flow_bytes_, "Bytes per flow (e.g. 2000000, 1MiB)")
       ->capture_default_str();
+  cmd_->add_option("--window", window_,
+                   "Window-based flows: unacknowledged payload bytes per flow (0: line rate)")
+      ->capture_default_str();
   cmd_->add_option("--senders", traffic_.senders, "incast: senders into one NIC")
       ->capture_default_str();
   cmd_->add_option("--qps", traffic_.qps, "pair: QPs between the two NICs")->capture_default_str();
@@ -82,6 +85,9 @@ int BenchFabricCommand::execute(int rank, int ranks) {
   if (!end) return user_error(rank, "--end: " + end.error().message);
   auto timeout = parse_time(flowlet_timeout_);
   if (!timeout) return user_error(rank, "--flowlet-timeout: " + timeout.error().message);
+  auto window = parse_bytes(window_);
+  if (!window) return user_error(rank, "--window: " + window.error().message);
+  traffic_.window = window->count();
   auto entropy = fabric::parse_entropy(entropy_);
   if (!entropy) return user_error(rank, "--entropy: " + entropy.error().message);
   traffic_.flow_bytes = bytes->count();

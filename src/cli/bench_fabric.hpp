@@ -24,6 +24,7 @@ class BenchFabricCommand {
   fabric::FabricParams params_;
   std::string entropy_ = "udp_sport";
   std::string flow_bytes_ = "2000000";
+  std::string window_ = "0";
   std::string mtu_ = "4096";
   std::string end_ = "100ms";
   std::string buffer_ = "64MiB";

@@ -44,6 +44,7 @@ FabricModel::FabricModel(const topology::Topology& topo, const Routing& routing,
     flows_from_node_[topo_.ports[f.src_nic].node].push_back(f.id);
     flows_to_node_[topo_.ports[f.dst_nic].node].push_back(f.id);
     flow_hash_.push_back(tuple_hash(f.src_nic, f.dst_nic, f.entropy, f.label));
+    ack_hash_.push_back(tuple_hash(f.dst_nic, f.src_nic, f.entropy, f.label));
   }
   valiant_ = params_.routing == "valiant";
   if (valiant_) {
@@ -170,7 +171,7 @@ void FabricModel::handle(pdes::LpContext& ctx, const pdes::Event& ev) {
   switch (ev.kind) {
     case kEvPacket:
       if (n.is_server) {
-        on_host_packet(ctx, ev.payload_as<Packet>());
+        on_host_packet(ctx, n, ev.aux, ev.payload_as<Packet>());
       } else {
         on_packet(ctx, n, ev.aux, ev.payload_as<Packet>());
       }
@@ -315,7 +316,13 @@ void FabricModel::kick(pdes::LpContext& ctx, NodeState& n, std::uint32_t index) 
   Packet pkt;
   SimTime tail = ctx.now();
   if (n.is_server) {
-    if (!next_host_packet(ctx, n, index, pkt)) return;
+    if (!e.queue[0].empty() && !e.paused[0]) {  // acknowledgements go first
+      pkt = pop(n, e.queue[0]).pkt;
+    } else if (!e.queue[1].empty()) {
+      pkt = pop(n, e.queue[1]).pkt;
+    } else if (!next_host_packet(ctx, n, index, pkt)) {
+      return;
+    }
   } else {
     int c = -1;
     if (!e.queue[0].empty() && !e.paused[0]) {
@@ -338,8 +345,8 @@ void FabricModel::kick(pdes::LpContext& ctx, NodeState& n, std::uint32_t index) 
     }
   }
   transmit(ctx, n, index, pkt, tail);
-  const bool more =
-      n.is_server ? !cold(n, index).active.empty() : !(e.queue[0].empty() && e.queue[1].empty());
+  const bool more = (n.is_server && !cold(n, index).active.empty()) ||
+                    !(e.queue[0].empty() && e.queue[1].empty());
   if (more && !e.free_pending) {
     e.free_pending = true;
     ctx.send(ctx.self(), e.busy_until - ctx.now(), kEvPortFree, index);
@@ -450,6 +457,7 @@ bool FabricModel::next_host_packet(pdes::LpContext& ctx, NodeState& n, std::uint
       continue;
     }
     const std::int64_t payload = std::min<std::int64_t>(params_.mtu.count(), f.bytes - s.sent);
+    if (f.window > 0 && s.sent - s.acked + payload > f.window) continue;  // an ACK will kick
     out = Packet{};
     out.flow = fid;
     out.seq = s.next_seq++;
@@ -480,7 +488,34 @@ bool FabricModel::next_host_packet(pdes::LpContext& ctx, NodeState& n, std::uint
   return false;
 }
 
-void FabricModel::on_host_packet(pdes::LpContext& ctx, const Packet& pkt) {
+std::int64_t FabricModel::payload_of(const Flow& f, std::uint32_t seq) const {
+  return std::min<std::int64_t>(params_.mtu.count(),
+                                f.bytes - static_cast<std::int64_t>(seq) * params_.mtu.count());
+}
+
+void FabricModel::on_host_packet(pdes::LpContext& ctx, NodeState& n, std::uint32_t in_port,
+                                 const Packet& pkt) {
+  const Flow& f = flows_[pkt.flow];
+  if ((pkt.flags & kAck) != 0) {
+    // Back at the sender: the window opens by the acknowledged packet's payload.
+    send_[pkt.flow].acked += payload_of(f, pkt.seq);
+    kick(ctx, n, topo_.ports[f.src_nic].index);
+    return;
+  }
+  if (f.window > 0) {
+    Packet ack;
+    ack.flow = pkt.flow;
+    ack.seq = pkt.seq;
+    ack.src_nic = f.dst_nic;
+    ack.dst_nic = f.src_nic;
+    ack.bytes = kAckFrameBytes;
+    ack.entropy = f.entropy;
+    ack.prio = f.prio;
+    ack.flags = kAck;
+    ack.tuple_hash = ack_hash_[pkt.flow];
+    push(n, port(n, in_port).queue[klass(ack)], QueueEntry{ack, ctx.now(), in_port, kNone});
+    kick(ctx, n, in_port);
+  }
   FlowRecord& r = recv_[pkt.flow];
   if (r.first_ps < 0) r.first_ps = ctx.now().picoseconds();
   r.bytes_received += static_cast<std::int64_t>(pkt.bytes) - kRoceHeaderBytes;

@@ -57,6 +57,7 @@ Result<std::vector<Flow>> make_flows(const topology::Topology& topo, const Traff
     f.bytes = spec.flow_bytes;
     f.start = spec.start;
     f.rate = spec.rate;
+    f.window = spec.window;
     f.prio = spec.prio;
     f.qp = 0x100 + f.id;
     switch (spec.entropy) {

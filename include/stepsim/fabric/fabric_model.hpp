@@ -141,6 +141,7 @@ class FabricModel final : public pdes::Model {
   };
   struct SendState {
     std::int64_t sent = 0;
+    std::int64_t acked = 0;  // window-based flows
     std::uint32_t next_seq = 0;
     SimTime next_allowed;
   };
@@ -156,7 +157,9 @@ class FabricModel final : public pdes::Model {
   static void push(NodeState& n, Fifo& q, const QueueEntry& e);
   static QueueEntry pop(NodeState& n, Fifo& q);
   void on_packet(pdes::LpContext& ctx, NodeState& n, std::uint32_t in_port, Packet pkt);
-  void on_host_packet(pdes::LpContext& ctx, const Packet& pkt);
+  void on_host_packet(pdes::LpContext& ctx, NodeState& n, std::uint32_t in_port, const Packet& pkt);
+  /// Payload bytes of packet `seq` of flow `f`.
+  [[nodiscard]] std::int64_t payload_of(const Flow& f, std::uint32_t seq) const;
   void choose_detour(pdes::LpContext& ctx, NodeState& n, Packet& pkt);
   void on_pfc(pdes::LpContext& ctx, NodeState& n, std::uint32_t port_index, const PfcFrame& f);
   void on_fault(pdes::LpContext& ctx, NodeState& n, std::uint32_t port_index, const LinkFault& f);
@@ -183,6 +186,7 @@ class FabricModel final : public pdes::Model {
   std::vector<std::vector<std::uint32_t>> flows_from_node_;  // by node: flows it sends
   std::vector<std::vector<std::uint32_t>> flows_to_node_;    // by node: flows it receives
   std::vector<std::uint32_t> flow_hash_;  // by flow: CRC-32 of its 5-tuple and label
+  std::vector<std::uint32_t> ack_hash_;   // by flow: the same for its acknowledgements
   std::vector<std::vector<topology::NodeId>> routers_by_group_;  // Valiant: edge switches by group
   bool valiant_ = false;
   std::vector<pdes::LpId> local_;

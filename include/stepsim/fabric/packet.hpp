@@ -11,6 +11,7 @@ namespace stepsim::fabric {
 enum PacketFlag : std::uint8_t {
   kEcnCe = 1,  ///< congestion experienced (marked by a switch)
   kLastOfFlow = 2,
+  kAck = 4,  ///< a window-based flow's acknowledgement of data packet `seq`
 };
 
 /// RoCEv2 headers of a data packet on Ethernet: MAC 14 + IPv4 20 + UDP 8 + BTH 12 + ICRC 4 +
@@ -18,6 +19,8 @@ enum PacketFlag : std::uint8_t {
 inline constexpr std::uint32_t kRoceHeaderBytes = 62;
 inline constexpr std::uint32_t kWireOverheadBytes = 20;
 inline constexpr std::uint16_t kRoceUdpPort = 4791;
+/// Frame bytes of an acknowledgement (a minimum Ethernet frame).
+inline constexpr std::uint32_t kAckFrameBytes = 64;
 
 /// Packet::via when the packet is not (or no longer) on a Valiant detour.
 inline constexpr std::uint32_t kNoDetour = 0xffffffffu;

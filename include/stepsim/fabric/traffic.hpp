@@ -26,6 +26,7 @@ struct Flow {
   std::int64_t bytes = 0;
   SimTime start;
   DataRate rate;              ///< 0: as fast as the NIC port allows
+  std::int64_t window = 0;    ///< >0: at most this many unacknowledged payload bytes
   std::uint32_t qp = 0;       ///< source QP number
   std::uint16_t entropy = 0;  ///< UDP source port
   std::uint32_t label = 0;    ///< IPv6 flow label (kFlowLabel)
@@ -37,6 +38,7 @@ struct TrafficSpec {
   std::int64_t flow_bytes = 2'000'000;
   SimTime start = SimTime::zero();
   DataRate rate;              ///< 0 = line rate
+  std::int64_t window = 0;    ///< >0: window-based flows (payload bytes in flight)
   std::uint32_t senders = 8;  ///< incast: senders into one receiver
   std::uint32_t qps = 1;      ///< pair: QPs (flows) between the two NICs
   double hot_fraction = 0.5;  ///< hotspot: share of flows aimed at the hot NIC

@@ -76,6 +76,31 @@ std::vector<Flow> incast(const topology::Topology& topo, std::uint32_t senders,
   return f;
 }
 
+TEST(FabricModel, AOnePacketWindowIsStopAndWait) {
+  // Window = one packet: each packet waits for the previous one's ACK, so a flow of N packets
+  // takes about N round trips (data one way, 64 B ACK back) instead of N serializations.
+  const auto topo = leaf_spine(2, 1, 1);
+  const std::int64_t n = 40;
+  Flow f = flow(0, topo.port_id(0, 0), topo.port_id(1, 0), n * 4096);
+  FabricParams p;
+  const auto free_run = run(topo, {f}, p);
+  Flow one = f;
+  one.bytes = 4096;
+  const SimTime one_way = SimTime::ps(run(topo, {one}, p).results.flows[0].end_ps);
+  f.window = 4096;
+  const auto windowed = run(topo, {f}, p);
+  ASSERT_EQ(windowed.summary.flows_complete, 1u);
+  const double per_packet = static_cast<double>(windowed.results.flows[0].end_ps) / n;
+  EXPECT_GT(per_packet, 1.5 * static_cast<double>(one_way.picoseconds()));
+  EXPECT_LT(per_packet, 2.0 * static_cast<double>(one_way.picoseconds()));
+  EXPECT_GT(windowed.results.flows[0].end_ps, 10 * free_run.results.flows[0].end_ps);
+  // Every data packet was acknowledged: 4 hops each way.
+  EXPECT_EQ(windowed.summary.packet_hops, static_cast<std::uint64_t>(8 * n));
+  // A window of the bandwidth-delay product or more runs at line rate.
+  f.window = 64 * 4096;
+  EXPECT_EQ(run(topo, {f}, p).results.flows[0].end_ps, free_run.results.flows[0].end_ps);
+}
+
 TEST(FabricModel, LosslessIncastWithComputedHeadroomDropsNothing) {
   const auto topo = leaf_spine(1, 1, 17);  // 16 senders and the receiver on one leaf
   FabricParams p;
