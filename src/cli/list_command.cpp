@@ -3,6 +3,8 @@
 #include <cstdio>
 
 #include "src/cli/cli.hpp"
+#include "stepsim/fabric/fabric_params.hpp"
+#include "stepsim/fabric/load_balancer.hpp"
 #include "stepsim/pdes/partition.hpp"
 #include "stepsim/topology/generator.hpp"
 #include "stepsim/topology/topology_spec.hpp"
@@ -38,21 +40,53 @@ void list_topologies() {
   }
 }
 
+void list_load_balancers() {
+  const fabric::LbParams d;
+  std::printf("Load-balancing policies (`stepsim bench fabric --lb`):\n");
+  for (const std::string& name : fabric::load_balancer_names()) std::printf("  %s\n", name.c_str());
+  std::printf(
+      "parameters: flowlet timeout %s (--flowlet-timeout), flowlet table %u entries, "
+      "ECMP seed per switch: %s\n",
+      to_string(d.flowlet_timeout).c_str(), d.flowlet_table, d.per_switch_seed ? "yes" : "no");
+}
+
+void list_fabric() {
+  const fabric::FabricParams d;
+  std::printf("Fabric parameters and their defaults (docs/fabric.md):\n");
+  std::printf("  switch buffer        %s shared per switch, lossy dynamic threshold alpha %g\n",
+              to_string(d.sw.buffer).c_str(), d.sw.dt_alpha);
+  std::printf("  switch latency       %s, %s\n", to_string(d.sw.latency).c_str(),
+              d.sw.cut_through ? "cut-through" : "store-and-forward");
+  std::printf("  ECN (RED)            Kmin %s, Kmax %s, Pmax %g\n", to_string(d.ecn.kmin).c_str(),
+              to_string(d.ecn.kmax).c_str(), d.ecn.pmax);
+  std::printf("  PFC                  priority %u, XOFF %s, XON %s, headroom %s\n",
+              static_cast<unsigned>(d.pfc.priority), to_string(d.pfc.xoff).c_str(),
+              to_string(d.pfc.xon).c_str(),
+              d.pfc.headroom.count() > 0 ? to_string(d.pfc.headroom).c_str() : "computed per port");
+  std::printf("  packets              MTU %s payload, FEC %s, routing %s\n",
+              to_string(d.mtu).c_str(), d.fec ? "KP4 RS(544,514)" : "off", d.routing.c_str());
+}
+
 }  // namespace
 
 ListCommand::ListCommand(CLI::App& parent) {
   cmd_ = parent.add_subcommand("list",
                                "List a registry: topologies (generators, parameters, "
-                               "link classes) or partitioners");
+                               "link classes), partitioners, lb (load-balancing policies) or "
+                               "fabric (fabric parameters and defaults)");
   cmd_->add_option("what", what_, "What to list")
       ->required()
-      ->check(CLI::IsMember({"topologies", "partitioners"}));
+      ->check(CLI::IsMember({"topologies", "partitioners", "lb", "fabric"}));
 }
 
 int ListCommand::execute(int rank) {
   if (rank != 0) return kExitOk;
   if (what_ == "topologies") {
     list_topologies();
+  } else if (what_ == "lb") {
+    list_load_balancers();
+  } else if (what_ == "fabric") {
+    list_fabric();
   } else {
     for (const std::string& name : pdes::partitioner_names()) std::printf("%s\n", name.c_str());
   }
