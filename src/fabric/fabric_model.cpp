@@ -569,13 +569,14 @@ void FabricModel::on_fault(pdes::LpContext& ctx, NodeState& n, std::uint32_t ind
     for (int c = 0; c < 2; ++c) {
       while (!e.queue[c].empty()) {
         const QueueEntry q = pop(n, e.queue[c]);
+        ++cold(n, index).stats.drops_link_down;
+        if (n.is_server) continue;  // a NIC's queued ACKs hold no switch buffer
         const std::int64_t b = q.pkt.bytes;
         e.queued[c] -= b;
         backlog_[n.port_base + index] -= b;
         n.buffer_used -= b;
         PortState& in = port(n, q.in_port);
         in.ingress[c] -= b;
-        ++cold(n, index).stats.drops_link_down;
         if (c == 0 && in.xoff_sent && in.ingress[0] <= params_.pfc.xon.count()) {
           send_pfc(ctx, n, q.in_port, false);
         }

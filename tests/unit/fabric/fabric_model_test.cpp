@@ -101,6 +101,25 @@ TEST(FabricModel, AOnePacketWindowIsStopAndWait) {
   EXPECT_EQ(run(topo, {f}, p).results.flows[0].end_ps, free_run.results.flows[0].end_ps);
 }
 
+TEST(FabricModel, AReceiverLinkGoingDownStallsWindowedFlows) {
+  // Window-based incast: the receiver's link goes down mid-transfer. Data queued for it at the
+  // leaf (and any ACKs waiting at its NIC) are dropped and counted; without ACKs the senders'
+  // windows stay shut (no retransmission yet), and no buffer accounting goes wrong.
+  const auto topo = leaf_spine(1, 1, 9);
+  std::vector<Flow> flows;
+  for (std::uint32_t i = 1; i <= 8; ++i) {
+    Flow f = flow(i - 1, topo.port_id(i, 0), topo.port_id(0, 0), 200 * 4096);
+    f.window = 16 * 4096;
+    flows.push_back(f);
+  }
+  FabricParams p;
+  p.faults.push_back({FaultSpec::Kind::kDown, 0, SimTime::us(20), 0});  // link 0: host0-leaf
+  const auto r = run(topo, flows, p);
+  EXPECT_GT(r.summary.drops_link_down, 0u);
+  EXPECT_EQ(r.summary.flows_complete, 0u);
+  EXPECT_EQ(r.summary.drops_buffer, 0u);
+}
+
 TEST(FabricModel, LosslessIncastWithComputedHeadroomDropsNothing) {
   const auto topo = leaf_spine(1, 1, 17);  // 16 senders and the receiver on one leaf
   FabricParams p;
