@@ -53,6 +53,15 @@ BenchFabricCommand::BenchFabricCommand(CLI::App& parent) {
   cmd_->add_option("--mtu", mtu_, "Payload bytes per packet")->capture_default_str();
   cmd_->add_option("--buffer", buffer_, "Shared buffer per switch")->capture_default_str();
   cmd_->add_option("--ber", ber_, "Pre-FEC BER on every link (default: the topology's)");
+  cmd_->add_option("--fault", faults_,
+                   "A link fault (repeatable): down:LINK@TIME, up:LINK@TIME, lanes:LINK@TIME=N, "
+                   "flap:LINK@START,PERIOD,DOWN,COUNT (link ids as `stepsim check` counts them)");
+  cmd_->add_option("--burst", params_.burst_symbols,
+                   "FEC error bursts: symbols each error event corrupts (1 = independent)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 15));
+  cmd_->add_flag("--no-fec", no_fec_, "No FEC: any bit error loses the frame");
+  cmd_->add_flag("--no-reroute", no_reroute_, "Drop packets whose chosen port is down");
   cmd_->add_flag("--no-pfc", no_pfc_, "Lossy fabric: no PFC (packets beyond the buffer drop)");
   cmd_->add_flag("--no-ecn", no_ecn_, "No ECN marking");
   cmd_->add_flag("--store-and-forward", store_and_forward_, "Switches wait for the whole packet");
@@ -70,7 +79,7 @@ BenchFabricCommand::BenchFabricCommand(CLI::App& parent) {
   cmd_->add_option("--json", json_path_, "Also write the results as JSON to this file");
   cmd_->add_flag("--quiet", quiet_, "No progress output");
   for (CLI::Option* opt : cmd_->get_options()) {
-    opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+    if (opt->get_name() != "--fault") opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   }
 }
 
@@ -98,6 +107,8 @@ int BenchFabricCommand::execute(int rank, int ranks) {
   params_.pfc.enabled = !no_pfc_;
   params_.ecn.enabled = !no_ecn_;
   params_.ber_override = ber_;
+  params_.fec = !no_fec_;
+  params_.reroute = !no_reroute_;
   params_.lb.flowlet_timeout = *timeout;
   params_.lb.seed = traffic_.seed;
   params_.seed = traffic_.seed;
@@ -108,6 +119,13 @@ int BenchFabricCommand::execute(int rank, int ranks) {
   const std::int64_t rss_before = current_rss_bytes();
   auto topo = topology::load_topology(topology_);
   if (!topo) return user_error(rank, topo.error().message);
+  for (const std::string& f : faults_) {
+    if (auto ok =
+            fabric::parse_fault(f, static_cast<std::uint32_t>(topo->links.size()), params_.faults);
+        !ok) {
+      return user_error(rank, "--fault: " + ok.error().message);
+    }
+  }
   auto flows = fabric::make_flows(*topo, traffic_);
   if (!flows) return user_error(rank, "traffic: " + flows.error().message);
 
@@ -152,6 +170,10 @@ int BenchFabricCommand::execute(int rank, int ranks) {
               entropy_.c_str(), (params_.lb.policy + ", " + params_.routing + " routing").c_str(),
               no_pfc_ ? "off" : "on", no_ecn_ ? "off" : "on",
               store_and_forward_ ? "store-and-forward" : "cut-through");
+  if (!params_.faults.empty()) {
+    std::printf("faults           %zu scheduled link events, %s\n", params_.faults.size(),
+                params_.reroute ? "reroute around down ports" : "no reroute");
+  }
   std::printf("engine           ranks %d, threads/rank %d, partition %s\n", ranks, st.threads,
               partition_.c_str());
   if (!st.completed)

@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 #include <string>
+#include <vector>
 
 #include "stepsim/fabric/fabric_params.hpp"
 #include "stepsim/fabric/traffic.hpp"
@@ -31,6 +32,9 @@ class BenchFabricCommand {
   std::string flowlet_timeout_ = "10us";
   double ber_ = -1;
   bool no_pfc_ = false;
+  bool no_fec_ = false;
+  bool no_reroute_ = false;
+  std::vector<std::string> faults_;
   bool no_ecn_ = false;
   bool store_and_forward_ = false;
   int threads_ = 1;

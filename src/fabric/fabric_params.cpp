@@ -37,3 +37,91 @@ void add_flapping(std::vector<FaultSpec>& faults, std::uint32_t link, SimTime st
 }
 
 }  // namespace stepsim::fabric
+
+namespace stepsim::fabric {
+namespace {
+
+Error fault_error(const std::string& text, const std::string& why) {
+  return Error{"fault '" + text + "': " + why +
+               " (forms: down:LINK@TIME, up:LINK@TIME, lanes:LINK@TIME=N, "
+               "flap:LINK@START,PERIOD,DOWN,COUNT; e.g. down:17@20us)"};
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : s) {
+    if (c == sep) {
+      out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  out.push_back(cur);
+  return out;
+}
+
+Result<std::int64_t> whole(const std::string& text, const std::string& s, const char* what) {
+  if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos || s.size() > 9) {
+    return fault_error(text, std::string(what) + " '" + s + "' is not a whole number");
+  }
+  return std::stoll(s);
+}
+
+}  // namespace
+
+Result<bool> parse_fault(const std::string& text, std::uint32_t links,
+                         std::vector<FaultSpec>& faults) {
+  const auto colon = text.find(':');
+  const auto at = text.find('@');
+  if (colon == std::string::npos || at == std::string::npos || at < colon) {
+    return fault_error(text, "expected KIND:LINK@...");
+  }
+  const std::string kind = text.substr(0, colon);
+  auto link = whole(text, text.substr(colon + 1, at - colon - 1), "link");
+  if (!link) return link.error();
+  if (*link >= links) {
+    return fault_error(text, "link " + std::to_string(*link) +
+                                 " does not exist (the topology has " + std::to_string(links) +
+                                 " links, 0.." + std::to_string(links - 1) + ")");
+  }
+  const auto l = static_cast<std::uint32_t>(*link);
+  std::string rest = text.substr(at + 1);
+  if (kind == "flap") {
+    const auto parts = split(rest, ',');
+    if (parts.size() != 4) return fault_error(text, "flap needs START,PERIOD,DOWN,COUNT");
+    SimTime t[3];
+    for (int i = 0; i < 3; ++i) {
+      auto v = parse_time(parts[static_cast<std::size_t>(i)]);
+      if (!v) return fault_error(text, v.error().message);
+      t[i] = *v;
+    }
+    auto count = whole(text, parts[3], "count");
+    if (!count) return count.error();
+    if (!(t[2] < t[1])) return fault_error(text, "the link must be down for less than the period");
+    add_flapping(faults, l, t[0], t[1], t[2], static_cast<int>(*count));
+    return true;
+  }
+  int lanes = 0;
+  if (kind == "lanes") {
+    const auto eq = rest.find('=');
+    if (eq == std::string::npos) return fault_error(text, "lanes needs =N (lanes left)");
+    auto n = whole(text, rest.substr(eq + 1), "lane count");
+    if (!n) return n.error();
+    if (*n < 1) return fault_error(text, "at least one lane must be left");
+    lanes = static_cast<int>(*n);
+    rest = rest.substr(0, eq);
+  } else if (kind != "down" && kind != "up") {
+    return fault_error(text, "unknown kind '" + kind + "'");
+  }
+  auto t = parse_time(rest);
+  if (!t) return fault_error(text, t.error().message);
+  const FaultSpec::Kind k = kind == "down" ? FaultSpec::Kind::kDown
+                            : kind == "up" ? FaultSpec::Kind::kUp
+                                           : FaultSpec::Kind::kLanes;
+  faults.push_back({k, l, *t, lanes});
+  return true;
+}
+
+}  // namespace stepsim::fabric

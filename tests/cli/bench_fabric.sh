@@ -32,5 +32,13 @@ expect_error "unknown load-balancing policy 'random' (allowed: adaptive, ecmp, f
   bench fabric --topology "$topo" --lb random
 expect_error "--flow-bytes: '2MB/s' is not a size" bench fabric --topology "$topo" --flow-bytes 2MB/s
 expect_error "no-such.yaml" bench fabric --topology "$topologies/no-such.yaml"
+expect_error "--fault: fault 'down:9999@1us': link 9999 does not exist" \
+  bench fabric --topology "$topo" --fault down:9999@1us
+# A flapping link (3 times: 6 events) and a lane loss: the faults are reported and the packets
+# queued on the downed port are dropped and counted (no retransmission yet).
+out=$("$stepsim" bench fabric --topology "$topo" --flow-bytes 200000 --quiet \
+  --fault flap:20@5us,20us,5us,3 --fault lanes:21@1us=2 2>&1)
+if grep -q "faults           7 scheduled link events" <<<"$out" && grep -qE "link down [1-9]" <<<"$out"; then
+  passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL: faults run:"; echo "$out"; fi
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]

@@ -76,3 +76,13 @@ void add_flapping(std::vector<FaultSpec>& faults, std::uint32_t link, SimTime st
                   SimTime down_for, int times);
 
 }  // namespace stepsim::fabric
+
+namespace stepsim::fabric {
+
+/// Parses a fault from the command line into `faults`:
+///   down:LINK@TIME, up:LINK@TIME, lanes:LINK@TIME=N, flap:LINK@START,PERIOD,DOWN,COUNT
+/// (times with units, e.g. "down:17@20us", "flap:3@10us,20us,5us,4"). The error shows the forms.
+Result<bool> parse_fault(const std::string& text, std::uint32_t links,
+                         std::vector<FaultSpec>& faults);
+
+}  // namespace stepsim::fabric
