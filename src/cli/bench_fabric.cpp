@@ -55,7 +55,8 @@ BenchFabricCommand::BenchFabricCommand(CLI::App& parent) {
   cmd_->add_option("--ber", ber_, "Pre-FEC BER on every link (default: the topology's)");
   cmd_->add_option("--fault", faults_,
                    "A link fault (repeatable): down:LINK@TIME, up:LINK@TIME, lanes:LINK@TIME=N, "
-                   "flap:LINK@START,PERIOD,DOWN,COUNT (link ids as `stepsim check` counts them)");
+                   "flap:LINK@START,PERIOD,DOWN,COUNT (LINK: index of the link in the topology, in "
+                   "generation order)");
   cmd_->add_option("--burst", params_.burst_symbols,
                    "FEC error bursts: symbols each error event corrupts (1 = independent)")
       ->capture_default_str()
