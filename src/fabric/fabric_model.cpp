@@ -303,6 +303,19 @@ void FabricModel::enqueue(pdes::LpContext& ctx, NodeState& n, std::uint32_t out,
   kick(ctx, n, out);
 }
 
+void FabricModel::release(pdes::LpContext& ctx, NodeState& n, std::uint32_t index, int c,
+                          const QueueEntry& q) {
+  const std::int64_t b = q.pkt.bytes;
+  port(n, index).queued[c] -= b;
+  backlog_[n.port_base + index] -= b;
+  n.buffer_used -= b;
+  PortState& in = port(n, q.in_port);
+  in.ingress[c] -= b;
+  if (c == 0 && in.xoff_sent && in.ingress[0] <= params_.pfc.xon.count()) {
+    send_pfc(ctx, n, q.in_port, false);
+  }
+}
+
 void FabricModel::kick(pdes::LpContext& ctx, NodeState& n, std::uint32_t index) {
   PortState& e = port(n, index);
   if (e.down) return;
@@ -334,15 +347,7 @@ void FabricModel::kick(pdes::LpContext& ctx, NodeState& n, std::uint32_t index) 
     const QueueEntry q = pop(n, e.queue[c]);
     pkt = q.pkt;
     tail = q.tail;
-    const std::int64_t b = pkt.bytes;
-    e.queued[c] -= b;
-    backlog_[n.port_base + index] -= b;
-    n.buffer_used -= b;
-    PortState& in = port(n, q.in_port);
-    in.ingress[c] -= b;
-    if (c == 0 && in.xoff_sent && in.ingress[0] <= params_.pfc.xon.count()) {
-      send_pfc(ctx, n, q.in_port, false);
-    }
+    release(ctx, n, index, c, q);
   }
   transmit(ctx, n, index, pkt, tail);
   const bool more = (n.is_server && !cold(n, index).active.empty()) ||
@@ -570,16 +575,7 @@ void FabricModel::on_fault(pdes::LpContext& ctx, NodeState& n, std::uint32_t ind
       while (!e.queue[c].empty()) {
         const QueueEntry q = pop(n, e.queue[c]);
         ++cold(n, index).stats.drops_link_down;
-        if (n.is_server) continue;  // a NIC's queued ACKs hold no switch buffer
-        const std::int64_t b = q.pkt.bytes;
-        e.queued[c] -= b;
-        backlog_[n.port_base + index] -= b;
-        n.buffer_used -= b;
-        PortState& in = port(n, q.in_port);
-        in.ingress[c] -= b;
-        if (c == 0 && in.xoff_sent && in.ingress[0] <= params_.pfc.xon.count()) {
-          send_pfc(ctx, n, q.in_port, false);
-        }
+        if (!n.is_server) release(ctx, n, index, c, q);  // a NIC's queued ACKs hold no buffer
       }
     }
   } else if (e.down) {

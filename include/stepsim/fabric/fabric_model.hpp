@@ -165,6 +165,9 @@ class FabricModel final : public pdes::Model {
   void on_fault(pdes::LpContext& ctx, NodeState& n, std::uint32_t port_index, const LinkFault& f);
   void enqueue(pdes::LpContext& ctx, NodeState& n, std::uint32_t out, std::uint32_t in_port,
                Packet pkt, SimTime tail);
+  /// Undoes a dequeued switch packet's buffer accounting (egress, ingress, shared buffer) and
+  /// sends XON when its ingress drops below XON.
+  void release(pdes::LpContext& ctx, NodeState& n, std::uint32_t index, int c, const QueueEntry& q);
   /// Starts the next transmission on a port if it is free, not paused and has something to send.
   void kick(pdes::LpContext& ctx, NodeState& n, std::uint32_t index);
   /// Puts one packet on the wire from `index` at ctx.now(); returns when the port is free again.
