@@ -117,6 +117,15 @@ class FanInTies final : public pdes::Model {
     }
     return h;
   }
+  /// The order LP 0 must see: itself first (source 0), then every source's two events in turn.
+  [[nodiscard]] std::vector<std::pair<pdes::LpId, std::uint32_t>> expected_order() const {
+    std::vector<std::pair<pdes::LpId, std::uint32_t>> want = {{0, 0}};
+    for (pdes::LpId s = 1; s < n_; ++s) {
+      want.push_back({s, 0});
+      want.push_back({s, 1});
+    }
+    return want;
+  }
   [[nodiscard]] bool owns_lp0() const { return !local_.empty() && local_.front() == 0; }
   [[nodiscard]] const std::vector<std::pair<pdes::LpId, std::uint32_t>>& order() const {
     return order_;
