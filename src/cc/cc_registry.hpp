@@ -6,7 +6,7 @@
 
 namespace stepsim::cc {
 
-using CcRegistry = Registry<CongestionControl, const CcParams&, DataRate>;
+using CcRegistry = Registry<CongestionControl, const CcParams&, const CcPath&>;
 using CcRegistration = Registration<CcRegistry>;
 
 }  // namespace stepsim::cc

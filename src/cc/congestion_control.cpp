@@ -5,8 +5,8 @@
 namespace stepsim::cc {
 
 Result<std::unique_ptr<CongestionControl>> make_congestion_control(const CcParams& p,
-                                                                   DataRate line_rate) {
-  return CcRegistry::create("congestion control", p.algorithm, p, line_rate);
+                                                                   const CcPath& path) {
+  return CcRegistry::create("congestion control", p.algorithm, p, path);
 }
 
 std::vector<std::string> congestion_control_names() {

@@ -83,8 +83,8 @@ void Dcqcn::increase() {
   }
 }
 
-const CcRegistration kDcqcn{"dcqcn", [](const CcParams& p, DataRate line) {
-                              return std::make_unique<Dcqcn>(p.dcqcn, line);
+const CcRegistration kDcqcn{"dcqcn", [](const CcParams& p, const CcPath& path) {
+                              return std::make_unique<Dcqcn>(p.dcqcn, path.line_rate);
                             }};
 
 }  // namespace stepsim::cc

@@ -18,8 +18,9 @@ class NoCc final : public CongestionControl {
   DataRate line_;
 };
 
-const CcRegistration kNone{
-    "none", [](const CcParams&, DataRate line) { return std::make_unique<NoCc>(line); }};
+const CcRegistration kNone{"none", [](const CcParams&, const CcPath& path) {
+                             return std::make_unique<NoCc>(path.line_rate);
+                           }};
 
 }  // namespace
 }  // namespace stepsim::cc

@@ -1,7 +1,8 @@
 #pragma once
 /// Congestion control of one sender (queue pair): an interface, parameters and a registry.
-/// One file per algorithm in src/cc/ ("none", "dcqcn"; HPCC comes with the RDMA issue). The NIC
-/// calls the hooks and paces the QP at rate(); it schedules an event at next_timer().
+/// One file per algorithm in src/cc/ ("none", "dcqcn", "hpcc"). The NIC calls the hooks, paces the
+/// QP at rate(), keeps at most window() bytes unacknowledged (when it is > 0) and schedules an
+/// event at next_timer().
 
 #include <cstdint>
 #include <memory>
@@ -26,9 +27,31 @@ struct DcqcnParams {
   SimTime cnp_interval = SimTime::us(50);          ///< N: at most one CNP per QP per interval
 };
 
+/// HPCC parameters (Li et al., "HPCC: High Precision Congestion Control", SIGCOMM 2019,
+/// Algorithm 1), the paper's defaults.
+struct HpccParams {
+  double eta = 0.95;  ///< target utilization
+  int max_stage = 5;  ///< additive-increase rounds before a multiplicative update
+  DataRate rate_ai;   ///< W_AI / T as a rate; 0: line rate / 2000 (50 Mb/s at 100G, as the paper)
+  SimTime base_rtt;   ///< T; 0: the NIC's estimate of the QP's path RTT
+};
+
 struct CcParams {
   std::string algorithm = "dcqcn";
   DcqcnParams dcqcn;
+  HpccParams hpcc;
+};
+
+/// What an algorithm knows of its QP's path when it is created.
+struct CcPath {
+  DataRate line_rate;  ///< the NIC port's data rate
+  SimTime base_rtt;    ///< unloaded round trip of one MTU packet and its ACK
+};
+
+/// What an acknowledgement tells the sender.
+struct AckInfo {
+  std::int64_t acked = 0;   ///< cumulative bytes of the QP acknowledged so far
+  double utilization = -1;  ///< INT: the most loaded hop's normalized utilization (<0: none)
 };
 
 class CongestionControl {
@@ -40,15 +63,19 @@ class CongestionControl {
   virtual void on_sent(SimTime now, std::int64_t bytes) = 0;
   /// A congestion notification (CNP) for this QP arrived at `now`.
   virtual void on_cnp(SimTime now) = 0;
+  /// An acknowledgement arrived at `now` (window-based algorithms react to it).
+  virtual void on_ack(SimTime /*now*/, const AckInfo& /*ack*/) {}
+  /// Bytes the QP may have unacknowledged; 0: no window (rate only).
+  [[nodiscard]] virtual std::int64_t window() const { return 0; }
   /// When on_timer() wants to run next; never() if no timer is armed.
   [[nodiscard]] virtual SimTime next_timer() const = 0;
   /// Runs the timers due at `now` (the NIC calls it at next_timer()).
   virtual void on_timer(SimTime now) = 0;
 };
 
-/// Creates `p.algorithm` for a QP on a port of `line_rate`; the error lists the algorithms.
+/// Creates `p.algorithm` for a QP on `path`; the error lists the algorithms.
 Result<std::unique_ptr<CongestionControl>> make_congestion_control(const CcParams& p,
-                                                                   DataRate line_rate);
+                                                                   const CcPath& path);
 std::vector<std::string> congestion_control_names();
 
 /// The notification point (receiver) of DCQCN: at most one CNP per QP per interval, sent when an

@@ -11,11 +11,11 @@ TEST(Dcqcn, RegistryHasDcqcnAndNone) {
   EXPECT_EQ(congestion_control_names(), (std::vector<std::string>{"dcqcn", "none"}));
   CcParams p;
   p.algorithm = "timely";
-  const auto bad = make_congestion_control(p, DataRate::gbps(400));
+  const auto bad = make_congestion_control(p, CcPath{DataRate::gbps(400), SimTime::us(2)});
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().message.find("allowed: dcqcn, none"), std::string::npos);
   p.algorithm = "none";
-  auto none = make_congestion_control(p, DataRate::gbps(400)).value();
+  auto none = make_congestion_control(p, CcPath{DataRate::gbps(400), SimTime::us(2)}).value();
   none->on_cnp(SimTime::us(1));
   EXPECT_EQ(none->rate(), DataRate::gbps(400));
   EXPECT_TRUE(none->next_timer().is_never());
