@@ -146,6 +146,7 @@ void FabricModel::setup(std::span<const pdes::LpId> local_lps) {
     }
     base += n.port_count;
   }
+  if (host_ != nullptr) host_->setup(*this, local_);
 }
 
 std::int64_t FabricModel::headroom_of(PortId p) const {
@@ -156,6 +157,7 @@ std::int64_t FabricModel::headroom_of(PortId p) const {
 }
 
 void FabricModel::init_lp(pdes::LpContext& ctx) {
+  if (host_ != nullptr && topo_.is_server(ctx.self())) host_->init_server(ctx);
   for (std::uint32_t f : flows_from_node_[ctx.self()]) {
     ctx.send(ctx.self(), flows_[f].start, kEvFlowStart, f);
   }
@@ -168,10 +170,18 @@ void FabricModel::init_lp(pdes::LpContext& ctx) {
 
 void FabricModel::handle(pdes::LpContext& ctx, const pdes::Event& ev) {
   NodeState& n = nodes_[ctx.slot()];
+  if (ev.kind >= kHostEventBase) {
+    host_->on_event(ctx, ev);
+    return;
+  }
   switch (ev.kind) {
     case kEvPacket:
       if (n.is_server) {
-        on_host_packet(ctx, n, ev.aux, ev.payload_as<Packet>());
+        if (host_ != nullptr) {
+          host_->on_packet(ctx, ev.aux, ev.payload_as<Packet>());
+        } else {
+          on_host_packet(ctx, n, ev.aux, ev.payload_as<Packet>());
+        }
       } else {
         on_packet(ctx, n, ev.aux, ev.payload_as<Packet>());
       }
@@ -291,6 +301,7 @@ void FabricModel::enqueue(pdes::LpContext& ctx, NodeState& n, std::uint32_t out,
       }
     }
   }
+  if ((pkt.flags & kTelemetry) != 0 && params_.telemetry) stamp_telemetry(n, out, pkt);
   push(n, e.queue[c], QueueEntry{pkt, tail, in_port, kNone});
   e.queued[c] += b;
   backlog_[n.port_base + out] += b;
@@ -301,6 +312,18 @@ void FabricModel::enqueue(pdes::LpContext& ctx, NodeState& n, std::uint32_t out,
     send_pfc(ctx, n, in_port, true);
   }
   kick(ctx, n, out);
+}
+
+void FabricModel::stamp_telemetry(NodeState& n, std::uint32_t out, Packet& pkt) {
+  // HPCC's per-hop U_j = qlen_j / (B_j T) + txRate_j / B_j (Li et al. 2019, eq. 2). The sender of
+  // the paper derives txRate from two INT records of a hop; here the switch keeps the estimate
+  // itself (see transmit) and the packet carries only the largest U along its path.
+  const PortState& e = port(n, out);
+  const double bdp =
+      static_cast<double>(e.rate.bits_per_second()) / 8.0 * params_.telemetry_rtt.seconds();
+  const double u = static_cast<double>(backlog_[n.port_base + out]) / bdp + cold(n, out).tx_util;
+  const double fixed = std::min(65535.0, u * kTelemetryOne);
+  pkt.telemetry = std::max(pkt.telemetry, static_cast<std::uint16_t>(fixed));
 }
 
 void FabricModel::release(pdes::LpContext& ctx, NodeState& n, std::uint32_t index, int c,
@@ -328,7 +351,9 @@ void FabricModel::kick(pdes::LpContext& ctx, NodeState& n, std::uint32_t index) 
   }
   Packet pkt;
   SimTime tail = ctx.now();
-  if (n.is_server) {
+  if (n.is_server && host_ != nullptr) {
+    if (!host_->next_packet(ctx, index, e.paused[0], pkt)) return;
+  } else if (n.is_server) {
     if (!e.queue[0].empty() && !e.paused[0]) {  // acknowledgements go first
       pkt = pop(n, e.queue[0]).pkt;
     } else if (!e.queue[1].empty()) {
@@ -350,7 +375,7 @@ void FabricModel::kick(pdes::LpContext& ctx, NodeState& n, std::uint32_t index) 
     release(ctx, n, index, c, q);
   }
   transmit(ctx, n, index, pkt, tail);
-  const bool more = (n.is_server && !cold(n, index).active.empty()) ||
+  const bool more = (n.is_server && (host_ != nullptr || !cold(n, index).active.empty())) ||
                     !(e.queue[0].empty() && e.queue[1].empty());
   if (more && !e.free_pending) {
     e.free_pending = true;
@@ -425,6 +450,16 @@ void FabricModel::transmit(pdes::LpContext& ctx, NodeState& n, std::uint32_t ind
   e.busy_until = std::max(now + ser, tail);
   ++e.packets;
   e.bytes += pkt.bytes;
+  if (params_.telemetry) [[unlikely]] {
+    // Utilization over the last telemetry_rtt, decayed linearly: 1 when the port sends back to
+    // back, the busy share of the window otherwise.
+    PortCold& pc = cold(n, index);
+    const double w = static_cast<double>(params_.telemetry_rtt.picoseconds());
+    const double dt = static_cast<double>((now - pc.tx_last).picoseconds());
+    const double busy = static_cast<double>(ser.picoseconds()) / w;
+    pc.tx_util = dt >= w ? busy : pc.tx_util * (1.0 - dt / w) + busy;
+    pc.tx_last = now;
+  }
   if (e.errors) [[unlikely]] {
     PortCold& pc = cold(n, index);
     if (pc.fec_rng.uniform() < loss_probability(pc, pkt.bytes)) {
@@ -469,7 +504,6 @@ bool FabricModel::next_host_packet(pdes::LpContext& ctx, NodeState& n, std::uint
     out.src_nic = f.src_nic;
     out.dst_nic = f.dst_nic;
     out.bytes = static_cast<std::uint32_t>(payload) + kRoceHeaderBytes;
-    out.entropy = f.entropy;
     out.prio = f.prio;
     out.tuple_hash = flow_hash_[fid];
     s.sent += payload;
@@ -514,7 +548,6 @@ void FabricModel::on_host_packet(pdes::LpContext& ctx, NodeState& n, std::uint32
     ack.src_nic = f.dst_nic;
     ack.dst_nic = f.src_nic;
     ack.bytes = kAckFrameBytes;
-    ack.entropy = f.entropy;
     ack.prio = f.prio;
     ack.flags = kAck;
     ack.tuple_hash = ack_hash_[pkt.flow];
@@ -606,6 +639,7 @@ std::uint64_t FabricModel::lp_digest(std::uint32_t slot) const {
       h = hash_combine(h, v);
     }
   }
+  if (host_ != nullptr && n.is_server) h = hash_combine(h, host_->digest(local_[slot]));
   for (std::uint32_t f : flows_to_node_[local_[slot]]) {
     const FlowRecord& r = recv_[f];
     h = hash_combine(hash_combine(h, static_cast<std::uint64_t>(r.bytes_received)),

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "stepsim/fabric/fabric_params.hpp"
+#include "stepsim/fabric/host_model.hpp"
 #include "stepsim/fabric/load_balancer.hpp"
 #include "stepsim/fabric/packet.hpp"
 #include "stepsim/fabric/routing.hpp"
@@ -79,6 +80,24 @@ class FabricModel final : public pdes::Model {
   /// Bytes of model state on this rank (ports, queues, flows).
   [[nodiscard]] std::size_t memory_bytes() const;
 
+  /// Lets `host` run the servers (instead of the raw flows); call before the engine's setup.
+  /// `host` must outlive the model.
+  void set_host_model(HostModel* host) { host_ = host; }
+  /// A host model has a packet for NIC port `nic` of the server being run: the port asks for it
+  /// now if it is idle, or when it becomes free.
+  void wake(pdes::LpContext& ctx, std::uint32_t nic) { kick(ctx, nodes_[ctx.slot()], nic); }
+  /// True if packets of traffic class `prio` are lossless (PFC).
+  [[nodiscard]] bool lossless(std::uint8_t prio) const {
+    return params_.pfc.enabled && prio == params_.pfc.priority;
+  }
+  [[nodiscard]] const FabricParams& params() const { return params_; }
+  [[nodiscard]] const topology::Topology& topology() const { return topo_; }
+  [[nodiscard]] const Routing& routing() const { return routing_; }
+  /// The current data rate of a local NIC port (lane faults lower it).
+  [[nodiscard]] DataRate nic_rate(pdes::LpContext& ctx, std::uint32_t nic) const {
+    return ports_[nodes_[ctx.slot()].port_base + nic].rate;
+  }
+
  private:
   struct QueueEntry {
     Packet pkt;
@@ -120,6 +139,8 @@ class FabricModel final : public pdes::Model {
     std::uint32_t active_rr = 0;        // hosts: round-robin position among active flows
     std::vector<std::uint32_t> active;  // hosts: flows sending through this NIC
     pdes::Rng fec_rng;
+    SimTime tx_last;  // INT: last transmission, and the utilization estimate after it
+    double tx_util = 0;
     std::uint32_t cached_frame = 0;  // frame size of cached_loss
     double cached_loss = 0;
     double ber = 0;
@@ -146,9 +167,7 @@ class FabricModel final : public pdes::Model {
     SimTime next_allowed;
   };
 
-  [[nodiscard]] int klass(const Packet& p) const {
-    return params_.pfc.enabled && p.prio == params_.pfc.priority ? 0 : 1;
-  }
+  [[nodiscard]] int klass(const Packet& p) const { return lossless(p.prio) ? 0 : 1; }
   PortState& port(const NodeState& n, std::uint32_t index) { return ports_[n.port_base + index]; }
   PortCold& cold(const NodeState& n, std::uint32_t index) { return cold_[n.port_base + index]; }
   /// A port's counters, hot and cold merged.
@@ -182,8 +201,12 @@ class FabricModel final : public pdes::Model {
     return topo_.nodes[node].first_port + index;
   }
 
+  /// INT (HPCC): stamps the egress port's normalized utilization into a data packet.
+  void stamp_telemetry(NodeState& n, std::uint32_t out, Packet& pkt);
+
   const topology::Topology& topo_;
   const Routing& routing_;
+  HostModel* host_ = nullptr;
   std::vector<Flow> flows_;
   FabricParams params_;
   std::vector<std::vector<std::uint32_t>> flows_from_node_;  // by node: flows it sends

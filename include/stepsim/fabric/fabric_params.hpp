@@ -59,6 +59,10 @@ struct FabricParams {
   double ber_override = -1;  ///< >= 0: this pre-FEC BER on every link
   /// Non-empty: pre-FEC BER of each lane on every link (lane i of a port); overrides the BER.
   std::vector<double> lane_ber;
+  /// INT for HPCC: switches stamp U = qlen / (rate x telemetry_rtt) + tx utilization into data
+  /// packets that ask for it.
+  bool telemetry = false;
+  SimTime telemetry_rtt = SimTime::us(8);
   bool reroute = true;  ///< avoid down ports when another equal-cost port exists
   /// "minimal" (shortest paths) or "valiant" (dragonfly: via a random router of a third group,
   /// then minimal; Valiant & Brebner 1981, as in Kim et al. 2008).

@@ -11,8 +11,13 @@ namespace stepsim::fabric {
 enum PacketFlag : std::uint8_t {
   kEcnCe = 1,  ///< congestion experienced (marked by a switch)
   kLastOfFlow = 2,
-  kAck = 4,  ///< a window-based flow's acknowledgement of data packet `seq`
+  kAck = 4,        ///< a window-based flow's acknowledgement of data packet `seq`
+  kTelemetry = 8,  ///< switches stamp INT (HPCC) into Packet::telemetry
 };
+
+/// Packet::telemetry is the most loaded hop's normalized utilization U (HPCC) in this fixed
+/// point: U = telemetry / kTelemetryOne, saturating at 65535 (U < 8).
+inline constexpr double kTelemetryOne = 8192.0;
 
 /// RoCEv2 headers of a data packet on Ethernet: MAC 14 + IPv4 20 + UDP 8 + BTH 12 + ICRC 4 +
 /// FCS 4. Preamble, SFD and inter-frame gap (20 B) cost wire time but are not frame bytes.
@@ -30,8 +35,9 @@ struct Packet {
   std::uint32_t seq = 0;          ///< packet index in the flow
   std::uint32_t src_nic = 0;      ///< global port id of the sending NIC
   std::uint32_t dst_nic = 0;      ///< global port id of the receiving NIC
-  std::uint32_t bytes = 0;        ///< frame bytes (payload + headers)
-  std::uint16_t entropy = 0;      ///< UDP source port (ECMP entropy)
+  std::uint32_t bytes : 24 = 0;   ///< frame bytes (payload + headers), < 16 MiB
+  std::uint32_t op : 8 = 0;       ///< the transport's opcode (0 for raw fabric traffic)
+  std::uint16_t telemetry = 0;    ///< INT: max hop utilization (kTelemetryOne fixed point)
   std::uint8_t prio = 0;          ///< traffic class 0..7
   std::uint8_t flags = 0;         ///< PacketFlag bits
   std::uint32_t via = kNoDetour;  ///< Valiant routing: intermediate switch still to reach
