@@ -501,7 +501,6 @@ bool FabricModel::next_host_packet(pdes::LpContext& ctx, NodeState& n, std::uint
     out = Packet{};
     out.flow = fid;
     out.seq = s.next_seq++;
-    out.src_nic = f.src_nic;
     out.dst_nic = f.dst_nic;
     out.bytes = static_cast<std::uint32_t>(payload) + kRoceHeaderBytes;
     out.prio = f.prio;
@@ -545,7 +544,6 @@ void FabricModel::on_host_packet(pdes::LpContext& ctx, NodeState& n, std::uint32
     Packet ack;
     ack.flow = pkt.flow;
     ack.seq = pkt.seq;
-    ack.src_nic = f.dst_nic;
     ack.dst_nic = f.src_nic;
     ack.bytes = kAckFrameBytes;
     ack.prio = f.prio;

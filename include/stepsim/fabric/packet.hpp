@@ -31,9 +31,11 @@ inline constexpr std::uint32_t kAckFrameBytes = 64;
 inline constexpr std::uint32_t kNoDetour = 0xffffffffu;
 
 struct Packet {
-  std::uint32_t flow = 0;         ///< global flow id
-  std::uint32_t seq = 0;          ///< packet index in the flow
-  std::uint32_t src_nic = 0;      ///< global port id of the sending NIC
+  std::uint32_t flow = 0;  ///< global flow id
+  std::uint32_t seq = 0;   ///< packet index in the flow
+  /// The transport's argument (RDMA READ request: bytes requested). Switches route on dst_nic and
+  /// tuple_hash only; the flow id names the sender.
+  std::uint32_t arg = 0;
   std::uint32_t dst_nic = 0;      ///< global port id of the receiving NIC
   std::uint32_t bytes : 24 = 0;   ///< frame bytes (payload + headers), < 16 MiB
   std::uint32_t op : 8 = 0;       ///< the transport's opcode (0 for raw fabric traffic)

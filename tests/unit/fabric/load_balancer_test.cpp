@@ -13,10 +13,8 @@ namespace {
 Packet packet(std::uint32_t flow, std::uint16_t sport) {
   Packet p;
   p.flow = flow;
-  p.src_nic = 10;
   p.dst_nic = 20;
-  p.entropy = sport;
-  p.tuple_hash = tuple_hash(p.src_nic, p.dst_nic, sport, 0);
+  p.tuple_hash = tuple_hash(10, p.dst_nic, sport, 0);
   return p;
 }
 
