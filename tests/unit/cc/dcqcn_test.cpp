@@ -7,13 +7,13 @@ namespace {
 
 constexpr double kLine = 400e9;
 
-TEST(Dcqcn, RegistryHasDcqcnAndNone) {
-  EXPECT_EQ(congestion_control_names(), (std::vector<std::string>{"dcqcn", "none"}));
+TEST(Dcqcn, RegistryHasDcqcnHpccAndNone) {
+  EXPECT_EQ(congestion_control_names(), (std::vector<std::string>{"dcqcn", "hpcc", "none"}));
   CcParams p;
   p.algorithm = "timely";
   const auto bad = make_congestion_control(p, CcPath{DataRate::gbps(400), SimTime::us(2)});
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.error().message.find("allowed: dcqcn, none"), std::string::npos);
+  EXPECT_NE(bad.error().message.find("allowed: dcqcn, hpcc, none"), std::string::npos);
   p.algorithm = "none";
   auto none = make_congestion_control(p, CcPath{DataRate::gbps(400), SimTime::us(2)}).value();
   none->on_cnp(SimTime::us(1));
