@@ -15,6 +15,11 @@ class RingQueue {
   [[nodiscard]] std::size_t capacity() const { return buf_.size(); }
   [[nodiscard]] const T& front() const { return buf_[head_]; }
   [[nodiscard]] T& front() { return buf_[head_]; }
+  /// The i-th element from the front.
+  [[nodiscard]] T& operator[](std::size_t i) { return buf_[(head_ + i) & (buf_.size() - 1)]; }
+  [[nodiscard]] const T& operator[](std::size_t i) const {
+    return buf_[(head_ + i) & (buf_.size() - 1)];
+  }
 
   void push(const T& v) {
     if (size_ == buf_.size()) grow();

@@ -11,8 +11,9 @@ namespace stepsim::fabric {
 enum PacketFlag : std::uint8_t {
   kEcnCe = 1,  ///< congestion experienced (marked by a switch)
   kLastOfFlow = 2,
-  kAck = 4,        ///< a window-based flow's acknowledgement of data packet `seq`
-  kTelemetry = 8,  ///< switches stamp INT (HPCC) into Packet::telemetry
+  kAck = 4,              ///< a window-based flow's acknowledgement of data packet `seq`
+  kTelemetry = 8,        ///< switches stamp INT (HPCC) into Packet::telemetry
+  kFirstOfMessage = 16,  ///< the first packet of an RDMA message
 };
 
 /// Packet::telemetry is the most loaded hop's normalized utilization U (HPCC) in this fixed

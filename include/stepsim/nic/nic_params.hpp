@@ -1,0 +1,85 @@
+#pragma once
+/// Parameters of an RDMA NIC (DOMAIN.md section 2): the send and receive pipelines, the PCIe host
+/// interface, the context and translation caches, where the payload lives (GPUDirect or a host
+/// bounce buffer), completion queues and the RC transport's reliability settings.
+
+#include <cstdint>
+#include <string>
+
+#include "stepsim/cc/congestion_control.hpp"
+#include "stepsim/core/result.hpp"
+#include "stepsim/core/units.hpp"
+#include "stepsim/nic/pcie.hpp"
+
+namespace stepsim::nic {
+
+/// One pipeline stage: `latency` from entry to exit, and `cycles` of occupancy per item on one of
+/// `units` parallel units (the stage's throughput limit: units x clock / cycles items per second).
+struct StageParams {
+  SimTime latency;
+  int cycles = 1;
+  int units = 1;
+};
+
+/// Where a WQE's payload lives, hence the DMA path (DOMAIN.md section 2).
+enum class MemoryKind : std::uint8_t {
+  kHost,            ///< host memory through the root complex
+  kGpuDirect,       ///< GPU memory, peer-to-peer through a PCIe switch (GPUDirect RDMA)
+  kGpuRootComplex,  ///< GPU memory, peer-to-peer across the root complex
+  kGpuBounce,       ///< GPU memory copied through a host bounce buffer (no GPUDirect)
+};
+
+/// Parses "host", "gpudirect", "gpu_root_complex", "bounce"; the error lists them.
+Result<MemoryKind> parse_memory_kind(const std::string& name);
+std::string memory_kind_name(MemoryKind k);
+
+/// Go-Back-N (the receiver drops out-of-order packets) or selective repeat (it places them and
+/// the sender resends only what a NAK or a timeout names).
+enum class Retransmission : std::uint8_t { kGoBackN, kSelective };
+Result<Retransmission> parse_retransmission(const std::string& name);
+std::string retransmission_name(Retransmission r);
+
+struct NicParams {
+  double clock_mhz = 322.26;  ///< pipeline clock (3.1 ns per cycle)
+  // Send pipeline: cycle counts from DOMAIN.md's RTL (doorbell_arb 2, ctx_lookup 4, wqe_fetch 6,
+  // pkt_gen 8, dma_eng 10, mac_tx 3); latencies from its 256 B WRITE breakdown.
+  SimTime post_overhead = SimTime::ns(50);        ///< software post_send, before the doorbell
+  StageParams doorbell{SimTime::zero(), 2, 1};    ///< arbitration (latency is the PCIe doorbell)
+  StageParams ctx_lookup{SimTime::zero(), 4, 1};  ///< latency 0: its cycles (hit)
+  StageParams wqe_fetch{SimTime::zero(), 6, 1};   ///< latency is the PCIe read
+  StageParams pkt_gen{SimTime::ns(100), 8, 2};
+  StageParams dma{SimTime::zero(), 10, 2};  ///< latency is the PCIe DMA read
+  StageParams mac_tx{SimTime::zero(), 3, 1};
+  /// Receive side: "remote processing" (parse, context, placement) per packet.
+  StageParams rx{SimTime::ns(50), 8, 2};
+  PcieParams pcie;
+  MemoryKind memory = MemoryKind::kHost;
+  SimTime bounce_copy_latency = SimTime::us(2);  ///< a GPU<->host copy's launch latency
+  /// Bytes up to which a WQE is written with its doorbell (BlueFlame inline): no WQE fetch and no
+  /// payload DMA. 0: off.
+  std::int64_t inline_threshold = 0;
+  int wqe_prefetch = 4;                ///< WQEs one PCIe read fetches when several are posted
+  Bytes qp_cache = Bytes(256 * 1024);  ///< QP-context SRAM
+  Bytes qp_context = Bytes(256);       ///< bytes of one QP context
+  int mtt_entries = 4096;              ///< memory-translation cache entries
+  Bytes page = Bytes(64 * 1024);       ///< translation page (GPU BAR pages are 64 KiB)
+  int tx_slots = 64;  ///< packets in the send pipeline at once (outstanding DMA reads)
+  int cq_depth = 16384;
+  // RC transport.
+  Retransmission retransmission = Retransmission::kGoBackN;
+  SimTime rto = SimTime::us(50);  ///< retransmission timeout
+  int retry_count = 7;            ///< timeouts in a row before the QP goes to ERROR
+  int ack_coalesce = 8;           ///< ACK after this many in-order packets (and every message end)
+  /// Selective repeat: NAK a hole once this many later packets arrived (reordering tolerance).
+  int nak_threshold = 4;
+  int sr_window = 4096;  ///< selective repeat: PSNs past the hole the receiver can hold
+  cc::CcParams cc;
+
+  [[nodiscard]] SimTime cycles(int n) const {
+    return SimTime::ps(static_cast<std::int64_t>(static_cast<double>(n) * 1e6 / clock_mhz + 0.5));
+  }
+  /// Checks ranges; the error names the parameter and the allowed values.
+  [[nodiscard]] Result<bool> validate() const;
+};
+
+}  // namespace stepsim::nic

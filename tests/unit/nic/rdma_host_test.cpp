@@ -1,0 +1,86 @@
+// RDMA NICs and the RC transport on small hand-built fabrics, one rank.
+#include "stepsim/nic/rdma_host.hpp"
+
+#include <gtest/gtest.h>
+
+#include "stepsim/nic/perftest.hpp"
+#include "stepsim/nic/rdma_run.hpp"
+#include "tests/support/small_topologies.hpp"
+
+namespace stepsim::nic {
+namespace {
+
+using testing::leaf_spine;
+
+struct Outcome {
+  RdmaRun run;
+  PerftestResult perf;
+};
+
+Outcome perftest(const topology::Topology& topo, PerftestSpec spec, const NicParams& nic,
+                 const fabric::FabricParams& fp = {}, SimTime end = SimTime::ms(50)) {
+  pdes::SerialSync sync;
+  pdes::EngineOptions opt;
+  opt.end = end;
+  Perftest app(spec, topo);
+  auto r = run_rdma(topo, app.connections(), nic, fp, &app, sync, opt);
+  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
+  Outcome o{std::move(r).value(), {}};
+  o.perf = app.result(sync);
+  return o;
+}
+
+NicParams no_cc() {
+  NicParams p;
+  p.cc.algorithm = "none";
+  return p;
+}
+
+TEST(RdmaHost, WriteLatencySplitsIntoTheStagesOfTheBreakdown) {
+  // DOMAIN.md section 2: a 256 B WRITE costs post 50 ns, doorbell 150, WQE fetch 200, packet
+  // generation 100, payload DMA 300, remote processing 50, CQE write 250: ~1.1 us plus the wire.
+  // The model adds each stage's occupancy at 322.26 MHz and the PCIe transfer of 256 B.
+  const auto topo = leaf_spine(1, 1, 2, "1.6T");
+  PerftestSpec spec;
+  spec.kind = PerftestKind::kWriteLat;
+  spec.bytes = 256;
+  spec.iterations = 20;
+  spec.a = topo.port_id(0, 0);
+  spec.b = topo.port_id(1, 0);
+  const NicParams nic = no_cc();
+  const auto o = perftest(topo, spec, nic);
+  ASSERT_EQ(o.perf.samples_ps.size(), 20u);
+  const MessageTrace& s = o.run.rdma.traces[endpoint_of(0, 0)];  // A's last message
+  const MessageTrace& r = o.run.rdma.traces[endpoint_of(0, 1)];  // ... as B received it
+  const PcieParams pcie = size_for_port(nic.pcie, DataRate::gbps(1600));
+  EXPECT_EQ(s.post, SimTime::ns(50).picoseconds());
+  EXPECT_EQ(s.doorbell, (SimTime::ns(150) + nic.cycles(2)).picoseconds());
+  EXPECT_EQ(s.ctx_lookup, nic.cycles(4).picoseconds());  // a hit (the first message missed)
+  EXPECT_EQ(s.wqe_fetch, (SimTime::ns(200) + nic.cycles(6)).picoseconds());
+  EXPECT_EQ(s.pkt_gen, SimTime::ns(100).picoseconds());
+  EXPECT_EQ(s.dma, (SimTime::ns(300) + transfer_time(pcie, Bytes(256))).picoseconds());
+  EXPECT_EQ(s.mac, nic.cycles(3).picoseconds());
+  // The wire: host -> leaf (cut-through) -> host, store-and-forward into the NIC.
+  const DataRate rate = DataRate::gbps(1600);
+  const SimTime ser = rate.serialization_time(Bytes(256 + 62 + 20));
+  const SimTime hdr = rate.serialization_time(Bytes(64));
+  const SimTime link = topo.links[0].latency;
+  const fabric::FabricParams fp;
+  EXPECT_EQ(r.arrived_ps - s.sent_ps, (hdr + fp.sw.latency + link * 2 + ser).picoseconds());
+  EXPECT_EQ(r.placed_ps - r.arrived_ps,
+            (SimTime::ns(50) + transfer_time(pcie, Bytes(256))).picoseconds());
+  EXPECT_EQ(r.cqe_ps - r.placed_ps, SimTime::ns(250).picoseconds());
+  const std::int64_t total = r.cqe_ps - s.posted_ps;
+  const std::int64_t wire = r.arrived_ps - s.sent_ps;
+  EXPECT_EQ(total, s.post + s.doorbell + s.ctx_lookup + s.wqe_fetch + s.pkt_gen + s.dma + s.mac +
+                       wire + (r.cqe_ps - r.arrived_ps));
+  EXPECT_NEAR(static_cast<double>(total - wire) * 1e-6, 1.1, 0.1);  // "about 1.1 us + wire"
+  // perftest's number is half the round trip, which is the one-way latency (symmetric pong);
+  // only the first round is slower (context and translation misses).
+  EXPECT_EQ(o.perf.samples_ps.front(), total);
+  EXPECT_EQ(o.perf.samples_ps[18], total);
+  EXPECT_GT(o.perf.samples_ps.back(), total);
+}
+
+}  // namespace
+}  // namespace stepsim::nic
