@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "src/cli/bench_fabric.hpp"
+#include "src/cli/bench_perftest.hpp"
 #include "src/cli/bench_phold.hpp"
 #include "src/cli/check_command.hpp"
 #include "src/cli/headroom_command.hpp"
@@ -68,10 +69,11 @@ int run(int argc, char** argv, int rank, int ranks) {
   app.fallthrough(false);
 
   CLI::App* bench =
-      app.add_subcommand("bench", "Micro-benchmarks (PHOLD; perftest and nccl come later)");
+      app.add_subcommand("bench", "Micro-benchmarks: phold, fabric, perftest (nccl comes later)");
   bench->require_subcommand(1);
   BenchPholdCommand phold(*bench);
   BenchFabricCommand fabric(*bench);
+  BenchPerftestCommand perftest(*bench);
   HeadroomCommand headroom(app);
   CheckCommand check(app);
   ListCommand list(app);
@@ -88,6 +90,7 @@ int run(int argc, char** argv, int rank, int ranks) {
   }
   if (phold.selected()) return phold.execute(rank, ranks);
   if (fabric.selected()) return fabric.execute(rank, ranks);
+  if (perftest.selected()) return perftest.execute(rank, ranks);
   if (headroom.selected()) return headroom.execute(rank);
   if (check.selected()) return check.execute(rank, ranks);
   if (list.selected()) return list.execute(rank);

@@ -199,8 +199,9 @@ struct Endpoint {
   SimTime fetch_issued = SimTime::never();  // last WQE fetch (prefetch batches)
   SimTime fetch_done;
   int fetch_batch = 0;
-  std::int64_t sent_bytes = 0;   // frame bytes of new PSNs sent
-  std::int64_t acked_bytes = 0;  // frame bytes of PSNs acknowledged
+  SimTime last_ready = SimTime::zero() - SimTime::ms(1);  // the previous WQE's (qp_in_order)
+  std::int64_t sent_bytes = 0;                            // frame bytes of new PSNs sent
+  std::int64_t acked_bytes = 0;                           // frame bytes of PSNs acknowledged
   // Responder.
   std::uint32_t epsn = 0;
   std::uint32_t nak_psn = kNoPsn;
@@ -246,6 +247,7 @@ struct RdmaHost::Impl {
   const NicParams& p;
   Stage s_doorbell, s_ctx, s_wqe, s_gen, s_dma, s_mac, s_rx;
   std::int64_t mtu = 4096;
+  SimTime qp_gap;                             // qp_in_order: per-QP spacing of WQEs
   std::vector<std::uint32_t> server_of_slot;  // by LP slot
   std::vector<ServerState> servers;
   std::vector<Endpoint> eps;            // local endpoints
@@ -379,8 +381,10 @@ struct RdmaHost::Impl {
       }
       s = n.wqe.reserve(s_wqe, s);
     }
+    if (p.qp_in_order) s = std::max(s, e.last_ready + qp_gap);
     tr.wqe_fetch = (s - t).picoseconds();
     w.ready = s;
+    e.last_ready = s;
     e.sq.push(w);
     ctx.send(ctx.self(), w.ready - ctx.now(), kEvWqeReady,
              static_cast<std::uint32_t>(&e - eps.data()));
@@ -981,6 +985,7 @@ void RdmaHost::setup(fabric::FabricModel& fabric, std::span<const pdes::LpId> lo
   m.s_dma = m.stage(p.dma);
   m.s_mac = m.stage(p.mac_tx);
   m.s_rx = m.stage(p.rx);
+  m.qp_gap = p.cycles(p.ctx_lookup.cycles) + p.cycles(p.wqe_fetch.cycles) + p.pkt_gen.latency;
   m.server_of_slot.assign(local_lps.size(), kNone);
   std::vector<std::uint32_t>& server_of_node = m.server_of_node;
   server_of_node.assign(topo.nodes.size(), kNone);

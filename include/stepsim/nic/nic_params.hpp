@@ -58,7 +58,12 @@ struct NicParams {
   /// Bytes up to which a WQE is written with its doorbell (BlueFlame inline): no WQE fetch and no
   /// payload DMA. 0: off.
   std::int64_t inline_threshold = 0;
-  int wqe_prefetch = 4;                ///< WQEs one PCIe read fetches when several are posted
+  int wqe_prefetch = 4;  ///< WQEs one PCIe read fetches when several are posted
+  /// One QP handles one WQE at a time from its context lookup to its first packet's generation
+  /// (the context's read-modify-write): successive WQEs of a QP are at least ctx_lookup +
+  /// wqe_fetch cycles + pkt_gen latency apart, ~7.6 M messages/s per QP at the defaults (DOMAIN.md
+  /// section 7: 7.7 Mpps for one QP of 256 B WRITEs). Other QPs overlap.
+  bool qp_in_order = true;
   Bytes qp_cache = Bytes(256 * 1024);  ///< QP-context SRAM
   Bytes qp_context = Bytes(256);       ///< bytes of one QP context
   int mtt_entries = 4096;              ///< memory-translation cache entries
