@@ -304,6 +304,7 @@ void FabricModel::enqueue(pdes::LpContext& ctx, NodeState& n, std::uint32_t out,
   if ((pkt.flags & kTelemetry) != 0 && params_.telemetry) stamp_telemetry(n, out, pkt);
   push(n, e.queue[c], QueueEntry{pkt, tail, in_port, kNone});
   e.queued[c] += b;
+  integrate_queue(e, backlog_[n.port_base + out], ctx.now());
   backlog_[n.port_base + out] += b;
   n.buffer_used += b;
   in.ingress[c] += b;
@@ -330,6 +331,7 @@ void FabricModel::release(pdes::LpContext& ctx, NodeState& n, std::uint32_t inde
                           const QueueEntry& q) {
   const std::int64_t b = q.pkt.bytes;
   port(n, index).queued[c] -= b;
+  integrate_queue(port(n, index), backlog_[n.port_base + index], ctx.now());
   backlog_[n.port_base + index] -= b;
   n.buffer_used -= b;
   PortState& in = port(n, q.in_port);
@@ -448,6 +450,7 @@ void FabricModel::transmit(pdes::LpContext& ctx, NodeState& n, std::uint32_t ind
   const SimTime now = ctx.now();
   const SimTime ser = frame_time(e, pkt.bytes);
   e.busy_until = std::max(now + ser, tail);
+  e.busy += ser;
   ++e.packets;
   e.bytes += pkt.bytes;
   if (params_.telemetry) [[unlikely]] {
@@ -565,6 +568,7 @@ void FabricModel::send_pfc(pdes::LpContext& ctx, NodeState& n, std::uint32_t ind
   in.xoff_sent = pause;
   PortStats& st = cold(n, index).stats;
   if (pause && st.pause_sent++ == 0) st.first_pause_ps = ctx.now().picoseconds();
+  if (pause) st.last_pause_ps = ctx.now().picoseconds();
   const PortInfo& pi = routing_.port(n.first_port + index);
   const SimTime delay =
       pi.latency + in.rate.serialization_time(Bytes(kPfcFrameBytes + kWireOverheadBytes));
@@ -622,6 +626,8 @@ PortStats FabricModel::stats_of(std::uint32_t local_port) const {
   s.packets = p.packets;
   s.bytes = p.bytes;
   s.max_queue = p.max_queue;
+  s.busy_ps = p.busy.picoseconds();
+  s.queue_byte_ns = static_cast<std::uint64_t>(p.queue_integral * 1e-3);
   return s;
 }
 
@@ -671,7 +677,10 @@ FabricResults FabricModel::collect(pdes::Sync& sync) const {
           static_cast<std::uint64_t>(st.paused_ps),
           static_cast<std::uint64_t>(st.max_queue),
           static_cast<std::uint64_t>(st.first_mark_ps + 1),
-          static_cast<std::uint64_t>(st.first_pause_ps + 1)};
+          static_cast<std::uint64_t>(st.first_pause_ps + 1),
+          st.queue_byte_ns,
+          static_cast<std::uint64_t>(st.busy_ps),
+          static_cast<std::uint64_t>(st.last_pause_ps + 1)};
       std::copy(v, v + PortStats::kFields, x);
     }
   }
@@ -706,6 +715,9 @@ FabricResults FabricModel::collect(pdes::Sync& sync) const {
     st.max_queue = static_cast<std::int64_t>(x[12]);
     st.first_mark_ps = static_cast<std::int64_t>(x[13]) - 1;
     st.first_pause_ps = static_cast<std::int64_t>(x[14]) - 1;
+    st.queue_byte_ns = x[15];
+    st.busy_ps = static_cast<std::int64_t>(x[16]);
+    st.last_pause_ps = static_cast<std::int64_t>(x[17]) - 1;
   }
   out.flows.resize(flows_.size());
   for (std::size_t f = 0; f < flows_.size(); ++f) {

@@ -451,13 +451,16 @@ struct RdmaHost::Impl {
       const std::uint32_t end = w.first_psn + w.npkts;
       const std::int64_t frame = frame_of(w, psn);
       const std::int64_t win = e.cc->window();
-      if (!resend && win > 0 && e.sent_bytes - e.acked_bytes + frame > win) {
+      const std::int64_t in_flight = e.sent_bytes - e.acked_bytes;
+      if (!resend && win > 0 && in_flight > 0 && in_flight + frame > win) {
         if (from_list) e.resend.insert(e.resend.begin(), psn);
         return false;  // an ACK re-activates the endpoint
       }
       pkt.flow = e.id;
       pkt.seq = psn;
       pkt.op = op_of(w.wr.opcode);
+      // A window-based algorithm (HPCC) needs every packet's feedback: AckReq on each.
+      if (win > 0) pkt.flags |= fabric::kAckRequest;
       if (psn == w.first_psn) pkt.flags |= fabric::kFirstOfMessage;
       if (w.wr.opcode == Opcode::kRead) {
         // One request for the rest of the READ; the responses use its PSNs.
@@ -750,7 +753,7 @@ struct RdmaHost::Impl {
     SimTime placed = place(n, at, payload);
     e.recv_bytes += payload;
     e.recv_trace.arrived_ps = ctx.now().picoseconds();
-    bool ack_now = last;
+    bool ack_now = last || (pkt.flags & fabric::kAckRequest) != 0;
     auto consume = [&](bool done_msg, SimTime when) {
       ++e.epsn;
       ++e.since_ack;

@@ -42,7 +42,15 @@ struct PortStats {
   std::int64_t max_queue = 0;           ///< largest egress backlog in bytes
   std::int64_t first_mark_ps = -1;      ///< first ECN mark at this egress (-1: none)
   std::int64_t first_pause_ps = -1;     ///< first XOFF sent by this port's ingress (-1: none)
-  static constexpr std::size_t kFields = 15;
+  std::uint64_t queue_byte_ns = 0;      ///< egress backlog integrated over time (bytes x ns)
+  std::int64_t busy_ps = 0;             ///< time spent serializing frames
+  std::int64_t last_pause_ps = -1;      ///< last XOFF sent by this port's ingress (-1: none)
+  static constexpr std::size_t kFields = 18;
+  /// Mean egress backlog while the port was sending (bytes); 0 if it never sent.
+  [[nodiscard]] double mean_busy_queue() const {
+    return busy_ps > 0 ? static_cast<double>(queue_byte_ns) * 1e3 / static_cast<double>(busy_ps)
+                       : 0.0;
+  }
 };
 
 /// Per-flow outcome.
@@ -129,9 +137,12 @@ class FabricModel final : public pdes::Model {
     bool down = false;
     bool errors = false;  // the link has a BER > 0: draw losses
     Fifo queue[2];
-    std::uint64_t packets = 0;  // PortStats::packets, bytes, max_queue live here
+    std::uint64_t packets = 0;  // PortStats::packets, bytes, max_queue, busy_ps live here
     std::uint64_t bytes = 0;
     std::int64_t max_queue = 0;
+    SimTime busy;
+    SimTime queue_since;        // last change of the backlog
+    double queue_integral = 0;  // bytes x ps
   };
   struct PortCold {
     PortStats stats;  // all but packets, bytes, max_queue (see PortState)
@@ -173,6 +184,11 @@ class FabricModel final : public pdes::Model {
   /// A port's counters, hot and cold merged.
   [[nodiscard]] PortStats stats_of(std::uint32_t local_port) const;
 
+  static void integrate_queue(PortState& e, std::int64_t backlog, SimTime now) {
+    e.queue_integral +=
+        static_cast<double>(backlog) * static_cast<double>((now - e.queue_since).picoseconds());
+    e.queue_since = now;
+  }
   static void push(NodeState& n, Fifo& q, const QueueEntry& e);
   static QueueEntry pop(NodeState& n, Fifo& q);
   void on_packet(pdes::LpContext& ctx, NodeState& n, std::uint32_t in_port, Packet pkt);

@@ -14,6 +14,7 @@ enum PacketFlag : std::uint8_t {
   kAck = 4,              ///< a window-based flow's acknowledgement of data packet `seq`
   kTelemetry = 8,        ///< switches stamp INT (HPCC) into Packet::telemetry
   kFirstOfMessage = 16,  ///< the first packet of an RDMA message
+  kAckRequest = 32,      ///< BTH AckReq: the receiver acknowledges this packet at once
 };
 
 /// Packet::telemetry is the most loaded hop's normalized utilization U (HPCC) in this fixed
