@@ -75,8 +75,10 @@ struct NicParams {
   SimTime rto = SimTime::us(50);  ///< retransmission timeout
   int retry_count = 7;            ///< timeouts in a row before the QP goes to ERROR
   int ack_coalesce = 8;           ///< ACK after this many in-order packets (and every message end)
-  /// Selective repeat: NAK a hole once this many later packets arrived (reordering tolerance).
-  int nak_threshold = 4;
+  /// Selective repeat: NAK a hole once this many later packets arrived (reordering tolerance:
+  /// sprayed paths reorder by their latency skew over a packet time, ~7 packets for 600 ns at
+  /// 400G; a real loss is recovered that many packets later).
+  int nak_threshold = 16;
   int sr_window = 4096;  ///< selective repeat: PSNs past the hole the receiver can hold
   cc::CcParams cc;
 
