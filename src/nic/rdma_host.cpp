@@ -300,14 +300,13 @@ struct RdmaHost::Impl {
   void arm_cc_timer(pdes::LpContext& ctx, Endpoint& e) {
     const SimTime t = e.cc->next_timer();
     if (!t.is_never()) {
-      schedule_once(ctx, e.cc_at, t, kEvCcTimer, static_cast<std::uint32_t>(&e - eps.data()));
+      schedule_once(ctx, e.cc_at, t, kEvCcTimer, e.id);
     }
   }
 
   void arm_rto(pdes::LpContext& ctx, Endpoint& e) {
     if (e.rto_deadline.is_never()) return;
-    schedule_once(ctx, e.rto_at, e.rto_deadline, kEvRto,
-                  static_cast<std::uint32_t>(&e - eps.data()));
+    schedule_once(ctx, e.rto_at, e.rto_deadline, kEvRto, e.id);
   }
 
   void queue_ctrl(pdes::LpContext& ctx, Endpoint& e, std::uint8_t op, std::uint32_t flow,
@@ -386,8 +385,7 @@ struct RdmaHost::Impl {
     w.ready = s;
     e.last_ready = s;
     e.sq.push(w);
-    ctx.send(ctx.self(), w.ready - ctx.now(), kEvWqeReady,
-             static_cast<std::uint32_t>(&e - eps.data()));
+    ctx.send(ctx.self(), w.ready - ctx.now(), kEvWqeReady, e.id);
     return true;
   }
 
@@ -397,8 +395,7 @@ struct RdmaHost::Impl {
     const SimTime now = ctx.now();
     if (e.state == QpState::kError) return false;
     if (e.paced && e.next_allowed > now) {
-      schedule_once(ctx, e.pace_at, e.next_allowed, kEvPace,
-                    static_cast<std::uint32_t>(&e - eps.data()));
+      schedule_once(ctx, e.pace_at, e.next_allowed, kEvPace, e.id);
       return false;
     }
     Packet pkt;
@@ -611,7 +608,7 @@ struct RdmaHost::Impl {
     }
     if (!w.wr.signaled && st == WcStatus::kSuccess) return;
     CqeMsg m{w.wr.wr_id, w.wr.bytes, w.posted.picoseconds(), w.wr.opcode, 0, st};
-    ctx.send(ctx.self(), at - ctx.now(), kEvCqe, static_cast<std::uint32_t>(&e - eps.data()), m);
+    ctx.send(ctx.self(), at - ctx.now(), kEvCqe, e.id, m);
   }
 
   // Cumulative acknowledgement of every PSN below `psn`.
@@ -764,8 +761,7 @@ struct RdmaHost::Impl {
         e.recv_trace.cqe_ps = cqe.picoseconds();
         CqeMsg m{e.recv_seq++, e.recv_bytes, -1, opcode_of(pkt.op), 1, WcStatus::kSuccess};
         e.recv_bytes = 0;
-        ctx.send(ctx.self(), cqe - ctx.now(), kEvCqe, static_cast<std::uint32_t>(&e - eps.data()),
-                 m);
+        ctx.send(ctx.self(), cqe - ctx.now(), kEvCqe, e.id, m);
       } else if (last) {
         e.recv_trace.placed_ps = when.picoseconds();
         e.recv_bytes = 0;
@@ -899,8 +895,7 @@ struct RdmaHost::Impl {
       CqeMsg m{w.wr.wr_id,  w.wr.bytes, w.posted.picoseconds(),
                w.wr.opcode, 0,          first ? WcStatus::kRetryExceeded : WcStatus::kFlushed};
       if (why == QpError::kRetryExceeded) {
-        ctx.send(ctx.self(), SimTime::zero(), kEvCqe, static_cast<std::uint32_t>(&e - eps.data()),
-                 m);
+        ctx.send(ctx.self(), SimTime::zero(), kEvCqe, e.id, m);
       }
       first = false;
     }
@@ -1076,7 +1071,7 @@ void RdmaHost::on_event(pdes::LpContext& ctx, const pdes::Event& ev) {
   Impl& m = *impl_;
   switch (ev.kind) {
     case kEvWqeReady:
-      m.activate(ctx, m.eps[ev.aux]);
+      m.activate(ctx, m.eps[m.local_ep[ev.aux]]);
       break;
     case kEvNicWake: {
       const std::uint32_t s = m.server_of_slot[ctx.slot()];
@@ -1087,20 +1082,20 @@ void RdmaHost::on_event(pdes::LpContext& ctx, const pdes::Event& ev) {
       break;
     }
     case kEvPace: {
-      Endpoint& e = m.eps[ev.aux];
+      Endpoint& e = m.eps[m.local_ep[ev.aux]];
       if (ctx.now() != e.pace_at) break;
       e.pace_at = SimTime::never();
       if (m.has_more(e)) m.activate(ctx, e);
       break;
     }
     case kEvRto: {
-      Endpoint& e = m.eps[ev.aux];
+      Endpoint& e = m.eps[m.local_ep[ev.aux]];
       if (ctx.now() != e.rto_at) break;
       m.on_rto(ctx, e);
       break;
     }
     case kEvCcTimer: {
-      Endpoint& e = m.eps[ev.aux];
+      Endpoint& e = m.eps[m.local_ep[ev.aux]];
       if (ctx.now() != e.cc_at) break;
       e.cc_at = SimTime::never();
       if (e.cc->next_timer() <= ctx.now()) e.cc->on_timer(ctx.now());
@@ -1109,7 +1104,7 @@ void RdmaHost::on_event(pdes::LpContext& ctx, const pdes::Event& ev) {
       break;
     }
     case kEvCqe:
-      m.on_cqe(ctx, m.eps[ev.aux], ev.payload_as<CqeMsg>());
+      m.on_cqe(ctx, m.eps[m.local_ep[ev.aux]], ev.payload_as<CqeMsg>());
       break;
     case kEvAppTimer:
       if (app_ != nullptr) {
