@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# `stepsim bench perftest`: the perftest columns and the digest are the same at 1, 2 and 4 ranks
+# and 1 and 2 threads (with DCQCN, spraying and selective repeat across the 2-server toy), the
+# 1.6T toy reaches the effective port rate with 1 MB WRITEs, and bad options are user errors
+# (exit 2, one message).
+set -uo pipefail
+stepsim=$1; mpiexec=$2; topologies=$3; shift 3; mpiflags=("$@")
+topo=$topologies/toy-2server-1.6t.yaml
+passed=0; failed=0
+check() {  # description, condition
+  if eval "$2"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL: $1"; echo "$out"; fi
+}
+args=(bench perftest write_bw --topology "$topo" -s 64KiB -q 4 -n 50 --cc dcqcn --lb spray
+      --retransmission selective --quiet)
+reference=""
+for ranks in 1 2 4; do
+  for threads in 1 2; do
+    out=$("$mpiexec" -n "$ranks" "${mpiflags[@]}" "$stepsim" "${args[@]}" --threads "$threads" 2>&1)
+    line="$(grep '^digest' <<<"$out") $(grep -E '^ +65536 ' <<<"$out")"
+    if [[ -z "$reference" ]]; then
+      reference=$line
+      check "a digest and a row for 64 KiB" '[[ "$line" == digest*65536* ]]'
+    else
+      check "ranks $ranks threads $threads: '$line' vs '$reference'" '[[ "$line" == "$reference" ]]'
+    fi
+  done
+done
+# 1 MB WRITEs on one QP at 1.6T: >= 97% of 1600 x 4096 / 4178 = 1568.6 Gb/s, i.e. >= 1521.5.
+out=$("$stepsim" bench perftest write_bw --topology "$topo" -s 1MiB -n 100 --quiet 2>&1)
+bw=$(awk '$1 == 1048576 {print $7}' <<<"$out")
+check "1 MB write_bw >= 1521.5 Gb/s (got '$bw')" 'awk -v b="$bw" "BEGIN {exit !(b >= 1521.5)}"'
+out=$("$stepsim" bench perftest write_lat --topology "$topo" -s 256 -n 100 --quiet 2>&1)
+check "write_lat prints the latency split" 'grep -q "^latency split    post 50.0, doorbell" <<<"$out"'
+expect_error() {  # substring, args...
+  local want=$1; shift
+  local err rc
+  err=$("$mpiexec" -n 2 "${mpiflags[@]}" "$stepsim" "$@" 2>&1 >/dev/null); rc=$?
+  if [[ $rc -eq 2 && $(grep -cF -- "$want" <<<"$err") -eq 1 ]]; then passed=$((passed + 1)); else
+    failed=$((failed + 1)); echo "FAIL: stepsim $* -> exit $rc:"; echo "$err"; fi
+}
+expect_error "unknown congestion control 'timely' (allowed: dcqcn, hpcc, none)" \
+  bench perftest write_bw --topology "$topo" --cc timely
+expect_error "--from: '9:0' is not SERVER[:NIC] with SERVER in 0..1" \
+  bench perftest write_bw --topology "$topo" --from 9:0
+expect_error "--to: server 1 has NICs 0..7" bench perftest write_bw --topology "$topo" --to 1:8
+expect_error "--qp: latency tests use one QP" bench perftest write_lat --topology "$topo" -q 4
+expect_error "--retransmission: unknown retransmission 'fast' (allowed: gbn, selective)" \
+  bench perftest write_bw --topology "$topo" --retransmission fast
+expect_error "--pcie:" bench perftest write_bw --topology "$topo" --pcie gen5x12
+expect_error "read_lat" bench perftest read_lat --topology "$topo"
+echo "$passed passed, $failed failed"
+[[ $failed -eq 0 ]]
