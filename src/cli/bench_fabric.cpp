@@ -12,6 +12,8 @@
 #include "stepsim/core/fatal.hpp"
 #include "stepsim/core/memory.hpp"
 #include "stepsim/fabric/fabric_run.hpp"
+#include "stepsim/nic/bulk_app.hpp"
+#include "stepsim/nic/rdma_run.hpp"
 #include "stepsim/pdes/mpi_sync.hpp"
 #include "stepsim/topology/topology_loader.hpp"
 
@@ -66,6 +68,17 @@ BenchFabricCommand::BenchFabricCommand(CLI::App& parent) {
   cmd_->add_flag("--no-pfc", no_pfc_, "Lossy fabric: no PFC (packets beyond the buffer drop)");
   cmd_->add_flag("--no-ecn", no_ecn_, "No ECN marking");
   cmd_->add_flag("--store-and-forward", store_and_forward_, "Switches wait for the whole packet");
+  cmd_->add_option("--transport", transport_,
+                   "raw (flows straight from the NIC port) or rdma (RDMA WRITEs through the NIC "
+                   "pipeline and RC transport)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"raw", "rdma"}));
+  cmd_->add_option("--cc", cc_, "rdma: congestion control (none, dcqcn, hpcc)")
+      ->capture_default_str();
+  cmd_->add_option("--retransmission", retransmission_, "rdma: gbn or selective")
+      ->capture_default_str();
+  cmd_->add_option("--message", message_, "rdma: bytes per WRITE (a flow is several)")
+      ->capture_default_str();
   cmd_->add_option("--end", end_, "Simulated time limit")->capture_default_str();
   cmd_->add_option("--seed", traffic_.seed, "Seed of the traffic and the fabric's random choices")
       ->capture_default_str();
@@ -142,11 +155,69 @@ int BenchFabricCommand::execute(int rank, int ranks) {
   install_stop_handlers();
   warn_if_threads_exceed_cpus(threads_, rank);
 
+  nic::NicParams nic;
+  std::vector<nic::Connection> conns;
+  std::vector<nic::Transfer> transfers;
+  if (transport_ == "rdma") {
+    nic.cc.algorithm = cc_;
+    auto retx = nic::parse_retransmission(retransmission_);
+    if (!retx) return user_error(rank, "--retransmission: " + retx.error().message);
+    nic.retransmission = *retx;
+    auto message = parse_bytes(message_);
+    if (!message || message->count() < 1) {
+      return user_error(rank, "--message: " + (message ? std::string("must be >= 1 byte")
+                                                       : message.error().message));
+    }
+    // Each flow becomes a connection whose side A writes the flow's bytes in messages.
+    const std::int64_t m = std::min(message->count(), traffic_.flow_bytes);
+    for (const fabric::Flow& f : *flows) {
+      conns.push_back(nic::Connection{f.src_nic, f.dst_nic, f.prio, f.entropy, f.label});
+      nic::Transfer t;
+      t.connection = f.id;
+      t.message_bytes = m;
+      t.messages = static_cast<int>((traffic_.flow_bytes + m - 1) / m);
+      t.depth = 8;
+      t.start = f.start;
+      transfers.push_back(t);
+    }
+  }
   std::vector<fabric::FabricRun> runs;
   for (int i = 0; i < repeat_; ++i) {
-    auto r = fabric::run_fabric(*topo, *flows, params_, sync, opts);
-    if (!r) return user_error(rank, r.error().message);
-    runs.push_back(std::move(r).value());
+    if (transport_ == "rdma") {
+      nic::BulkApp app(transfers, conns, *topo, SimTime::zero());
+      auto r = nic::run_rdma(*topo, conns, nic, params_, &app, sync, opts);
+      if (!r) return user_error(rank, r.error().message);
+      fabric::FabricRun fr;
+      fr.stats = r->stats;
+      fr.results = std::move(r->fabric);
+      fr.summary = r->summary;
+      // Flow completion times from the WRITE completions.
+      const nic::BulkResult b = app.result(sync);
+      std::vector<double> fct;
+      for (std::size_t t = 0; t < transfers.size(); ++t) {
+        if (b.done_ps[t] < 0) continue;
+        fct.push_back(static_cast<double>(b.done_ps[t] - transfers[t].start.picoseconds()) * 1e-6);
+        fr.summary.last_byte_us =
+            std::max(fr.summary.last_byte_us, static_cast<double>(b.done_ps[t]) * 1e-6);
+      }
+      std::sort(fct.begin(), fct.end());
+      fr.summary.flows = transfers.size();
+      fr.summary.flows_complete = fct.size();
+      if (!fct.empty()) {
+        const auto pct = [&](double q) {
+          const auto k = static_cast<std::size_t>(q * static_cast<double>(fct.size()));
+          return fct[std::min(k, fct.size() - 1)];
+        };
+        fr.summary.fct_p50_us = pct(0.5);
+        fr.summary.fct_p99_us = pct(0.99);
+        fr.summary.fct_max_us = fct.back();
+      }
+      runs.push_back(std::move(fr));
+    } else {
+      auto r = fabric::run_fabric(*topo, *flows, params_, sync, opts);
+      if (!r) return user_error(rank, r.error().message);
+      runs.push_back(std::move(r).value());
+    }
     if (!runs.back().stats.completed) break;
     STEPSIM_CHECK(runs.back().stats.digest == runs.front().stats.digest,
                   "a repeated fabric run gave a different digest");
@@ -171,6 +242,10 @@ int BenchFabricCommand::execute(int rank, int ranks) {
               entropy_.c_str(), (params_.lb.policy + ", " + params_.routing + " routing").c_str(),
               no_pfc_ ? "off" : "on", no_ecn_ ? "off" : "on",
               store_and_forward_ ? "store-and-forward" : "cut-through");
+  if (transport_ == "rdma") {
+    std::printf("transport        RDMA WRITE, %s B messages, cc %s, %s\n", message_.c_str(),
+                cc_.c_str(), retransmission_.c_str());
+  }
   if (!params_.faults.empty()) {
     std::printf("faults           %zu scheduled link events, %s\n", params_.faults.size(),
                 params_.reroute ? "reroute around down ports" : "no reroute");
@@ -225,6 +300,8 @@ int BenchFabricCommand::execute(int rank, int ranks) {
     j["flows"] = flows->size();
     j["flow_bytes"] = traffic_.flow_bytes;
     j["lb"] = params_.lb.policy;
+    j["transport"] = transport_;
+    if (transport_ == "rdma") j["cc"] = cc_;
     j["ranks"] = ranks;
     j["threads"] = st.threads;
     j["completed"] = st.completed;

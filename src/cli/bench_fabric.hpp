@@ -1,5 +1,6 @@
 #pragma once
-// `stepsim bench fabric`: raw traffic patterns over a topology at packet level, printing
+// `stepsim bench fabric`: traffic patterns over a topology at packet level (raw flows, or RDMA
+// WRITEs through the NICs and the RC transport with congestion control), printing
 // packet-hops per second, wall time, peak memory, FCTs and what the fabric did (drops, ECN
 // marks, PAUSE frames, path balance) and the digest.
 
@@ -40,6 +41,10 @@ class BenchFabricCommand {
   int threads_ = 1;
   int repeat_ = 1;
   std::string partition_ = "metis";
+  std::string transport_ = "raw";
+  std::string cc_ = "dcqcn";
+  std::string retransmission_ = "gbn";
+  std::string message_ = "1MiB";
   std::string json_path_;
   bool quiet_ = false;
 };

@@ -281,8 +281,14 @@ struct RdmaHost::Impl {
     return i;
   }
 
+  void catch_up_cc(pdes::LpContext& ctx, Endpoint& e) {
+    for (SimTime t = e.cc->next_timer(); t <= ctx.now(); t = e.cc->next_timer()) e.cc->on_timer(t);
+  }
+
   void activate(pdes::LpContext& ctx, Endpoint& e) {
     if (e.state == QpState::kError) return;
+    catch_up_cc(ctx, e);
+    arm_cc_timer(ctx, e);
     if (!e.active) {
       e.active = true;
       nic_of(e).active.push_back(static_cast<std::uint32_t>(&e - eps.data()));
@@ -297,7 +303,11 @@ struct RdmaHost::Impl {
     ctx.send(ctx.self(), std::max(SimTime::zero(), at - ctx.now()), kind, aux);
   }
 
+  // The algorithm's timers run only while the endpoint has packets to send; an idle endpoint
+  // catches up on the timers it missed when it has work again (catch_up_cc), with the same
+  // result, since nothing else reaches the algorithm while it is idle.
   void arm_cc_timer(pdes::LpContext& ctx, Endpoint& e) {
+    if (!has_more(e)) return;
     const SimTime t = e.cc->next_timer();
     if (!t.is_never()) {
       schedule_once(ctx, e.cc_at, t, kEvCcTimer, e.id);
@@ -831,6 +841,7 @@ struct RdmaHost::Impl {
     switch (pkt.op) {
       case kOpCnp:
         ++e.stats.cnps_received;
+        catch_up_cc(ctx, e);  // timers due before the CNP come first
         e.cc->on_cnp(ctx.now());
         arm_cc_timer(ctx, e);
         return;
@@ -1098,7 +1109,7 @@ void RdmaHost::on_event(pdes::LpContext& ctx, const pdes::Event& ev) {
       Endpoint& e = m.eps[m.local_ep[ev.aux]];
       if (ctx.now() != e.cc_at) break;
       e.cc_at = SimTime::never();
-      if (e.cc->next_timer() <= ctx.now()) e.cc->on_timer(ctx.now());
+      m.catch_up_cc(ctx, e);
       m.arm_cc_timer(ctx, e);
       if (m.has_more(e)) m.activate(ctx, e);
       break;
