@@ -248,6 +248,8 @@ struct RdmaHost::Impl {
   Stage s_doorbell, s_ctx, s_wqe, s_gen, s_dma, s_mac, s_rx;
   std::int64_t mtu = 4096;
   SimTime qp_gap;                             // qp_in_order: per-QP spacing of WQEs
+  bool int_request = false;                   // HPCC: data packets ask for INT
+  bool cnps = false;                          // DCQCN: receivers send CNPs
   std::vector<std::uint32_t> server_of_slot;  // by LP slot
   std::vector<ServerState> servers;
   std::vector<Endpoint> eps;            // local endpoints
@@ -412,7 +414,7 @@ struct RdmaHost::Impl {
     pkt.dst_nic = e.peer_nic;
     pkt.prio = e.prio;
     pkt.tuple_hash = e.hash;
-    if (p.cc.algorithm == "hpcc") pkt.flags |= fabric::kTelemetry;
+    if (int_request) pkt.flags |= fabric::kTelemetry;
     std::int64_t payload = 0;
     bool dma = true;
     std::uint64_t page_key = 0;
@@ -863,7 +865,7 @@ struct RdmaHost::Impl {
   // DCQCN's notification point: at most one CNP per QP and interval, to the data's sender.
   void notify_congestion(pdes::LpContext& ctx, Endpoint& e, std::uint32_t sender, SimTime at) {
     ++e.stats.ecn_received;
-    if (p.cc.algorithm != "dcqcn") return;
+    if (!cnps) return;
     if (!e.cnp.on_packet(ctx.now(), true)) return;
     ++e.stats.cnps_sent;
     queue_ctrl(ctx, e, kOpCnp, sender, kNoPsn, at, 0);
@@ -994,6 +996,8 @@ void RdmaHost::setup(fabric::FabricModel& fabric, std::span<const pdes::LpId> lo
   m.s_dma = m.stage(p.dma);
   m.s_mac = m.stage(p.mac_tx);
   m.s_rx = m.stage(p.rx);
+  m.int_request = p.cc.algorithm == "hpcc";
+  m.cnps = p.cc.algorithm == "dcqcn";
   m.qp_gap = p.cycles(p.ctx_lookup.cycles) + p.cycles(p.wqe_fetch.cycles) + p.pkt_gen.latency;
   m.server_of_slot.assign(local_lps.size(), kNone);
   std::vector<std::uint32_t>& server_of_node = m.server_of_node;
