@@ -123,6 +123,8 @@ class TagCache {
   }
   // True on a hit; a miss installs the key.
   bool access(std::uint64_t key) {
+    if (key == last_) return true;  // the entry just used (the common case) is the newest
+    last_ = key;
     const std::size_t base = static_cast<std::size_t>(mix64(key) % sets_) * ways_;
     std::size_t victim = base;
     ++clock_;
@@ -143,6 +145,7 @@ class TagCache {
   std::uint32_t sets_ = 1;
   std::uint32_t ways_ = 1;
   std::uint64_t clock_ = 0;
+  std::uint64_t last_ = kEmpty;
   std::vector<std::uint64_t> tags_;
   std::vector<std::uint64_t> stamp_;
 };
