@@ -79,6 +79,8 @@ BenchPerftestCommand::BenchPerftestCommand(CLI::App& parent) {
   cmd_->add_option("--mtu", mtu_, "Payload bytes per packet")->capture_default_str();
   cmd_->add_option("--pcie", pcie_, "NIC host interface: auto (sized for the port) or e.g. gen5x16")
       ->capture_default_str();
+  cmd_->add_option("--pcie-fault", pcie_fault_,
+                   "PCIe AER on the client's NIC: GEN@TIME, e.g. gen4@20us (retrains lower)");
   cmd_->add_option("--memory", memory_, "Buffers: host, gpudirect, gpu_root_complex or bounce")
       ->capture_default_str();
   cmd_->add_option("--inline", inline_, "BlueFlame inline up to this many bytes (0: off)")
@@ -142,6 +144,17 @@ int BenchPerftestCommand::execute(int rank, int ranks) {
   auto b = parse_position(b_, *topo);
   if (!b) return user_error(rank, "--to: " + b.error().message);
   if (*a == *b) return user_error(rank, "--from and --to name the same NIC");
+  if (!pcie_fault_.empty()) {
+    const auto at = pcie_fault_.find('@');
+    const std::string gen = pcie_fault_.substr(0, at);
+    auto when = parse_time(at == std::string::npos ? "" : pcie_fault_.substr(at + 1));
+    if (at == std::string::npos || gen.size() != 4 || gen.rfind("gen", 0) != 0 || gen[3] < '3' ||
+        gen[3] > '7' || !when) {
+      return user_error(rank, "--pcie-fault: '" + pcie_fault_ +
+                                  "' is not GEN@TIME (GEN gen3..gen7, e.g. gen4@20us)");
+    }
+    nic.pcie_faults.push_back({*a, *when, gen[3] - '0'});
+  }
   const bool latency =
       *kind == nic::PerftestKind::kWriteLat || *kind == nic::PerftestKind::kSendLat;
   if (latency && qps_ != 1) return user_error(rank, "--qp: latency tests use one QP");

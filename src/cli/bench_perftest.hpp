@@ -36,6 +36,7 @@ class BenchPerftestCommand {
   std::string mtu_ = "4096";
   std::string pcie_ = "auto";
   std::string memory_ = "host";
+  std::string pcie_fault_;
   std::string inline_ = "0";
   std::string rto_ = "50us";
   std::string end_ = "1s";

@@ -74,6 +74,10 @@ Result<bool> NicParams::validate() const {
   if (retry_count < 0 || retry_count > 7) return Error{"nic.retry_count must be 0..7 (IB: 3 bits)"};
   if (ack_coalesce < 1) return Error{"nic.ack_coalesce must be >= 1"};
   if (nak_threshold < 1) return Error{"nic.nak_threshold must be >= 1"};
+  for (const PcieFault& f : pcie_faults) {
+    if (f.gen < 3 || f.gen > 7) return Error{"nic.pcie_faults: gen must be 3..7"};
+    if (f.at < SimTime::zero()) return Error{"nic.pcie_faults: time must be >= 0"};
+  }
   if (sr_window < 16 || (sr_window & (sr_window - 1)) != 0)
     return Error{"nic.sr_window must be a power of two >= 16"};
   return true;

@@ -45,6 +45,7 @@ enum HostEvent : std::uint32_t {
   kEvCcTimer,                            // aux: local endpoint
   kEvCqe,                                // aux: local endpoint; payload CqeMsg
   kEvAppTimer,                           // aux: the application's tag
+  kEvPcieFault,                          // aux: NIC port; payload PcieFaultMsg
 };
 
 constexpr std::uint32_t kReadReqHeader = 16;  // RETH
@@ -60,6 +61,10 @@ struct CqeMsg {
   WcStatus status;
 };
 static_assert(sizeof(CqeMsg) <= pdes::kEventPayloadBytes);
+
+struct PcieFaultMsg {
+  std::int32_t gen;
+};
 
 Opcode opcode_of(std::uint8_t op) {
   switch (op) {
@@ -268,6 +273,13 @@ struct RdmaHost::Impl {
 
   NicState& nic_of(Endpoint& e) { return servers[e.server].nics[e.nic]; }
 
+  // Without GPUDirect (MemoryKind::kGpuBounce) a payload is copied between the GPU and a host
+  // bounce buffer: a copy's launch latency plus the bytes over PCIe. Zero otherwise.
+  SimTime bounce_copy(const NicState& n, std::int64_t bytes) const {
+    if (p.memory != MemoryKind::kGpuBounce) return SimTime::zero();
+    return p.bounce_copy_latency + transfer_time(n.pcie, Bytes(bytes));
+  }
+
   // --- helpers -----------------------------------------------------------------------------
   std::int64_t payload_of(const Wqe& w, std::uint32_t psn) const {
     const std::int64_t k = psn - w.first_psn;
@@ -362,10 +374,7 @@ struct RdmaHost::Impl {
     MessageTrace& tr = w.trace;
     tr.posted_ps = ctx.now().picoseconds();
     SimTime t = ctx.now() + p.post_overhead;
-    if (p.memory == MemoryKind::kGpuBounce && wr.opcode != Opcode::kRead) {
-      // No GPUDirect: the payload is first copied from the GPU to a host bounce buffer.
-      t += p.bounce_copy_latency + transfer_time(n.pcie, Bytes(wr.bytes));
-    }
+    if (wr.opcode != Opcode::kRead) t += bounce_copy(n, wr.bytes);  // GPU -> bounce buffer
     tr.post = (t - ctx.now()).picoseconds();
     const bool inl = wr.bytes <= p.inline_threshold && wr.opcode != Opcode::kRead;
     SimTime s = t + n.pcie.doorbell;
@@ -639,7 +648,9 @@ struct RdmaHost::Impl {
       for (std::uint32_t q = e.una; q < end; ++q) e.acked_bytes += frame_of(w, q);
       e.una = end;
       if (e.una < w.first_psn + w.npkts) break;
-      complete_send(ctx, e, w, cqe, WcStatus::kSuccess);
+      // Without GPUDirect a READ's data lands in the bounce buffer and is copied to the GPU.
+      const SimTime done = w.wr.opcode == Opcode::kRead ? cqe + bounce_copy(n, w.wr.bytes) : cqe;
+      complete_send(ctx, e, w, done, WcStatus::kSuccess);
       e.sq.pop();
       if (e.cursor > 0) --e.cursor;
     }
@@ -771,7 +782,7 @@ struct RdmaHost::Impl {
       ++e.since_ack;
       if (done_msg) {
         ++e.stats.recv_messages;
-        const SimTime cqe = when + n.pcie.write_latency;
+        const SimTime cqe = when + n.pcie.write_latency + bounce_copy(n, e.recv_bytes);
         e.recv_trace.placed_ps = when.picoseconds();
         e.recv_trace.cqe_ps = cqe.picoseconds();
         CqeMsg m{e.recv_seq++, e.recv_bytes, -1, opcode_of(pkt.op), 1, WcStatus::kSuccess};
@@ -1070,6 +1081,11 @@ void RdmaHost::setup(fabric::FabricModel& fabric, std::span<const pdes::LpId> lo
 void RdmaHost::init_server(pdes::LpContext& ctx) {
   Impl& m = *impl_;
   const std::uint32_t s = m.server_of_slot[ctx.slot()];
+  const topology::Topology& topo = m.fabric->topology();
+  for (const PcieFault& f : params_.pcie_faults) {
+    if (topo.ports[f.nic].node != ctx.self()) continue;
+    ctx.send(ctx.self(), f.at, kEvPcieFault, topo.ports[f.nic].index, PcieFaultMsg{f.gen});
+  }
   if (app_ != nullptr && !m.eps_of_server[s].empty()) {
     VerbsOnServer v(*this, ctx);
     app_->on_start(v);
@@ -1124,6 +1140,13 @@ void RdmaHost::on_event(pdes::LpContext& ctx, const pdes::Event& ev) {
     case kEvCqe:
       m.on_cqe(ctx, m.eps[m.local_ep[ev.aux]], ev.payload_as<CqeMsg>());
       break;
+    case kEvPcieFault: {
+      // PCIe AER: the link retrains at a lower generation (same width); DMA slows from now on.
+      NicState& n = m.servers[m.server_of_slot[ctx.slot()]].nics[ev.aux];
+      n.pcie = degrade(n.pcie, ev.payload_as<PcieFaultMsg>().gen);
+      ++n.stats.pcie_degrades;
+      break;
+    }
     case kEvAppTimer:
       if (app_ != nullptr) {
         VerbsOnServer v(*this, ctx);

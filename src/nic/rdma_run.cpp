@@ -22,6 +22,12 @@ Result<RdmaRun> run_rdma(const topology::Topology& topo, const std::vector<Conne
     }
     if (c.a == c.b) return Error{"a connection needs two different NIC ports"};
   }
+  for (const PcieFault& f : nic.pcie_faults) {
+    if (f.nic >= topo.ports.size() || !topo.is_server(topo.ports[f.nic].node)) {
+      return Error{"a PCIe fault names port " + std::to_string(f.nic) +
+                   ", which is not a server's NIC port"};
+    }
+  }
   const pdes::LpGraph graph = topo.lp_graph();
   auto engine = pdes::Engine::create(graph, sync, std::move(engine_options));
   if (!engine) return engine.error();

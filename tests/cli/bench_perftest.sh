@@ -47,6 +47,12 @@ expect_error "--qp: latency tests use one QP" bench perftest write_lat --topolog
 expect_error "--retransmission: unknown retransmission 'fast' (allowed: gbn, selective)" \
   bench perftest write_bw --topology "$topo" --retransmission fast
 expect_error "--pcie:" bench perftest write_bw --topology "$topo" --pcie gen5x12
+expect_error "--pcie-fault: 'gen9@1us' is not GEN@TIME" \
+  bench perftest write_bw --topology "$topo" --pcie-fault gen9@1us
+# A PCIe fault retrains the client's link at Gen4 (x32): 1 MB WRITEs slow to its DMA rate.
+out=$("$stepsim" bench perftest write_bw --topology "$topo" -s 1MiB -n 100 --pcie-fault gen4@0us --quiet 2>&1)
+bw=$(awk '$1 == 1048576 {print $7}' <<<"$out")
+check "write_bw after a Gen4 retrain is 400..480 Gb/s (got '$bw')" 'awk -v b="$bw" "BEGIN {exit !(b > 400 && b < 480)}"'
 expect_error "read_lat" bench perftest read_lat --topology "$topo"
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]

@@ -5,11 +5,13 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "stepsim/cc/congestion_control.hpp"
 #include "stepsim/core/result.hpp"
 #include "stepsim/core/units.hpp"
 #include "stepsim/nic/pcie.hpp"
+#include "stepsim/topology/topology.hpp"
 
 namespace stepsim::nic {
 
@@ -38,6 +40,14 @@ std::string memory_kind_name(MemoryKind k);
 enum class Retransmission : std::uint8_t { kGoBackN, kSelective };
 Result<Retransmission> parse_retransmission(const std::string& name);
 std::string retransmission_name(Retransmission r);
+
+/// A PCIe fault (AER): at `at`, the host link of NIC port `nic` (global port id) retrains at
+/// generation `gen` with the same width (DOMAIN.md: Gen5 x16 -> Gen4 x16 halves DMA bandwidth).
+struct PcieFault {
+  topology::PortId nic = 0;
+  SimTime at;
+  int gen = 4;
+};
 
 struct NicParams {
   double clock_mhz = 322.26;  ///< pipeline clock (3.1 ns per cycle)
@@ -81,6 +91,7 @@ struct NicParams {
   int nak_threshold = 16;
   int sr_window = 4096;  ///< selective repeat: PSNs past the hole the receiver can hold
   cc::CcParams cc;
+  std::vector<PcieFault> pcie_faults;
 
   [[nodiscard]] SimTime cycles(int n) const {
     return SimTime::ps(static_cast<std::int64_t>(static_cast<double>(n) * 1e6 / clock_mhz + 0.5));

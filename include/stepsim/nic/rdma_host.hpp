@@ -60,7 +60,8 @@ struct NicStats {
   std::uint64_t tx_packets = 0;   ///< packets sent, control packets included
   std::uint64_t rx_packets = 0;
   std::uint64_t cq_overflows = 0;
-  static constexpr std::size_t kFields = 8;
+  std::uint64_t pcie_degrades = 0;  ///< PCIe faults that retrained the link lower
+  static constexpr std::size_t kFields = 9;
 };
 
 /// Where the time of one message went, the stages of DOMAIN.md's 256 B WRITE breakdown. An

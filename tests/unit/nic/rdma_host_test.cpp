@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "stepsim/nic/bulk_app.hpp"
 #include "stepsim/nic/perftest.hpp"
 #include "stepsim/nic/rdma_run.hpp"
 #include "tests/support/small_topologies.hpp"
@@ -140,6 +141,58 @@ TEST(RdmaHost, SmallMessagesAreLimitedByThePipelinesMessageRate) {
   EXPECT_NEAR(perftest(topo, spec, nic).perf.mpps(), qp_rate, 0.03 * qp_rate);
   // ... which DOMAIN.md section 7 measured as 7.7 Mpps (15.8 Gb/s at 256 B) on ConnectX-7.
   EXPECT_NEAR(qp_rate, 7.7, 0.2);
+}
+
+TEST(RdmaHost, GpuDirectAvoidsTheBounceCopyAndTheRootComplex) {
+  // One-packet WRITEs (4 KiB): GPUDirect through a PCIe switch reads as fast as host memory;
+  // across the root complex the payload read takes 1 us instead of 300 ns; without GPUDirect the
+  // payload is copied GPU -> host at the sender and host -> GPU at the receiver.
+  const auto topo = leaf_spine(1, 1, 2, "1.6T");
+  PerftestSpec spec;
+  spec.kind = PerftestKind::kWriteLat;
+  spec.bytes = 4096;
+  spec.iterations = 10;
+  spec.a = topo.port_id(0, 0);
+  spec.b = topo.port_id(1, 0);
+  NicParams nic = no_cc();
+  const auto latency = [&](MemoryKind k) {
+    nic.memory = k;
+    return perftest(topo, spec, nic).perf.samples_ps.front();
+  };
+  const std::int64_t host = latency(MemoryKind::kHost);
+  const PcieParams pcie = size_for_port(nic.pcie, DataRate::gbps(1600));
+  EXPECT_EQ(latency(MemoryKind::kGpuDirect), host);
+  EXPECT_EQ(latency(MemoryKind::kGpuRootComplex) - host,
+            (pcie.root_complex_read_latency - pcie.dma_read_latency).picoseconds());
+  EXPECT_EQ(latency(MemoryKind::kGpuBounce) - host,
+            2 * (nic.bounce_copy_latency + transfer_time(pcie, Bytes(4096))).picoseconds());
+}
+
+TEST(RdmaHost, APcieDegradeSlowsTheDmaToTheNewLinksBandwidth) {
+  // 1 MiB WRITEs at 1.6T on Gen6 x32 (chosen for the port); at 400 us the link retrains at Gen4
+  // (x32): from then on the payload DMA, not the port, limits the rate.
+  const auto topo = leaf_spine(1, 1, 2, "1.6T");
+  NicParams nic = no_cc();
+  nic.pcie_faults.push_back({topo.port_id(0, 0), SimTime::us(400), 4});
+  const std::vector<Connection> conns = {Connection{topo.port_id(0, 0), topo.port_id(1, 0)}};
+  Transfer t;
+  t.messages = 200;
+  t.message_bytes = 1 << 20;
+  const SimTime every = SimTime::us(100);
+  BulkApp app({t}, conns, topo, every);
+  pdes::SerialSync sync;
+  pdes::EngineOptions opt;
+  opt.end = SimTime::ms(2);
+  const auto r = run_rdma(topo, conns, nic, {}, &app, sync, opt);
+  ASSERT_TRUE(r.ok());
+  const BulkResult b = app.result(sync);
+  ASSERT_GE(b.samples.size(), 12u);
+  const PcieParams before = size_for_port(nic.pcie, DataRate::gbps(1600));
+  const PcieParams after = degrade(before, 4);
+  const double pcie_gbps = static_cast<double>(effective_bandwidth(after).bits_per_second()) / 1e9;
+  EXPECT_NEAR(b.gbps(0, 1, 3, every), effective_gbps(1600, 4096), 0.03 * 1568.6);
+  EXPECT_NEAR(b.gbps(0, 6, 10, every), pcie_gbps, 0.03 * pcie_gbps);
+  EXPECT_EQ(r->rdma.nics[topo.port_id(0, 0)].pcie_degrades, 1u);
 }
 
 }  // namespace
