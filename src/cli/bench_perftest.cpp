@@ -13,6 +13,7 @@
 #include "stepsim/nic/rdma_run.hpp"
 #include "stepsim/pdes/mpi_sync.hpp"
 #include "stepsim/topology/topology_loader.hpp"
+#include "stepsim/version.hpp"
 
 namespace stepsim::cli {
 namespace {
@@ -56,7 +57,8 @@ BenchPerftestCommand::BenchPerftestCommand(CLI::App& parent) {
   cmd_->add_option("test", test_, "write_lat, write_bw, send_lat or read_bw")
       ->required()
       ->check(CLI::IsMember({"write_lat", "write_bw", "send_lat", "read_bw"}));
-  cmd_->add_option("--topology", topology_, "Topology file")->capture_default_str();
+  cmd_->add_option("--topology", topology_,
+                   "Topology file (default: topologies/toy-2server-1.6t.yaml of the source tree)");
   cmd_->add_option("--from", a_, "The client's NIC: SERVER[:NIC] (server index, NIC index)")
       ->capture_default_str();
   cmd_->add_option("--to", b_, "The server's NIC: SERVER[:NIC]")->capture_default_str();
@@ -137,6 +139,7 @@ int BenchPerftestCommand::execute(int rank, int ranks) {
   fp.seed = seed_;
   fp.ber_override = ber_;
   fp.pfc.enabled = !no_pfc_;
+  if (topology_.empty()) topology_ = std::string(kSourceDir) + "/topologies/toy-2server-1.6t.yaml";
   auto topo = topology::load_topology(topology_);
   if (!topo) return user_error(rank, topo.error().message);
   auto a = parse_position(a_, *topo);

@@ -22,7 +22,7 @@ class BenchPerftestCommand {
  private:
   CLI::App* cmd_;
   std::string test_;
-  std::string topology_ = "topologies/toy-2server-1.6t.yaml";
+  std::string topology_;  // default: the source tree's topologies/toy-2server-1.6t.yaml
   std::string a_ = "0:0";
   std::string b_ = "1:0";
   std::string size_ = "2";
