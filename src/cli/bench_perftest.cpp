@@ -255,37 +255,16 @@ int BenchPerftestCommand::execute(int rank, int ranks) {
         ns(t.mac), ns(rcv.arrived_ps - t.sent_ps), ns(rcv.placed_ps - rcv.arrived_ps),
         ns(rcv.cqe_ps - rcv.placed_ps), ns(rcv.cqe_ps - t.posted_ps));
   }
-  nic::QpStats q;
-  for (const nic::QpStats& e : last.rdma.endpoints) {
-    q.packets += e.packets;
-    q.retransmitted += e.retransmitted;
-    q.timeouts += e.timeouts;
-    q.naks_sent += e.naks_sent;
-    q.cnps_sent += e.cnps_sent;
-    q.ecn_received += e.ecn_received;
-    q.out_of_order += e.out_of_order;
-    q.error += e.state == static_cast<std::uint64_t>(nic::QpState::kError) ? 1 : 0;
-  }
-  nic::NicStats n;
-  for (const nic::NicStats& x : last.rdma.nics) {
-    n.ctx_misses += x.ctx_misses;
-    n.ctx_hits += x.ctx_hits;
-    n.mtt_misses += x.mtt_misses;
-    n.mtt_hits += x.mtt_hits;
-    n.wqe_fetches += x.wqe_fetches;
-  }
-  const auto rate = [](std::uint64_t hit, std::uint64_t miss) {
-    return hit + miss > 0 ? 100.0 * static_cast<double>(hit) / static_cast<double>(hit + miss)
-                          : 100.0;
-  };
+  const nic::RdmaSummary rs = nic::summarize(last.rdma);
+  const nic::QpStats& q = rs.qp;
   std::printf("transport        data packets %" PRIu64 ", retransmitted %" PRIu64
               ", timeouts %" PRIu64 ", NAKs %" PRIu64 ", out of order %" PRIu64 ", CNPs %" PRIu64
               ", ECN-marked %" PRIu64 ", QPs in ERROR %" PRIu64 "\n",
               q.packets, q.retransmitted, q.timeouts, q.naks_sent, q.out_of_order, q.cnps_sent,
-              q.ecn_received, q.error);
+              q.ecn_received, rs.qps_in_error);
   std::printf("nic caches       QP context hit %.2f%%, translation hit %.2f%%, WQE fetches %" PRIu64
               "\n",
-              rate(n.ctx_hits, n.ctx_misses), rate(n.mtt_hits, n.mtt_misses), n.wqe_fetches);
+              rs.ctx_hit_percent(), rs.mtt_hit_percent(), rs.nic.wqe_fetches);
   const fabric::FabricSummary& fs = last.summary;
   std::printf("fabric           ECN marks %" PRIu64 ", PAUSE frames %" PRIu64
               ", drops buffer %" PRIu64 " fec %" PRIu64 ", max queue %lld B\n",

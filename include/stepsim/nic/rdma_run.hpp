@@ -10,6 +10,18 @@
 
 namespace stepsim::nic {
 
+/// Totals over every endpoint and NIC of a run.
+struct RdmaSummary {
+  QpStats qp;    ///< summed counters (state and error fields unused)
+  NicStats nic;  ///< summed counters
+  std::uint64_t qps_in_error = 0;
+  /// Hit rates in percent (100 when there was no lookup).
+  [[nodiscard]] double ctx_hit_percent() const;
+  [[nodiscard]] double mtt_hit_percent() const;
+};
+
+RdmaSummary summarize(const RdmaResults& results);
+
 struct RdmaRun {
   pdes::RunStats stats;
   fabric::FabricResults fabric;

@@ -81,6 +81,11 @@ TEST(Transport, RetransmissionsMatchTheLossesABitErrorRateCauses) {
   EXPECT_NEAR(static_cast<double>(data_drops), static_cast<double>(q.retransmitted),
               static_cast<double>(q.timeouts) + 1);
   EXPECT_GT(q.retransmitted, 50u);
+  // The run's summary adds the endpoints up (the receiver retransmits nothing).
+  const RdmaSummary sum = summarize(b.run.rdma);
+  EXPECT_EQ(sum.qp.retransmitted, q.retransmitted);
+  EXPECT_EQ(sum.qp.packets, q.packets);
+  EXPECT_EQ(sum.qps_in_error, 0u);
 }
 
 TEST(Transport, GoBackNResendsTheWholeWindowAfterALoss) {
