@@ -79,6 +79,9 @@ BenchFabricCommand::BenchFabricCommand(CLI::App& parent) {
       ->capture_default_str();
   cmd_->add_option("--message", message_, "rdma: bytes per WRITE (a flow is several)")
       ->capture_default_str();
+  cmd_->add_option("--nic-config", nic_config_,
+                   "rdma: YAML file of NIC, transport and congestion-control parameters");
+  cmd_->add_option("--set", sets_, "rdma: override one parameter, key=value (repeatable)");
   cmd_->add_option("--end", end_, "Simulated time limit")->capture_default_str();
   cmd_->add_option("--seed", traffic_.seed, "Seed of the traffic and the fabric's random choices")
       ->capture_default_str();
@@ -93,7 +96,8 @@ BenchFabricCommand::BenchFabricCommand(CLI::App& parent) {
   cmd_->add_option("--json", json_path_, "Also write the results as JSON to this file");
   cmd_->add_flag("--quiet", quiet_, "No progress output");
   for (CLI::Option* opt : cmd_->get_options()) {
-    if (opt->get_name() != "--fault") opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+    if (opt->get_name() != "--fault" && opt->get_name() != "--set")
+      opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   }
 }
 
@@ -159,10 +163,26 @@ int BenchFabricCommand::execute(int rank, int ranks) {
   std::vector<nic::Connection> conns;
   std::vector<nic::Transfer> transfers;
   if (transport_ == "rdma") {
-    nic.cc.algorithm = cc_;
-    auto retx = nic::parse_retransmission(retransmission_);
-    if (!retx) return user_error(rank, "--retransmission: " + retx.error().message);
-    nic.retransmission = *retx;
+    const config::ParamTable table = nic::nic_param_table(nic);
+    if (!nic_config_.empty()) {
+      if (auto ok = table.load_yaml_file(nic_config_); !ok) {
+        return user_error(rank, ok.error().message);
+      }
+    }
+    for (const auto& [option, key] : {std::pair{"--cc", "cc.algorithm"},
+                                      std::pair{"--retransmission", "transport.retransmission"}}) {
+      if (cmd_->count(option) == 0 && !nic_config_.empty()) continue;  // the file's value
+      const std::string value = cmd_->get_option(option)->as<std::string>();
+      if (auto ok = table.set(key, value); !ok) {
+        return user_error(rank, std::string(option) + ": " + ok.error().message);
+      }
+    }
+    for (const std::string& kv : sets_) {
+      if (auto ok = table.apply(kv); !ok) return user_error(rank, "--set " + ok.error().message);
+    }
+    if (auto ok = nic.validate(); !ok) return user_error(rank, ok.error().message);
+    cc_ = nic.cc.algorithm;
+    retransmission_ = nic::retransmission_name(nic.retransmission);
     auto message = parse_bytes(message_);
     if (!message || message->count() < 1) {
       return user_error(rank, "--message: " + (message ? std::string("must be >= 1 byte")

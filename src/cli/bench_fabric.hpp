@@ -45,6 +45,8 @@ class BenchFabricCommand {
   std::string cc_ = "dcqcn";
   std::string retransmission_ = "gbn";
   std::string message_ = "1MiB";
+  std::string nic_config_;
+  std::vector<std::string> sets_;
   std::string json_path_;
   bool quiet_ = false;
 };

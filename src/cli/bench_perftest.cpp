@@ -95,10 +95,16 @@ BenchPerftestCommand::BenchPerftestCommand(CLI::App& parent) {
   cmd_->add_option("--threads", threads_, "OpenMP threads per rank")
       ->capture_default_str()
       ->check(CLI::Range(1, 4096));
+  cmd_->add_option("--nic-config", nic_config_,
+                   "YAML file of NIC, transport and congestion-control parameters (sections nic, "
+                   "transport, cc; `stepsim list nic` shows every key)");
+  cmd_->add_option("--set", sets_,
+                   "Override one parameter: key=value, e.g. cc.dcqcn.g=0.01 "
+                   "(repeatable; after --nic-config and the options above)");
   cmd_->add_option("--json", json_path_, "Also write the results as JSON to this file");
   cmd_->add_flag("--quiet", quiet_, "No progress output");
   for (CLI::Option* opt : cmd_->get_options()) {
-    opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+    if (opt->get_name() != "--set") opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   }
 }
 
@@ -116,22 +122,31 @@ int BenchPerftestCommand::execute(int rank, int ranks) {
   if (!mtu) return user_error(rank, "--mtu: " + mtu.error().message);
   auto end = parse_time(end_);
   if (!end) return user_error(rank, "--end: " + end.error().message);
-  auto rto = parse_time(rto_);
-  if (!rto) return user_error(rank, "--rto: " + rto.error().message);
-  auto inl = parse_bytes(inline_);
-  if (!inl) return user_error(rank, "--inline: " + inl.error().message);
-  auto memory = nic::parse_memory_kind(memory_);
-  if (!memory) return user_error(rank, "--memory: " + memory.error().message);
-  auto retx = nic::parse_retransmission(retransmission_);
-  if (!retx) return user_error(rank, "--retransmission: " + retx.error().message);
-  auto pcie = nic::parse_pcie(pcie_, nic.pcie);
-  if (!pcie) return user_error(rank, "--pcie: " + pcie.error().message);
-  nic.pcie = *pcie;
-  nic.memory = *memory;
-  nic.retransmission = *retx;
-  nic.rto = *rto;
-  nic.inline_threshold = inl->count();
-  nic.cc.algorithm = cc_;
+  // Parameters, in order: perftest's defaults (no congestion control), the --nic-config file,
+  // the options given on the command line (shorthands of keys), then --set.
+  nic.cc.algorithm = "none";
+  const config::ParamTable table = nic::nic_param_table(nic);
+  if (!nic_config_.empty()) {
+    if (auto ok = table.load_yaml_file(nic_config_); !ok) {
+      return user_error(rank, ok.error().message);
+    }
+  }
+  const std::pair<const char*, const char*> shorthands[] = {
+      {"--cc", "cc.algorithm"},   {"--retransmission", "transport.retransmission"},
+      {"--rto", "transport.rto"}, {"--pcie", "nic.pcie"},
+      {"--memory", "nic.memory"}, {"--inline", "nic.inline_threshold"}};
+  for (const auto& [option, key] : shorthands) {
+    if (cmd_->count(option) == 0) continue;
+    const std::string value = cmd_->get_option(option)->as<std::string>();
+    if (auto ok = table.set(key, value); !ok) {
+      return user_error(rank, std::string(option) + ": " + ok.error().message);
+    }
+  }
+  for (const std::string& kv : sets_) {
+    if (auto ok = table.apply(kv); !ok) return user_error(rank, "--set " + ok.error().message);
+  }
+  cc_ = nic.cc.algorithm;
+  memory_ = nic::memory_kind_name(nic.memory);
   if (auto ok = nic.validate(); !ok) return user_error(rank, ok.error().message);
   fp.mtu = *mtu;
   fp.lb.policy = lb_;

@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 #include <string>
+#include <vector>
 
 #include "stepsim/fabric/fabric_params.hpp"
 #include "stepsim/nic/nic_params.hpp"
@@ -37,6 +38,8 @@ class BenchPerftestCommand {
   std::string pcie_ = "auto";
   std::string memory_ = "host";
   std::string pcie_fault_;
+  std::string nic_config_;
+  std::vector<std::string> sets_;
   std::string inline_ = "0";
   std::string rto_ = "50us";
   std::string end_ = "1s";

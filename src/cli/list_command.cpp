@@ -68,61 +68,35 @@ void list_fabric() {
               to_string(d.mtu).c_str(), d.fec ? "KP4 RS(544,514)" : "off", d.routing.c_str());
 }
 
+// Prints the keys of `table` under `prefix` with their defaults and meaning.
+void print_params(const config::ParamTable& table, const std::string& prefix) {
+  for (const config::Param& p : table.params()) {
+    if (p.key.rfind(prefix, 0) != 0) continue;
+    std::printf("  %-40s %-12s %s\n", p.key.c_str(), p.get().c_str(), p.help.c_str());
+  }
+}
+
 void list_cc() {
-  const cc::CcParams d;
-  std::printf("Congestion-control algorithms (`stepsim bench perftest --cc`, docs/nic.md):\n");
+  std::printf("Congestion-control algorithms (cc.algorithm; docs/nic.md):\n");
   for (const std::string& name : cc::congestion_control_names())
     std::printf("  %s\n", name.c_str());
-  const cc::DcqcnParams& q = d.dcqcn;
   std::printf(
-      "dcqcn (Zhu et al. 2015): g %g, alpha timer %s, increase timer %s, byte counter %lld B, "
-      "fast recovery %d rounds, R_AI %s, R_HAI %s, min rate %s, CNP interval %s\n",
-      q.g, to_string(q.alpha_timer).c_str(), to_string(q.increase_timer).c_str(),
-      static_cast<long long>(q.byte_counter), q.fast_recovery_rounds, to_string(q.rate_ai).c_str(),
-      to_string(q.rate_hai).c_str(), to_string(q.min_rate).c_str(),
-      to_string(q.cnp_interval).c_str());
-  const cc::HpccParams& h = d.hpcc;
-  std::printf(
-      "hpcc (Li et al. 2019): eta %g, max stage %d, R_AI %s, base RTT %s (0: per QP from the "
-      "path)\n",
-      h.eta, h.max_stage,
-      h.rate_ai.bits_per_second() > 0 ? to_string(h.rate_ai).c_str() : "line rate / 2000",
-      to_string(h.base_rtt).c_str());
-  std::printf("none: line rate (PFC alone keeps the fabric lossless)\n");
+      "dcqcn: Zhu et al., SIGCOMM 2015 (the paper's defaults, for 40G NICs); hpcc: Li et al., "
+      "SIGCOMM 2019; none: line rate, PFC alone keeps the fabric lossless.\n"
+      "Parameters (key, default, meaning; set with --set key=value or a --nic-config file):\n");
+  nic::NicParams d;
+  print_params(nic::nic_param_table(d), "cc.");
 }
 
 void list_nic() {
-  const nic::NicParams d;
-  std::printf("NIC parameters and their defaults (docs/nic.md):\n");
-  std::printf("  clock                %.2f MHz (%s per cycle)\n", d.clock_mhz,
-              to_string(d.cycles(1)).c_str());
-  const auto stage = [&](const char* name, const nic::StageParams& s, const char* note) {
-    std::printf("  %-20s latency %s, %d cycles on %d unit(s)%s\n", name,
-                to_string(s.latency).c_str(), s.cycles, s.units, note);
-  };
-  stage("doorbell", d.doorbell, " (+ PCIe doorbell)");
-  stage("context lookup", d.ctx_lookup, " (+ PCIe read on a miss)");
-  stage("WQE fetch", d.wqe_fetch, " (+ PCIe read unless prefetched or inline)");
-  stage("packet generation", d.pkt_gen, "");
-  stage("payload DMA", d.dma, " (+ memory read latency and PCIe bandwidth)");
-  stage("MAC", d.mac_tx, "");
-  stage("receive", d.rx, " (+ PCIe write of the payload)");
-  std::printf("  post_send            %s\n", to_string(d.post_overhead).c_str());
-  std::printf("  PCIe                 %s; doorbell %s, read %s, DMA read %s, write %s\n",
-              d.pcie.auto_size ? "auto (Gen5 x16, Gen6 x16 or x32 by port rate)"
-                               : nic::describe(d.pcie).c_str(),
-              to_string(d.pcie.doorbell).c_str(), to_string(d.pcie.read_latency).c_str(),
-              to_string(d.pcie.dma_read_latency).c_str(), to_string(d.pcie.write_latency).c_str());
-  std::printf("  caches               QP context %s / %s, translation %d entries of %s\n",
-              to_string(d.qp_cache).c_str(), to_string(d.qp_context).c_str(), d.mtt_entries,
-              to_string(d.page).c_str());
-  std::printf("  queues               %d send pipeline slots, WQE prefetch %d, CQ depth %d\n",
-              d.tx_slots, d.wqe_prefetch, d.cq_depth);
+  nic::NicParams d;
   std::printf(
-      "  transport            %s, RTO %s, retry count %d, ACK every %d packets, NAK threshold "
-      "%d, window %d PSNs\n",
-      nic::retransmission_name(d.retransmission).c_str(), to_string(d.rto).c_str(), d.retry_count,
-      d.ack_coalesce, d.nak_threshold, d.sr_window);
+      "NIC and transport parameters (key, default, meaning; docs/nic.md). Set them with --set "
+      "key=value or a --nic-config YAML file whose sections are nic, transport and cc:\n");
+  const config::ParamTable table = nic::nic_param_table(d);
+  print_params(table, "nic.");
+  print_params(table, "transport.");
+  std::printf("Congestion control: `stepsim list cc`.\n");
 }
 
 }  // namespace

@@ -125,4 +125,93 @@ std::string qp_error_name(QpError e) {
   return "?";
 }
 
+config::ParamTable nic_param_table(NicParams& p) {
+  config::ParamTable t;
+  const SimTime max_time = SimTime::s(1);
+  t.real("nic.clock_mhz", p.clock_mhz, 1, 10'000, "pipeline clock (MHz)");
+  t.time("nic.post_overhead", p.post_overhead, SimTime::zero(), max_time, "software post_send");
+  for (auto& [name, st] : {std::pair<const char*, StageParams*>{"doorbell", &p.doorbell},
+                           {"ctx_lookup", &p.ctx_lookup},
+                           {"wqe_fetch", &p.wqe_fetch},
+                           {"pkt_gen", &p.pkt_gen},
+                           {"dma", &p.dma},
+                           {"mac_tx", &p.mac_tx},
+                           {"rx", &p.rx}}) {
+    const std::string k = std::string("nic.") + name;
+    t.time(k + ".latency", st->latency, SimTime::zero(), max_time,
+           "stage latency (at least its cycles)");
+    t.integer(k + ".cycles", st->cycles, 1, 1000, "stage occupancy per item (cycles)");
+    t.integer(k + ".units", st->units, 1, 8, "parallel units of the stage");
+  }
+  t.add({"nic.pcie", "host link: auto (sized for the port) or genGxW, e.g. gen5x16",
+         [&p](const std::string& text) -> Result<bool> {
+           auto v = parse_pcie(text, p.pcie);
+           if (!v) return v.error();
+           p.pcie = *v;
+           return true;
+         },
+         [&p] { return p.pcie.auto_size ? std::string("auto") : link_name(p.pcie); }});
+  t.time("nic.pcie_doorbell", p.pcie.doorbell, SimTime::zero(), max_time, "PCIe posted doorbell");
+  t.time("nic.pcie_read_latency", p.pcie.read_latency, SimTime::zero(), max_time,
+         "PCIe read of a WQE, context or translation");
+  t.time("nic.pcie_dma_read_latency", p.pcie.dma_read_latency, SimTime::zero(), max_time,
+         "first completion of a payload read (host memory or GPUDirect)");
+  t.time("nic.pcie_root_complex_read_latency", p.pcie.root_complex_read_latency, SimTime::zero(),
+         max_time, "payload read from a GPU across the root complex");
+  t.time("nic.pcie_write_latency", p.pcie.write_latency, SimTime::zero(), max_time,
+         "posted write until visible (CQE)");
+  t.add({"nic.memory", "host, gpudirect, gpu_root_complex or bounce",
+         [&p](const std::string& text) -> Result<bool> {
+           auto v = parse_memory_kind(text);
+           if (!v) return v.error();
+           p.memory = *v;
+           return true;
+         },
+         [&p] { return memory_kind_name(p.memory); }});
+  t.time("nic.bounce_copy_latency", p.bounce_copy_latency, SimTime::zero(), max_time,
+         "launch latency of a GPU <-> bounce buffer copy");
+  t.bytes("nic.inline_threshold", p.inline_threshold, 0, 1024, "BlueFlame inline up to (0: off)");
+  t.integer("nic.wqe_prefetch", p.wqe_prefetch, 1, 64, "WQEs per PCIe fetch");
+  t.boolean("nic.qp_in_order", p.qp_in_order, "one WQE at a time per QP");
+  t.bytes("nic.qp_cache", p.qp_cache, 16, std::int64_t{1} << 30, "QP-context SRAM");
+  t.bytes("nic.qp_context", p.qp_context, 16, 65536, "bytes per QP context");
+  t.integer("nic.mtt_entries", p.mtt_entries, 1, 1 << 24, "translation cache entries");
+  t.bytes("nic.page", p.page, 4096, std::int64_t{1} << 30, "translation page (power of two)");
+  t.integer("nic.tx_slots", p.tx_slots, 1, 4096, "packets in the send pipeline");
+  t.integer("nic.cq_depth", p.cq_depth, 1, 1 << 24, "completions a CQ holds");
+  t.add({"transport.retransmission", "gbn or selective",
+         [&p](const std::string& text) -> Result<bool> {
+           auto v = parse_retransmission(text);
+           if (!v) return v.error();
+           p.retransmission = *v;
+           return true;
+         },
+         [&p] { return retransmission_name(p.retransmission); }});
+  t.time("transport.rto", p.rto, SimTime::ns(1), max_time, "retransmission timeout");
+  t.integer("transport.retry_count", p.retry_count, 0, 7, "timeouts before ERROR");
+  t.integer("transport.ack_coalesce", p.ack_coalesce, 1, 1 << 16, "in-order packets per ACK");
+  t.integer("transport.nak_threshold", p.nak_threshold, 1, 1 << 16,
+            "selective repeat: packets past a hole before a NAK");
+  t.integer("transport.sr_window", p.sr_window, 16, 1 << 20,
+            "selective repeat: PSNs held past a hole (power of two)");
+  t.choice("cc.algorithm", p.cc.algorithm, cc::congestion_control_names(), "congestion control");
+  cc::DcqcnParams& d = p.cc.dcqcn;
+  t.real("cc.dcqcn.g", d.g, 0, 1, "alpha gain");
+  t.time("cc.dcqcn.alpha_timer", d.alpha_timer, SimTime::ns(1), max_time, "K");
+  t.time("cc.dcqcn.increase_timer", d.increase_timer, SimTime::ns(1), max_time, "T");
+  t.integer("cc.dcqcn.byte_counter", d.byte_counter, 1, std::int64_t{1} << 40, "B (bytes)");
+  t.integer("cc.dcqcn.fast_recovery_rounds", d.fast_recovery_rounds, 0, 1000, "F");
+  t.rate("cc.dcqcn.rate_ai", d.rate_ai, "R_AI");
+  t.rate("cc.dcqcn.rate_hai", d.rate_hai, "R_HAI");
+  t.rate("cc.dcqcn.min_rate", d.min_rate, "floor of the current rate");
+  t.time("cc.dcqcn.cnp_interval", d.cnp_interval, SimTime::zero(), max_time,
+         "at most one CNP per QP per interval");
+  cc::HpccParams& h = p.cc.hpcc;
+  t.real("cc.hpcc.eta", h.eta, 0.01, 1, "target utilization");
+  t.integer("cc.hpcc.max_stage", h.max_stage, 0, 1000, "additive rounds before a reset");
+  t.rate("cc.hpcc.rate_ai", h.rate_ai, "W_AI / T (0: line rate / 2000)");
+  t.time("cc.hpcc.base_rtt", h.base_rtt, SimTime::zero(), max_time, "T (0: per QP from the path)");
+  return t;
+}
+
 }  // namespace stepsim::nic

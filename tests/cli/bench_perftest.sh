@@ -38,13 +38,13 @@ expect_error() {  # substring, args...
   if [[ $rc -eq 2 && $(grep -cF -- "$want" <<<"$err") -eq 1 ]]; then passed=$((passed + 1)); else
     failed=$((failed + 1)); echo "FAIL: stepsim $* -> exit $rc:"; echo "$err"; fi
 }
-expect_error "unknown congestion control 'timely' (allowed: dcqcn, hpcc, none)" \
+expect_error "--cc: cc.algorithm: 'timely' is not allowed (allowed: dcqcn, hpcc, none)" \
   bench perftest write_bw --topology "$topo" --cc timely
 expect_error "--from: '9:0' is not SERVER[:NIC] with SERVER in 0..1" \
   bench perftest write_bw --topology "$topo" --from 9:0
 expect_error "--to: server 1 has NICs 0..7" bench perftest write_bw --topology "$topo" --to 1:8
 expect_error "--qp: latency tests use one QP" bench perftest write_lat --topology "$topo" -q 4
-expect_error "--retransmission: unknown retransmission 'fast' (allowed: gbn, selective)" \
+expect_error "--retransmission: transport.retransmission: unknown retransmission 'fast' (allowed: gbn, selective)" \
   bench perftest write_bw --topology "$topo" --retransmission fast
 expect_error "--pcie:" bench perftest write_bw --topology "$topo" --pcie gen5x12
 expect_error "--pcie-fault: 'gen9@1us' is not GEN@TIME" \
@@ -53,6 +53,18 @@ expect_error "--pcie-fault: 'gen9@1us' is not GEN@TIME" \
 out=$("$stepsim" bench perftest write_bw --topology "$topo" -s 1MiB -n 100 --pcie-fault gen4@0us --quiet 2>&1)
 bw=$(awk '$1 == 1048576 {print $7}' <<<"$out")
 check "write_bw after a Gen4 retrain is 400..480 Gb/s (got '$bw')" 'awk -v b="$bw" "BEGIN {exit !(b > 400 && b < 480)}"'
+expect_error "--set transport.rtx: unknown key (allowed: transport.retransmission, transport.rto" \
+  bench perftest write_bw --topology "$topo" --set transport.rtx=1us
+expect_error "--set cc.dcqcn.g: '2' is out of range (0..1)" \
+  bench perftest write_bw --topology "$topo" --set cc.dcqcn.g=2
+cfg=$(mktemp --suffix=.yaml); trap 'rm -f "$cfg"' EXIT
+printf 'cc:\n  algorithm: hpcc\ntransport:\n  rto: 20us\n  retry: 3\n' >"$cfg"
+expect_error "$cfg:5: transport.retry: unknown key" bench perftest write_bw --topology "$topo" --nic-config "$cfg"
+printf 'cc:\n  algorithm: hpcc\ntransport:\n  rto: 20us\n' >"$cfg"
+out=$("$stepsim" bench perftest write_bw --topology "$topo" -s 64KiB -n 20 --nic-config "$cfg" --quiet 2>&1)
+check "a --nic-config file sets cc and rto" 'grep -q "cc hpcc, gbn, rto 20us" <<<"$out"'
+out=$("$stepsim" bench perftest write_bw --topology "$topo" -s 64KiB -n 20 --nic-config "$cfg" --cc dcqcn --set transport.rto=30us --quiet 2>&1)
+check "options override the file, --set overrides options" 'grep -q "cc dcqcn, gbn, rto 30us" <<<"$out"'
 expect_error "read_lat" bench perftest read_lat --topology "$topo"
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]

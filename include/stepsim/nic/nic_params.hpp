@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "stepsim/cc/congestion_control.hpp"
+#include "stepsim/config/param_table.hpp"
 #include "stepsim/core/result.hpp"
 #include "stepsim/core/units.hpp"
 #include "stepsim/nic/pcie.hpp"
@@ -99,5 +100,10 @@ struct NicParams {
   /// Checks ranges; the error names the parameter and the allowed values.
   [[nodiscard]] Result<bool> validate() const;
 };
+
+/// Every NIC, transport and congestion-control parameter of `p` by key ("nic.rto" style paths
+/// under nic., transport., cc.): for YAML files, --set overrides and `stepsim list nic`. The
+/// table refers to `p`, which must outlive it.
+config::ParamTable nic_param_table(NicParams& p);
 
 }  // namespace stepsim::nic
