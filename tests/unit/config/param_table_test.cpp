@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "stepsim/nic/nic_params.hpp"
 
 namespace stepsim::config {
@@ -75,6 +77,16 @@ TEST(ParamTable, LoadsNestedYamlAndReportsTheLineOfABadKey) {
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().message.find("x.yaml:"), 0u);
   EXPECT_FALSE(t.load_yaml_file("/no/such/file.yaml").ok());
+}
+
+TEST(ParamTable, ShippedParameterFilesLoadAndValidate) {
+  for (const char* name : {"dcqcn-400g.yaml", "hpcc.yaml"}) {
+    nic::NicParams p;
+    const auto r =
+        nic::nic_param_table(p).load_yaml_file(std::string(STEPSIM_SOURCE_DIR) + "/params/" + name);
+    EXPECT_TRUE(r.ok()) << name << ": " << (r.ok() ? "" : r.error().message);
+    EXPECT_TRUE(p.validate().ok()) << name;
+  }
 }
 
 }  // namespace
