@@ -517,7 +517,15 @@ struct RdmaHost::Impl {
       }
     }
     // The pipeline: packet generation, payload DMA (translation, memory latency, PCIe), MAC.
-    const SimTime t0 = now;
+    // Generating a packet reads the QP's context (PSN, addresses): a miss reads it over PCIe,
+    // which is what makes thousands of active QPs slower than a few.
+    SimTime t0 = now;
+    if (!n.ctx_cache.access(e.id)) {
+      ++n.stats.ctx_misses;
+      t0 += n.pcie.read_latency;
+    } else {
+      ++n.stats.ctx_hits;
+    }
     SimTime t = n.gen.reserve(s_gen, t0);
     const SimTime t1 = t;
     if (dma && payload > 0) {

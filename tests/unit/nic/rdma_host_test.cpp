@@ -195,5 +195,72 @@ TEST(RdmaHost, APcieDegradeSlowsTheDmaToTheNewLinksBandwidth) {
   EXPECT_EQ(r->rdma.nics[topo.port_id(0, 0)].pcie_degrades, 1u);
 }
 
+TEST(RdmaHost, BlueFlameInlineSkipsTheWqeFetchAndThePayloadDma) {
+  // A 64 B WRITE posted inline: the doorbell carries the WQE and the data (their PCIe transfer),
+  // so neither the WQE fetch nor the payload DMA read happens.
+  const auto topo = leaf_spine(1, 1, 2, "1.6T");
+  PerftestSpec spec;
+  spec.kind = PerftestKind::kWriteLat;
+  spec.bytes = 64;
+  spec.iterations = 10;
+  spec.a = topo.port_id(0, 0);
+  spec.b = topo.port_id(1, 0);
+  NicParams nic = no_cc();
+  const auto plain = perftest(topo, spec, nic);
+  nic.inline_threshold = 220;
+  const auto inl = perftest(topo, spec, nic);
+  const MessageTrace& a = plain.run.rdma.traces[0];
+  const MessageTrace& b = inl.run.rdma.traces[0];
+  const PcieParams pcie = size_for_port(nic.pcie, DataRate::gbps(1600));
+  EXPECT_EQ(b.wqe_fetch, 0);
+  EXPECT_EQ(b.dma, 0);
+  EXPECT_EQ(b.doorbell - a.doorbell, transfer_time(pcie, Bytes(64 + 64)).picoseconds());
+  EXPECT_EQ(a.wqe_fetch, (pcie.read_latency + nic.cycles(nic.wqe_fetch.cycles)).picoseconds());
+  EXPECT_EQ(plain.perf.samples_ps.front() - inl.perf.samples_ps.front(),
+            a.wqe_fetch + a.dma - (b.doorbell - a.doorbell));
+}
+
+TEST(RdmaHost, DescriptorPrefetchFetchesSeveralWqesPerPcieRead) {
+  // write_bw posts 128 WQEs at once: each PCIe read brings up to wqe_prefetch (4) of them.
+  const auto topo = leaf_spine(1, 1, 2, "1.6T");
+  PerftestSpec spec;
+  spec.kind = PerftestKind::kWriteBw;
+  spec.bytes = 4096;
+  spec.iterations = 128;
+  spec.a = topo.port_id(0, 0);
+  spec.b = topo.port_id(1, 0);
+  NicParams nic = no_cc();
+  const auto o = perftest(topo, spec, nic);
+  EXPECT_EQ(o.run.rdma.nics[spec.a].wqe_fetches, 128u / 4);
+  nic.wqe_prefetch = 1;
+  EXPECT_EQ(perftest(topo, spec, nic).run.rdma.nics[spec.a].wqe_fetches, 128u);
+}
+
+TEST(RdmaHost, AQpContextCacheTooSmallForTheQpsCostsPcieReads) {
+  // 64 QPs of 64 B WRITEs: with the default 1,024 contexts every QP stays cached after its first
+  // use; with room for 8 contexts the round robin over 64 QPs misses nearly always, and every
+  // miss adds a PCIe read to the message's path (posting and packet generation), so messages
+  // take longer and the rate with two outstanding per QP falls.
+  const auto topo = leaf_spine(1, 1, 2, "1.6T");
+  PerftestSpec spec;
+  spec.kind = PerftestKind::kWriteBw;
+  spec.bytes = 64;
+  spec.qps = 64;
+  spec.iterations = 200;
+  spec.tx_depth = 2;  // completions come back interleaved, so the QPs take turns
+  spec.a = topo.port_id(0, 0);
+  spec.b = topo.port_id(1, 0);
+  NicParams nic = no_cc();
+  const auto big = perftest(topo, spec, nic);
+  nic.qp_cache = Bytes(8 * 256);
+  const auto small = perftest(topo, spec, nic);
+  const NicStats& b = big.run.rdma.nics[spec.a];
+  const NicStats& s = small.run.rdma.nics[spec.a];
+  EXPECT_LE(b.ctx_misses, 64u);  // each QP's first use
+  EXPECT_GT(s.ctx_misses, 10 * b.ctx_misses);
+  EXPECT_LT(small.perf.mpps(), 0.85 * big.perf.mpps());
+  EXPECT_GT(small.perf.average_us(), big.perf.average_us() + 0.2);
+}
+
 }  // namespace
 }  // namespace stepsim::nic
