@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "src/cli/bench_fabric.hpp"
+#include "src/cli/bench_nccl.hpp"
 #include "src/cli/bench_perftest.hpp"
 #include "src/cli/bench_phold.hpp"
 #include "src/cli/check_command.hpp"
@@ -68,12 +69,12 @@ int run(int argc, char** argv, int rank, int ranks) {
   app.require_subcommand(1);
   app.fallthrough(false);
 
-  CLI::App* bench =
-      app.add_subcommand("bench", "Micro-benchmarks: phold, fabric, perftest (nccl comes later)");
+  CLI::App* bench = app.add_subcommand("bench", "Micro-benchmarks: phold, fabric, perftest, nccl");
   bench->require_subcommand(1);
   BenchPholdCommand phold(*bench);
   BenchFabricCommand fabric(*bench);
   BenchPerftestCommand perftest(*bench);
+  BenchNcclCommand nccl(*bench);
   HeadroomCommand headroom(app);
   CheckCommand check(app);
   ListCommand list(app);
@@ -91,6 +92,7 @@ int run(int argc, char** argv, int rank, int ranks) {
   if (phold.selected()) return phold.execute(rank, ranks);
   if (fabric.selected()) return fabric.execute(rank, ranks);
   if (perftest.selected()) return perftest.execute(rank, ranks);
+  if (nccl.selected()) return nccl.execute(rank, ranks);
   if (headroom.selected()) return headroom.execute(rank);
   if (check.selected()) return check.execute(rank, ranks);
   if (list.selected()) return list.execute(rank);

@@ -59,6 +59,7 @@ struct CqeMsg {
   Opcode opcode;
   std::uint8_t recv;
   WcStatus status;
+  std::uint32_t imm = 0;
 };
 static_assert(sizeof(CqeMsg) <= pdes::kEventPayloadBytes);
 
@@ -214,8 +215,9 @@ struct Endpoint {
   std::uint32_t epsn = 0;
   std::uint32_t nak_psn = kNoPsn;
   int since_ack = 0;
-  std::uint32_t held = 0;         // selective repeat: PSNs held past the hole
-  std::vector<std::uint8_t> ooo;  // selective repeat ring: 1 received, 2 + completes a message
+  std::uint32_t held = 0;              // selective repeat: PSNs held past the hole
+  std::vector<std::uint8_t> ooo;       // selective repeat ring: 1 received, 2 + completes a message
+  std::vector<std::uint32_t> ooo_imm;  // ... and the immediate data of a message's last packet
   std::uint32_t recv_seq = 0;
   std::int64_t recv_bytes = 0;  // payload of the message being received
   cc::CnpGenerator cnp{SimTime::us(50)};
@@ -493,7 +495,10 @@ struct RdmaHost::Impl {
       } else {
         payload = payload_of(w, psn);
         pkt.bytes = static_cast<std::uint32_t>(payload + fabric::kRoceHeaderBytes);
-        if (psn + 1 == end) pkt.flags |= fabric::kLastOfFlow;
+        if (psn + 1 == end) {
+          pkt.flags |= fabric::kLastOfFlow;
+          pkt.arg = w.wr.imm;  // immediate data rides in the last packet
+        }
         dma = w.wr.bytes > p.inline_threshold;
         const std::int64_t off = (psn - w.first_psn) * mtu;
         page_key = (static_cast<std::uint64_t>(e.id) << 32) |
@@ -771,6 +776,7 @@ struct RdmaHost::Impl {
         std::uint8_t& slot = e.ooo[psn & (p.sr_window - 1)];
         if (slot == 0) {
           slot = completes ? 2 : 1;
+          e.ooo_imm[psn & (p.sr_window - 1)] = pkt.arg;
           ++e.held;
           place(n, at, payload);
         }
@@ -785,7 +791,7 @@ struct RdmaHost::Impl {
     e.recv_bytes += payload;
     e.recv_trace.arrived_ps = ctx.now().picoseconds();
     bool ack_now = last || (pkt.flags & fabric::kAckRequest) != 0;
-    auto consume = [&](bool done_msg, SimTime when) {
+    auto consume = [&](bool done_msg, SimTime when, std::uint32_t imm) {
       ++e.epsn;
       ++e.since_ack;
       if (done_msg) {
@@ -793,7 +799,7 @@ struct RdmaHost::Impl {
         const SimTime cqe = when + n.pcie.write_latency + bounce_copy(n, e.recv_bytes);
         e.recv_trace.placed_ps = when.picoseconds();
         e.recv_trace.cqe_ps = cqe.picoseconds();
-        CqeMsg m{e.recv_seq++, e.recv_bytes, -1, opcode_of(pkt.op), 1, WcStatus::kSuccess};
+        CqeMsg m{e.recv_seq++, e.recv_bytes, -1, opcode_of(pkt.op), 1, WcStatus::kSuccess, imm};
         e.recv_bytes = 0;
         ctx.send(ctx.self(), cqe - ctx.now(), kEvCqe, e.id, m);
       } else if (last) {
@@ -801,7 +807,7 @@ struct RdmaHost::Impl {
         e.recv_bytes = 0;
       }
     };
-    consume(completes, placed);
+    consume(completes, placed, pkt.arg);
     if (p.retransmission == Retransmission::kSelective) {
       while (e.held > 0) {
         std::uint8_t& slot = e.ooo[e.epsn & (p.sr_window - 1)];
@@ -809,7 +815,7 @@ struct RdmaHost::Impl {
         const bool c = slot == 2;
         slot = 0;
         --e.held;
-        consume(c, placed);
+        consume(c, placed, e.ooo_imm[e.epsn & (p.sr_window - 1)]);
         ack_now = true;
       }
     }
@@ -953,6 +959,7 @@ struct RdmaHost::Impl {
     c.recv = m.recv != 0;
     c.status = m.status;
     c.bytes = m.bytes;
+    c.imm = m.imm;
     c.posted = SimTime::ps(m.posted_ps);
     c.done = ctx.now();
     e.cq.push(c);
@@ -1076,7 +1083,10 @@ void RdmaHost::setup(fabric::FabricModel& fabric, std::span<const pdes::LpId> lo
       STEPSIM_CHECK(made.ok(), made.ok() ? std::string() : made.error().message);
       e.cc = std::move(made).value();
       e.cnp = cc::CnpGenerator(p.cc.dcqcn.cnp_interval);
-      if (p.retransmission == Retransmission::kSelective) e.ooo.assign(p.sr_window, 0);
+      if (p.retransmission == Retransmission::kSelective) {
+        e.ooo.assign(p.sr_window, 0);
+        e.ooo_imm.assign(p.sr_window, 0);
+      }
       // Connection set-up: RESET -> INIT -> RTR -> RTS (instant; the step starts connected).
       for (QpState st : {QpState::kInit, QpState::kRtr, QpState::kRts}) {
         STEPSIM_CHECK(transition_allowed(e.state, st), "QP bring-up");

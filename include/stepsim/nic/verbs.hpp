@@ -50,7 +50,8 @@ struct WorkRequest {
   Opcode opcode = Opcode::kWrite;
   std::int64_t bytes = 0;
   std::uint64_t wr_id = 0;
-  bool signaled = true;  ///< generate a send completion
+  bool signaled = true;   ///< generate a send completion
+  std::uint32_t imm = 0;  ///< immediate data (WRITE with immediate, SEND): in the receive CQE
 };
 
 /// A completion queue entry.
@@ -61,8 +62,9 @@ struct Completion {
   bool recv = false;  ///< a receive completion (SEND or WRITE with immediate arrived)
   WcStatus status = WcStatus::kSuccess;
   std::int64_t bytes = 0;
-  SimTime posted;  ///< when the sender posted the work request
-  SimTime done;    ///< when the CQE became visible
+  SimTime posted;         ///< when the sender posted the work request
+  SimTime done;           ///< when the CQE became visible
+  std::uint32_t imm = 0;  ///< receive completions: the sender's immediate data
 };
 
 /// What a NIC offers to the application running on the same server, during a callback.

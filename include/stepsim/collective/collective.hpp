@@ -1,0 +1,91 @@
+#pragma once
+/// Collectives in the style of NCCL over the simulated NICs and NVLink: kinds, algorithms,
+/// protocols, parameters, and the communicator (which GPUs, on which NICs). See
+/// docs/collectives.md.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "stepsim/config/param_table.hpp"
+#include "stepsim/core/result.hpp"
+#include "stepsim/core/units.hpp"
+#include "stepsim/topology/topology.hpp"
+
+namespace stepsim::collective {
+
+enum class Kind : std::uint8_t {
+  kAllReduce,
+  kReduceScatter,
+  kAllGather,
+  kBroadcast,
+  kReduce,
+  kAllToAll
+};
+Result<Kind> parse_kind(const std::string& name);
+std::string kind_name(Kind k);
+/// nccl-tests' bus-bandwidth factor for `n` ranks: AllReduce 2(n-1)/n, ReduceScatter, AllGather
+/// and AllToAll (n-1)/n, Broadcast and Reduce 1.
+double busbw_factor(Kind k, int n);
+
+/// NCCL protocols: Simple (full bandwidth, highest per-step latency), LL (8-byte flag per 8 bytes
+/// of data: half the bandwidth, lowest latency), LL128 (120 of every 128 bytes).
+enum class Protocol : std::uint8_t { kSimple, kLl, kLl128 };
+Result<Protocol> parse_protocol(const std::string& name);
+std::string protocol_name(Protocol p);
+
+struct CollectiveParams {
+  std::string algorithm = "ring";  ///< ring (AllToAll: pairwise, whatever this says)
+  std::string protocol = "simple";
+  int channels = 8;                 ///< parallel rings (NCCL channels), each on a rail
+  std::int64_t chunk = 512 * 1024;  ///< bytes per pipelined piece of a step
+  int slots = 8;                    ///< pieces in flight per channel (NCCL_STEPS)
+  // GPU and NVLink (H100 defaults): NVLink bandwidth per GPU per direction and latency.
+  DataRate nvlink = DataRate::gbps(3'600);  ///< 450 GB/s per direction (900 GB/s total)
+  SimTime nvlink_latency = SimTime::ns(700);
+  DataRate reduce_rate = DataRate::gbps(16'000);  ///< reduction throughput in HBM (2 TB/s)
+  // The protocol's latencies (NCCL's tuning.cc, ring): a base latency before the first piece
+  // moves, and a per-hop latency that is a floor on a piece's step (from its send until the
+  // next step may use it, the modelled transport included): the latency term is about
+  // steps x hop latency, with no cost in bandwidth.
+  SimTime base_simple = SimTime::ns(8'400);
+  SimTime base_ll = SimTime::ns(6'600);
+  SimTime base_ll128 = SimTime::ns(14'000);
+  SimTime nvlink_hop_simple = SimTime::ns(3'400);
+  SimTime net_hop_simple = SimTime::ns(14'000);
+  SimTime nvlink_hop_ll = SimTime::ns(600);
+  SimTime net_hop_ll = SimTime::ns(2'700);
+  SimTime nvlink_hop_ll128 = SimTime::ns(1'900);
+  SimTime net_hop_ll128 = SimTime::ns(4'000);
+  std::uint8_t prio = 3;  ///< traffic class of the collective's RDMA traffic
+
+  [[nodiscard]] Result<bool> validate() const;
+  /// Wire bytes per payload byte and the per-hop latency of the protocol.
+  [[nodiscard]] double wire_factor() const;
+  [[nodiscard]] SimTime hop_latency(bool nvlink) const;
+  [[nodiscard]] SimTime base_latency() const;
+};
+
+/// The collective parameters by key ("coll.channels", "gpu.nvlink", ...) for --set, files and
+/// `stepsim list collective`. Refers to `p`.
+config::ParamTable collective_param_table(CollectiveParams& p);
+
+/// One GPU of a communicator: its server, its index in the server, and its NIC (the rail).
+struct Gpu {
+  topology::NodeId server = 0;
+  std::uint32_t local = 0;
+  topology::PortId nic = 0;
+};
+
+/// The GPUs of a collective, in rank order.
+struct Communicator {
+  std::vector<Gpu> gpus;
+  std::uint32_t gpus_per_server = 1;
+  [[nodiscard]] int size() const { return static_cast<int>(gpus.size()); }
+};
+
+/// The first `n` GPUs of the topology, server by server; GPU i of a server uses NIC
+/// i mod (NICs of the server). The error says how many GPUs the topology has.
+Result<Communicator> make_communicator(const topology::Topology& topo, int n);
+
+}  // namespace stepsim::collective

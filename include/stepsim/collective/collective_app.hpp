@@ -1,0 +1,138 @@
+#pragma once
+/// Runs one collective on the simulated GPUs: an RDMA application (nic::RdmaApp) that moves the
+/// collective's pieces over NVLink inside a server (modelled in the server: a per-GPU link with
+/// a bandwidth and a latency) and over RDMA WRITEs with immediate between servers.
+///
+/// Ring algorithms (NCCL's): `channels` rings, channel c on rail r = c mod NICs per server; in a
+/// server the ring enters at GPU r and visits the server's GPUs in order; between servers it
+/// leaves from NIC r to NIC r of the next server (the last GPU's data reaches NIC r over NVLink
+/// first: PXN), so every network hop stays on one rail. Each GPU's share of a channel is cut
+/// into n segments (AllReduce = ReduceScatter + AllGather: 2(n-1) steps) and each step into
+/// pieces of `chunk` bytes that are forwarded as soon as the piece of the previous step arrived
+/// (and was reduced), with at most `slots` pieces in flight per ring edge. Broadcast and Reduce
+/// are pipelined chains along the same rings. AllToAll sends every peer its share directly
+/// (cross-rail data first crosses NVLink to the GPU on the destination's rail).
+
+#include <cstdint>
+#include <vector>
+
+#include "stepsim/collective/collective.hpp"
+#include "stepsim/core/ring_queue.hpp"
+#include "stepsim/fabric/fabric_params.hpp"
+#include "stepsim/nic/nic_params.hpp"
+#include "stepsim/nic/rdma_run.hpp"
+#include "stepsim/nic/verbs.hpp"
+#include "stepsim/pdes/engine.hpp"
+
+namespace stepsim::collective {
+
+struct CollectiveSpec {
+  Kind kind = Kind::kAllReduce;
+  std::int64_t bytes = 0;  ///< nccl-tests' S: the whole array (see busbw_factor)
+  int root = 0;            ///< Broadcast and Reduce
+};
+
+struct CollectiveResult {
+  std::int64_t time_ps = 0;               ///< first post to the last GPU's completion
+  std::vector<std::int64_t> gpu_done_ps;  ///< by communicator rank
+  std::uint64_t nvlink_bytes = 0;         ///< wire bytes over NVLink (all GPUs)
+  std::uint64_t network_bytes = 0;        ///< bytes posted to the NICs (all GPUs)
+  [[nodiscard]] double algbw_gbs(std::int64_t bytes) const;  ///< GB/s (1e9), nccl-tests' algbw
+};
+
+class CollectiveApp final : public nic::RdmaApp {
+ public:
+  /// `comm`, `params` must be valid and outlive the app.
+  CollectiveApp(const Communicator& comm, CollectiveSpec spec, const CollectiveParams& params);
+
+  /// The RC connections the collective needs (their endpoints are what the app posts on).
+  [[nodiscard]] const std::vector<nic::Connection>& connections() const { return conns_; }
+  void on_start(nic::Verbs& verbs) override;
+  void on_cq(nic::Verbs& verbs, std::uint32_t endpoint) override;
+  void on_timer(nic::Verbs& verbs, std::uint32_t tag) override;
+  /// Gathers every rank's records (collective over `sync`).
+  [[nodiscard]] CollectiveResult result(pdes::Sync& sync) const;
+
+ private:
+  // One GPU's part of one channel: what it sends to the next GPU and receives from the previous.
+  struct Lane {
+    std::uint32_t gpu = 0;       // communicator rank
+    std::uint32_t prev = 0;      // lane that sends to this one (kNone: none)
+    std::uint32_t next = 0;      // lane this one sends to (kNone: none)
+    bool next_intra = false;     // next lane is in the same server (NVLink)
+    bool pxn = false;            // network send that first crosses NVLink to the rail's GPU
+    std::uint32_t endpoint = 0;  // network send: side-a endpoint
+    int pos = 0;                 // position in the ring
+    std::int64_t dep = 0;        // piece i needs piece i - dep received (huge: a source)
+    std::int64_t total_send = 0;
+    std::int64_t total_recv = 0;
+    std::int64_t sent = 0;
+    std::int64_t acked = 0;
+    std::int64_t recvd = 0;
+    std::int64_t arrived = 0;     // pieces arrived, their reduce/latency timer pending
+    std::int64_t pxn_posted = 0;  // PXN: pieces whose NVLink hop finished and were posted
+    std::int64_t done_ps = -1;
+    RingQueue<SimTime> nvlink_sent;  // pieces on NVLink into this lane: when they were sent
+    RingQueue<SimTime> pxn_sent;     // this lane's pieces on their PXN hop: when they were sent
+  };
+  // AllToAll: what one GPU sends to one peer.
+  struct Flow {
+    std::uint32_t src = 0;
+    std::uint32_t dst = 0;
+    bool intra = false;
+    bool pxn = false;
+    std::uint32_t endpoint = 0;
+    std::int64_t pieces = 0;
+    std::int64_t sent = 0;
+    std::int64_t acked = 0;
+    std::int64_t pxn_posted = 0;
+  };
+
+  [[nodiscard]] std::int64_t piece_bytes(const Lane& l, std::int64_t i) const;
+  [[nodiscard]] bool reduces(const Lane& l, std::int64_t i) const;
+  void build_rings();
+  void build_alltoall();
+  void try_send(nic::Verbs& v, std::uint32_t lane);
+  void start(nic::Verbs& v);
+  void post_network(nic::Verbs& v, std::uint32_t endpoint, std::int64_t bytes, SimTime sent);
+  void on_received(nic::Verbs& v, std::uint32_t lane, std::int64_t bytes, SimTime sent);
+  void lane_progress(nic::Verbs& v, std::uint32_t lane);
+  void alltoall_send(nic::Verbs& v, std::uint32_t flow);
+  void gpu_received(nic::Verbs& v, std::uint32_t gpu, std::int64_t bytes);
+  SimTime nvlink_hop(std::uint32_t gpu, SimTime now, std::int64_t wire_bytes);
+
+  const Communicator& comm_;
+  CollectiveSpec spec_;
+  const CollectiveParams& p_;
+  int n_ = 0;
+  int channels_ = 1;
+  int steps_ = 1;
+  std::int64_t channel_bytes_ = 0;
+  std::int64_t seg_ = 0;  // segment bytes (rings) or channel bytes (chains)
+  std::int64_t pieces_per_step_ = 1;
+  std::vector<Lane> lanes_;
+  std::vector<Flow> flows_;
+  std::vector<nic::Connection> conns_;
+  std::vector<std::uint32_t> owner_of_endpoint_;  // lane (rings) or destination GPU (alltoall)
+  std::vector<RingQueue<std::uint32_t>> posted_flows_;  // alltoall: side-a endpoint -> posts
+  std::vector<SimTime> nvlink_free_;                    // by GPU: its NVLink egress is free from
+  std::vector<int> lanes_done_;                         // by GPU
+  std::vector<std::int64_t> gpu_done_ps_;               // by GPU
+  std::vector<std::int64_t> expect_bytes_;              // alltoall: by GPU
+  std::vector<std::int64_t> got_bytes_;                 // alltoall: by GPU
+  std::vector<std::uint64_t> nvlink_bytes_;             // by GPU
+  std::vector<std::uint64_t> network_bytes_;            // by GPU
+};
+
+/// A complete run of one collective.
+struct CollectiveRun {
+  CollectiveResult result;
+  nic::RdmaRun rdma;
+};
+
+Result<CollectiveRun> run_collective(const topology::Topology& topo, const Communicator& comm,
+                                     const CollectiveSpec& spec, const CollectiveParams& params,
+                                     const nic::NicParams& nic, const fabric::FabricParams& fabric,
+                                     pdes::Sync& sync, pdes::EngineOptions engine_options);
+
+}  // namespace stepsim::collective

@@ -1,0 +1,211 @@
+#include "src/cli/bench_nccl.hpp"
+
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "src/cli/cli.hpp"
+#include "src/cli/progress.hpp"
+#include "src/cli/report.hpp"
+#include "stepsim/collective/collective_app.hpp"
+#include "stepsim/core/hash.hpp"
+#include "stepsim/pdes/mpi_sync.hpp"
+#include "stepsim/topology/topology_loader.hpp"
+#include "stepsim/version.hpp"
+
+namespace stepsim::cli {
+
+BenchNcclCommand::BenchNcclCommand(CLI::App& parent) {
+  cmd_ = parent.add_subcommand(
+      "nccl",
+      "nccl-tests on the simulated GPUs, NVLink, NICs and fabric: one collective per size, "
+      "printing size, count, type, time, algbw and busbw as nccl-tests does.");
+  cmd_->add_option("collective", kind_,
+                   "allreduce, allgather, reducescatter, alltoall, broadcast or reduce")
+      ->required()
+      ->check(CLI::IsMember(
+          {"allreduce", "allgather", "reducescatter", "alltoall", "broadcast", "reduce"}));
+  cmd_->add_option("--topology", topology_,
+                   "Topology file (default: topologies/rail-128gpu-800g.yaml of the source tree)");
+  cmd_->add_option("-b,--minbytes", min_bytes_, "Smallest size")->capture_default_str();
+  cmd_->add_option("-e,--maxbytes", max_bytes_, "Largest size")->capture_default_str();
+  cmd_->add_option("-f,--stepfactor", factor_, "Size multiplier between sizes")
+      ->capture_default_str()
+      ->check(CLI::Range(1.01, 1024.0));
+  cmd_->add_option("--gpus", gpus_, "GPUs in the communicator (the first servers' GPUs)")
+      ->capture_default_str();
+  cmd_->add_option("-r,--root", root_, "Root rank (broadcast, reduce)")->capture_default_str();
+  cmd_->add_option("--algo", algo_, "Algorithm: ring (AllToAll is pairwise)")
+      ->capture_default_str();
+  cmd_->add_option("--proto", proto_, "Protocol: simple, ll or ll128")->capture_default_str();
+  cmd_->add_option("--channels", channels_, "Channels (rings)")->capture_default_str();
+  cmd_->add_option("--cc", cc_, "Congestion control of the NICs: none, dcqcn, hpcc")
+      ->capture_default_str();
+  cmd_->add_option("--lb", lb_, "Load balancing: ecmp, flowlet, adaptive, spray")
+      ->capture_default_str();
+  cmd_->add_option("--nic-config", nic_config_, "YAML file of NIC/transport/CC parameters");
+  cmd_->add_option("--set", sets_,
+                   "Override a parameter, key=value (coll.*, gpu.*, nic.*, transport.*, cc.*; "
+                   "repeatable)");
+  cmd_->add_option("--end", end_, "Simulated time limit per size")->capture_default_str();
+  cmd_->add_option("--threads", threads_, "OpenMP threads per rank")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 4096));
+  cmd_->add_option("--json", json_path_, "Also write the results as JSON to this file");
+  cmd_->add_flag("--quiet", quiet_, "No progress output");
+  for (CLI::Option* opt : cmd_->get_options()) {
+    if (opt->get_name() != "--set") opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  }
+}
+
+int BenchNcclCommand::execute(int rank, int ranks) {
+  auto kind = collective::parse_kind(kind_);
+  if (!kind) return user_error(rank, kind.error().message);
+  auto lo = parse_bytes(min_bytes_);
+  if (!lo) return user_error(rank, "--minbytes: " + lo.error().message);
+  auto hi = parse_bytes(max_bytes_);
+  if (!hi) return user_error(rank, "--maxbytes: " + hi.error().message);
+  if (lo->count() < 0 || hi->count() < lo->count()) {
+    return user_error(rank, "--minbytes/--maxbytes: need 0 <= minbytes <= maxbytes");
+  }
+  auto end = parse_time(end_);
+  if (!end) return user_error(rank, "--end: " + end.error().message);
+  collective::CollectiveParams cp;
+  nic::NicParams nic;
+  const config::ParamTable coll_table = collective::collective_param_table(cp);
+  const config::ParamTable nic_table = nic::nic_param_table(nic);
+  if (!nic_config_.empty()) {
+    if (auto ok = nic_table.load_yaml_file(nic_config_); !ok) {
+      return user_error(rank, ok.error().message);
+    }
+  }
+  const std::pair<const char*, const char*> shorthands[] = {
+      {"--algo", "coll.algorithm"}, {"--proto", "coll.protocol"}, {"--channels", "coll.channels"}};
+  for (const auto& [option, key] : shorthands) {
+    if (auto ok = coll_table.set(key, cmd_->get_option(option)->as<std::string>()); !ok) {
+      return user_error(rank, std::string(option) + ": " + ok.error().message);
+    }
+  }
+  if (cmd_->count("--cc") > 0 || nic_config_.empty()) {
+    if (auto ok = nic_table.set("cc.algorithm", cc_); !ok) {
+      return user_error(rank, "--cc: " + ok.error().message);
+    }
+  }
+  for (const std::string& kv : sets_) {
+    const bool coll = kv.rfind("coll.", 0) == 0 || kv.rfind("gpu.", 0) == 0;
+    auto ok = coll ? coll_table.apply(kv) : nic_table.apply(kv);
+    if (!ok) return user_error(rank, "--set " + ok.error().message);
+  }
+  if (auto ok = cp.validate(); !ok) return user_error(rank, ok.error().message);
+  if (auto ok = nic.validate(); !ok) return user_error(rank, ok.error().message);
+  fabric::FabricParams fp;
+  fp.lb.policy = lb_;
+  if (topology_.empty()) topology_ = std::string(kSourceDir) + "/topologies/rail-128gpu-800g.yaml";
+  auto topo = topology::load_topology(topology_);
+  if (!topo) return user_error(rank, topo.error().message);
+  auto comm = collective::make_communicator(*topo, gpus_);
+  if (!comm) return user_error(rank, comm.error().message);
+  if (root_ < 0 || root_ >= gpus_) {
+    return user_error(rank, "--root " + std::to_string(root_) + " is not a rank (0.." +
+                                std::to_string(gpus_ - 1) + ")");
+  }
+
+  std::vector<std::int64_t> sizes;
+  for (double s = static_cast<double>(lo->count());
+       s <= static_cast<double>(hi->count()) * 1.0000001; s *= factor_) {
+    // nccl-tests rounds sizes to whole elements of 4 bytes (float) and, for rank-split
+    // collectives, to a multiple of the ranks.
+    std::int64_t b = static_cast<std::int64_t>(s) / 4 * 4;
+    const bool split = *kind != collective::Kind::kAllReduce &&
+                       *kind != collective::Kind::kBroadcast && *kind != collective::Kind::kReduce;
+    if (split) b = b / (4 * gpus_) * 4 * gpus_;
+    if (sizes.empty() || b != sizes.back()) sizes.push_back(b);
+    if (s <= 0) break;
+  }
+  pdes::MpiSync sync;
+  pdes::EngineOptions opts;
+  opts.threads = threads_;
+  opts.end = *end;
+  if (!quiet_ && sizes.size() == 1) {
+    opts.progress_every = progress_interval();
+    opts.on_progress = print_progress;
+  }
+  install_stop_handlers();
+  warn_if_threads_exceed_cpus(threads_, rank);
+  const bool rooted = *kind == collective::Kind::kBroadcast || *kind == collective::Kind::kReduce;
+  if (rank == 0) {
+    std::printf(
+        "# stepsim bench nccl %s: %d GPUs (%u per server) on %s, algo %s, proto %s, "
+        "channels %d, cc %s, lb %s\n",
+        kind_.c_str(), gpus_, comm->gpus_per_server, topo->name.c_str(),
+        *kind == collective::Kind::kAllToAll ? "pairwise" : cp.algorithm.c_str(),
+        cp.protocol.c_str(), cp.channels, nic.cc.algorithm.c_str(), lb_.c_str());
+    std::printf("#\n# %10s %12s %8s %6s %6s %10s %8s %8s\n", "size", "count", "type", "redop",
+                "root", "time", "algbw", "busbw");
+    std::printf("# %10s %12s %8s %6s %6s %10s %8s %8s\n", "(B)", "(elements)", "", "", "", "(us)",
+                "(GB/s)", "(GB/s)");
+  }
+  std::uint64_t digest = 0;
+  double busbw_sum = 0;
+  bool completed = true;
+  double wall = 0;
+  std::uint64_t events = 0;
+  nlohmann::json rows = nlohmann::json::array();
+  for (std::int64_t bytes : sizes) {
+    collective::CollectiveSpec spec{*kind, bytes, root_};
+    auto r = collective::run_collective(*topo, *comm, spec, cp, nic, fp, sync, opts);
+    if (!r) return user_error(rank, r.error().message);
+    digest = hash_combine(digest, r->rdma.stats.digest);
+    wall += r->rdma.stats.wall_s;
+    events += r->rdma.stats.events;
+    completed = completed && r->rdma.stats.completed;
+    const double t_us = static_cast<double>(r->result.time_ps) * 1e-6;
+    const double algbw = r->result.algbw_gbs(bytes);
+    const double busbw = algbw * collective::busbw_factor(*kind, gpus_);
+    busbw_sum += busbw;
+    if (rank == 0) {
+      std::printf("  %10lld %12lld %8s %6s %6d %10.2f %8.2f %8.2f\n", static_cast<long long>(bytes),
+                  static_cast<long long>(bytes / 4), "float",
+                  *kind == collective::Kind::kAllGather || *kind == collective::Kind::kAllToAll ||
+                          *kind == collective::Kind::kBroadcast
+                      ? "none"
+                      : "sum",
+                  rooted ? root_ : -1, t_us, algbw, busbw);
+      rows.push_back({{"bytes", bytes},
+                      {"time_us", t_us},
+                      {"algbw_gbs", algbw},
+                      {"busbw_gbs", busbw},
+                      {"network_bytes", r->result.network_bytes},
+                      {"nvlink_bytes", r->result.nvlink_bytes}});
+    }
+    if (!r->rdma.stats.completed) break;
+  }
+  finish_progress();
+  if (rank != 0) return completed ? kExitOk : interrupted_exit_code();
+  if (!completed) std::printf("# status: INTERRUPTED\n");
+  std::printf("# Avg bus bandwidth    : %g\n#\n", busbw_sum / static_cast<double>(sizes.size()));
+  std::printf("# engine: ranks %d, %" PRIu64 " events in %.3f s (%.2f M/s)\n", ranks, events, wall,
+              wall > 0 ? static_cast<double>(events) / wall / 1e6 : 0.0);
+  std::printf("digest           %s\n", digest_hex(digest).c_str());
+  if (!json_path_.empty()) {
+    nlohmann::json j;
+    j["benchmark"] = "nccl";
+    j["collective"] = kind_;
+    j["gpus"] = gpus_;
+    j["topology"] = topo->name;
+    j["protocol"] = cp.protocol;
+    j["channels"] = cp.channels;
+    j["rows"] = rows;
+    j["wall_s"] = wall;
+    j["events"] = events;
+    j["digest"] = digest_hex(digest);
+    std::ofstream out(json_path_);
+    if (!out) return user_error(rank, "--json: cannot write '" + json_path_ + "'");
+    out << j.dump(2) << "\n";
+  }
+  return completed ? kExitOk : interrupted_exit_code();
+}
+
+}  // namespace stepsim::cli

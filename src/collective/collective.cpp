@@ -1,0 +1,174 @@
+#include "stepsim/collective/collective.hpp"
+
+namespace stepsim::collective {
+
+Result<Kind> parse_kind(const std::string& name) {
+  if (name == "allreduce") return Kind::kAllReduce;
+  if (name == "reducescatter") return Kind::kReduceScatter;
+  if (name == "allgather") return Kind::kAllGather;
+  if (name == "broadcast") return Kind::kBroadcast;
+  if (name == "reduce") return Kind::kReduce;
+  if (name == "alltoall") return Kind::kAllToAll;
+  return Error{"unknown collective '" + name +
+               "' (allowed: allreduce, reducescatter, allgather, broadcast, reduce, alltoall)"};
+}
+
+std::string kind_name(Kind k) {
+  switch (k) {
+    case Kind::kAllReduce:
+      return "allreduce";
+    case Kind::kReduceScatter:
+      return "reducescatter";
+    case Kind::kAllGather:
+      return "allgather";
+    case Kind::kBroadcast:
+      return "broadcast";
+    case Kind::kReduce:
+      return "reduce";
+    case Kind::kAllToAll:
+      return "alltoall";
+  }
+  return "?";
+}
+
+double busbw_factor(Kind k, int n) {
+  const double dn = n;
+  switch (k) {
+    case Kind::kAllReduce:
+      return 2.0 * (dn - 1) / dn;
+    case Kind::kReduceScatter:
+    case Kind::kAllGather:
+    case Kind::kAllToAll:
+      return (dn - 1) / dn;
+    case Kind::kBroadcast:
+    case Kind::kReduce:
+      return 1.0;
+  }
+  return 1.0;
+}
+
+Result<Protocol> parse_protocol(const std::string& name) {
+  if (name == "simple") return Protocol::kSimple;
+  if (name == "ll") return Protocol::kLl;
+  if (name == "ll128") return Protocol::kLl128;
+  return Error{"unknown protocol '" + name + "' (allowed: simple, ll, ll128)"};
+}
+
+std::string protocol_name(Protocol p) {
+  switch (p) {
+    case Protocol::kSimple:
+      return "simple";
+    case Protocol::kLl:
+      return "ll";
+    case Protocol::kLl128:
+      return "ll128";
+  }
+  return "?";
+}
+
+Result<bool> CollectiveParams::validate() const {
+  if (algorithm != "ring") {
+    return Error{"coll.algorithm: '" + algorithm + "' is not available (allowed: ring)"};
+  }
+  if (auto p = parse_protocol(protocol); !p) return Error{"coll.protocol: " + p.error().message};
+  if (channels < 1 || channels > 64) return Error{"coll.channels must be 1..64"};
+  if (chunk < 64) return Error{"coll.chunk must be >= 64 bytes"};
+  if (slots < 1 || slots > 1024) return Error{"coll.slots must be 1..1024"};
+  if (nvlink.bits_per_second() <= 0) return Error{"gpu.nvlink must be > 0"};
+  if (reduce_rate.bits_per_second() <= 0) return Error{"gpu.reduce_rate must be > 0"};
+  return true;
+}
+
+double CollectiveParams::wire_factor() const {
+  switch (parse_protocol(protocol).value()) {
+    case Protocol::kLl:
+      return 2.0;  // an 8-byte flag with every 8 bytes of data
+    case Protocol::kLl128:
+      return 128.0 / 120.0;
+    case Protocol::kSimple:
+      return 1.0;
+  }
+  return 1.0;
+}
+
+SimTime CollectiveParams::hop_latency(bool over_nvlink) const {
+  switch (parse_protocol(protocol).value()) {
+    case Protocol::kLl:
+      return over_nvlink ? nvlink_hop_ll : net_hop_ll;
+    case Protocol::kLl128:
+      return over_nvlink ? nvlink_hop_ll128 : net_hop_ll128;
+    case Protocol::kSimple:
+      return over_nvlink ? nvlink_hop_simple : net_hop_simple;
+  }
+  return SimTime::zero();
+}
+
+SimTime CollectiveParams::base_latency() const {
+  switch (parse_protocol(protocol).value()) {
+    case Protocol::kLl:
+      return base_ll;
+    case Protocol::kLl128:
+      return base_ll128;
+    case Protocol::kSimple:
+      return base_simple;
+  }
+  return SimTime::zero();
+}
+
+config::ParamTable collective_param_table(CollectiveParams& p) {
+  config::ParamTable t;
+  const SimTime max_time = SimTime::s(1);
+  t.choice("coll.algorithm", p.algorithm, {"ring"}, "algorithm (AllToAll is pairwise)");
+  t.choice("coll.protocol", p.protocol, {"simple", "ll", "ll128"}, "NCCL protocol");
+  t.integer("coll.channels", p.channels, 1, 64, "parallel rings (channel c on rail c mod NICs)");
+  t.bytes("coll.chunk", p.chunk, 64, std::int64_t{1} << 30, "bytes per pipelined piece");
+  t.integer("coll.slots", p.slots, 1, 1024, "pieces in flight per ring edge");
+  t.rate("gpu.nvlink", p.nvlink, "NVLink bandwidth per GPU per direction");
+  t.time("gpu.nvlink_latency", p.nvlink_latency, SimTime::zero(), max_time,
+         "NVLink transfer latency");
+  t.rate("gpu.reduce_rate", p.reduce_rate, "reduction throughput (HBM bound)");
+  t.time("coll.base.simple", p.base_simple, SimTime::zero(), max_time,
+         "base latency, Simple (NCCL tuning.cc)");
+  t.time("coll.base.ll", p.base_ll, SimTime::zero(), max_time, "base latency, LL");
+  t.time("coll.base.ll128", p.base_ll128, SimTime::zero(), max_time, "base latency, LL128");
+  t.time("coll.hop.nvlink_simple", p.nvlink_hop_simple, SimTime::zero(), max_time,
+         "per-hop latency, Simple over NVLink (NCCL tuning.cc)");
+  t.time("coll.hop.net_simple", p.net_hop_simple, SimTime::zero(), max_time,
+         "per-hop latency, Simple over the network");
+  t.time("coll.hop.nvlink_ll", p.nvlink_hop_ll, SimTime::zero(), max_time,
+         "per-hop latency, LL over NVLink");
+  t.time("coll.hop.net_ll", p.net_hop_ll, SimTime::zero(), max_time,
+         "per-hop latency, LL over the network");
+  t.time("coll.hop.nvlink_ll128", p.nvlink_hop_ll128, SimTime::zero(), max_time,
+         "per-hop latency, LL128 over NVLink");
+  t.time("coll.hop.net_ll128", p.net_hop_ll128, SimTime::zero(), max_time,
+         "per-hop latency, LL128 over the network");
+  return t;
+}
+
+Result<Communicator> make_communicator(const topology::Topology& topo, int n) {
+  Communicator c;
+  std::uint32_t per_server = 0;
+  for (topology::NodeId v = 0; v < topo.nodes.size() && c.size() < n; ++v) {
+    if (!topo.is_server(v)) continue;
+    const topology::Node& node = topo.nodes[v];
+    const std::uint32_t gpus = std::max<std::uint32_t>(1, node.gpus);
+    if (per_server == 0) per_server = gpus;
+    if (gpus != per_server) return Error{"servers with different GPU counts are not supported"};
+    for (std::uint32_t g = 0; g < gpus && c.size() < n; ++g) {
+      c.gpus.push_back(Gpu{v, g, node.first_port + g % node.port_count});
+    }
+  }
+  if (n < 1 || c.size() < n) {
+    return Error{"--gpus " + std::to_string(n) + ": the topology has " + std::to_string(c.size()) +
+                 " GPUs (allowed: 1.." + std::to_string(c.size()) + ")"};
+  }
+  c.gpus_per_server = per_server;
+  if (n > static_cast<int>(per_server) && n % static_cast<int>(per_server) != 0) {
+    return Error{"--gpus " + std::to_string(n) + " must be a multiple of the " +
+                 std::to_string(per_server) + " GPUs per server (or fit in one server)"};
+  }
+  return c;
+}
+
+}  // namespace stepsim::collective

@@ -1,0 +1,476 @@
+// One collective as an RDMA application (see collective_app.hpp). Modelling choices:
+// - A piece's progress is counted, not named: pieces of one ring edge arrive in order (one QP,
+//   or one NVLink timeline), so "piece i - dep has arrived" is "arrived count > i - dep".
+// - The protocol's per-hop latency and the reduction are a delay between a piece's arrival and
+//   the moment it counts as received (and may be forwarded); they cost latency, not bandwidth.
+// - NVLink is a per-GPU egress timeline (bandwidth per direction) plus a latency; the NVSwitch
+//   is not a bottleneck.
+#include "stepsim/collective/collective_app.hpp"
+
+#include <algorithm>
+#include <array>
+#include <limits>
+
+#include "stepsim/core/fatal.hpp"
+
+namespace stepsim::collective {
+
+using topology::kNone;
+
+namespace {
+
+constexpr std::int64_t kSource = std::numeric_limits<std::int64_t>::max() / 4;
+// Timer tags: the kind in the top 4 bits, a lane or flow index below.
+enum Tag : std::uint32_t {
+  kTagStart = 0,
+  kTagNvlink = 1u << 28,  // a piece crossed NVLink into lane (low bits)
+  kTagRecv = 2u << 28,    // a network piece of lane (low bits) counts as received
+  kTagPxn = 3u << 28,     // lane's (low bits) PXN hop done: post the piece to the NIC
+  kTagA2aNvlink = 4u << 28,
+  kTagA2aPxn = 5u << 28,
+};
+constexpr std::uint32_t kTagMask = 0xf0000000u;
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
+  return (a + b - 1) / b;
+}
+
+}  // namespace
+
+double CollectiveResult::algbw_gbs(std::int64_t bytes) const {
+  return time_ps > 0 ? static_cast<double>(bytes) / (static_cast<double>(time_ps) * 1e-12) / 1e9
+                     : 0.0;
+}
+
+CollectiveApp::CollectiveApp(const Communicator& comm, CollectiveSpec spec,
+                             const CollectiveParams& params)
+    : comm_(comm), spec_(spec), p_(params), n_(comm.size()) {
+  STEPSIM_CHECK(n_ >= 1 && p_.validate().ok(), "invalid collective");
+  nvlink_free_.assign(static_cast<std::size_t>(n_), SimTime::zero());
+  lanes_done_.assign(static_cast<std::size_t>(n_), 0);
+  gpu_done_ps_.assign(static_cast<std::size_t>(n_), -1);
+  nvlink_bytes_.assign(static_cast<std::size_t>(n_), 0);
+  network_bytes_.assign(static_cast<std::size_t>(n_), 0);
+  if (spec_.kind == Kind::kAllToAll) {
+    build_alltoall();
+  } else {
+    build_rings();
+  }
+}
+
+std::int64_t CollectiveApp::piece_bytes(const Lane& l, std::int64_t i) const {
+  const std::int64_t m = pieces_per_step_;
+  const std::int64_t k = i / m;
+  const std::int64_t j = i % m;
+  std::int64_t span = seg_;
+  const bool ring = spec_.kind == Kind::kAllReduce || spec_.kind == Kind::kReduceScatter ||
+                    spec_.kind == Kind::kAllGather;
+  if (ring) {
+    // Segment (pos - k) mod n of the channel's data; the last segment holds the remainder.
+    const std::int64_t s = ((l.pos - k) % n_ + n_) % n_;
+    span = s == n_ - 1 ? channel_bytes_ - seg_ * (n_ - 1) : seg_;
+  }
+  return std::clamp<std::int64_t>(span - j * p_.chunk, 0, p_.chunk);
+}
+
+bool CollectiveApp::reduces(const Lane& l, std::int64_t i) const {
+  (void)l;
+  switch (spec_.kind) {
+    case Kind::kAllReduce:
+      return i / pieces_per_step_ < n_ - 1;  // the ReduceScatter half
+    case Kind::kReduceScatter:
+    case Kind::kReduce:
+      return true;
+    default:
+      return false;
+  }
+}
+
+void CollectiveApp::build_rings() {
+  const std::int64_t S = spec_.bytes;
+  // Fewer channels for small messages (as NCCL does): at least 64 KiB per GPU and channel.
+  channels_ =
+      static_cast<int>(std::clamp<std::int64_t>(S / (std::int64_t{n_} * 65536), 1, p_.channels));
+  channel_bytes_ = ceil_div(std::max<std::int64_t>(S, 0), channels_);
+  const bool ring = spec_.kind != Kind::kBroadcast && spec_.kind != Kind::kReduce;
+  steps_ = spec_.kind == Kind::kAllReduce ? 2 * (n_ - 1) : (ring ? n_ - 1 : 1);
+  seg_ = ring ? ceil_div(channel_bytes_, n_) : channel_bytes_;
+  pieces_per_step_ = std::max<std::int64_t>(1, ceil_div(seg_, p_.chunk));
+  const auto G = comm_.gpus_per_server;
+  const auto servers = static_cast<std::uint32_t>(ceil_div(n_, G));
+  lanes_.resize(static_cast<std::size_t>(n_) * static_cast<std::size_t>(channels_));
+  for (int c = 0; c < channels_; ++c) {
+    // The ring of channel c: servers in order, each entered at GPU r (the rail).
+    const std::uint32_t local_n = std::min<std::uint32_t>(G, static_cast<std::uint32_t>(n_));
+    const std::uint32_t r = static_cast<std::uint32_t>(c) % local_n;
+    std::vector<std::uint32_t> order;
+    for (std::uint32_t s = 0; s < servers; ++s) {
+      for (std::uint32_t k = 0; k < local_n; ++k) order.push_back(s * G + (r + k) % local_n);
+    }
+    // Broadcast starts at the root; Reduce ends at it.
+    std::uint32_t start = 0;
+    const auto root_at = static_cast<std::uint32_t>(
+        std::find(order.begin(), order.end(), static_cast<std::uint32_t>(spec_.root)) -
+        order.begin());
+    if (spec_.kind == Kind::kBroadcast) start = root_at;
+    if (spec_.kind == Kind::kReduce) start = (root_at + 1) % static_cast<std::uint32_t>(n_);
+    for (int q = 0; q < n_; ++q) {
+      const std::uint32_t gpu = order[(start + static_cast<std::uint32_t>(q)) % order.size()];
+      const std::uint32_t nxt = order[(start + static_cast<std::uint32_t>(q) + 1) % order.size()];
+      const std::uint32_t li =
+          gpu * static_cast<std::uint32_t>(channels_) + static_cast<std::uint32_t>(c);
+      Lane& l = lanes_[li];
+      l.gpu = gpu;
+      l.pos = q;
+      const bool last = q == n_ - 1;
+      const bool first = q == 0;
+      l.next = (!ring && last) || n_ == 1
+                   ? kNone
+                   : nxt * static_cast<std::uint32_t>(channels_) + static_cast<std::uint32_t>(c);
+      const std::uint32_t prv =
+          order[(start + static_cast<std::uint32_t>(n_ + q - 1)) % order.size()];
+      l.prev = (!ring && first) || n_ == 1
+                   ? kNone
+                   : prv * static_cast<std::uint32_t>(channels_) + static_cast<std::uint32_t>(c);
+      const std::int64_t m = pieces_per_step_;
+      if (ring) {
+        l.total_send = n_ == 1 ? 0 : steps_ * m;
+        l.total_recv = l.total_send;
+        l.dep = m;
+      } else {
+        l.total_send = last ? 0 : m;
+        l.total_recv = first ? 0 : m;
+        l.dep = first ? kSource : 0;
+      }
+      if (l.next == kNone) continue;
+      const Gpu& a = comm_.gpus[gpu];
+      const Gpu& b = comm_.gpus[nxt];
+      l.next_intra = a.server == b.server;
+      if (!l.next_intra) {
+        // Network hop on rail r: NIC r of this server to NIC r of the next (PXN if the sending
+        // GPU is not the rail's GPU).
+        const Gpu& via = comm_.gpus[(gpu / G) * G + r];
+        const Gpu& to = comm_.gpus[(nxt / G) * G + r];
+        l.pxn = via.local != a.local;
+        nic::Connection cn;
+        cn.a = via.nic;
+        cn.b = to.nic;
+        cn.prio = p_.prio;
+        cn.entropy = static_cast<std::uint16_t>(49152 + (conns_.size() % 16384));
+        l.endpoint = nic::endpoint_of(static_cast<std::uint32_t>(conns_.size()), 0);
+        conns_.push_back(cn);
+      }
+    }
+  }
+  owner_of_endpoint_.assign(conns_.size() * 2, kNone);
+  for (std::uint32_t li = 0; li < lanes_.size(); ++li) {
+    const Lane& l = lanes_[li];
+    if (l.next == kNone || l.next_intra) continue;
+    owner_of_endpoint_[l.endpoint] = li;
+    owner_of_endpoint_[nic::peer_endpoint(l.endpoint)] = l.next;
+  }
+  for (std::uint32_t li = 0; li < lanes_.size(); ++li) {
+    if (lanes_[li].total_send == 0 && lanes_[li].total_recv == 0) {
+      lanes_[li].done_ps = 0;
+      if (++lanes_done_[lanes_[li].gpu] == channels_) gpu_done_ps_[lanes_[li].gpu] = 0;
+    }
+  }
+}
+
+void CollectiveApp::build_alltoall() {
+  // nccl-tests: S = count x n x type size per GPU; each peer gets S / n.
+  const std::int64_t share = spec_.bytes / n_;
+  pieces_per_step_ = std::max<std::int64_t>(1, ceil_div(share, p_.chunk));
+  channels_ = 1;
+  const auto G = comm_.gpus_per_server;
+  expect_bytes_.assign(static_cast<std::size_t>(n_), share * (n_ - 1));
+  got_bytes_.assign(static_cast<std::size_t>(n_), 0);
+  // One connection per (source server, destination server, rail), shared by the source
+  // server's GPUs (PXN): the destination GPU is the rail's GPU there.
+  std::vector<std::uint32_t> conn_of;  // (src server, dst GPU) -> connection
+  const auto servers = static_cast<std::uint32_t>(ceil_div(n_, G));
+  conn_of.assign(static_cast<std::size_t>(servers) * static_cast<std::size_t>(n_), kNone);
+  for (int step = 1; step < n_; ++step) {
+    for (int g = 0; g < n_; ++g) {
+      const auto src = static_cast<std::uint32_t>(g);
+      const auto dst = static_cast<std::uint32_t>((g + step) % n_);  // pairwise order
+      Flow f;
+      f.src = src;
+      f.dst = dst;
+      f.pieces = share > 0 ? pieces_per_step_ : 0;
+      const Gpu& a = comm_.gpus[src];
+      const Gpu& b = comm_.gpus[dst];
+      f.intra = a.server == b.server;
+      if (!f.intra) {
+        const std::uint32_t key = (src / G) * static_cast<std::uint32_t>(n_) + dst;
+        if (conn_of[key] == kNone) {
+          nic::Connection cn;
+          cn.a = comm_.gpus[(src / G) * G + b.local].nic;
+          cn.b = b.nic;
+          cn.prio = p_.prio;
+          cn.entropy = static_cast<std::uint16_t>(49152 + (conns_.size() % 16384));
+          conn_of[key] = static_cast<std::uint32_t>(conns_.size());
+          conns_.push_back(cn);
+        }
+        f.endpoint = nic::endpoint_of(conn_of[key], 0);
+        f.pxn = a.local != b.local;
+      }
+      flows_.push_back(f);
+    }
+  }
+  owner_of_endpoint_.assign(conns_.size() * 2, kNone);
+  posted_flows_.resize(conns_.size() * 2);
+  for (const Flow& f : flows_) {
+    if (!f.intra) owner_of_endpoint_[nic::peer_endpoint(f.endpoint)] = f.dst;
+  }
+  for (int g = 0; g < n_; ++g) {
+    if (expect_bytes_[static_cast<std::size_t>(g)] == 0)
+      gpu_done_ps_[static_cast<std::size_t>(g)] = 0;
+  }
+}
+
+SimTime CollectiveApp::nvlink_hop(std::uint32_t gpu, SimTime now, std::int64_t wire_bytes) {
+  SimTime& free = nvlink_free_[gpu];
+  const SimTime start = std::max(now, free);
+  free = start + p_.nvlink.serialization_time(Bytes(wire_bytes));
+  nvlink_bytes_[gpu] += static_cast<std::uint64_t>(wire_bytes);
+  return free + p_.nvlink_latency;
+}
+
+void CollectiveApp::post_network(nic::Verbs& v, std::uint32_t endpoint, std::int64_t bytes,
+                                 SimTime sent) {
+  nic::WorkRequest wr;
+  wr.opcode = nic::Opcode::kWriteImm;
+  wr.bytes = bytes;
+  wr.imm = static_cast<std::uint32_t>(sent.picoseconds() / 1000);  // ns, modulo 2^32
+  v.post(endpoint, wr);
+}
+
+namespace {
+
+// The send time carried in a completion's immediate data (ns modulo 2^32), back in full: the
+// piece was sent less than 4.29 s before it arrived.
+SimTime sent_time(SimTime now, std::uint32_t imm) {
+  const std::int64_t now_ns = now.picoseconds() / 1000;
+  const std::int64_t back = static_cast<std::uint32_t>(static_cast<std::uint32_t>(now_ns) - imm);
+  return SimTime::ns(now_ns - back);
+}
+
+}  // namespace
+
+void CollectiveApp::try_send(nic::Verbs& v, std::uint32_t li) {
+  Lane& l = lanes_[li];
+  if (l.next == kNone) return;
+  while (l.sent < l.total_send && l.sent - l.acked < p_.slots &&
+         (l.dep == kSource || l.recvd >= l.sent + 1 - l.dep)) {
+    const std::int64_t payload = piece_bytes(l, l.sent);
+    const auto wire =
+        static_cast<std::int64_t>(static_cast<double>(payload) * p_.wire_factor() + 0.5);
+    ++l.sent;
+    if (l.next_intra) {
+      const SimTime arrive = nvlink_hop(l.gpu, v.now(), wire);
+      lanes_[l.next].nvlink_sent.push(v.now());
+      v.schedule(arrive - v.now(), kTagNvlink | l.next);
+    } else if (l.pxn) {
+      const SimTime there = nvlink_hop(l.gpu, v.now(), wire);
+      l.pxn_sent.push(v.now());
+      v.schedule(there - v.now(), kTagPxn | li);
+    } else {
+      network_bytes_[l.gpu] += static_cast<std::uint64_t>(wire);
+      post_network(v, l.endpoint, wire, v.now());
+    }
+  }
+}
+
+void CollectiveApp::on_received(nic::Verbs& v, std::uint32_t li, std::int64_t payload,
+                                SimTime sent) {
+  // The piece counts once it is reduced, and no earlier than the protocol's per-hop latency
+  // after it was sent (NCCL's per-hop latency is a floor on a step, transport included).
+  Lane& l = lanes_[li];
+  const std::int64_t i = l.arrived++;
+  SimTime ready = v.now();
+  if (reduces(l, i)) ready += p_.reduce_rate.serialization_time(Bytes(payload));
+  ready = std::max(ready, sent + p_.hop_latency(lanes_[l.prev].next_intra));
+  v.schedule(ready - v.now(), kTagRecv | li);
+}
+
+void CollectiveApp::lane_progress(nic::Verbs& v, std::uint32_t li) {
+  Lane& l = lanes_[li];
+  try_send(v, li);
+  if (l.done_ps < 0 && l.recvd == l.total_recv && l.acked == l.total_send) {
+    l.done_ps = v.now().picoseconds();
+    if (++lanes_done_[l.gpu] == channels_) gpu_done_ps_[l.gpu] = l.done_ps;
+  }
+}
+
+void CollectiveApp::alltoall_send(nic::Verbs& v, std::uint32_t fi) {
+  Flow& f = flows_[fi];
+  while (f.sent < f.pieces && f.sent - f.acked < p_.slots) {
+    const std::int64_t share = spec_.bytes / n_;
+    const std::int64_t payload = std::clamp<std::int64_t>(share - f.sent * p_.chunk, 0, p_.chunk);
+    const auto wire =
+        static_cast<std::int64_t>(static_cast<double>(payload) * p_.wire_factor() + 0.5);
+    ++f.sent;
+    if (f.intra) {
+      const SimTime arrive = nvlink_hop(f.src, v.now(), wire);
+      v.schedule(arrive - v.now() + p_.hop_latency(true), kTagA2aNvlink | fi);
+    } else if (f.pxn) {
+      const SimTime there = nvlink_hop(f.src, v.now(), wire);
+      v.schedule(there - v.now(), kTagA2aPxn | fi);
+    } else {
+      network_bytes_[f.src] += static_cast<std::uint64_t>(wire);
+      posted_flows_[f.endpoint].push(fi);
+      post_network(v, f.endpoint, wire, v.now());
+    }
+  }
+}
+
+void CollectiveApp::gpu_received(nic::Verbs& v, std::uint32_t gpu, std::int64_t bytes) {
+  got_bytes_[gpu] += bytes;
+  if (got_bytes_[gpu] >= expect_bytes_[gpu] && gpu_done_ps_[gpu] < 0) {
+    gpu_done_ps_[gpu] = v.now().picoseconds();
+  }
+}
+
+void CollectiveApp::on_start(nic::Verbs& v) {
+  // The protocol's base latency (launch and set-up) comes before the first piece moves.
+  v.schedule(p_.base_latency(), kTagStart);
+}
+
+void CollectiveApp::start(nic::Verbs& v) {
+  if (spec_.kind == Kind::kAllToAll) {
+    for (std::uint32_t fi = 0; fi < flows_.size(); ++fi) {
+      if (comm_.gpus[flows_[fi].src].server == v.server()) alltoall_send(v, fi);
+    }
+    return;
+  }
+  for (std::uint32_t li = 0; li < lanes_.size(); ++li) {
+    if (comm_.gpus[lanes_[li].gpu].server == v.server()) lane_progress(v, li);
+  }
+}
+
+void CollectiveApp::on_timer(nic::Verbs& v, std::uint32_t tag) {
+  const std::uint32_t x = tag & ~kTagMask;
+  switch (tag & kTagMask) {
+    case kTagStart:
+      start(v);
+      break;
+    case kTagNvlink: {
+      Lane& l = lanes_[x];
+      Lane& from = lanes_[l.prev];
+      ++from.acked;  // the slot is free once the piece is in the peer's buffer
+      on_received(v, x, piece_bytes(from, l.arrived), l.nvlink_sent.pop());
+      lane_progress(v, l.prev);
+      break;
+    }
+    case kTagRecv:
+      ++lanes_[x].recvd;
+      lane_progress(v, x);
+      break;
+    case kTagPxn: {
+      Lane& l = lanes_[x];
+      const std::int64_t payload = piece_bytes(l, l.pxn_posted++);
+      const auto wire =
+          static_cast<std::int64_t>(static_cast<double>(payload) * p_.wire_factor() + 0.5);
+      network_bytes_[l.gpu] += static_cast<std::uint64_t>(wire);
+      post_network(v, l.endpoint, wire, l.pxn_sent.pop());
+      break;
+    }
+    case kTagA2aNvlink: {
+      Flow& f = flows_[x];
+      ++f.acked;
+      const std::int64_t share = spec_.bytes / n_;
+      gpu_received(v, f.dst,
+                   std::clamp<std::int64_t>(share - (f.acked - 1) * p_.chunk, 0, p_.chunk));
+      alltoall_send(v, x);
+      break;
+    }
+    case kTagA2aPxn: {
+      Flow& f = flows_[x];
+      const std::int64_t share = spec_.bytes / n_;
+      const std::int64_t payload =
+          std::clamp<std::int64_t>(share - (f.pxn_posted++) * p_.chunk, 0, p_.chunk);
+      const auto wire =
+          static_cast<std::int64_t>(static_cast<double>(payload) * p_.wire_factor() + 0.5);
+      network_bytes_[f.src] += static_cast<std::uint64_t>(wire);
+      posted_flows_[f.endpoint].push(x);
+      post_network(v, f.endpoint, wire, v.now());
+      break;
+    }
+    default:
+      fatal("collective: unknown timer tag " + std::to_string(tag));
+  }
+}
+
+void CollectiveApp::on_cq(nic::Verbs& v, std::uint32_t endpoint) {
+  std::array<nic::Completion, 16> wc;
+  std::size_t k;
+  while ((k = v.poll_cq(endpoint, wc)) > 0) {
+    for (std::size_t i = 0; i < k; ++i) {
+      const nic::Completion& c = wc[i];
+      STEPSIM_CHECK(c.status == nic::WcStatus::kSuccess,
+                    "collective: a transfer failed on endpoint " + std::to_string(endpoint));
+      if (spec_.kind == Kind::kAllToAll) {
+        if (c.recv) {
+          const auto payload =
+              static_cast<std::int64_t>(static_cast<double>(c.bytes) / p_.wire_factor() + 0.5);
+          gpu_received(v, owner_of_endpoint_[endpoint], payload);
+        } else {
+          // Send completions come in posting order: credit the flow that posted first.
+          const std::uint32_t fi = posted_flows_[endpoint].pop();
+          ++flows_[fi].acked;
+          alltoall_send(v, fi);
+        }
+        continue;
+      }
+      const std::uint32_t li = owner_of_endpoint_[endpoint];
+      if (c.recv) {
+        on_received(v, li, piece_bytes(lanes_[lanes_[li].prev], lanes_[li].arrived),
+                    sent_time(v.now(), c.imm));
+      } else {
+        ++lanes_[li].acked;
+        lane_progress(v, li);
+      }
+    }
+  }
+}
+
+CollectiveResult CollectiveApp::result(pdes::Sync& sync) const {
+  // Each GPU's record lives on the rank of its server: sums gather them (+1: "never" is 0).
+  const auto n = static_cast<std::size_t>(n_);
+  std::vector<std::uint64_t> buf(3 * n, 0);
+  for (std::size_t g = 0; g < n; ++g) {
+    buf[g] = static_cast<std::uint64_t>(gpu_done_ps_[g] + 1);
+    buf[n + g] = nvlink_bytes_[g];
+    buf[2 * n + g] = network_bytes_[g];
+  }
+  sync.allreduce_sum(buf);
+  CollectiveResult r;
+  for (std::size_t g = 0; g < n; ++g) {
+    r.gpu_done_ps.push_back(static_cast<std::int64_t>(buf[g]) - 1);
+    r.time_ps = std::max(r.time_ps, r.gpu_done_ps.back());
+    r.nvlink_bytes += buf[n + g];
+    r.network_bytes += buf[2 * n + g];
+  }
+  return r;
+}
+
+Result<CollectiveRun> run_collective(const topology::Topology& topo, const Communicator& comm,
+                                     const CollectiveSpec& spec, const CollectiveParams& params,
+                                     const nic::NicParams& nic, const fabric::FabricParams& fabric,
+                                     pdes::Sync& sync, pdes::EngineOptions engine_options) {
+  if (auto ok = params.validate(); !ok) return ok.error();
+  if (spec.bytes < 0) return Error{"collective size must be >= 0 bytes"};
+  if (spec.root < 0 || spec.root >= comm.size()) {
+    return Error{"root " + std::to_string(spec.root) + " is not a rank (0.." +
+                 std::to_string(comm.size() - 1) + ")"};
+  }
+  CollectiveApp app(comm, spec, params);
+  auto r =
+      nic::run_rdma(topo, app.connections(), nic, fabric, &app, sync, std::move(engine_options));
+  if (!r) return r.error();
+  CollectiveRun out{app.result(sync), std::move(r).value()};
+  return out;
+}
+
+}  // namespace stepsim::collective
