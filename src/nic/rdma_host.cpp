@@ -1098,13 +1098,12 @@ void RdmaHost::setup(fabric::FabricModel& fabric, std::span<const pdes::LpId> lo
 
 void RdmaHost::init_server(pdes::LpContext& ctx) {
   Impl& m = *impl_;
-  const std::uint32_t s = m.server_of_slot[ctx.slot()];
   const topology::Topology& topo = m.fabric->topology();
   for (const PcieFault& f : params_.pcie_faults) {
     if (topo.ports[f.nic].node != ctx.self()) continue;
     ctx.send(ctx.self(), f.at, kEvPcieFault, topo.ports[f.nic].index, PcieFaultMsg{f.gen});
   }
-  if (app_ != nullptr && !m.eps_of_server[s].empty()) {
+  if (app_ != nullptr) {  // every server: an application may use NVLink only
     VerbsOnServer v(*this, ctx);
     app_->on_start(v);
   }

@@ -1,0 +1,131 @@
+// Collectives on small fabrics, one rank: bandwidth and latency terms against the alpha-beta
+// model, nccl-tests' busbw definitions, NVLink inside a server, AllToAll under ECMP and spraying.
+#include "stepsim/collective/collective_app.hpp"
+
+#include <gtest/gtest.h>
+
+#include "stepsim/topology/topology_loader.hpp"
+#include "tests/support/small_topologies.hpp"
+
+namespace stepsim::collective {
+namespace {
+
+CollectiveRun run(const topology::Topology& topo, int gpus, Kind kind, std::int64_t bytes,
+                  CollectiveParams p = {}, fabric::FabricParams fp = {}) {
+  const Communicator comm = make_communicator(topo, gpus).value();
+  nic::NicParams nic;
+  nic.cc.algorithm = "none";
+  pdes::SerialSync sync;
+  pdes::EngineOptions opt;
+  opt.end = SimTime::s(1);
+  auto r = run_collective(topo, comm, CollectiveSpec{kind, bytes, 0}, p, nic, fp, sync, opt);
+  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
+  return std::move(r).value();
+}
+
+// RDMA goodput of a 400G NIC in GB/s: 4 KiB payloads in 4,178 B frames plus 20 B of gap.
+constexpr double kNicGBs = 400.0 / 8 * 4096 / (4096 + 62 + 20);
+
+TEST(Collective, BusFactorsAreNcclTests) {
+  EXPECT_DOUBLE_EQ(busbw_factor(Kind::kAllReduce, 8), 2.0 * 7 / 8);
+  EXPECT_DOUBLE_EQ(busbw_factor(Kind::kAllGather, 8), 7.0 / 8);
+  EXPECT_DOUBLE_EQ(busbw_factor(Kind::kReduceScatter, 8), 7.0 / 8);
+  EXPECT_DOUBLE_EQ(busbw_factor(Kind::kAllToAll, 8), 7.0 / 8);
+  EXPECT_DOUBLE_EQ(busbw_factor(Kind::kBroadcast, 8), 1.0);
+}
+
+TEST(Collective, RingBusBandwidthTendsToTheNicBandwidth) {
+  // Four servers with one 400G NIC each on one leaf: every ring edge is a network hop, so for
+  // large messages busbw (the per-GPU send rate) tends to the NIC's RDMA goodput.
+  const auto topo = testing::leaf_spine(1, 1, 4);
+  for (Kind k : {Kind::kAllReduce, Kind::kAllGather, Kind::kReduceScatter}) {
+    const std::int64_t S = 256 << 20;
+    const auto r = run(topo, 4, k, S);
+    const double busbw = r.result.algbw_gbs(S) * busbw_factor(k, 4);
+    EXPECT_NEAR(busbw, kNicGBs, 0.03 * kNicGBs) << kind_name(k);
+    EXPECT_LE(busbw, kNicGBs) << kind_name(k);
+  }
+}
+
+TEST(Collective, RingAllReduceFollowsTheAlphaBetaModel) {
+  // t = base + 2(n-1) alpha + 2(n-1)/n S / B; with Simple, alpha is NCCL's 14 us network hop
+  // (a floor above this fabric's ~3 us transport latency). Within 3% for large S (pipelining
+  // hides part of the latency term behind transfers: -3.5% at 64 MB, where it is 4% of t), and
+  // for a tiny message the latency term alone (the ring's 2(n-1) hops in sequence).
+  const auto topo = testing::leaf_spine(1, 1, 4);
+  const CollectiveParams p;
+  const int n = 4;
+  const auto alpha_beta = [&](std::int64_t S) {
+    return p.base_simple.seconds() + 2.0 * (n - 1) * p.net_hop_simple.seconds() +
+           2.0 * (n - 1) / n * static_cast<double>(S) / (kNicGBs * 1e9);
+  };
+  for (std::int64_t S : {std::int64_t{256} << 20, std::int64_t{1} << 30}) {
+    const double t = static_cast<double>(run(topo, n, Kind::kAllReduce, S).result.time_ps) * 1e-12;
+    EXPECT_NEAR(t, alpha_beta(S), 0.03 * alpha_beta(S)) << S;
+  }
+  const double tiny =
+      static_cast<double>(run(topo, n, Kind::kAllReduce, 64).result.time_ps) * 1e-12;
+  EXPECT_NEAR(tiny, alpha_beta(0), 0.01 * alpha_beta(0));
+}
+
+TEST(Collective, InsideOneServerTheRingRunsOnNvlink) {
+  // One server of 8 GPUs: no network traffic; busbw tends to NVLink's per-direction bandwidth.
+  const auto topo =
+      topology::load_topology(std::string(STEPSIM_SOURCE_DIR) + "/topologies/toy-2server.yaml")
+          .value();
+  const std::int64_t S = 1LL << 30;
+  const CollectiveParams p;
+  const auto r = run(topo, 8, Kind::kAllReduce, S, p);
+  EXPECT_EQ(r.result.network_bytes, 0u);
+  const double nvlink_gbs = static_cast<double>(p.nvlink.bits_per_second()) / 8e9;
+  const double busbw = r.result.algbw_gbs(S) * busbw_factor(Kind::kAllReduce, 8);
+  EXPECT_NEAR(busbw, nvlink_gbs, 0.05 * nvlink_gbs);
+  // Every byte a GPU sends crosses its NVLink: 2(n-1)/n S per GPU.
+  EXPECT_NEAR(static_cast<double>(r.result.nvlink_bytes), 8 * 2.0 * 7 / 8 * S, 0.001 * 8 * S);
+}
+
+TEST(Collective, TwoServersKeepNetworkHopsOnTheirRail) {
+  // 2 x 8 GPUs, 8 channels on 8 rails: each channel crosses between the servers twice (once
+  // each way) on its own rail, so the network carries 2 x (channel's share of 2(n-1)/n S / n)
+  // per channel... i.e. every ring edge moves the same bytes: 2 of 16 edges per ring are network.
+  const auto topo =
+      topology::load_topology(std::string(STEPSIM_SOURCE_DIR) + "/topologies/toy-2server.yaml")
+          .value();
+  const std::int64_t S = 256 << 20;
+  const auto r = run(topo, 16, Kind::kAllReduce, S);
+  const double per_gpu = 2.0 * 15 / 16 * static_cast<double>(S);  // bytes each GPU sends
+  EXPECT_NEAR(static_cast<double>(r.result.network_bytes), 2.0 / 16 * 16 * per_gpu,
+              0.001 * per_gpu);
+  // Every NIC port of both servers carried data: the rails are all used.
+  std::size_t used = 0;
+  for (topology::NodeId s : {0u, 1u}) {
+    for (std::uint32_t i = 0; i < 8; ++i) {
+      used += r.rdma.fabric.ports[topo.port_id(s, i)].bytes > 1'000'000 ? 1 : 0;
+    }
+  }
+  EXPECT_EQ(used, 16u);
+}
+
+TEST(Collective, AllToAllHashCollisionsUnderEcmpAreRemovedBySpraying) {
+  // 16 single-GPU servers on the k=4 fat-tree: AllToAll's 240 flows collide on ECMP paths;
+  // spraying spreads every flow over all paths and approaches the NIC bandwidth.
+  const auto topo =
+      topology::load_topology(std::string(STEPSIM_SOURCE_DIR) + "/topologies/fat-tree-k4.yaml")
+          .value();
+  const std::int64_t S = 64 << 20;
+  fabric::FabricParams ecmp;
+  fabric::FabricParams spray;
+  spray.lb.policy = "spray";
+  nic::NicParams nic;
+  const auto e = run(topo, 16, Kind::kAllToAll, S, {}, ecmp);
+  const auto s = run(topo, 16, Kind::kAllToAll, S, {}, spray);
+  const double f = busbw_factor(Kind::kAllToAll, 16);
+  const double bus_e = e.result.algbw_gbs(S) * f;
+  const double bus_s = s.result.algbw_gbs(S) * f;
+  EXPECT_GT(bus_s, 0.95 * kNicGBs) << bus_s;
+  EXPECT_LT(bus_e, 0.80 * bus_s) << bus_e << " vs " << bus_s;
+  EXPECT_GT(e.rdma.summary.max_queue, 4 * s.rdma.summary.max_queue);
+}
+
+}  // namespace
+}  // namespace stepsim::collective
