@@ -1,0 +1,60 @@
+// Collectives across MPI ranks: the same completion times, traffic and digest as a one-rank run.
+#include <gtest/gtest.h>
+
+#include "stepsim/collective/collective_app.hpp"
+#include "stepsim/pdes/mpi_sync.hpp"
+#include "stepsim/topology/topology_loader.hpp"
+
+namespace stepsim::collective {
+namespace {
+
+struct Case {
+  const char* topology;
+  int gpus;
+  Kind kind;
+  std::int64_t bytes;
+  const char* lb;
+};
+
+class Collectives : public ::testing::TestWithParam<Case> {};
+
+TEST_P(Collectives, MatchAOneRankRunBitForBit) {
+  const Case c = GetParam();
+  const auto topo =
+      topology::load_topology(std::string(STEPSIM_SOURCE_DIR) + "/topologies/" + c.topology)
+          .value();
+  const Communicator comm = make_communicator(topo, c.gpus).value();
+  CollectiveParams p;
+  p.chunk = 64 * 1024;
+  nic::NicParams nic;  // DCQCN on
+  fabric::FabricParams fp;
+  fp.lb.policy = c.lb;
+  pdes::EngineOptions opt;
+  opt.end = SimTime::s(1);
+  const CollectiveSpec spec{c.kind, c.bytes, 1};
+  pdes::SerialSync serial;
+  const auto ref = run_collective(topo, comm, spec, p, nic, fp, serial, opt);
+  ASSERT_TRUE(ref.ok()) << ref.error().message;
+  EXPECT_GT(ref->result.time_ps, 0);
+  for (int threads : {1, 2}) {
+    pdes::MpiSync sync;
+    opt.threads = threads;
+    const auto got = run_collective(topo, comm, spec, p, nic, fp, sync, opt);
+    ASSERT_TRUE(got.ok());
+    EXPECT_EQ(got->rdma.stats.digest, ref->rdma.stats.digest) << threads << " threads";
+    EXPECT_EQ(got->rdma.stats.events, ref->rdma.stats.events);
+    EXPECT_EQ(got->result.gpu_done_ps, ref->result.gpu_done_ps);
+    EXPECT_EQ(got->result.network_bytes, ref->result.network_bytes);
+    EXPECT_EQ(got->result.nvlink_bytes, ref->result.nvlink_bytes);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Collective, Collectives,
+    ::testing::Values(Case{"toy-2server.yaml", 16, Kind::kAllReduce, 4 << 20, "ecmp"},
+                      Case{"toy-2server.yaml", 16, Kind::kBroadcast, 1 << 20, "ecmp"},
+                      Case{"fat-tree-k4.yaml", 16, Kind::kAllToAll, 2 << 20, "spray"},
+                      Case{"fat-tree-k4.yaml", 16, Kind::kReduceScatter, 4 << 20, "flowlet"}));
+
+}  // namespace
+}  // namespace stepsim::collective
