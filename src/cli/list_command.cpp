@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "src/cli/cli.hpp"
+#include "stepsim/collective/collective.hpp"
 #include "stepsim/fabric/fabric_params.hpp"
 #include "stepsim/fabric/load_balancer.hpp"
 #include "stepsim/nic/nic_params.hpp"
@@ -99,6 +100,16 @@ void list_nic() {
   std::printf("Congestion control: `stepsim list cc`.\n");
 }
 
+void list_collective() {
+  collective::CollectiveParams d;
+  std::printf(
+      "Collective and GPU parameters (key, default, meaning; docs/collectives.md). Set them with "
+      "`stepsim bench nccl ... --set key=value`:\n");
+  const config::ParamTable table = collective::collective_param_table(d);
+  print_params(table, "coll.");
+  print_params(table, "gpu.");
+}
+
 }  // namespace
 
 ListCommand::ListCommand(CLI::App& parent) {
@@ -106,10 +117,11 @@ ListCommand::ListCommand(CLI::App& parent) {
                                "List a registry: topologies (generators, parameters, "
                                "link classes), partitioners, lb (load-balancing policies), "
                                "fabric (fabric parameters and defaults), cc (congestion "
-                               "control) or nic (NIC parameters and defaults)");
+                               "control), nic (NIC parameters and defaults) or collective");
   cmd_->add_option("what", what_, "What to list")
       ->required()
-      ->check(CLI::IsMember({"topologies", "partitioners", "lb", "fabric", "cc", "nic"}));
+      ->check(
+          CLI::IsMember({"topologies", "partitioners", "lb", "fabric", "cc", "nic", "collective"}));
 }
 
 int ListCommand::execute(int rank) {
@@ -124,6 +136,8 @@ int ListCommand::execute(int rank) {
     list_cc();
   } else if (what_ == "nic") {
     list_nic();
+  } else if (what_ == "collective") {
+    list_collective();
   } else {
     for (const std::string& name : pdes::partitioner_names()) std::printf("%s\n", name.c_str());
   }

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "stepsim/collective/collective.hpp"
 #include "stepsim/nic/nic_params.hpp"
 
 namespace stepsim::config {
@@ -23,6 +24,21 @@ TEST(ParamTable, EveryNicKeyRoundTripsThroughItsText) {
     EXPECT_EQ(x.get(), before) << x.key;
   }
   EXPECT_TRUE(p.validate().ok());
+}
+
+TEST(ParamTable, EveryCollectiveKeyRoundTripsThroughItsText) {
+  collective::CollectiveParams p;
+  const ParamTable t = collective::collective_param_table(p);
+  ASSERT_GT(t.params().size(), 15u);
+  for (const Param& x : t.params()) {
+    const std::string before = x.get();
+    ASSERT_TRUE(t.set(x.key, before).ok()) << x.key << " = " << before;
+    EXPECT_EQ(x.get(), before) << x.key;
+  }
+  EXPECT_TRUE(p.validate().ok());
+  auto bad = t.apply("coll.algorithm=tree");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message, "coll.algorithm: 'tree' is not allowed (allowed: ring)");
 }
 
 TEST(ParamTable, SetsFieldsAndRejectsOutOfRangeValuesNamingTheKey) {
