@@ -19,7 +19,7 @@ for ranks in 1 2 4; do
       reference=$line
       check "three rows and a digest" '[[ $(grep -cE "^ +[0-9]+ " <<<"$out") -eq 3 && "$line" == *digest* ]]'
       # busbw = algbw x 2 x 15 / 16 (rows with algbw > 10 GB/s: enough printed digits).
-      check "busbw is algbw x 2(n-1)/n" 'awk '"'"'/^ +[0-9]+ / { if ($8 > 10 && ($9 / $8 < 1.870 || $9 / $8 > 1.880)) bad = 1 } END { exit bad }'"'"' <<<"$out"'
+      check "busbw is algbw x 2(n-1)/n" 'awk '"'"'/^ +[0-9]+ / { if ($7 > 10 && ($8 / $7 < 1.870 || $8 / $7 > 1.880)) bad = 1 } END { exit bad }'"'"' <<<"$out"'
     else
       check "ranks $ranks threads $threads: '$line' vs '$reference'" '[[ "$line" == "$reference" ]]'
     fi
