@@ -91,14 +91,14 @@ double CollectiveParams::wire_factor() const {
   return 1.0;
 }
 
-SimTime CollectiveParams::hop_latency(bool over_nvlink) const {
+SimTime CollectiveParams::hop_overhead(bool over_nvlink) const {
   switch (parse_protocol(protocol).value()) {
     case Protocol::kLl:
-      return over_nvlink ? nvlink_hop_ll : net_hop_ll;
+      return over_nvlink ? nvlink_overhead_ll : net_overhead_ll;
     case Protocol::kLl128:
-      return over_nvlink ? nvlink_hop_ll128 : net_hop_ll128;
+      return over_nvlink ? nvlink_overhead_ll128 : net_overhead_ll128;
     case Protocol::kSimple:
-      return over_nvlink ? nvlink_hop_simple : net_hop_simple;
+      return over_nvlink ? nvlink_overhead_simple : net_overhead_simple;
   }
   return SimTime::zero();
 }
@@ -131,18 +131,18 @@ config::ParamTable collective_param_table(CollectiveParams& p) {
          "base latency, Simple (NCCL tuning.cc)");
   t.time("coll.base.ll", p.base_ll, SimTime::zero(), max_time, "base latency, LL");
   t.time("coll.base.ll128", p.base_ll128, SimTime::zero(), max_time, "base latency, LL128");
-  t.time("coll.hop.nvlink_simple", p.nvlink_hop_simple, SimTime::zero(), max_time,
-         "per-hop latency, Simple over NVLink (NCCL tuning.cc)");
-  t.time("coll.hop.net_simple", p.net_hop_simple, SimTime::zero(), max_time,
-         "per-hop latency, Simple over the network");
-  t.time("coll.hop.nvlink_ll", p.nvlink_hop_ll, SimTime::zero(), max_time,
-         "per-hop latency, LL over NVLink");
-  t.time("coll.hop.net_ll", p.net_hop_ll, SimTime::zero(), max_time,
-         "per-hop latency, LL over the network");
-  t.time("coll.hop.nvlink_ll128", p.nvlink_hop_ll128, SimTime::zero(), max_time,
-         "per-hop latency, LL128 over NVLink");
-  t.time("coll.hop.net_ll128", p.net_hop_ll128, SimTime::zero(), max_time,
-         "per-hop latency, LL128 over the network");
+  t.time("coll.overhead.nvlink_simple", p.nvlink_overhead_simple, SimTime::zero(), max_time,
+         "per-hop overhead above the transport, Simple over NVLink");
+  t.time("coll.overhead.net_simple", p.net_overhead_simple, SimTime::zero(), max_time,
+         "per-hop overhead above the transport, Simple over the network");
+  t.time("coll.overhead.nvlink_ll", p.nvlink_overhead_ll, SimTime::zero(), max_time,
+         "per-hop overhead, LL over NVLink");
+  t.time("coll.overhead.net_ll", p.net_overhead_ll, SimTime::zero(), max_time,
+         "per-hop overhead, LL over the network");
+  t.time("coll.overhead.nvlink_ll128", p.nvlink_overhead_ll128, SimTime::zero(), max_time,
+         "per-hop overhead, LL128 over NVLink");
+  t.time("coll.overhead.net_ll128", p.net_overhead_ll128, SimTime::zero(), max_time,
+         "per-hop overhead, LL128 over the network");
   return t;
 }
 

@@ -1,7 +1,7 @@
 // One collective as an RDMA application (see collective_app.hpp). Modelling choices:
 // - A piece's progress is counted, not named: pieces of one ring edge arrive in order (one QP,
 //   or one NVLink timeline), so "piece i - dep has arrived" is "arrived count > i - dep".
-// - The protocol's per-hop latency and the reduction are a delay between a piece's arrival and
+// - The protocol's per-hop overhead and the reduction are a delay between a piece's arrival and
 //   the moment it counts as received (and may be forwarded); they cost latency, not bandwidth.
 // - NVLink is a per-GPU egress timeline (bandwidth per direction) plus a latency; the NVSwitch
 //   is not a bottleneck.
@@ -237,26 +237,12 @@ SimTime CollectiveApp::nvlink_hop(std::uint32_t gpu, SimTime now, std::int64_t w
   return free + p_.nvlink_latency;
 }
 
-void CollectiveApp::post_network(nic::Verbs& v, std::uint32_t endpoint, std::int64_t bytes,
-                                 SimTime sent) {
+void CollectiveApp::post_network(nic::Verbs& v, std::uint32_t endpoint, std::int64_t bytes) {
   nic::WorkRequest wr;
   wr.opcode = nic::Opcode::kWriteImm;
   wr.bytes = bytes;
-  wr.imm = static_cast<std::uint32_t>(sent.picoseconds() / 1000);  // ns, modulo 2^32
   v.post(endpoint, wr);
 }
-
-namespace {
-
-// The send time carried in a completion's immediate data (ns modulo 2^32), back in full: the
-// piece was sent less than 4.29 s before it arrived.
-SimTime sent_time(SimTime now, std::uint32_t imm) {
-  const std::int64_t now_ns = now.picoseconds() / 1000;
-  const std::int64_t back = static_cast<std::uint32_t>(static_cast<std::uint32_t>(now_ns) - imm);
-  return SimTime::ns(now_ns - back);
-}
-
-}  // namespace
 
 void CollectiveApp::try_send(nic::Verbs& v, std::uint32_t li) {
   Lane& l = lanes_[li];
@@ -269,29 +255,24 @@ void CollectiveApp::try_send(nic::Verbs& v, std::uint32_t li) {
     ++l.sent;
     if (l.next_intra) {
       const SimTime arrive = nvlink_hop(l.gpu, v.now(), wire);
-      lanes_[l.next].nvlink_sent.push(v.now());
       v.schedule(arrive - v.now(), kTagNvlink | l.next);
     } else if (l.pxn) {
       const SimTime there = nvlink_hop(l.gpu, v.now(), wire);
-      l.pxn_sent.push(v.now());
       v.schedule(there - v.now(), kTagPxn | li);
     } else {
       network_bytes_[l.gpu] += static_cast<std::uint64_t>(wire);
-      post_network(v, l.endpoint, wire, v.now());
+      post_network(v, l.endpoint, wire);
     }
   }
 }
 
-void CollectiveApp::on_received(nic::Verbs& v, std::uint32_t li, std::int64_t payload,
-                                SimTime sent) {
-  // The piece counts once it is reduced, and no earlier than the protocol's per-hop latency
-  // after it was sent (NCCL's per-hop latency is a floor on a step, transport included).
+void CollectiveApp::on_received(nic::Verbs& v, std::uint32_t li, std::int64_t payload) {
+  // The piece counts once the protocol's per-hop overhead and its reduction have passed.
   Lane& l = lanes_[li];
   const std::int64_t i = l.arrived++;
-  SimTime ready = v.now();
-  if (reduces(l, i)) ready += p_.reduce_rate.serialization_time(Bytes(payload));
-  ready = std::max(ready, sent + p_.hop_latency(lanes_[l.prev].next_intra));
-  v.schedule(ready - v.now(), kTagRecv | li);
+  SimTime delay = p_.hop_overhead(lanes_[l.prev].next_intra);
+  if (reduces(l, i)) delay += p_.reduce_rate.serialization_time(Bytes(payload));
+  v.schedule(delay, kTagRecv | li);
 }
 
 void CollectiveApp::lane_progress(nic::Verbs& v, std::uint32_t li) {
@@ -313,14 +294,14 @@ void CollectiveApp::alltoall_send(nic::Verbs& v, std::uint32_t fi) {
     ++f.sent;
     if (f.intra) {
       const SimTime arrive = nvlink_hop(f.src, v.now(), wire);
-      v.schedule(arrive - v.now() + p_.hop_latency(true), kTagA2aNvlink | fi);
+      v.schedule(arrive - v.now() + p_.hop_overhead(true), kTagA2aNvlink | fi);
     } else if (f.pxn) {
       const SimTime there = nvlink_hop(f.src, v.now(), wire);
       v.schedule(there - v.now(), kTagA2aPxn | fi);
     } else {
       network_bytes_[f.src] += static_cast<std::uint64_t>(wire);
       posted_flows_[f.endpoint].push(fi);
-      post_network(v, f.endpoint, wire, v.now());
+      post_network(v, f.endpoint, wire);
     }
   }
 }
@@ -359,7 +340,7 @@ void CollectiveApp::on_timer(nic::Verbs& v, std::uint32_t tag) {
       Lane& l = lanes_[x];
       Lane& from = lanes_[l.prev];
       ++from.acked;  // the slot is free once the piece is in the peer's buffer
-      on_received(v, x, piece_bytes(from, l.arrived), l.nvlink_sent.pop());
+      on_received(v, x, piece_bytes(from, l.arrived));
       lane_progress(v, l.prev);
       break;
     }
@@ -373,7 +354,7 @@ void CollectiveApp::on_timer(nic::Verbs& v, std::uint32_t tag) {
       const auto wire =
           static_cast<std::int64_t>(static_cast<double>(payload) * p_.wire_factor() + 0.5);
       network_bytes_[l.gpu] += static_cast<std::uint64_t>(wire);
-      post_network(v, l.endpoint, wire, l.pxn_sent.pop());
+      post_network(v, l.endpoint, wire);
       break;
     }
     case kTagA2aNvlink: {
@@ -394,7 +375,7 @@ void CollectiveApp::on_timer(nic::Verbs& v, std::uint32_t tag) {
           static_cast<std::int64_t>(static_cast<double>(payload) * p_.wire_factor() + 0.5);
       network_bytes_[f.src] += static_cast<std::uint64_t>(wire);
       posted_flows_[f.endpoint].push(x);
-      post_network(v, f.endpoint, wire, v.now());
+      post_network(v, f.endpoint, wire);
       break;
     }
     default:
@@ -425,8 +406,7 @@ void CollectiveApp::on_cq(nic::Verbs& v, std::uint32_t endpoint) {
       }
       const std::uint32_t li = owner_of_endpoint_[endpoint];
       if (c.recv) {
-        on_received(v, li, piece_bytes(lanes_[lanes_[li].prev], lanes_[li].arrived),
-                    sent_time(v.now(), c.imm));
+        on_received(v, li, piece_bytes(lanes_[lanes_[li].prev], lanes_[li].arrived));
       } else {
         ++lanes_[li].acked;
         lane_progress(v, li);

@@ -72,8 +72,6 @@ class CollectiveApp final : public nic::RdmaApp {
     std::int64_t arrived = 0;     // pieces arrived, their reduce/latency timer pending
     std::int64_t pxn_posted = 0;  // PXN: pieces whose NVLink hop finished and were posted
     std::int64_t done_ps = -1;
-    RingQueue<SimTime> nvlink_sent;  // pieces on NVLink into this lane: when they were sent
-    RingQueue<SimTime> pxn_sent;     // this lane's pieces on their PXN hop: when they were sent
   };
   // AllToAll: what one GPU sends to one peer.
   struct Flow {
@@ -94,8 +92,8 @@ class CollectiveApp final : public nic::RdmaApp {
   void build_alltoall();
   void try_send(nic::Verbs& v, std::uint32_t lane);
   void start(nic::Verbs& v);
-  void post_network(nic::Verbs& v, std::uint32_t endpoint, std::int64_t bytes, SimTime sent);
-  void on_received(nic::Verbs& v, std::uint32_t lane, std::int64_t bytes, SimTime sent);
+  void post_network(nic::Verbs& v, std::uint32_t endpoint, std::int64_t bytes);
+  void on_received(nic::Verbs& v, std::uint32_t lane, std::int64_t bytes);
   void lane_progress(nic::Verbs& v, std::uint32_t lane);
   void alltoall_send(nic::Verbs& v, std::uint32_t flow);
   void gpu_received(nic::Verbs& v, std::uint32_t gpu, std::int64_t bytes);
