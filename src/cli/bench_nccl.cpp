@@ -125,15 +125,8 @@ int BenchNcclCommand::execute(int rank, int ranks) {
     if (s <= 0) break;
   }
   pdes::MpiSync sync;
-  pdes::EngineOptions opts;
-  opts.threads = threads_;
-  opts.end = *end;
-  if (!quiet_ && sizes.size() == 1) {
-    opts.progress_every = progress_interval();
-    opts.on_progress = print_progress;
-  }
-  install_stop_handlers();
-  warn_if_threads_exceed_cpus(threads_, rank);
+  const pdes::EngineOptions opts =
+      bench_engine_options(threads_, *end, !quiet_ && sizes.size() == 1, rank);
   const bool rooted = *kind == collective::Kind::kBroadcast || *kind == collective::Kind::kReduce;
   if (rank == 0) {
     std::printf(

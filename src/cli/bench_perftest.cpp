@@ -184,15 +184,8 @@ int BenchPerftestCommand::execute(int rank, int ranks) {
     sizes.push_back(size->count());
   }
   pdes::MpiSync sync;
-  pdes::EngineOptions opts;
-  opts.threads = threads_;
-  opts.end = *end;
-  if (!quiet_ && sizes.size() == 1) {
-    opts.progress_every = progress_interval();
-    opts.on_progress = print_progress;
-  }
-  install_stop_handlers();
-  warn_if_threads_exceed_cpus(threads_, rank);
+  const pdes::EngineOptions opts =
+      bench_engine_options(threads_, *end, !quiet_ && sizes.size() == 1, rank);
 
   const DataRate line = topo->port_types[topo->links[topo->ports[*a].link].port_type].data_rate();
   if (rank == 0) {

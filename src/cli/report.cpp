@@ -1,5 +1,8 @@
 #include "src/cli/report.hpp"
 
+#include "src/cli/cli.hpp"
+#include "src/cli/progress.hpp"
+
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
@@ -43,6 +46,19 @@ void print_time_split(const pdes::RunStats& st, std::size_t max_ranks, bool thre
   if (shown < st.per_rank.size()) {
     std::printf("  ... %zu more ranks (--per-rank)\n", st.per_rank.size() - shown);
   }
+}
+
+pdes::EngineOptions bench_engine_options(int threads, SimTime end, bool progress, int rank) {
+  pdes::EngineOptions opts;
+  opts.threads = threads;
+  opts.end = end;
+  if (progress) {
+    opts.progress_every = progress_interval();
+    opts.on_progress = print_progress;
+  }
+  install_stop_handlers();
+  warn_if_threads_exceed_cpus(threads, rank);
+  return opts;
 }
 
 }  // namespace stepsim::cli

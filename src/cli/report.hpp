@@ -10,6 +10,11 @@
 
 namespace stepsim::cli {
 
+/// Engine options of a benchmark command: `threads` per rank, a simulated time limit, and a
+/// progress display when `progress`; also installs the SIGINT/SIGTERM handlers and warns when
+/// a rank has fewer CPUs than threads.
+pdes::EngineOptions bench_engine_options(int threads, SimTime end, bool progress, int rank);
+
 /// Index of the median of `count` runs by wall time (`wall(i)` gives run i's seconds).
 std::size_t median_run(std::size_t count, const std::function<double(std::size_t)>& wall);
 /// 16,384,000-style thousands separators.

@@ -4,10 +4,10 @@
 # options are user errors (exit 2, one message).
 set -uo pipefail
 stepsim=$1; mpiexec=$2; topologies=$3; shift 3; mpiflags=("$@")
+source "$(dirname "$0")/lib.sh"
 topo=$topologies/fat-tree-k4.yaml
 args=(bench fabric --topology "$topo" --pattern permutation --flow-bytes 200000 --lb flowlet
       --flowlet-timeout 2us --quiet)
-passed=0; failed=0
 reference=""
 for ranks in 1 2 4; do
   for threads in 1 2; do
@@ -21,13 +21,6 @@ for ranks in 1 2 4; do
       failed=$((failed + 1)); echo "FAIL: ranks $ranks threads $threads: '$line' vs '$reference'"; fi
   done
 done
-expect_error() {  # substring, args...
-  local want=$1; shift
-  local err rc
-  err=$("$mpiexec" -n 2 "${mpiflags[@]}" "$stepsim" "$@" 2>&1 >/dev/null); rc=$?
-  if [[ $rc -eq 2 && $(grep -cF -- "$want" <<<"$err") -eq 1 ]]; then passed=$((passed + 1)); else
-    failed=$((failed + 1)); echo "FAIL: stepsim $* -> exit $rc:"; echo "$err"; fi
-}
 expect_error "unknown load-balancing policy 'random' (allowed: adaptive, ecmp, flowlet, spray)" \
   bench fabric --topology "$topo" --lb random
 expect_error "--flow-bytes: '2MB/s' is not a size" bench fabric --topology "$topo" --flow-bytes 2MB/s
@@ -40,5 +33,4 @@ out=$("$stepsim" bench fabric --topology "$topo" --flow-bytes 200000 --quiet \
   --fault flap:20@5us,20us,5us,3 --fault lanes:21@1us=2 2>&1)
 if grep -q "faults           7 scheduled link events" <<<"$out" && grep -qE "link down [1-9]" <<<"$out"; then
   passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL: faults run:"; echo "$out"; fi
-echo "$passed passed, $failed failed"
-[[ $failed -eq 0 ]]
+finish

@@ -4,11 +4,8 @@
 # 2, one message).
 set -uo pipefail
 stepsim=$1; mpiexec=$2; topologies=$3; shift 3; mpiflags=("$@")
+source "$(dirname "$0")/lib.sh"
 topo=$topologies/toy-2server.yaml
-passed=0; failed=0
-check() {  # description, condition
-  if eval "$2"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL: $1"; echo "$out"; fi
-}
 args=(bench nccl allreduce -b 64KiB -e 4MiB -f 8 --gpus 16 --topology "$topo" --quiet)
 reference=""
 for ranks in 1 2 4; do
@@ -25,13 +22,6 @@ for ranks in 1 2 4; do
     fi
   done
 done
-expect_error() {  # substring, args...
-  local want=$1; shift
-  local err rc
-  err=$("$mpiexec" -n 2 "${mpiflags[@]}" "$stepsim" "$@" 2>&1 >/dev/null); rc=$?
-  if [[ $rc -eq 2 && $(grep -cF -- "$want" <<<"$err") -eq 1 ]]; then passed=$((passed + 1)); else
-    failed=$((failed + 1)); echo "FAIL: stepsim $* -> exit $rc:"; echo "$err"; fi
-}
 expect_error "--gpus 64: the topology has 16 GPUs (allowed: 1..16)" \
   bench nccl allreduce --topology "$topo" --gpus 64
 expect_error "--gpus 12 must be a multiple of the 8 GPUs per server" \
@@ -41,5 +31,4 @@ expect_error "--algo: coll.algorithm: 'tree' is not allowed (allowed: ring)" \
 expect_error "--set coll.chunk: '1' is out of range" \
   bench nccl allreduce --topology "$topo" --set coll.chunk=1
 expect_error "--root 16 is not a rank (0..15)" bench nccl broadcast --topology "$topo" --gpus 16 --root 16
-echo "$passed passed, $failed failed"
-[[ $failed -eq 0 ]]
+finish

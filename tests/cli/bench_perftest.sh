@@ -5,11 +5,8 @@
 # (exit 2, one message).
 set -uo pipefail
 stepsim=$1; mpiexec=$2; topologies=$3; shift 3; mpiflags=("$@")
+source "$(dirname "$0")/lib.sh"
 topo=$topologies/toy-2server-1.6t.yaml
-passed=0; failed=0
-check() {  # description, condition
-  if eval "$2"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL: $1"; echo "$out"; fi
-}
 args=(bench perftest write_bw --topology "$topo" -s 64KiB -q 4 -n 50 --cc dcqcn --lb spray
       --retransmission selective --quiet)
 reference=""
@@ -31,13 +28,6 @@ bw=$(awk '$1 == 1048576 {print $7}' <<<"$out")
 check "1 MB write_bw >= 1521.5 Gb/s (got '$bw')" 'awk -v b="$bw" "BEGIN {exit !(b >= 1521.5)}"'
 out=$("$stepsim" bench perftest write_lat --topology "$topo" -s 256 -n 100 --quiet 2>&1)
 check "write_lat prints the latency split" 'grep -q "^latency split    post 50.0, doorbell" <<<"$out"'
-expect_error() {  # substring, args...
-  local want=$1; shift
-  local err rc
-  err=$("$mpiexec" -n 2 "${mpiflags[@]}" "$stepsim" "$@" 2>&1 >/dev/null); rc=$?
-  if [[ $rc -eq 2 && $(grep -cF -- "$want" <<<"$err") -eq 1 ]]; then passed=$((passed + 1)); else
-    failed=$((failed + 1)); echo "FAIL: stepsim $* -> exit $rc:"; echo "$err"; fi
-}
 expect_error "--cc: cc.algorithm: 'timely' is not allowed (allowed: dcqcn, hpcc, none)" \
   bench perftest write_bw --topology "$topo" --cc timely
 expect_error "--from: '9:0' is not SERVER[:NIC] with SERVER in 0..1" \
@@ -66,5 +56,4 @@ check "a --nic-config file sets cc and rto" 'grep -q "cc hpcc, gbn, rto 20us" <<
 out=$("$stepsim" bench perftest write_bw --topology "$topo" -s 64KiB -n 20 --nic-config "$cfg" --cc dcqcn --set transport.rto=30us --quiet 2>&1)
 check "options override the file, --set overrides options" 'grep -q "cc dcqcn, gbn, rto 30us" <<<"$out"'
 expect_error "read_lat" bench perftest read_lat --topology "$topo"
-echo "$passed passed, $failed failed"
-[[ $failed -eq 0 ]]
+finish
