@@ -67,8 +67,8 @@ std::string protocol_name(Protocol p) {
 }
 
 Result<bool> CollectiveParams::validate() const {
-  if (algorithm != "ring") {
-    return Error{"coll.algorithm: '" + algorithm + "' is not available (allowed: ring)"};
+  if (algorithm != "ring" && algorithm != "tree") {
+    return Error{"coll.algorithm: '" + algorithm + "' is not available (allowed: ring, tree)"};
   }
   if (auto p = parse_protocol(protocol); !p) return Error{"coll.protocol: " + p.error().message};
   if (channels < 1 || channels > 64) return Error{"coll.channels must be 1..64"};
@@ -118,7 +118,8 @@ SimTime CollectiveParams::base_latency() const {
 config::ParamTable collective_param_table(CollectiveParams& p) {
   config::ParamTable t;
   const SimTime max_time = SimTime::s(1);
-  t.choice("coll.algorithm", p.algorithm, {"ring"}, "algorithm (AllToAll is pairwise)");
+  t.choice("coll.algorithm", p.algorithm, {"ring", "tree"},
+           "ring, or tree (AllReduce: NCCL's double binary tree); AllToAll is pairwise");
   t.choice("coll.protocol", p.protocol, {"simple", "ll", "ll128"}, "NCCL protocol");
   t.integer("coll.channels", p.channels, 1, 64, "parallel rings (channel c on rail c mod NICs)");
   t.bytes("coll.chunk", p.chunk, 64, std::int64_t{1} << 30, "bytes per pipelined piece");

@@ -28,6 +28,8 @@ enum Tag : std::uint32_t {
   kTagPxn = 3u << 28,     // lane's (low bits) PXN hop done: post the piece to the NIC
   kTagA2aNvlink = 4u << 28,
   kTagA2aPxn = 5u << 28,
+  kTagTreeArrive = 6u << 28,  // a tree piece crossed NVLink into (node << 2 | slot)
+  kTagTreeRecv = 7u << 28,    // a tree piece at (node << 2 | slot) counts as received
 };
 constexpr std::uint32_t kTagMask = 0xf0000000u;
 
@@ -53,6 +55,9 @@ CollectiveApp::CollectiveApp(const Communicator& comm, CollectiveSpec spec,
   network_bytes_.assign(static_cast<std::size_t>(n_), 0);
   if (spec_.kind == Kind::kAllToAll) {
     build_alltoall();
+  } else if (p_.algorithm == "tree") {
+    STEPSIM_CHECK(spec_.kind == Kind::kAllReduce, "the tree algorithm is for AllReduce");
+    build_trees();
   } else {
     build_rings();
   }
@@ -313,12 +318,161 @@ void CollectiveApp::gpu_received(nic::Verbs& v, std::uint32_t gpu, std::int64_t 
   }
 }
 
+namespace {
+
+// An in-order binary tree over positions [lo, hi): the middle is the root of the range.
+std::uint32_t build_btree(std::uint32_t lo, std::uint32_t hi, std::uint32_t parent,
+                          std::vector<std::uint32_t>& parent_of) {
+  if (lo >= hi) return kNone;
+  const std::uint32_t mid = lo + (hi - lo) / 2;
+  parent_of[mid] = parent;
+  build_btree(lo, mid, mid, parent_of);
+  build_btree(mid + 1, hi, mid, parent_of);
+  return mid;
+}
+
+}  // namespace
+
+std::int64_t CollectiveApp::tree_piece_bytes(std::int64_t i) const {
+  return std::clamp<std::int64_t>(channel_bytes_ - i * p_.chunk, 0, p_.chunk);
+}
+
+void CollectiveApp::build_trees() {
+  // NCCL's double binary tree: channel c uses tree c % 2 over the servers (the second tree is
+  // the first shifted by one server, so a leaf of one is mostly inside the other) and rail
+  // r = c mod GPUs per server. Inside a server the GPUs form a chain from GPU r, whose head
+  // joins the server tree. Pieces go up (reduced at every node) and, from the root, down.
+  const std::int64_t S = spec_.bytes;
+  channels_ =
+      static_cast<int>(std::clamp<std::int64_t>(S / (std::int64_t{n_} * 65536), 1, p_.channels));
+  channel_bytes_ = ceil_div(std::max<std::int64_t>(S, 0), channels_);
+  pieces_per_step_ = std::max<std::int64_t>(1, ceil_div(channel_bytes_, p_.chunk));
+  const auto G = std::min<std::uint32_t>(comm_.gpus_per_server, static_cast<std::uint32_t>(n_));
+  const auto servers = static_cast<std::uint32_t>(ceil_div(n_, G));
+  tree_.resize(static_cast<std::size_t>(n_) * static_cast<std::size_t>(channels_));
+  const auto node_of = [&](std::uint32_t gpu, int c) {
+    return gpu * static_cast<std::uint32_t>(channels_) + static_cast<std::uint32_t>(c);
+  };
+  const auto link = [&](std::uint32_t child, std::uint32_t parent) {
+    TreeNode& ch = tree_[child];
+    TreeNode& pa = tree_[parent];
+    const auto k = static_cast<std::uint32_t>(pa.children++);
+    STEPSIM_CHECK(k < 3, "a tree node with more than three children");
+    const Gpu& a = comm_.gpus[ch.gpu];
+    const Gpu& b = comm_.gpus[pa.gpu];
+    TreeEdge& up = ch.edge[kUp];
+    TreeEdge& down = pa.edge[k];
+    up.peer = parent;
+    up.peer_slot = k;
+    down.peer = child;
+    down.peer_slot = kUp;
+    up.intra = down.intra = a.server == b.server;
+    if (!up.intra) {
+      nic::Connection cn;
+      cn.a = a.nic;
+      cn.b = b.nic;
+      cn.prio = p_.prio;
+      cn.entropy = static_cast<std::uint16_t>(49152 + (conns_.size() % 16384));
+      const auto ci = static_cast<std::uint32_t>(conns_.size());
+      conns_.push_back(cn);
+      up.endpoint = nic::endpoint_of(ci, 0);    // the child posts up on side a
+      down.endpoint = nic::endpoint_of(ci, 1);  // the parent posts down on side b
+    }
+  };
+  for (int c = 0; c < channels_; ++c) {
+    const std::uint32_t r = static_cast<std::uint32_t>(c) % G;
+    std::vector<std::uint32_t> parent_of(servers, kNone);
+    build_btree(0, servers, kNone, parent_of);
+    const std::uint32_t shift = static_cast<std::uint32_t>(c % 2);
+    for (std::uint32_t g = 0; g < static_cast<std::uint32_t>(n_); ++g) tree_[node_of(g, c)].gpu = g;
+    for (std::uint32_t s = 0; s < servers; ++s) {
+      // The server's chain: r, r + 1, ... (mod G); each GPU's parent is the one before it.
+      for (std::uint32_t j = 1; j < G; ++j) {
+        link(node_of(s * G + (r + j) % G, c), node_of(s * G + (r + j - 1) % G, c));
+      }
+    }
+    for (std::uint32_t pos = 0; pos < servers; ++pos) {
+      if (parent_of[pos] == kNone) continue;
+      const std::uint32_t child = (pos + shift) % servers;
+      const std::uint32_t parent = (parent_of[pos] + shift) % servers;
+      link(node_of(child * G + r, c), node_of(parent * G + r, c));
+    }
+  }
+  owner_of_endpoint_.assign(conns_.size() * 2, kNone);
+  for (std::uint32_t t = 0; t < tree_.size(); ++t) {
+    for (std::uint32_t k = 0; k < 4; ++k) {
+      const TreeEdge& e = tree_[t].edge[k];
+      if (e.peer != kNone && !e.intra) owner_of_endpoint_[e.endpoint] = t << 2 | k;
+    }
+  }
+  if (n_ == 1) {
+    tree_[0].done_ps = 0;
+    gpu_done_ps_[0] = 0;
+  }
+}
+
+void CollectiveApp::tree_transfer(nic::Verbs& v, std::uint32_t t, std::uint32_t slot,
+                                  std::int64_t i) {
+  TreeEdge& e = tree_[t].edge[slot];
+  const auto wire =
+      static_cast<std::int64_t>(static_cast<double>(tree_piece_bytes(i)) * p_.wire_factor() + 0.5);
+  ++e.sent;
+  const std::uint32_t gpu = tree_[t].gpu;
+  if (e.intra) {
+    const SimTime arrive = nvlink_hop(gpu, v.now(), wire);
+    v.schedule(arrive - v.now(), kTagTreeArrive | (e.peer << 2 | e.peer_slot));
+  } else {
+    network_bytes_[gpu] += static_cast<std::uint64_t>(wire);
+    post_network(v, e.endpoint, wire);
+  }
+}
+
+void CollectiveApp::tree_arrived(nic::Verbs& v, std::uint32_t t, std::uint32_t slot) {
+  // Up from a child: reduced, then counted; down from the parent: counted after the overhead.
+  TreeEdge& e = tree_[t].edge[slot];
+  const std::int64_t i = e.arrived++;
+  SimTime delay = p_.hop_overhead(e.intra);
+  if (slot != kUp) delay += p_.reduce_rate.serialization_time(Bytes(tree_piece_bytes(i)));
+  v.schedule(delay, kTagTreeRecv | (t << 2 | slot));
+}
+
+void CollectiveApp::tree_progress(nic::Verbs& v, std::uint32_t t) {
+  TreeNode& nd = tree_[t];
+  const std::int64_t m = pieces_per_step_;
+  // Pieces reduced here: every child's part has come up (a leaf has all of them).
+  std::int64_t reduced = m;
+  for (int k = 0; k < nd.children; ++k) reduced = std::min(reduced, nd.edge[k].recvd);
+  TreeEdge& up = nd.edge[kUp];
+  const bool root = up.peer == kNone;
+  while (!root && up.sent < reduced && up.sent - up.acked < p_.slots) {
+    tree_transfer(v, t, kUp, up.sent);
+  }
+  // Pieces that may go down: the root's reduced ones, or those that came down from the parent.
+  const std::int64_t down = root ? reduced : up.recvd;
+  for (std::uint32_t k = 0; k < static_cast<std::uint32_t>(nd.children); ++k) {
+    TreeEdge& e = nd.edge[k];
+    while (e.sent < down && e.sent - e.acked < p_.slots) tree_transfer(v, t, k, e.sent);
+  }
+  bool done = down == m && (root || up.acked == m);
+  for (int k = 0; k < nd.children && done; ++k) done = nd.edge[k].acked == m;
+  if (done && nd.done_ps < 0) {
+    nd.done_ps = v.now().picoseconds();
+    if (++lanes_done_[nd.gpu] == channels_) gpu_done_ps_[nd.gpu] = nd.done_ps;
+  }
+}
+
 void CollectiveApp::on_start(nic::Verbs& v) {
   // The protocol's base latency (launch and set-up) comes before the first piece moves.
   v.schedule(p_.base_latency(), kTagStart);
 }
 
 void CollectiveApp::start(nic::Verbs& v) {
+  if (!tree_.empty()) {
+    for (std::uint32_t t = 0; t < tree_.size(); ++t) {
+      if (comm_.gpus[tree_[t].gpu].server == v.server()) tree_progress(v, t);
+    }
+    return;
+  }
   if (spec_.kind == Kind::kAllToAll) {
     for (std::uint32_t fi = 0; fi < flows_.size(); ++fi) {
       if (comm_.gpus[flows_[fi].src].server == v.server()) alltoall_send(v, fi);
@@ -378,6 +532,20 @@ void CollectiveApp::on_timer(nic::Verbs& v, std::uint32_t tag) {
       post_network(v, f.endpoint, wire);
       break;
     }
+    case kTagTreeArrive: {
+      // The sender's slot frees once the piece is in this GPU's buffer.
+      const std::uint32_t t = x >> 2;
+      const std::uint32_t slot = x & 3;
+      const TreeEdge& e = tree_[t].edge[slot];
+      ++tree_[e.peer].edge[e.peer_slot].acked;
+      tree_arrived(v, t, slot);
+      tree_progress(v, e.peer);
+      break;
+    }
+    case kTagTreeRecv:
+      ++tree_[x >> 2].edge[x & 3].recvd;
+      tree_progress(v, x >> 2);
+      break;
     default:
       fatal("collective: unknown timer tag " + std::to_string(tag));
   }
@@ -401,6 +569,17 @@ void CollectiveApp::on_cq(nic::Verbs& v, std::uint32_t endpoint) {
           const std::uint32_t fi = posted_flows_[endpoint].pop();
           ++flows_[fi].acked;
           alltoall_send(v, fi);
+        }
+        continue;
+      }
+      if (!tree_.empty()) {
+        const std::uint32_t t = owner_of_endpoint_[endpoint] >> 2;
+        const std::uint32_t slot = owner_of_endpoint_[endpoint] & 3;
+        if (c.recv) {
+          tree_arrived(v, t, slot);
+        } else {
+          ++tree_[t].edge[slot].acked;
+          tree_progress(v, t);
         }
         continue;
       }
@@ -441,6 +620,10 @@ Result<CollectiveRun> run_collective(const topology::Topology& topo, const Commu
                                      pdes::Sync& sync, pdes::EngineOptions engine_options) {
   if (auto ok = params.validate(); !ok) return ok.error();
   if (spec.bytes < 0) return Error{"collective size must be >= 0 bytes"};
+  if (params.algorithm == "tree" && spec.kind != Kind::kAllReduce) {
+    return Error{"coll.algorithm: tree is for allreduce only (allowed for " + kind_name(spec.kind) +
+                 ": ring)"};
+  }
   if (spec.root < 0 || spec.root >= comm.size()) {
     return Error{"root " + std::to_string(spec.root) + " is not a rank (0.." +
                  std::to_string(comm.size() - 1) + ")"};

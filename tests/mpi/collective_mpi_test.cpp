@@ -14,6 +14,7 @@ struct Case {
   Kind kind;
   std::int64_t bytes;
   const char* lb;
+  const char* algo = "ring";
 };
 
 class Collectives : public ::testing::TestWithParam<Case> {};
@@ -26,6 +27,7 @@ TEST_P(Collectives, MatchAOneRankRunBitForBit) {
   const Communicator comm = make_communicator(topo, c.gpus).value();
   CollectiveParams p;
   p.chunk = 64 * 1024;
+  p.algorithm = c.algo;
   nic::NicParams nic;  // DCQCN on
   fabric::FabricParams fp;
   fp.lb.policy = c.lb;
@@ -54,7 +56,9 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(Case{"toy-2server.yaml", 16, Kind::kAllReduce, 4 << 20, "ecmp"},
                       Case{"toy-2server.yaml", 16, Kind::kBroadcast, 1 << 20, "ecmp"},
                       Case{"fat-tree-k4.yaml", 16, Kind::kAllToAll, 2 << 20, "spray"},
-                      Case{"fat-tree-k4.yaml", 16, Kind::kReduceScatter, 4 << 20, "flowlet"}));
+                      Case{"fat-tree-k4.yaml", 16, Kind::kReduceScatter, 4 << 20, "flowlet"},
+                      Case{"toy-2server.yaml", 16, Kind::kAllReduce, 4 << 20, "ecmp", "tree"},
+                      Case{"fat-tree-k4.yaml", 16, Kind::kAllReduce, 1 << 20, "spray", "tree"}));
 
 }  // namespace
 }  // namespace stepsim::collective

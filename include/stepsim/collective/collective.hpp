@@ -35,7 +35,7 @@ Result<Protocol> parse_protocol(const std::string& name);
 std::string protocol_name(Protocol p);
 
 struct CollectiveParams {
-  std::string algorithm = "ring";  ///< ring (AllToAll: pairwise, whatever this says)
+  std::string algorithm = "ring";  ///< ring or tree (AllReduce); AllToAll is pairwise
   std::string protocol = "simple";
   int channels = 8;                 ///< parallel rings (NCCL channels), each on a rail
   std::int64_t chunk = 512 * 1024;  ///< bytes per pipelined piece of a step

@@ -86,7 +86,34 @@ class CollectiveApp final : public nic::RdmaApp {
     std::int64_t pxn_posted = 0;
   };
 
+  // Double binary tree (AllReduce): one node per GPU and channel; edge 3 is the parent, edges
+  // 0..2 the children. On a child edge, `recvd` counts pieces reduced up from that child and
+  // `sent` pieces broadcast down to it; on the parent edge, `sent` counts pieces sent up and
+  // `recvd` pieces that came down.
+  struct TreeEdge {
+    std::uint32_t peer = 0xffffffffu;  // tree node at the other end
+    std::uint32_t peer_slot = 0;       // this edge's slot at the peer
+    bool intra = false;
+    std::uint32_t endpoint = 0;  // network: the endpoint this node posts on
+    std::int64_t sent = 0;
+    std::int64_t acked = 0;
+    std::int64_t arrived = 0;
+    std::int64_t recvd = 0;
+  };
+  struct TreeNode {
+    std::uint32_t gpu = 0;
+    int children = 0;
+    TreeEdge edge[4];  // 0..2 children, 3 parent
+    std::int64_t done_ps = -1;
+  };
+  static constexpr std::uint32_t kUp = 3;
+
   [[nodiscard]] std::int64_t piece_bytes(const Lane& l, std::int64_t i) const;
+  [[nodiscard]] std::int64_t tree_piece_bytes(std::int64_t i) const;
+  void build_trees();
+  void tree_progress(nic::Verbs& v, std::uint32_t node);
+  void tree_transfer(nic::Verbs& v, std::uint32_t node, std::uint32_t slot, std::int64_t i);
+  void tree_arrived(nic::Verbs& v, std::uint32_t node, std::uint32_t slot);
   [[nodiscard]] bool reduces(const Lane& l, std::int64_t i) const;
   void build_rings();
   void build_alltoall();
@@ -110,6 +137,7 @@ class CollectiveApp final : public nic::RdmaApp {
   std::int64_t pieces_per_step_ = 1;
   std::vector<Lane> lanes_;
   std::vector<Flow> flows_;
+  std::vector<TreeNode> tree_;
   std::vector<nic::Connection> conns_;
   std::vector<std::uint32_t> owner_of_endpoint_;  // lane (rings) or destination GPU (alltoall)
   std::vector<RingQueue<std::uint32_t>> posted_flows_;  // alltoall: side-a endpoint -> posts

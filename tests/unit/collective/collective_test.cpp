@@ -10,8 +10,12 @@
 namespace stepsim::collective {
 namespace {
 
+const CollectiveParams kDefaultParams{};
+const fabric::FabricParams kDefaultFabric{};
+
 CollectiveRun run(const topology::Topology& topo, int gpus, Kind kind, std::int64_t bytes,
-                  CollectiveParams p = {}, fabric::FabricParams fp = {}) {
+                  const CollectiveParams& p = kDefaultParams,
+                  const fabric::FabricParams& fp = kDefaultFabric) {
   const Communicator comm = make_communicator(topo, gpus).value();
   nic::NicParams nic;
   nic.cc.algorithm = "none";
@@ -125,6 +129,45 @@ TEST(Collective, AllToAllHashCollisionsUnderEcmpAreRemovedBySpraying) {
   EXPECT_GT(bus_s, 0.95 * kNicGBs) << bus_s;
   EXPECT_LT(bus_e, 0.80 * bus_s) << bus_e << " vs " << bus_s;
   EXPECT_GT(e.rdma.summary.max_queue, 4 * s.rdma.summary.max_queue);
+}
+
+TEST(Collective, TreeWinsSmallMessagesAtScaleAndRingWinsLargeOnes) {
+  // 16 single-GPU servers: a ring AllReduce takes 2(n-1) = 30 steps in sequence, the double
+  // binary tree about 2 log2(16) = 8, so the tree wins while latency dominates; for large
+  // messages every tree node sends up to 1.5x the ring's bytes through its NIC (an inner node
+  // sends up once and down twice), so the ring wins.
+  const auto topo =
+      topology::load_topology(std::string(STEPSIM_SOURCE_DIR) + "/topologies/fat-tree-k4.yaml")
+          .value();
+  CollectiveParams ring;
+  ring.protocol = "ll";
+  CollectiveParams tree = ring;
+  tree.algorithm = "tree";
+  const auto time = [&](const CollectiveParams& p, std::int64_t S) {
+    return run(topo, 16, Kind::kAllReduce, S, p).result.time_ps;
+  };
+  EXPECT_LT(time(tree, 1024), time(ring, 1024) / 2);
+  ring.protocol = tree.protocol = "simple";
+  const std::int64_t big = 256 << 20;
+  const auto t_ring = time(ring, big);
+  const auto t_tree = time(tree, big);
+  EXPECT_LT(t_ring, t_tree);
+  // Both move every byte: the tree's busbw is still a sizeable share of the NIC's.
+  EXPECT_GT(static_cast<double>(big) * 2 * 15 / 16 / (static_cast<double>(t_tree) * 1e-12) / 1e9,
+            0.4 * kNicGBs);
+}
+
+TEST(Collective, TreeInsideAndAcrossServersReducesEveryGpu) {
+  // 2 x 8 GPUs: chains inside the servers, the server tree between them; every GPU finishes.
+  const auto topo =
+      topology::load_topology(std::string(STEPSIM_SOURCE_DIR) + "/topologies/toy-2server.yaml")
+          .value();
+  CollectiveParams p;
+  p.algorithm = "tree";
+  const auto r = run(topo, 16, Kind::kAllReduce, 64 << 20, p);
+  for (std::int64_t d : r.result.gpu_done_ps) EXPECT_GT(d, 0);
+  EXPECT_GT(r.result.network_bytes, 0u);
+  EXPECT_GT(r.result.nvlink_bytes, 0u);
 }
 
 }  // namespace
