@@ -37,9 +37,11 @@ BenchNcclCommand::BenchNcclCommand(CLI::App& parent) {
   cmd_->add_option("--gpus", gpus_, "GPUs in the communicator (the first servers' GPUs)")
       ->capture_default_str();
   cmd_->add_option("-r,--root", root_, "Root rank (broadcast, reduce)")->capture_default_str();
-  cmd_->add_option("--algo", algo_, "Algorithm: ring (AllToAll is pairwise)")
+  cmd_->add_option("--algo", algo_,
+                   "Algorithm: ring, tree (allreduce) or auto (the tuner; AllToAll is pairwise)")
       ->capture_default_str();
-  cmd_->add_option("--proto", proto_, "Protocol: simple, ll or ll128")->capture_default_str();
+  cmd_->add_option("--proto", proto_, "Protocol: simple, ll, ll128 or auto (the tuner)")
+      ->capture_default_str();
   cmd_->add_option("--channels", channels_, "Channels (rings)")->capture_default_str();
   cmd_->add_option("--cc", cc_, "Congestion control of the NICs: none, dcqcn, hpcc")
       ->capture_default_str();
@@ -128,6 +130,7 @@ int BenchNcclCommand::execute(int rank, int ranks) {
   const pdes::EngineOptions opts =
       bench_engine_options(threads_, *end, !quiet_ && sizes.size() == 1, rank);
   const bool rooted = *kind == collective::Kind::kBroadcast || *kind == collective::Kind::kReduce;
+  const bool tuned = cp.algorithm == "auto" || cp.protocol == "auto";
   if (rank == 0) {
     std::printf(
         "# stepsim bench nccl %s: %d GPUs (%u per server) on %s, algo %s, proto %s, "
@@ -159,19 +162,26 @@ int BenchNcclCommand::execute(int rank, int ranks) {
     const double busbw = algbw * collective::busbw_factor(*kind, gpus_);
     busbw_sum += busbw;
     if (rank == 0) {
-      std::printf("  %10lld %12lld %8s %6s %6d %10.2f %8.2f %8.2f\n", static_cast<long long>(bytes),
+      std::printf("  %10lld %12lld %8s %6s %6d %10.2f %8.2f %8.2f", static_cast<long long>(bytes),
                   static_cast<long long>(bytes / 4), "float",
                   *kind == collective::Kind::kAllGather || *kind == collective::Kind::kAllToAll ||
                           *kind == collective::Kind::kBroadcast
                       ? "none"
                       : "sum",
                   rooted ? root_ : -1, t_us, algbw, busbw);
+      // With the tuner, which algorithm and protocol ran (beyond nccl-tests' columns).
+      if (tuned) {
+        std::printf("  %s/%s", r->choice.algorithm.c_str(), r->choice.protocol.c_str());
+      }
+      std::printf("\n");
       rows.push_back({{"bytes", bytes},
                       {"time_us", t_us},
                       {"algbw_gbs", algbw},
                       {"busbw_gbs", busbw},
                       {"network_bytes", r->result.network_bytes},
-                      {"nvlink_bytes", r->result.nvlink_bytes}});
+                      {"nvlink_bytes", r->result.nvlink_bytes},
+                      {"algorithm", r->choice.algorithm},
+                      {"protocol", r->choice.protocol}});
     }
     if (!r->rdma.stats.completed) break;
   }

@@ -1,5 +1,8 @@
 #include "stepsim/collective/collective.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 namespace stepsim::collective {
 
 Result<Kind> parse_kind(const std::string& name) {
@@ -67,10 +70,13 @@ std::string protocol_name(Protocol p) {
 }
 
 Result<bool> CollectiveParams::validate() const {
-  if (algorithm != "ring" && algorithm != "tree") {
-    return Error{"coll.algorithm: '" + algorithm + "' is not available (allowed: ring, tree)"};
+  if (algorithm != "ring" && algorithm != "tree" && algorithm != "auto") {
+    return Error{"coll.algorithm: '" + algorithm +
+                 "' is not available (allowed: ring, tree, auto)"};
   }
-  if (auto p = parse_protocol(protocol); !p) return Error{"coll.protocol: " + p.error().message};
+  if (protocol != "auto") {
+    if (auto p = parse_protocol(protocol); !p) return Error{"coll.protocol: " + p.error().message};
+  }
   if (channels < 1 || channels > 64) return Error{"coll.channels must be 1..64"};
   if (chunk < 64) return Error{"coll.chunk must be >= 64 bytes"};
   if (slots < 1 || slots > 1024) return Error{"coll.slots must be 1..1024"};
@@ -118,9 +124,10 @@ SimTime CollectiveParams::base_latency() const {
 config::ParamTable collective_param_table(CollectiveParams& p) {
   config::ParamTable t;
   const SimTime max_time = SimTime::s(1);
-  t.choice("coll.algorithm", p.algorithm, {"ring", "tree"},
-           "ring, or tree (AllReduce: NCCL's double binary tree); AllToAll is pairwise");
-  t.choice("coll.protocol", p.protocol, {"simple", "ll", "ll128"}, "NCCL protocol");
+  t.choice("coll.algorithm", p.algorithm, {"ring", "tree", "auto"},
+           "ring, tree (AllReduce: NCCL's double binary tree) or auto (the tuner)");
+  t.choice("coll.protocol", p.protocol, {"simple", "ll", "ll128", "auto"},
+           "NCCL protocol, or auto (the tuner)");
   t.integer("coll.channels", p.channels, 1, 64, "parallel rings (channel c on rail c mod NICs)");
   t.bytes("coll.chunk", p.chunk, 64, std::int64_t{1} << 30, "bytes per pipelined piece");
   t.integer("coll.slots", p.slots, 1, 1024, "pieces in flight per ring edge");
@@ -145,6 +152,63 @@ config::ParamTable collective_param_table(CollectiveParams& p) {
   t.time("coll.overhead.net_ll128", p.net_overhead_ll128, SimTime::zero(), max_time,
          "per-hop overhead, LL128 over the network");
   return t;
+}
+
+Choice choose(Kind kind, std::int64_t bytes, int gpus, std::uint32_t gpus_per_server,
+              const CollectiveParams& p, DataRate nic_rate) {
+  const int n = gpus;
+  const auto G =
+      static_cast<int>(std::min<std::uint32_t>(gpus_per_server, static_cast<std::uint32_t>(n)));
+  const int servers = (n + G - 1) / G;
+  const double nvlink = static_cast<double>(p.nvlink.bits_per_second()) / 8.0;
+  const double nic = static_cast<double>(nic_rate.bits_per_second()) / 8.0;
+  const double ring_bw = servers > 1 ? std::min(G * nic, nvlink) : nvlink;
+  // Transport latency of one step (what the simulator models under the overheads).
+  const double net_latency = 2.5e-6;
+  const double nvlink_latency = p.nvlink_latency.seconds();
+  std::vector<std::string> algos;
+  if (p.algorithm != "auto") {
+    algos.push_back(p.algorithm);
+  } else {
+    algos.push_back("ring");
+    if (kind == Kind::kAllReduce && n > 1) algos.push_back("tree");
+  }
+  std::vector<std::string> protos;
+  if (p.protocol != "auto") {
+    protos.push_back(p.protocol);
+  } else {
+    protos = {"simple", "ll", "ll128"};
+  }
+  Choice best;
+  best.predicted_s = -1;
+  for (const std::string& a : algos) {
+    for (const std::string& pr : protos) {
+      CollectiveParams q = p;
+      q.protocol = pr;
+      double steps_intra = 0;
+      double steps_inter = 0;
+      double bw = ring_bw;
+      if (a == "tree") {
+        // Up and down: the server tree's depth between servers, the chain inside.
+        const double depth = servers > 1 ? std::ceil(std::log2(servers)) : 0;
+        steps_inter = 2 * depth;
+        steps_intra = 2.0 * (G - 1);
+        bw = ring_bw * 2.0 / 3.0;
+      } else {
+        const double steps = kind == Kind::kAllReduce                              ? 2.0 * (n - 1)
+                             : (kind == Kind::kBroadcast || kind == Kind::kReduce) ? n - 1
+                                                                                   : n - 1;
+        steps_inter = servers > 1 ? steps * servers / n : 0;
+        steps_intra = steps - steps_inter;
+      }
+      const double t = q.base_latency().seconds() +
+                       steps_intra * (nvlink_latency + q.hop_overhead(true).seconds()) +
+                       steps_inter * (net_latency + q.hop_overhead(false).seconds()) +
+                       busbw_factor(kind, n) * static_cast<double>(bytes) / (bw / q.wire_factor());
+      if (best.predicted_s < 0 || t < best.predicted_s) best = Choice{a, pr, t};
+    }
+  }
+  return best;
 }
 
 Result<Communicator> make_communicator(const topology::Topology& topo, int n) {

@@ -12,6 +12,7 @@
 #include <limits>
 
 #include "stepsim/core/fatal.hpp"
+#include "stepsim/fabric/packet.hpp"
 
 namespace stepsim::collective {
 
@@ -628,11 +629,25 @@ Result<CollectiveRun> run_collective(const topology::Topology& topo, const Commu
     return Error{"root " + std::to_string(spec.root) + " is not a rank (0.." +
                  std::to_string(comm.size() - 1) + ")"};
   }
-  CollectiveApp app(comm, spec, params);
+  // The tuner: one NIC's RDMA goodput (MTU payloads in frames with headers and gap).
+  const topology::PortId nic_port = comm.gpus[0].nic;
+  if (topo.ports[nic_port].link == kNone) return Error{"GPU 0's NIC is not cabled"};
+  const DataRate line =
+      topo.port_types[topo.links[topo.ports[nic_port].link].port_type].data_rate();
+  const double mtu = static_cast<double>(fabric.mtu.count());
+  const auto goodput = DataRate::bps(
+      static_cast<std::int64_t>(static_cast<double>(line.bits_per_second()) * mtu /
+                                (mtu + fabric::kRoceHeaderBytes + fabric::kWireOverheadBytes)));
+  const Choice choice =
+      choose(spec.kind, spec.bytes, comm.size(), comm.gpus_per_server, params, goodput);
+  CollectiveParams chosen = params;
+  chosen.algorithm = spec.kind == Kind::kAllToAll ? "ring" : choice.algorithm;
+  chosen.protocol = choice.protocol;
+  CollectiveApp app(comm, spec, chosen);
   auto r =
       nic::run_rdma(topo, app.connections(), nic, fabric, &app, sync, std::move(engine_options));
   if (!r) return r.error();
-  CollectiveRun out{app.result(sync), std::move(r).value()};
+  CollectiveRun out{app.result(sync), std::move(r).value(), choice};
   return out;
 }
 

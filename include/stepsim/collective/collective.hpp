@@ -35,8 +35,8 @@ Result<Protocol> parse_protocol(const std::string& name);
 std::string protocol_name(Protocol p);
 
 struct CollectiveParams {
-  std::string algorithm = "ring";  ///< ring or tree (AllReduce); AllToAll is pairwise
-  std::string protocol = "simple";
+  std::string algorithm = "ring";   ///< ring, tree (AllReduce) or auto; AllToAll is pairwise
+  std::string protocol = "simple";  ///< simple, ll, ll128 or auto
   int channels = 8;                 ///< parallel rings (NCCL channels), each on a rail
   std::int64_t chunk = 512 * 1024;  ///< bytes per pipelined piece of a step
   int slots = 8;                    ///< pieces in flight per channel (NCCL_STEPS)
@@ -70,6 +70,22 @@ struct CollectiveParams {
 /// The collective parameters by key ("coll.channels", "gpu.nvlink", ...) for --set, files and
 /// `stepsim list collective`. Refers to `p`.
 config::ParamTable collective_param_table(CollectiveParams& p);
+
+/// What the tuner chose, and the times it predicted (seconds) for each candidate.
+struct Choice {
+  std::string algorithm;
+  std::string protocol;
+  double predicted_s = 0;
+};
+
+/// NCCL's tuner in spirit (src/graph/tuning.cc): for every allowed algorithm and protocol,
+/// time = base + steps x (transport + per-hop overhead) + busbw factor x S / bandwidth, and the
+/// smallest wins. Bandwidth of the ring: min(GPUs per server x NIC rate, NVLink) between servers,
+/// NVLink inside one; the tree gets 2/3 of it (an inner node sends up once and down twice) and
+/// LL / LL128 divide by their wire factor. `algorithm`/`protocol` of `p` other than "auto" are
+/// kept as given. `nic_rate` is one NIC's RDMA goodput.
+Choice choose(Kind kind, std::int64_t bytes, int gpus, std::uint32_t gpus_per_server,
+              const CollectiveParams& p, DataRate nic_rate);
 
 /// One GPU of a communicator: its server, its index in the server, and its NIC (the rail).
 struct Gpu {

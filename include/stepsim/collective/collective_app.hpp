@@ -150,10 +150,11 @@ class CollectiveApp final : public nic::RdmaApp {
   std::vector<std::uint64_t> network_bytes_;            // by GPU
 };
 
-/// A complete run of one collective.
+/// A complete run of one collective; "auto" algorithm or protocol are chosen by choose() first.
 struct CollectiveRun {
   CollectiveResult result;
   nic::RdmaRun rdma;
+  Choice choice;  ///< the algorithm and protocol that ran (the tuner's, for "auto")
 };
 
 Result<CollectiveRun> run_collective(const topology::Topology& topo, const Communicator& comm,

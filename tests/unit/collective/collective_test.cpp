@@ -170,5 +170,39 @@ TEST(Collective, TreeInsideAndAcrossServersReducesEveryGpu) {
   EXPECT_GT(r.result.nvlink_bytes, 0u);
 }
 
+TEST(Collective, TheTunerPicksWhatRunsFastest) {
+  // NCCL-style cost model over {ring, tree} x {simple, ll, ll128}: at 1 KB on 16 servers the
+  // tree with LL, at 256 MB the ring with Simple; and what it picks runs within 5% of the best
+  // forced choice the simulator measures.
+  const auto topo =
+      topology::load_topology(std::string(STEPSIM_SOURCE_DIR) + "/topologies/fat-tree-k4.yaml")
+          .value();
+  CollectiveParams autop;
+  autop.algorithm = "auto";
+  autop.protocol = "auto";
+  const DataRate nic = DataRate::bps(static_cast<std::int64_t>(kNicGBs * 8e9));
+  const Choice small = choose(Kind::kAllReduce, 1024, 16, 1, autop, nic);
+  EXPECT_EQ(small.algorithm, "tree");
+  EXPECT_EQ(small.protocol, "ll");
+  const Choice large = choose(Kind::kAllReduce, 256 << 20, 16, 1, autop, nic);
+  EXPECT_EQ(large.algorithm, "ring");
+  EXPECT_EQ(large.protocol, "simple");
+  EXPECT_EQ(choose(Kind::kAllGather, 1024, 16, 1, autop, nic).algorithm, "ring");
+  for (std::int64_t S : {std::int64_t{1024}, std::int64_t{256} << 20}) {
+    const auto tuned = run(topo, 16, Kind::kAllReduce, S, autop);
+    std::int64_t best = -1;
+    for (const char* a : {"ring", "tree"}) {
+      for (const char* pr : {"simple", "ll", "ll128"}) {
+        CollectiveParams p;
+        p.algorithm = a;
+        p.protocol = pr;
+        const std::int64_t t = run(topo, 16, Kind::kAllReduce, S, p).result.time_ps;
+        if (best < 0 || t < best) best = t;
+      }
+    }
+    EXPECT_LE(static_cast<double>(tuned.result.time_ps), 1.05 * static_cast<double>(best)) << S;
+  }
+}
+
 }  // namespace
 }  // namespace stepsim::collective

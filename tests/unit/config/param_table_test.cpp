@@ -38,7 +38,8 @@ TEST(ParamTable, EveryCollectiveKeyRoundTripsThroughItsText) {
   EXPECT_TRUE(p.validate().ok());
   auto bad = t.apply("coll.algorithm=nvls");
   ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.error().message, "coll.algorithm: 'nvls' is not allowed (allowed: ring, tree)");
+  EXPECT_EQ(bad.error().message,
+            "coll.algorithm: 'nvls' is not allowed (allowed: ring, tree, auto)");
 }
 
 TEST(ParamTable, SetsFieldsAndRejectsOutOfRangeValuesNamingTheKey) {
