@@ -70,9 +70,9 @@ std::string protocol_name(Protocol p) {
 }
 
 Result<bool> CollectiveParams::validate() const {
-  if (algorithm != "ring" && algorithm != "tree" && algorithm != "auto") {
+  if (algorithm != "ring" && algorithm != "tree" && algorithm != "nvls" && algorithm != "auto") {
     return Error{"coll.algorithm: '" + algorithm +
-                 "' is not available (allowed: ring, tree, auto)"};
+                 "' is not available (allowed: ring, tree, nvls, auto)"};
   }
   if (protocol != "auto") {
     if (auto p = parse_protocol(protocol); !p) return Error{"coll.protocol: " + p.error().message};
@@ -124,8 +124,9 @@ SimTime CollectiveParams::base_latency() const {
 config::ParamTable collective_param_table(CollectiveParams& p) {
   config::ParamTable t;
   const SimTime max_time = SimTime::s(1);
-  t.choice("coll.algorithm", p.algorithm, {"ring", "tree", "auto"},
-           "ring, tree (AllReduce: NCCL's double binary tree) or auto (the tuner)");
+  t.choice("coll.algorithm", p.algorithm, {"ring", "tree", "nvls", "auto"},
+           "ring, tree (AllReduce: double binary tree), nvls (AllReduce in one server: NVLink "
+           "SHARP) or auto (the tuner: ring or tree)");
   t.choice("coll.protocol", p.protocol, {"simple", "ll", "ll128", "auto"},
            "NCCL protocol, or auto (the tuner)");
   t.integer("coll.channels", p.channels, 1, 64, "parallel rings (channel c on rail c mod NICs)");

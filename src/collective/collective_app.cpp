@@ -31,6 +31,9 @@ enum Tag : std::uint32_t {
   kTagA2aPxn = 5u << 28,
   kTagTreeArrive = 6u << 28,  // a tree piece crossed NVLink into (node << 2 | slot)
   kTagTreeRecv = 7u << 28,    // a tree piece at (node << 2 | slot) counts as received
+  kTagNvlsIn = 8u << 28,      // NVLS: a GPU's contributions to (channel, piece) reached the switch
+  kTagNvlsOut = 9u << 28,     // NVLS: GPU's reduced piece (channel, piece) is back: multicast it
+  kTagNvlsMc = 10u << 28,     // NVLS: a multicast piece reached GPU (low bits)
 };
 constexpr std::uint32_t kTagMask = 0xf0000000u;
 
@@ -56,6 +59,16 @@ CollectiveApp::CollectiveApp(const Communicator& comm, CollectiveSpec spec,
   network_bytes_.assign(static_cast<std::size_t>(n_), 0);
   if (spec_.kind == Kind::kAllToAll) {
     build_alltoall();
+  } else if (p_.algorithm == "nvls") {
+    STEPSIM_CHECK(spec_.kind == Kind::kAllReduce, "NVLS is for AllReduce");
+    nvls_ = true;
+    channels_ = static_cast<int>(
+        std::clamp<std::int64_t>(spec_.bytes / (std::int64_t{n_} * 65536), 1, p_.channels));
+    channel_bytes_ = ceil_div(std::max<std::int64_t>(spec_.bytes, 0), channels_);
+    seg_ = ceil_div(channel_bytes_, n_);  // each GPU's shard of a channel
+    pieces_per_step_ = std::max<std::int64_t>(1, ceil_div(seg_, p_.chunk));
+    nvls_in_.assign(static_cast<std::size_t>(channels_ * pieces_per_step_), 0);
+    nvls_got_.assign(static_cast<std::size_t>(n_), 0);
   } else if (p_.algorithm == "tree") {
     STEPSIM_CHECK(spec_.kind == Kind::kAllReduce, "the tree algorithm is for AllReduce");
     build_trees();
@@ -462,12 +475,78 @@ void CollectiveApp::tree_progress(nic::Verbs& v, std::uint32_t t) {
   }
 }
 
+// NVLS inside one server (NVLink SHARP): the NVSwitch reduces and multicasts. Reduce-scatter:
+// every GPU sends, for each piece of every other GPU's shard, its contribution (n - 1 pieces
+// over its NVLink); once all n contributions of a piece are in, the switch hands the reduced
+// piece to the shard's owner. All-gather: the owner stores it once and the switch multicasts
+// it to the n - 1 others. Each GPU's NVLink carries about S instead of the ring's 2(n-1)/n S.
+// Tags: piece (14 bits) | channel (6 bits) << 14 | GPU (8 bits) << 20.
+void CollectiveApp::nvls_start(nic::Verbs& v) {
+  for (std::uint32_t g = 0; g < static_cast<std::uint32_t>(n_); ++g) {
+    if (comm_.gpus[g].server != v.server()) continue;
+    for (int c = 0; c < channels_; ++c) {
+      for (std::int64_t i = 0; i < pieces_per_step_; ++i) {
+        const std::int64_t piece = std::clamp<std::int64_t>(seg_ - i * p_.chunk, 0, p_.chunk);
+        const auto wire = static_cast<std::int64_t>(
+            static_cast<double>(piece * (n_ - 1)) * p_.wire_factor() + 0.5);
+        const SimTime at = nvlink_hop(g, v.now(), wire);
+        const auto tag =
+            static_cast<std::uint32_t>(i) | static_cast<std::uint32_t>(c) << 14 | g << 20;
+        v.schedule(at - v.now(), kTagNvlsIn | tag);
+      }
+    }
+  }
+}
+
+void CollectiveApp::nvls_event(nic::Verbs& v, std::uint32_t tag) {
+  const std::uint32_t x = tag & ~kTagMask;
+  const std::int64_t i = x & 0x3fff;
+  const int c = static_cast<int>((x >> 14) & 0x3f);
+  const std::uint32_t g = x >> 20;
+  const std::int64_t piece = std::clamp<std::int64_t>(seg_ - i * p_.chunk, 0, p_.chunk);
+  const auto wire = static_cast<std::int64_t>(static_cast<double>(piece) * p_.wire_factor() + 0.5);
+  switch (tag & kTagMask) {
+    case kTagNvlsIn: {
+      // All n contributions in: every owner gets its reduced piece back (after the reduction
+      // in the switch and the way back over NVLink, with the protocol's overhead).
+      if (++nvls_in_[static_cast<std::size_t>(c * pieces_per_step_ + i)] < n_) break;
+      const SimTime back = p_.reduce_rate.serialization_time(Bytes(piece * n_)) +
+                           p_.nvlink_latency + p_.hop_overhead(true);
+      for (std::uint32_t h = 0; h < static_cast<std::uint32_t>(n_); ++h) {
+        v.schedule(back, kTagNvlsOut | (x & 0xfffff) | h << 20);
+      }
+      break;
+    }
+    case kTagNvlsOut: {
+      // The owner stores its reduced piece once; the switch multicasts it to the others.
+      const SimTime at = nvlink_hop(g, v.now(), wire) + p_.hop_overhead(true);
+      for (std::uint32_t h = 0; h < static_cast<std::uint32_t>(n_); ++h) {
+        if (h != g) v.schedule(at - v.now(), kTagNvlsMc | h << 20);
+      }
+      break;
+    }
+    case kTagNvlsMc: {
+      // Done when every other GPU's every piece has arrived.
+      if (++nvls_got_[g] == static_cast<std::int64_t>(n_ - 1) * channels_ * pieces_per_step_) {
+        gpu_done_ps_[g] = v.now().picoseconds();
+      }
+      break;
+    }
+    default:
+      break;
+  }
+}
+
 void CollectiveApp::on_start(nic::Verbs& v) {
   // The protocol's base latency (launch and set-up) comes before the first piece moves.
   v.schedule(p_.base_latency(), kTagStart);
 }
 
 void CollectiveApp::start(nic::Verbs& v) {
+  if (nvls_) {
+    nvls_start(v);
+    return;
+  }
   if (!tree_.empty()) {
     for (std::uint32_t t = 0; t < tree_.size(); ++t) {
       if (comm_.gpus[tree_[t].gpu].server == v.server()) tree_progress(v, t);
@@ -543,6 +622,11 @@ void CollectiveApp::on_timer(nic::Verbs& v, std::uint32_t tag) {
       tree_progress(v, e.peer);
       break;
     }
+    case kTagNvlsIn:
+    case kTagNvlsOut:
+    case kTagNvlsMc:
+      nvls_event(v, tag);
+      break;
     case kTagTreeRecv:
       ++tree_[x >> 2].edge[x & 3].recvd;
       tree_progress(v, x >> 2);
@@ -621,9 +705,23 @@ Result<CollectiveRun> run_collective(const topology::Topology& topo, const Commu
                                      pdes::Sync& sync, pdes::EngineOptions engine_options) {
   if (auto ok = params.validate(); !ok) return ok.error();
   if (spec.bytes < 0) return Error{"collective size must be >= 0 bytes"};
-  if (params.algorithm == "tree" && spec.kind != Kind::kAllReduce) {
-    return Error{"coll.algorithm: tree is for allreduce only (allowed for " + kind_name(spec.kind) +
-                 ": ring)"};
+  if ((params.algorithm == "tree" || params.algorithm == "nvls") && spec.kind != Kind::kAllReduce) {
+    return Error{"coll.algorithm: " + params.algorithm + " is for allreduce only (allowed for " +
+                 kind_name(spec.kind) + ": ring)"};
+  }
+  if (params.algorithm == "nvls" && comm.gpus.front().server != comm.gpus.back().server) {
+    return Error{
+        "coll.algorithm: nvls needs the GPUs in one server (one NVLink domain); NVLS "
+        "across servers (NVLS-tree) is not modelled yet"};
+  }
+  if (params.algorithm == "nvls") {
+    const std::int64_t shard = (spec.bytes + std::int64_t{comm.size()} * params.channels - 1) /
+                               (std::int64_t{comm.size()} * params.channels);
+    if (comm.size() > 255 || (shard + params.chunk - 1) / params.chunk >= (1 << 14)) {
+      return Error{
+          "coll.algorithm: nvls supports up to 255 GPUs and 16,383 pieces per shard "
+          "(raise coll.chunk)"};
+    }
   }
   if (spec.root < 0 || spec.root >= comm.size()) {
     return Error{"root " + std::to_string(spec.root) + " is not a rank (0.." +

@@ -26,8 +26,10 @@ expect_error "--gpus 64: the topology has 16 GPUs (allowed: 1..16)" \
   bench nccl allreduce --topology "$topo" --gpus 64
 expect_error "--gpus 12 must be a multiple of the 8 GPUs per server" \
   bench nccl allreduce --topology "$topo" --gpus 12
-expect_error "--algo: coll.algorithm: 'nvls' is not allowed (allowed: ring, tree, auto)" \
-  bench nccl allreduce --topology "$topo" --algo nvls
+expect_error "--algo: coll.algorithm: 'sharp' is not allowed (allowed: ring, tree, nvls, auto)" \
+  bench nccl allreduce --topology "$topo" --algo sharp
+expect_error "coll.algorithm: nvls needs the GPUs in one server" \
+  bench nccl allreduce --topology "$topo" --gpus 16 --algo nvls
 expect_error "coll.algorithm: tree is for allreduce only (allowed for alltoall: ring)" \
   bench nccl alltoall --topology "$topo" --algo tree
 expect_error "--set coll.chunk: '1' is out of range" \

@@ -114,6 +114,8 @@ class CollectiveApp final : public nic::RdmaApp {
   void tree_progress(nic::Verbs& v, std::uint32_t node);
   void tree_transfer(nic::Verbs& v, std::uint32_t node, std::uint32_t slot, std::int64_t i);
   void tree_arrived(nic::Verbs& v, std::uint32_t node, std::uint32_t slot);
+  void nvls_start(nic::Verbs& v);
+  void nvls_event(nic::Verbs& v, std::uint32_t tag);
   [[nodiscard]] bool reduces(const Lane& l, std::int64_t i) const;
   void build_rings();
   void build_alltoall();
@@ -138,6 +140,11 @@ class CollectiveApp final : public nic::RdmaApp {
   std::vector<Lane> lanes_;
   std::vector<Flow> flows_;
   std::vector<TreeNode> tree_;
+  // NVLS (one server): per channel and piece, how many GPUs' contributions reached the switch;
+  // per GPU, how many multicast pieces it has received.
+  bool nvls_ = false;
+  std::vector<int> nvls_in_;            // by channel x piece
+  std::vector<std::int64_t> nvls_got_;  // by GPU
   std::vector<nic::Connection> conns_;
   std::vector<std::uint32_t> owner_of_endpoint_;  // lane (rings) or destination GPU (alltoall)
   std::vector<RingQueue<std::uint32_t>> posted_flows_;  // alltoall: side-a endpoint -> posts
