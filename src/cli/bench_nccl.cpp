@@ -23,10 +23,10 @@ BenchNcclCommand::BenchNcclCommand(CLI::App& parent) {
       "nccl-tests on the simulated GPUs, NVLink, NICs and fabric: one collective per size, "
       "printing size, count, type, time, algbw and busbw as nccl-tests does.");
   cmd_->add_option("collective", kind_,
-                   "allreduce, allgather, reducescatter, alltoall, broadcast or reduce")
+                   "allreduce, allgather, reducescatter, alltoall, broadcast, reduce or sendrecv")
       ->required()
-      ->check(CLI::IsMember(
-          {"allreduce", "allgather", "reducescatter", "alltoall", "broadcast", "reduce"}));
+      ->check(CLI::IsMember({"allreduce", "allgather", "reducescatter", "alltoall", "broadcast",
+                             "reduce", "sendrecv"}));
   cmd_->add_option("--topology", topology_,
                    "Topology file (default: topologies/rail-128gpu-800g.yaml of the source tree)");
   cmd_->add_option("-b,--minbytes", min_bytes_, "Smallest size")->capture_default_str();
@@ -121,7 +121,8 @@ int BenchNcclCommand::execute(int rank, int ranks) {
     // collectives, to a multiple of the ranks.
     std::int64_t b = static_cast<std::int64_t>(s) / 4 * 4;
     const bool split = *kind != collective::Kind::kAllReduce &&
-                       *kind != collective::Kind::kBroadcast && *kind != collective::Kind::kReduce;
+                       *kind != collective::Kind::kBroadcast &&
+                       *kind != collective::Kind::kReduce && *kind != collective::Kind::kSendRecv;
     if (split) b = b / (4 * gpus_) * 4 * gpus_;
     if (sizes.empty() || b != sizes.back()) sizes.push_back(b);
     if (s <= 0) break;
@@ -136,7 +137,9 @@ int BenchNcclCommand::execute(int rank, int ranks) {
         "# stepsim bench nccl %s: %d GPUs (%u per server) on %s, algo %s, proto %s, "
         "channels %d, cc %s, lb %s\n",
         kind_.c_str(), gpus_, comm->gpus_per_server, topo->name.c_str(),
-        *kind == collective::Kind::kAllToAll ? "pairwise" : cp.algorithm.c_str(),
+        *kind == collective::Kind::kAllToAll || *kind == collective::Kind::kSendRecv
+            ? "pairwise"
+            : cp.algorithm.c_str(),
         cp.protocol.c_str(), cp.channels, nic.cc.algorithm.c_str(), lb_.c_str());
     std::printf("#\n# %10s %12s %8s %6s %6s %10s %8s %8s\n", "size", "count", "type", "redop",
                 "root", "time", "algbw", "busbw");
@@ -150,7 +153,10 @@ int BenchNcclCommand::execute(int rank, int ranks) {
   std::uint64_t events = 0;
   nlohmann::json rows = nlohmann::json::array();
   for (std::int64_t bytes : sizes) {
-    collective::CollectiveSpec spec{*kind, bytes, root_};
+    collective::CollectiveSpec spec;
+    spec.kind = *kind;
+    spec.bytes = bytes;
+    spec.root = root_;
     auto r = collective::run_collective(*topo, *comm, spec, cp, nic, fp, sync, opts);
     if (!r) return user_error(rank, r.error().message);
     digest = hash_combine(digest, r->rdma.stats.digest);
@@ -165,7 +171,8 @@ int BenchNcclCommand::execute(int rank, int ranks) {
       std::printf("  %10lld %12lld %8s %6s %6d %10.2f %8.2f %8.2f", static_cast<long long>(bytes),
                   static_cast<long long>(bytes / 4), "float",
                   *kind == collective::Kind::kAllGather || *kind == collective::Kind::kAllToAll ||
-                          *kind == collective::Kind::kBroadcast
+                          *kind == collective::Kind::kBroadcast ||
+                          *kind == collective::Kind::kSendRecv
                       ? "none"
                       : "sum",
                   rooted ? root_ : -1, t_us, algbw, busbw);

@@ -12,8 +12,11 @@ Result<Kind> parse_kind(const std::string& name) {
   if (name == "broadcast") return Kind::kBroadcast;
   if (name == "reduce") return Kind::kReduce;
   if (name == "alltoall") return Kind::kAllToAll;
+  if (name == "alltoallv") return Kind::kAllToAllv;
+  if (name == "sendrecv") return Kind::kSendRecv;
   return Error{"unknown collective '" + name +
-               "' (allowed: allreduce, reducescatter, allgather, broadcast, reduce, alltoall)"};
+               "' (allowed: allreduce, reducescatter, allgather, broadcast, reduce, alltoall, "
+               "alltoallv, sendrecv)"};
 }
 
 std::string kind_name(Kind k) {
@@ -30,6 +33,10 @@ std::string kind_name(Kind k) {
       return "reduce";
     case Kind::kAllToAll:
       return "alltoall";
+    case Kind::kAllToAllv:
+      return "alltoallv";
+    case Kind::kSendRecv:
+      return "sendrecv";
   }
   return "?";
 }
@@ -42,9 +49,11 @@ double busbw_factor(Kind k, int n) {
     case Kind::kReduceScatter:
     case Kind::kAllGather:
     case Kind::kAllToAll:
+    case Kind::kAllToAllv:
       return (dn - 1) / dn;
     case Kind::kBroadcast:
     case Kind::kReduce:
+    case Kind::kSendRecv:
       return 1.0;
   }
   return 1.0;

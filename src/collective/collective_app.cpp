@@ -57,7 +57,7 @@ CollectiveApp::CollectiveApp(const Communicator& comm, CollectiveSpec spec,
   gpu_done_ps_.assign(static_cast<std::size_t>(n_), -1);
   nvlink_bytes_.assign(static_cast<std::size_t>(n_), 0);
   network_bytes_.assign(static_cast<std::size_t>(n_), 0);
-  if (spec_.kind == Kind::kAllToAll) {
+  if (point_to_point()) {
     build_alltoall();
   } else if (p_.algorithm == "nvls") {
     STEPSIM_CHECK(spec_.kind == Kind::kAllReduce, "NVLS is for AllReduce");
@@ -197,13 +197,24 @@ void CollectiveApp::build_rings() {
 }
 
 void CollectiveApp::build_alltoall() {
-  // nccl-tests: S = count x n x type size per GPU; each peer gets S / n.
-  const std::int64_t share = spec_.bytes / n_;
-  pieces_per_step_ = std::max<std::int64_t>(1, ceil_div(share, p_.chunk));
+  // AllToAll (nccl-tests: S = count x n x type size per GPU; each peer gets S / n), AllToAllv
+  // (spec.matrix[src x n + dst] bytes) and SendRecv (nccl-tests: every GPU sends S to the next
+  // and receives S from the previous), all as point-to-point flows in NCCL's pairwise order.
   channels_ = 1;
   const auto G = comm_.gpus_per_server;
-  expect_bytes_.assign(static_cast<std::size_t>(n_), share * (n_ - 1));
+  expect_bytes_.assign(static_cast<std::size_t>(n_), 0);
   got_bytes_.assign(static_cast<std::size_t>(n_), 0);
+  const auto bytes_of = [&](int src, int dst) -> std::int64_t {
+    switch (spec_.kind) {
+      case Kind::kAllToAllv:
+        return spec_.matrix[static_cast<std::size_t>(src) * static_cast<std::size_t>(n_) +
+                            static_cast<std::size_t>(dst)];
+      case Kind::kSendRecv:
+        return dst == (src + 1) % n_ ? spec_.bytes : 0;
+      default:
+        return spec_.bytes / n_;
+    }
+  };
   // One connection per (source server, destination server, rail), shared by the source
   // server's GPUs (PXN): the destination GPU is the rail's GPU there.
   std::vector<std::uint32_t> conn_of;  // (src server, dst GPU) -> connection
@@ -213,10 +224,14 @@ void CollectiveApp::build_alltoall() {
     for (int g = 0; g < n_; ++g) {
       const auto src = static_cast<std::uint32_t>(g);
       const auto dst = static_cast<std::uint32_t>((g + step) % n_);  // pairwise order
+      const std::int64_t bytes = bytes_of(g, static_cast<int>(dst));
+      if (bytes <= 0) continue;
       Flow f;
       f.src = src;
       f.dst = dst;
-      f.pieces = share > 0 ? pieces_per_step_ : 0;
+      f.bytes = bytes;
+      f.pieces = ceil_div(bytes, p_.chunk);
+      expect_bytes_[dst] += bytes;
       const Gpu& a = comm_.gpus[src];
       const Gpu& b = comm_.gpus[dst];
       f.intra = a.server == b.server;
@@ -306,8 +321,7 @@ void CollectiveApp::lane_progress(nic::Verbs& v, std::uint32_t li) {
 void CollectiveApp::alltoall_send(nic::Verbs& v, std::uint32_t fi) {
   Flow& f = flows_[fi];
   while (f.sent < f.pieces && f.sent - f.acked < p_.slots) {
-    const std::int64_t share = spec_.bytes / n_;
-    const std::int64_t payload = std::clamp<std::int64_t>(share - f.sent * p_.chunk, 0, p_.chunk);
+    const std::int64_t payload = std::clamp<std::int64_t>(f.bytes - f.sent * p_.chunk, 0, p_.chunk);
     const auto wire =
         static_cast<std::int64_t>(static_cast<double>(payload) * p_.wire_factor() + 0.5);
     ++f.sent;
@@ -553,7 +567,7 @@ void CollectiveApp::start(nic::Verbs& v) {
     }
     return;
   }
-  if (spec_.kind == Kind::kAllToAll) {
+  if (point_to_point()) {
     for (std::uint32_t fi = 0; fi < flows_.size(); ++fi) {
       if (comm_.gpus[flows_[fi].src].server == v.server()) alltoall_send(v, fi);
     }
@@ -594,17 +608,15 @@ void CollectiveApp::on_timer(nic::Verbs& v, std::uint32_t tag) {
     case kTagA2aNvlink: {
       Flow& f = flows_[x];
       ++f.acked;
-      const std::int64_t share = spec_.bytes / n_;
       gpu_received(v, f.dst,
-                   std::clamp<std::int64_t>(share - (f.acked - 1) * p_.chunk, 0, p_.chunk));
+                   std::clamp<std::int64_t>(f.bytes - (f.acked - 1) * p_.chunk, 0, p_.chunk));
       alltoall_send(v, x);
       break;
     }
     case kTagA2aPxn: {
       Flow& f = flows_[x];
-      const std::int64_t share = spec_.bytes / n_;
       const std::int64_t payload =
-          std::clamp<std::int64_t>(share - (f.pxn_posted++) * p_.chunk, 0, p_.chunk);
+          std::clamp<std::int64_t>(f.bytes - (f.pxn_posted++) * p_.chunk, 0, p_.chunk);
       const auto wire =
           static_cast<std::int64_t>(static_cast<double>(payload) * p_.wire_factor() + 0.5);
       network_bytes_[f.src] += static_cast<std::uint64_t>(wire);
@@ -644,7 +656,7 @@ void CollectiveApp::on_cq(nic::Verbs& v, std::uint32_t endpoint) {
       const nic::Completion& c = wc[i];
       STEPSIM_CHECK(c.status == nic::WcStatus::kSuccess,
                     "collective: a transfer failed on endpoint " + std::to_string(endpoint));
-      if (spec_.kind == Kind::kAllToAll) {
+      if (point_to_point()) {
         if (c.recv) {
           const auto payload =
               static_cast<std::int64_t>(static_cast<double>(c.bytes) / p_.wire_factor() + 0.5);
@@ -723,6 +735,16 @@ Result<CollectiveRun> run_collective(const topology::Topology& topo, const Commu
           "(raise coll.chunk)"};
     }
   }
+  if (spec.kind == Kind::kAllToAllv) {
+    const auto n = static_cast<std::size_t>(comm.size());
+    if (spec.matrix.size() != n * n) {
+      return Error{"alltoallv needs a " + std::to_string(n) + " x " + std::to_string(n) +
+                   " byte matrix (got " + std::to_string(spec.matrix.size()) + " entries)"};
+    }
+    for (std::int64_t b : spec.matrix) {
+      if (b < 0) return Error{"alltoallv: a negative size in the byte matrix"};
+    }
+  }
   if (spec.root < 0 || spec.root >= comm.size()) {
     return Error{"root " + std::to_string(spec.root) + " is not a rank (0.." +
                  std::to_string(comm.size() - 1) + ")"};
@@ -739,7 +761,9 @@ Result<CollectiveRun> run_collective(const topology::Topology& topo, const Commu
   const Choice choice =
       choose(spec.kind, spec.bytes, comm.size(), comm.gpus_per_server, params, goodput);
   CollectiveParams chosen = params;
-  chosen.algorithm = spec.kind == Kind::kAllToAll ? "ring" : choice.algorithm;
+  const bool p2p =
+      spec.kind == Kind::kAllToAll || spec.kind == Kind::kAllToAllv || spec.kind == Kind::kSendRecv;
+  chosen.algorithm = p2p ? "ring" : choice.algorithm;
   chosen.protocol = choice.protocol;
   CollectiveApp app(comm, spec, chosen);
   auto r =

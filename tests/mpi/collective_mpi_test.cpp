@@ -33,7 +33,10 @@ TEST_P(Collectives, MatchAOneRankRunBitForBit) {
   fp.lb.policy = c.lb;
   pdes::EngineOptions opt;
   opt.end = SimTime::s(1);
-  const CollectiveSpec spec{c.kind, c.bytes, 1};
+  CollectiveSpec spec;
+  spec.kind = c.kind;
+  spec.bytes = c.bytes;
+  spec.root = 1;
   pdes::SerialSync serial;
   const auto ref = run_collective(topo, comm, spec, p, nic, fp, serial, opt);
   ASSERT_TRUE(ref.ok()) << ref.error().message;

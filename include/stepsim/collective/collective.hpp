@@ -20,12 +20,14 @@ enum class Kind : std::uint8_t {
   kAllGather,
   kBroadcast,
   kReduce,
-  kAllToAll
+  kAllToAll,
+  kAllToAllv,
+  kSendRecv,
 };
 Result<Kind> parse_kind(const std::string& name);
 std::string kind_name(Kind k);
 /// nccl-tests' bus-bandwidth factor for `n` ranks: AllReduce 2(n-1)/n, ReduceScatter, AllGather
-/// and AllToAll (n-1)/n, Broadcast and Reduce 1.
+/// and AllToAll (n-1)/n, Broadcast, Reduce and SendRecv 1 (AllToAllv: as AllToAll).
 double busbw_factor(Kind k, int n);
 
 /// NCCL protocols: Simple (full bandwidth, highest per-step latency), LL (8-byte flag per 8 bytes

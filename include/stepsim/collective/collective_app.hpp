@@ -30,6 +30,8 @@ struct CollectiveSpec {
   Kind kind = Kind::kAllReduce;
   std::int64_t bytes = 0;  ///< nccl-tests' S: the whole array (see busbw_factor)
   int root = 0;            ///< Broadcast and Reduce
+  /// AllToAllv: bytes from rank i to rank j at [i x n + j] (the diagonal is ignored).
+  std::vector<std::int64_t> matrix;
 };
 
 struct CollectiveResult {
@@ -75,6 +77,7 @@ class CollectiveApp final : public nic::RdmaApp {
   };
   // AllToAll: what one GPU sends to one peer.
   struct Flow {
+    std::int64_t bytes = 0;
     std::uint32_t src = 0;
     std::uint32_t dst = 0;
     bool intra = false;
@@ -108,6 +111,10 @@ class CollectiveApp final : public nic::RdmaApp {
   };
   static constexpr std::uint32_t kUp = 3;
 
+  [[nodiscard]] bool point_to_point() const {
+    return spec_.kind == Kind::kAllToAll || spec_.kind == Kind::kAllToAllv ||
+           spec_.kind == Kind::kSendRecv;
+  }
   [[nodiscard]] std::int64_t piece_bytes(const Lane& l, std::int64_t i) const;
   [[nodiscard]] std::int64_t tree_piece_bytes(std::int64_t i) const;
   void build_trees();

@@ -13,6 +13,13 @@ namespace {
 const CollectiveParams kDefaultParams{};
 const fabric::FabricParams kDefaultFabric{};
 
+CollectiveSpec spec_of(Kind kind, std::int64_t bytes) {
+  CollectiveSpec s;
+  s.kind = kind;
+  s.bytes = bytes;
+  return s;
+}
+
 CollectiveRun run(const topology::Topology& topo, int gpus, Kind kind, std::int64_t bytes,
                   const CollectiveParams& p = kDefaultParams,
                   const fabric::FabricParams& fp = kDefaultFabric) {
@@ -22,7 +29,7 @@ CollectiveRun run(const topology::Topology& topo, int gpus, Kind kind, std::int6
   pdes::SerialSync sync;
   pdes::EngineOptions opt;
   opt.end = SimTime::s(1);
-  auto r = run_collective(topo, comm, CollectiveSpec{kind, bytes, 0}, p, nic, fp, sync, opt);
+  auto r = run_collective(topo, comm, spec_of(kind, bytes), p, nic, fp, sync, opt);
   EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
   return std::move(r).value();
 }
@@ -226,10 +233,62 @@ TEST(Collective, NvlsInsideAServerBeatsTheRingOverNvlink) {
   const Communicator two = make_communicator(topo, 16).value();
   pdes::SerialSync sync;
   const nic::NicParams nic;
-  const auto bad = run_collective(topo, two, CollectiveSpec{Kind::kAllReduce, S, 0}, nvls, nic,
+  const auto bad = run_collective(topo, two, spec_of(Kind::kAllReduce, S), nvls, nic,
                                   kDefaultFabric, sync, pdes::EngineOptions{});
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().message.find("nvls needs the GPUs in one server"), std::string::npos);
+}
+
+TEST(Collective, AllToAllvMovesExactlyTheMatrixAndSendRecvShiftsByOne) {
+  // AllToAllv on 2 x 8 GPUs with an uneven matrix (MoE-like: rank i sends (i + j) % 5 x 64 KiB
+  // to rank j): every GPU finishes, and the network and NVLink carry exactly the matrix's bytes
+  // (cross-server bytes once over the network; cross-rail ones also once over NVLink first).
+  const auto topo =
+      topology::load_topology(std::string(STEPSIM_SOURCE_DIR) + "/topologies/toy-2server.yaml")
+          .value();
+  const Communicator comm = make_communicator(topo, 16).value();
+  CollectiveSpec spec;
+  spec.kind = Kind::kAllToAllv;
+  spec.matrix.assign(16 * 16, 0);
+  std::uint64_t intra = 0;
+  std::uint64_t inter = 0;
+  std::uint64_t pxn = 0;
+  for (int i = 0; i < 16; ++i) {
+    for (int j = 0; j < 16; ++j) {
+      if (i == j) continue;
+      const std::int64_t b = ((i + j) % 5) * 65536;
+      spec.matrix[static_cast<std::size_t>(i * 16 + j)] = b;
+      if (i / 8 == j / 8) {
+        intra += static_cast<std::uint64_t>(b);
+      } else {
+        inter += static_cast<std::uint64_t>(b);
+        if (i % 8 != j % 8) pxn += static_cast<std::uint64_t>(b);
+      }
+    }
+  }
+  nic::NicParams nic;
+  nic.cc.algorithm = "none";
+  pdes::SerialSync sync;
+  pdes::EngineOptions opt;
+  opt.end = SimTime::s(1);
+  const auto r = run_collective(topo, comm, spec, kDefaultParams, nic, kDefaultFabric, sync, opt);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  for (std::int64_t d : r->result.gpu_done_ps) EXPECT_GT(d, 0);
+  EXPECT_EQ(r->result.network_bytes, inter);
+  EXPECT_EQ(r->result.nvlink_bytes, intra + pxn);
+  spec.matrix.pop_back();
+  EXPECT_FALSE(
+      run_collective(topo, comm, spec, kDefaultParams, nic, kDefaultFabric, sync, opt).ok());
+
+  // SendRecv (nccl-tests): each GPU sends S to the next; on 16 single-GPU servers every NIC
+  // sends S, so busbw (factor 1) tends to the NIC's goodput.
+  const auto ft =
+      topology::load_topology(std::string(STEPSIM_SOURCE_DIR) + "/topologies/fat-tree-k4.yaml")
+          .value();
+  const std::int64_t S = 64 << 20;
+  const auto sr = run(ft, 16, Kind::kSendRecv, S);
+  EXPECT_EQ(sr.result.network_bytes, 16u * static_cast<std::uint64_t>(S));
+  EXPECT_NEAR(sr.result.algbw_gbs(S), kNicGBs, 0.05 * kNicGBs);
 }
 
 }  // namespace
