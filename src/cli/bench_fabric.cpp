@@ -345,9 +345,7 @@ int BenchFabricCommand::execute(int rank, int ranks) {
     j["drops_buffer"] = s.drops_buffer;
     j["uplink_max_over_mean"] = s.uplink_max_over_mean;
     j["digest"] = digest_hex(st.digest);
-    std::ofstream out(json_path_);
-    if (!out) return user_error(rank, "--json: cannot write '" + json_path_ + "'");
-    out << j.dump(2) << "\n";
+    if (const int rc = write_json(rank, json_path_, j); rc != kExitOk) return rc;
   }
   return st.completed ? kExitOk : interrupted_exit_code();
 }

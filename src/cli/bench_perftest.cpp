@@ -296,9 +296,7 @@ int BenchPerftestCommand::execute(int rank, int ranks) {
     j["retransmitted"] = q.retransmitted;
     j["timeouts"] = q.timeouts;
     j["digest"] = digest_hex(digest);
-    std::ofstream out(json_path_);
-    if (!out) return user_error(rank, "--json: cannot write '" + json_path_ + "'");
-    out << j.dump(2) << "\n";
+    if (const int rc = write_json(rank, json_path_, j); rc != kExitOk) return rc;
   }
   return completed ? kExitOk : interrupted_exit_code();
 }

@@ -192,9 +192,7 @@ int BenchPholdCommand::execute(int rank, int ranks) {
                                {"sent_remote", r.sent_remote},
                                {"lps", r.lps}});
     }
-    std::ofstream out(json_path_);
-    if (!out) return user_error(rank, "--json: cannot write '" + json_path_ + "'");
-    out << j.dump(2) << "\n";
+    if (const int rc = write_json(rank, json_path_, j); rc != kExitOk) return rc;
   }
   return st.completed ? kExitOk : interrupted_exit_code();
 }

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <numeric>
 #include <vector>
 
@@ -59,6 +61,13 @@ pdes::EngineOptions bench_engine_options(int threads, SimTime end, bool progress
   install_stop_handlers();
   warn_if_threads_exceed_cpus(threads, rank);
   return opts;
+}
+
+int write_json(int rank, const std::string& path, const nlohmann::json& j) {
+  std::ofstream out(path);
+  if (!out) return user_error(rank, "--json: cannot write '" + path + "'");
+  out << j.dump(2) << "\n";
+  return kExitOk;
 }
 
 }  // namespace stepsim::cli

@@ -6,6 +6,8 @@
 #include <functional>
 #include <string>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "stepsim/pdes/engine.hpp"
 
 namespace stepsim::cli {
@@ -14,6 +16,10 @@ namespace stepsim::cli {
 /// progress display when `progress`; also installs the SIGINT/SIGTERM handlers and warns when
 /// a rank has fewer CPUs than threads.
 pdes::EngineOptions bench_engine_options(int threads, SimTime end, bool progress, int rank);
+
+/// Writes a benchmark's --json results to `path` (on rank 0); a file that cannot be written is
+/// a user error. Returns the exit code.
+int write_json(int rank, const std::string& path, const nlohmann::json& j);
 
 /// Index of the median of `count` runs by wall time (`wall(i)` gives run i's seconds).
 std::size_t median_run(std::size_t count, const std::function<double(std::size_t)>& wall);
