@@ -213,25 +213,12 @@ int BenchFabricCommand::execute(int rank, int ranks) {
       fr.summary = r->summary;
       // Flow completion times from the WRITE completions.
       const nic::BulkResult b = app.result(sync);
-      std::vector<double> fct;
+      std::vector<std::pair<std::int64_t, std::int64_t>> done;
       for (std::size_t t = 0; t < transfers.size(); ++t) {
-        if (b.done_ps[t] < 0) continue;
-        fct.push_back(static_cast<double>(b.done_ps[t] - transfers[t].start.picoseconds()) * 1e-6);
-        fr.summary.last_byte_us =
-            std::max(fr.summary.last_byte_us, static_cast<double>(b.done_ps[t]) * 1e-6);
+        if (b.done_ps[t] >= 0) done.emplace_back(transfers[t].start.picoseconds(), b.done_ps[t]);
       }
-      std::sort(fct.begin(), fct.end());
       fr.summary.flows = transfers.size();
-      fr.summary.flows_complete = fct.size();
-      if (!fct.empty()) {
-        const auto pct = [&](double q) {
-          const auto k = static_cast<std::size_t>(q * static_cast<double>(fct.size()));
-          return fct[std::min(k, fct.size() - 1)];
-        };
-        fr.summary.fct_p50_us = pct(0.5);
-        fr.summary.fct_p99_us = pct(0.99);
-        fr.summary.fct_max_us = fct.back();
-      }
+      fabric::summarize_completions(done, fr.summary);
       runs.push_back(std::move(fr));
     } else {
       auto r = fabric::run_fabric(*topo, *flows, params_, sync, opts);

@@ -133,6 +133,33 @@ void ParamTable::rate(const std::string& key, DataRate& field, std::string help)
        [&field] { return to_string(field); }});
 }
 
+namespace {
+
+// A field set from `parse` within [lo, hi] and shown by `show`: the pattern of every binder.
+template <class T, class Parse, class Show>
+Param ranged(const std::string& key, std::string help, T& field, T lo, T hi, std::string unit,
+             Parse parse, Show show) {
+  return Param{key, std::move(help),
+               [&field, lo, hi, unit, parse](const std::string& t) -> Result<bool> {
+                 auto v = parse(t);
+                 if (!v) return v.error();
+                 if (*v < lo || *v > hi) {
+                   return Error{"'" + t + "' is out of range (" + range_text(lo, hi) + unit + ")"};
+                 }
+                 field = *v;
+                 return true;
+               },
+               [&field, show] { return show(field); }};
+}
+
+Result<std::int64_t> parse_byte_count(const std::string& t) {
+  auto v = parse_bytes(t);
+  if (!v) return v.error();
+  return v->count();
+}
+
+}  // namespace
+
 void ParamTable::bytes(const std::string& key, Bytes& field, std::int64_t lo, std::int64_t hi,
                        std::string help) {
   add({key, std::move(help),
@@ -150,46 +177,19 @@ void ParamTable::bytes(const std::string& key, Bytes& field, std::int64_t lo, st
 
 void ParamTable::bytes(const std::string& key, std::int64_t& field, std::int64_t lo,
                        std::int64_t hi, std::string help) {
-  add({key, std::move(help),
-       [&field, lo, hi](const std::string& t) -> Result<bool> {
-         auto v = parse_bytes(t);
-         if (!v) return v.error();
-         if (v->count() < lo || v->count() > hi) {
-           return Error{"'" + t + "' is out of range (" + range_text(lo, hi) + " bytes)"};
-         }
-         field = v->count();
-         return true;
-       },
-       [&field] { return std::to_string(field); }});
+  add(ranged<std::int64_t>(key, std::move(help), field, lo, hi, " bytes", parse_byte_count,
+                           [](std::int64_t v) { return std::to_string(v); }));
 }
 
 void ParamTable::integer(const std::string& key, int& field, int lo, int hi, std::string help) {
-  add({key, std::move(help),
-       [&field, lo, hi](const std::string& t) -> Result<bool> {
-         auto v = parse_number<int>(t);
-         if (!v) return v.error();
-         if (*v < lo || *v > hi) {
-           return Error{"'" + t + "' is out of range (" + range_text(lo, hi) + ")"};
-         }
-         field = *v;
-         return true;
-       },
-       [&field] { return std::to_string(field); }});
+  add(ranged<int>(key, std::move(help), field, lo, hi, "", parse_number<int>,
+                  [](int v) { return std::to_string(v); }));
 }
 
 void ParamTable::integer(const std::string& key, std::int64_t& field, std::int64_t lo,
                          std::int64_t hi, std::string help) {
-  add({key, std::move(help),
-       [&field, lo, hi](const std::string& t) -> Result<bool> {
-         auto v = parse_number<std::int64_t>(t);
-         if (!v) return v.error();
-         if (*v < lo || *v > hi) {
-           return Error{"'" + t + "' is out of range (" + range_text(lo, hi) + ")"};
-         }
-         field = *v;
-         return true;
-       },
-       [&field] { return std::to_string(field); }});
+  add(ranged<std::int64_t>(key, std::move(help), field, lo, hi, "", parse_number<std::int64_t>,
+                           [](std::int64_t v) { return std::to_string(v); }));
 }
 
 void ParamTable::real(const std::string& key, double& field, double lo, double hi,

@@ -1,5 +1,7 @@
 #include "stepsim/fabric/fabric_run.hpp"
 
+#include "stepsim/core/percentile.hpp"
+
 #include <algorithm>
 #include <cmath>
 
@@ -51,25 +53,28 @@ FabricSummary summarize(const topology::Topology& topo, const FabricResults& r,
     s.uplink_cv = mean > 0 ? std::sqrt(var) / mean : 0.0;
   }
   s.flows = flows.size();
-  std::vector<double> fct;
+  std::vector<std::pair<std::int64_t, std::int64_t>> done;  // (start, end) of complete flows
   for (const Flow& f : flows) {
     const FlowRecord& fr = r.flows[f.id];
-    if (fr.end_ps < 0) continue;
-    ++s.flows_complete;
-    fct.push_back(static_cast<double>(fr.end_ps - f.start.picoseconds()) * 1e-6);
-    s.last_byte_us = std::max(s.last_byte_us, static_cast<double>(fr.end_ps) * 1e-6);
+    if (fr.end_ps >= 0) done.emplace_back(f.start.picoseconds(), fr.end_ps);
   }
-  if (!fct.empty()) {
-    std::sort(fct.begin(), fct.end());
-    auto pct = [&](double q) {
-      const auto i = static_cast<std::size_t>(std::ceil(q * static_cast<double>(fct.size()))) - 1;
-      return fct[std::min(i, fct.size() - 1)];
-    };
-    s.fct_p50_us = pct(0.50);
-    s.fct_p99_us = pct(0.99);
-    s.fct_max_us = fct.back();
-  }
+  summarize_completions(done, s);
   return s;
+}
+
+void summarize_completions(const std::vector<std::pair<std::int64_t, std::int64_t>>& done,
+                           FabricSummary& s) {
+  std::vector<double> fct;
+  for (const auto& [start, end] : done) {
+    fct.push_back(static_cast<double>(end - start) * 1e-6);
+    s.last_byte_us = std::max(s.last_byte_us, static_cast<double>(end) * 1e-6);
+  }
+  s.flows_complete = fct.size();
+  if (fct.empty()) return;
+  std::sort(fct.begin(), fct.end());
+  s.fct_p50_us = nearest_rank(fct, 0.50);
+  s.fct_p99_us = nearest_rank(fct, 0.99);
+  s.fct_max_us = fct.back();
 }
 
 Result<FabricRun> run_fabric(const topology::Topology& topo, const std::vector<Flow>& flows,

@@ -4,6 +4,8 @@
 #include <array>
 #include <cmath>
 
+#include "stepsim/core/percentile.hpp"
+
 namespace stepsim::nic {
 
 Result<PerftestKind> parse_perftest_kind(const std::string& name) {
@@ -151,11 +153,7 @@ PerftestResult Perftest::result(pdes::Sync& sync) const {
 }
 
 double PerftestResult::percentile_us(double q) const {
-  if (samples_ps.empty()) return 0;
-  const auto i = static_cast<std::size_t>(std::ceil(q * static_cast<double>(samples_ps.size())));
-  return static_cast<double>(
-             samples_ps[std::min(std::max<std::size_t>(i, 1), samples_ps.size()) - 1]) *
-         1e-6;
+  return static_cast<double>(nearest_rank(samples_ps, q)) * 1e-6;
 }
 
 double PerftestResult::average_us() const {

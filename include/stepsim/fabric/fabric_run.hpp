@@ -2,6 +2,7 @@
 /// Running raw traffic over a topology on the engine, and the summary a user reads.
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "stepsim/core/result.hpp"
@@ -36,6 +37,10 @@ struct FabricSummary {
 
 FabricSummary summarize(const topology::Topology& topo, const FabricResults& results,
                         const std::vector<Flow>& flows);
+/// Fills the completion fields of `s` (complete flows, FCT percentiles, last byte) from the
+/// (start, end) picosecond times of the flows that completed.
+void summarize_completions(const std::vector<std::pair<std::int64_t, std::int64_t>>& done,
+                           FabricSummary& s);
 
 /// A complete run: model, engine, results. Collective over `sync`.
 struct FabricRun {

@@ -31,6 +31,18 @@ Outcome perftest(const topology::Topology& topo, PerftestSpec spec, const NicPar
   return o;
 }
 
+// A perftest between the two hosts of `topo` (host 0's NIC to host 1's).
+PerftestSpec between_hosts(const topology::Topology& topo, PerftestKind kind, std::int64_t bytes,
+                           int iterations) {
+  PerftestSpec spec;
+  spec.kind = kind;
+  spec.bytes = bytes;
+  spec.iterations = iterations;
+  spec.a = topo.port_id(0, 0);
+  spec.b = topo.port_id(1, 0);
+  return spec;
+}
+
 NicParams no_cc() {
   NicParams p;
   p.cc.algorithm = "none";
@@ -42,12 +54,7 @@ TEST(RdmaHost, WriteLatencySplitsIntoTheStagesOfTheBreakdown) {
   // generation 100, payload DMA 300, remote processing 50, CQE write 250: ~1.1 us plus the wire.
   // The model adds each stage's occupancy at 322.26 MHz and the PCIe transfer of 256 B.
   const auto topo = leaf_spine(1, 1, 2, "1.6T");
-  PerftestSpec spec;
-  spec.kind = PerftestKind::kWriteLat;
-  spec.bytes = 256;
-  spec.iterations = 20;
-  spec.a = topo.port_id(0, 0);
-  spec.b = topo.port_id(1, 0);
+  PerftestSpec spec = between_hosts(topo, PerftestKind::kWriteLat, 256, 20);
   const NicParams nic = no_cc();
   const auto o = perftest(topo, spec, nic);
   ASSERT_EQ(o.perf.samples_ps.size(), 20u);
@@ -91,12 +98,7 @@ double effective_gbps(double line_gbps, std::int64_t payload) {
 
 TEST(RdmaHost, OneQpOfOneMegabyteWritesReachesTheEffectivePortRateAt1600G) {
   const auto topo = leaf_spine(1, 1, 2, "1.6T");
-  PerftestSpec spec;
-  spec.kind = PerftestKind::kWriteBw;
-  spec.bytes = 1 << 20;
-  spec.iterations = 100;
-  spec.a = topo.port_id(0, 0);
-  spec.b = topo.port_id(1, 0);
+  PerftestSpec spec = between_hosts(topo, PerftestKind::kWriteBw, 1 << 20, 100);
   const auto o = perftest(topo, spec, no_cc());
   EXPECT_EQ(o.perf.messages, 100);
   EXPECT_GE(o.perf.gbps(), 0.97 * effective_gbps(1600, 4096));
@@ -105,13 +107,8 @@ TEST(RdmaHost, OneQpOfOneMegabyteWritesReachesTheEffectivePortRateAt1600G) {
 
 TEST(RdmaHost, SixtyFourQpsOfFourKilobytesReachLineRate) {
   const auto topo = leaf_spine(1, 1, 2, "1.6T");
-  PerftestSpec spec;
-  spec.kind = PerftestKind::kWriteBw;
-  spec.bytes = 4096;
+  PerftestSpec spec = between_hosts(topo, PerftestKind::kWriteBw, 4096, 300);
   spec.qps = 64;
-  spec.iterations = 300;
-  spec.a = topo.port_id(0, 0);
-  spec.b = topo.port_id(1, 0);
   const auto o = perftest(topo, spec, no_cc());
   EXPECT_EQ(o.perf.messages, 64 * 300);
   EXPECT_GE(o.perf.gbps(), 0.97 * effective_gbps(1600, 4096));
@@ -124,13 +121,8 @@ TEST(RdmaHost, SmallMessagesAreLimitedByThePipelinesMessageRate) {
   // 100 ns: 7.6 M/s).
   const auto topo = leaf_spine(1, 1, 2, "1.6T");
   const NicParams nic = no_cc();
-  PerftestSpec spec;
-  spec.kind = PerftestKind::kWriteBw;
-  spec.bytes = 64;
+  PerftestSpec spec = between_hosts(topo, PerftestKind::kWriteBw, 64, 400);
   spec.qps = 64;
-  spec.iterations = 400;
-  spec.a = topo.port_id(0, 0);
-  spec.b = topo.port_id(1, 0);
   const double stage_rate = 1.0 / nic.cycles(nic.wqe_fetch.cycles).seconds() / 1e6;
   EXPECT_NEAR(perftest(topo, spec, nic).perf.mpps(), stage_rate, 0.03 * stage_rate);
   spec.qps = 1;
@@ -148,12 +140,7 @@ TEST(RdmaHost, GpuDirectAvoidsTheBounceCopyAndTheRootComplex) {
   // across the root complex the payload read takes 1 us instead of 300 ns; without GPUDirect the
   // payload is copied GPU -> host at the sender and host -> GPU at the receiver.
   const auto topo = leaf_spine(1, 1, 2, "1.6T");
-  PerftestSpec spec;
-  spec.kind = PerftestKind::kWriteLat;
-  spec.bytes = 4096;
-  spec.iterations = 10;
-  spec.a = topo.port_id(0, 0);
-  spec.b = topo.port_id(1, 0);
+  PerftestSpec spec = between_hosts(topo, PerftestKind::kWriteLat, 4096, 10);
   NicParams nic = no_cc();
   const auto latency = [&](MemoryKind k) {
     nic.memory = k;
@@ -199,12 +186,7 @@ TEST(RdmaHost, BlueFlameInlineSkipsTheWqeFetchAndThePayloadDma) {
   // A 64 B WRITE posted inline: the doorbell carries the WQE and the data (their PCIe transfer),
   // so neither the WQE fetch nor the payload DMA read happens.
   const auto topo = leaf_spine(1, 1, 2, "1.6T");
-  PerftestSpec spec;
-  spec.kind = PerftestKind::kWriteLat;
-  spec.bytes = 64;
-  spec.iterations = 10;
-  spec.a = topo.port_id(0, 0);
-  spec.b = topo.port_id(1, 0);
+  PerftestSpec spec = between_hosts(topo, PerftestKind::kWriteLat, 64, 10);
   NicParams nic = no_cc();
   const auto plain = perftest(topo, spec, nic);
   nic.inline_threshold = 220;
@@ -223,12 +205,7 @@ TEST(RdmaHost, BlueFlameInlineSkipsTheWqeFetchAndThePayloadDma) {
 TEST(RdmaHost, DescriptorPrefetchFetchesSeveralWqesPerPcieRead) {
   // write_bw posts 128 WQEs at once: each PCIe read brings up to wqe_prefetch (4) of them.
   const auto topo = leaf_spine(1, 1, 2, "1.6T");
-  PerftestSpec spec;
-  spec.kind = PerftestKind::kWriteBw;
-  spec.bytes = 4096;
-  spec.iterations = 128;
-  spec.a = topo.port_id(0, 0);
-  spec.b = topo.port_id(1, 0);
+  PerftestSpec spec = between_hosts(topo, PerftestKind::kWriteBw, 4096, 128);
   NicParams nic = no_cc();
   const auto o = perftest(topo, spec, nic);
   EXPECT_EQ(o.run.rdma.nics[spec.a].wqe_fetches, 128u / 4);
@@ -242,14 +219,9 @@ TEST(RdmaHost, AQpContextCacheTooSmallForTheQpsCostsPcieReads) {
   // miss adds a PCIe read to the message's path (posting and packet generation), so messages
   // take longer and the rate with two outstanding per QP falls.
   const auto topo = leaf_spine(1, 1, 2, "1.6T");
-  PerftestSpec spec;
-  spec.kind = PerftestKind::kWriteBw;
-  spec.bytes = 64;
+  PerftestSpec spec = between_hosts(topo, PerftestKind::kWriteBw, 64, 200);
   spec.qps = 64;
-  spec.iterations = 200;
   spec.tx_depth = 2;  // completions come back interleaved, so the QPs take turns
-  spec.a = topo.port_id(0, 0);
-  spec.b = topo.port_id(1, 0);
   NicParams nic = no_cc();
   const auto big = perftest(topo, spec, nic);
   nic.qp_cache = Bytes(8 * 256);
