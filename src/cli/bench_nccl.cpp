@@ -1,5 +1,6 @@
 #include "src/cli/bench_nccl.hpp"
 
+#include <cctype>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
@@ -29,7 +30,9 @@ BenchNcclCommand::BenchNcclCommand(CLI::App& parent) {
                              "reduce", "sendrecv"}));
   cmd_->add_option("--topology", topology_,
                    "Topology file (default: topologies/rail-128gpu-800g.yaml of the source tree)");
-  cmd_->add_option("-b,--minbytes", min_bytes_, "Smallest size")->capture_default_str();
+  cmd_->add_option("-b,--minbytes", min_bytes_,
+                   "Smallest size (8, 64K, 1M, 8G as nccl-tests: powers of 1024; or 4KiB, 1GB)")
+      ->capture_default_str();
   cmd_->add_option("-e,--maxbytes", max_bytes_, "Largest size")->capture_default_str();
   cmd_->add_option("-f,--stepfactor", factor_, "Size multiplier between sizes")
       ->capture_default_str()
@@ -37,8 +40,10 @@ BenchNcclCommand::BenchNcclCommand(CLI::App& parent) {
   cmd_->add_option("--gpus", gpus_, "GPUs in the communicator (the first servers' GPUs)")
       ->capture_default_str();
   cmd_->add_option("-r,--root", root_, "Root rank (broadcast, reduce)")->capture_default_str();
-  cmd_->add_option("--algo", algo_,
-                   "Algorithm: ring, tree (allreduce) or auto (the tuner; AllToAll is pairwise)")
+  cmd_->add_option(
+          "--algo", algo_,
+          "Algorithm: ring, tree, nvls, sharp (allreduce) or auto (the tuner: ring or tree; "
+          "AllToAll is pairwise)")
       ->capture_default_str();
   cmd_->add_option("--proto", proto_, "Protocol: simple, ll, ll128 or auto (the tuner)")
       ->capture_default_str();
@@ -62,12 +67,29 @@ BenchNcclCommand::BenchNcclCommand(CLI::App& parent) {
   }
 }
 
+namespace {
+
+// nccl-tests' sizes: a number with an optional K, M or G (powers of 1024: -e 8G is 8 GiB), or
+// any of stepsim's byte units (8GiB, 8GB).
+Result<Bytes> parse_nccl_size(const std::string& text) {
+  if (!text.empty() && text.find_first_not_of("0123456789") == text.size() - 1) {
+    const char u = static_cast<char>(std::toupper(static_cast<unsigned char>(text.back())));
+    const std::int64_t mult = u == 'K' ? 1 << 10 : u == 'M' ? 1 << 20 : u == 'G' ? 1 << 30 : 0;
+    if (mult > 0 && text.size() > 1 && text.size() < 12) {
+      return Bytes(std::stoll(text.substr(0, text.size() - 1)) * mult);
+    }
+  }
+  return parse_bytes(text);
+}
+
+}  // namespace
+
 int BenchNcclCommand::execute(int rank, int ranks) {
   auto kind = collective::parse_kind(kind_);
   if (!kind) return user_error(rank, kind.error().message);
-  auto lo = parse_bytes(min_bytes_);
+  auto lo = parse_nccl_size(min_bytes_);
   if (!lo) return user_error(rank, "--minbytes: " + lo.error().message);
-  auto hi = parse_bytes(max_bytes_);
+  auto hi = parse_nccl_size(max_bytes_);
   if (!hi) return user_error(rank, "--maxbytes: " + hi.error().message);
   if (lo->count() < 0 || hi->count() < lo->count()) {
     return user_error(rank, "--minbytes/--maxbytes: need 0 <= minbytes <= maxbytes");
@@ -149,6 +171,7 @@ int BenchNcclCommand::execute(int rank, int ranks) {
   std::uint64_t digest = 0;
   double busbw_sum = 0;
   bool completed = true;
+  bool stalled = false;
   double wall = 0;
   std::uint64_t events = 0;
   nlohmann::json rows = nlohmann::json::array();
@@ -163,6 +186,9 @@ int BenchNcclCommand::execute(int rank, int ranks) {
     wall += r->rdma.stats.wall_s;
     events += r->rdma.stats.events;
     completed = completed && r->rdma.stats.completed;
+    // The engine ran dry but a GPU never finished: packets were lost where nothing resends them
+    // (SHARP's in-network packets) or a QP failed.
+    stalled = stalled || (r->rdma.stats.completed && !r->result.complete());
     const double t_us = static_cast<double>(r->result.time_ps) * 1e-6;
     const double algbw = r->result.algbw_gbs(bytes);
     const double busbw = algbw * collective::busbw_factor(*kind, gpus_);
@@ -181,20 +207,29 @@ int BenchNcclCommand::execute(int rank, int ranks) {
         std::printf("  %s/%s", r->choice.algorithm.c_str(), r->choice.protocol.c_str());
       }
       std::printf("\n");
-      rows.push_back({{"bytes", bytes},
-                      {"time_us", t_us},
-                      {"algbw_gbs", algbw},
-                      {"busbw_gbs", busbw},
-                      {"network_bytes", r->result.network_bytes},
-                      {"nvlink_bytes", r->result.nvlink_bytes},
-                      {"algorithm", r->choice.algorithm},
-                      {"protocol", r->choice.protocol}});
+      rows.push_back(
+          {{"bytes", bytes},
+           {"time_us", t_us},
+           {"algbw_gbs", algbw},
+           {"busbw_gbs", busbw},
+           {"network_bytes", r->result.network_bytes},
+           {"nvlink_bytes", r->result.nvlink_bytes},
+           {"drops", r->rdma.summary.drops_buffer + r->rdma.summary.drops_fec +
+                         r->rdma.summary.drops_link_down + r->rdma.summary.drops_unroutable},
+           {"complete", r->result.complete()},
+           {"algorithm", r->choice.algorithm},
+           {"protocol", r->choice.protocol}});
     }
     if (!r->rdma.stats.completed) break;
   }
   finish_progress();
   if (rank != 0) return completed ? kExitOk : interrupted_exit_code();
   if (!completed) std::printf("# status: INTERRUPTED\n");
+  if (stalled) {
+    std::printf(
+        "# status: INCOMPLETE (a collective never finished on every GPU: see the drop counters "
+        "of --json)\n");
+  }
   std::printf("# Avg bus bandwidth    : %g\n#\n", busbw_sum / static_cast<double>(sizes.size()));
   std::printf("# engine: ranks %d, %" PRIu64 " events in %.3f s (%.2f M/s)\n", ranks, events, wall,
               wall > 0 ? static_cast<double>(events) / wall / 1e6 : 0.0);
@@ -213,7 +248,8 @@ int BenchNcclCommand::execute(int rank, int ranks) {
     j["digest"] = digest_hex(digest);
     if (const int rc = write_json(rank, json_path_, j); rc != kExitOk) return rc;
   }
-  return completed ? kExitOk : interrupted_exit_code();
+  if (!completed) return interrupted_exit_code();
+  return stalled ? kExitFailure : kExitOk;
 }
 
 }  // namespace stepsim::cli

@@ -79,9 +79,10 @@ std::string protocol_name(Protocol p) {
 }
 
 Result<bool> CollectiveParams::validate() const {
-  if (algorithm != "ring" && algorithm != "tree" && algorithm != "nvls" && algorithm != "auto") {
+  if (algorithm != "ring" && algorithm != "tree" && algorithm != "nvls" && algorithm != "sharp" &&
+      algorithm != "auto") {
     return Error{"coll.algorithm: '" + algorithm +
-                 "' is not available (allowed: ring, tree, nvls, auto)"};
+                 "' is not available (allowed: ring, tree, nvls, sharp, auto)"};
   }
   if (protocol != "auto") {
     if (auto p = parse_protocol(protocol); !p) return Error{"coll.protocol: " + p.error().message};
@@ -91,6 +92,8 @@ Result<bool> CollectiveParams::validate() const {
   if (slots < 1 || slots > 1024) return Error{"coll.slots must be 1..1024"};
   if (nvlink.bits_per_second() <= 0) return Error{"gpu.nvlink must be > 0"};
   if (reduce_rate.bits_per_second() <= 0) return Error{"gpu.reduce_rate must be > 0"};
+  if (sharp_trees < 1) return Error{"coll.sharp.trees must be >= 1"};
+  if (sharp_window < sharp_payload) return Error{"coll.sharp.window must be >= one packet"};
   return true;
 }
 
@@ -133,9 +136,10 @@ SimTime CollectiveParams::base_latency() const {
 config::ParamTable collective_param_table(CollectiveParams& p) {
   config::ParamTable t;
   const SimTime max_time = SimTime::s(1);
-  t.choice("coll.algorithm", p.algorithm, {"ring", "tree", "nvls", "auto"},
+  t.choice("coll.algorithm", p.algorithm, {"ring", "tree", "nvls", "sharp", "auto"},
            "ring, tree (AllReduce: double binary tree), nvls (AllReduce in one server: NVLink "
-           "SHARP) or auto (the tuner: ring or tree)");
+           "SHARP), sharp (AllReduce: in-network aggregation on the switches) or auto (the "
+           "tuner: ring or tree)");
   t.choice("coll.protocol", p.protocol, {"simple", "ll", "ll128", "auto"},
            "NCCL protocol, or auto (the tuner)");
   t.integer("coll.channels", p.channels, 1, 64, "parallel rings (channel c on rail c mod NICs)");
@@ -161,6 +165,14 @@ config::ParamTable collective_param_table(CollectiveParams& p) {
          "per-hop overhead, LL128 over NVLink");
   t.time("coll.overhead.net_ll128", p.net_overhead_ll128, SimTime::zero(), max_time,
          "per-hop overhead, LL128 over the network");
+  t.rate("coll.sharp.alu", p.sharp_alu,
+         "SHARP: a switch's reduction throughput (bytes in); 0 = the sum of its port rates");
+  t.time("coll.sharp.latency", p.sharp_latency, SimTime::zero(), max_time,
+         "SHARP: a switch's aggregation latency per packet");
+  t.integer("coll.sharp.trees", p.sharp_trees, 1, 65535,
+            "SHARP: aggregation trees a switch can hold at once");
+  t.bytes("coll.sharp.window", p.sharp_window, 64, std::int64_t{1} << 32,
+          "SHARP: bytes a GPU may have in its tree before results come back");
   return t;
 }
 
@@ -186,6 +198,8 @@ Choice choose(Kind kind, std::int64_t bytes, int gpus, std::uint32_t gpus_per_se
   std::vector<std::string> protos;
   if (p.protocol != "auto") {
     protos.push_back(p.protocol);
+  } else if (p.algorithm == "sharp") {
+    protos.push_back("simple");  // CollNet runs Simple only
   } else {
     protos = {"simple", "ll", "ll128"};
   }
@@ -198,7 +212,15 @@ Choice choose(Kind kind, std::int64_t bytes, int gpus, std::uint32_t gpus_per_se
       double steps_intra = 0;
       double steps_inter = 0;
       double bw = ring_bw;
-      if (a == "tree") {
+      if (a == "sharp") {
+        // Reduce-scatter and all-gather over NVLink (2(G-1)/G S per GPU) overlap the shard's
+        // trip through the tree (S/G per NIC, each way once): the slower one sets the pace.
+        steps_intra = 2;
+        steps_inter = 2;
+        const double nv = 2.0 * (G - 1) / G / nvlink;
+        const double net = 1.0 / G / nic;
+        bw = busbw_factor(kind, n) / std::max(nv, net);
+      } else if (a == "tree") {
         // Up and down: the server tree's depth between servers, the chain inside.
         const double depth = servers > 1 ? std::ceil(std::log2(servers)) : 0;
         steps_inter = 2 * depth;

@@ -7,6 +7,10 @@
 //   is not a bottleneck.
 #include "stepsim/collective/collective_app.hpp"
 
+#include <memory>
+
+#include "stepsim/collective/sharp.hpp"
+
 #include <algorithm>
 #include <array>
 #include <limits>
@@ -69,6 +73,27 @@ CollectiveApp::CollectiveApp(const Communicator& comm, CollectiveSpec spec,
     pieces_per_step_ = std::max<std::int64_t>(1, ceil_div(seg_, p_.chunk));
     nvls_in_.assign(static_cast<std::size_t>(channels_ * pieces_per_step_), 0);
     nvls_got_.assign(static_cast<std::size_t>(n_), 0);
+  } else if (p_.algorithm == "sharp") {
+    STEPSIM_CHECK(spec_.kind == Kind::kAllReduce && n_ % comm_.gpus_per_server == 0,
+                  "SHARP is for AllReduce over whole servers");
+    sharp_ = true;
+    seg_ = ceil_div(std::max<std::int64_t>(spec_.bytes, 0), comm_.gpus_per_server);
+    sharp_packets_ = ceil_div(seg_, p_.sharp_payload);
+    sharp_chunk_ = std::max<std::int64_t>(1, p_.chunk / p_.sharp_payload);
+    sharp_chunks_ = ceil_div(sharp_packets_, sharp_chunk_);
+    sharp_window_ = std::max<std::int64_t>(1, p_.sharp_window / p_.sharp_payload);
+    sharp_gpu_.resize(static_cast<std::size_t>(n_));
+    for (SharpGpu& g : sharp_gpu_) {
+      g.ready.assign(static_cast<std::size_t>(sharp_chunks_), SimTime::zero());
+      g.got.assign(static_cast<std::size_t>(sharp_chunks_), 0);
+    }
+    topology::NodeId top = 0;
+    for (const Gpu& g : comm_.gpus) top = std::max(top, g.server);
+    server_rank_of_node_.assign(top + 1, topology::kNone);
+    for (int g = 0; g < n_; ++g) {
+      server_rank_of_node_[comm_.gpus[static_cast<std::size_t>(g)].server] =
+          static_cast<std::uint32_t>(g) / comm_.gpus_per_server;
+    }
   } else if (p_.algorithm == "tree") {
     STEPSIM_CHECK(spec_.kind == Kind::kAllReduce, "the tree algorithm is for AllReduce");
     build_trees();
@@ -561,6 +586,10 @@ void CollectiveApp::start(nic::Verbs& v) {
     nvls_start(v);
     return;
   }
+  if (sharp_) {
+    sharp_start(v);
+    return;
+  }
   if (!tree_.empty()) {
     for (std::uint32_t t = 0; t < tree_.size(); ++t) {
       if (comm_.gpus[tree_[t].gpu].server == v.server()) tree_progress(v, t);
@@ -638,6 +667,10 @@ void CollectiveApp::on_timer(nic::Verbs& v, std::uint32_t tag) {
     case kTagNvlsOut:
     case kTagNvlsMc:
       nvls_event(v, tag);
+      break;
+    case kTagSharp:
+      sharp_gpu_[x].timer = false;
+      sharp_send(v, x);
       break;
     case kTagTreeRecv:
       ++tree_[x >> 2].edge[x & 3].recvd;
@@ -717,7 +750,9 @@ Result<CollectiveRun> run_collective(const topology::Topology& topo, const Commu
                                      pdes::Sync& sync, pdes::EngineOptions engine_options) {
   if (auto ok = params.validate(); !ok) return ok.error();
   if (spec.bytes < 0) return Error{"collective size must be >= 0 bytes"};
-  if ((params.algorithm == "tree" || params.algorithm == "nvls") && spec.kind != Kind::kAllReduce) {
+  const bool allreduce_only =
+      params.algorithm == "tree" || params.algorithm == "nvls" || params.algorithm == "sharp";
+  if (allreduce_only && spec.kind != Kind::kAllReduce) {
     return Error{"coll.algorithm: " + params.algorithm + " is for allreduce only (allowed for " +
                  kind_name(spec.kind) + ": ring)"};
   }
@@ -765,11 +800,29 @@ Result<CollectiveRun> run_collective(const topology::Topology& topo, const Commu
       spec.kind == Kind::kAllToAll || spec.kind == Kind::kAllToAllv || spec.kind == Kind::kSendRecv;
   chosen.algorithm = p2p ? "ring" : choice.algorithm;
   chosen.protocol = choice.protocol;
+  std::unique_ptr<SharpAgent> sharp;
+  if (chosen.algorithm == "sharp") {
+    if (chosen.protocol != "simple") {
+      return Error{"coll.protocol: sharp runs with the simple protocol (got " + chosen.protocol +
+                   ")"};
+    }
+    chosen.sharp_payload = fabric.mtu.count();
+    if (chosen.sharp_window < chosen.sharp_payload) {
+      return Error{"coll.sharp.window: at least one packet (" +
+                   std::to_string(chosen.sharp_payload) + " bytes, the MTU)"};
+    }
+    auto trees = plan_sharp(topo, comm, chosen);
+    if (!trees) return trees.error();
+    sharp = std::make_unique<SharpAgent>(
+        topo, std::move(trees).value(), chosen,
+        static_cast<std::uint32_t>(chosen.sharp_window / chosen.sharp_payload));
+  }
   CollectiveApp app(comm, spec, chosen);
-  auto r =
-      nic::run_rdma(topo, app.connections(), nic, fabric, &app, sync, std::move(engine_options));
+  auto r = nic::run_rdma(topo, app.connections(), nic, fabric, &app, sync,
+                         std::move(engine_options), sharp.get());
   if (!r) return r.error();
-  CollectiveRun out{app.result(sync), std::move(r).value(), choice};
+  CollectiveRun out{app.result(sync), std::move(r).value(), choice, {}};
+  if (sharp) out.sharp = sharp->collect(sync);
   return out;
 }
 

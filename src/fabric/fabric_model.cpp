@@ -147,6 +147,7 @@ void FabricModel::setup(std::span<const pdes::LpId> local_lps) {
     base += n.port_count;
   }
   if (host_ != nullptr) host_->setup(*this, local_);
+  if (agent_ != nullptr) agent_->setup(*this, local_);
 }
 
 std::int64_t FabricModel::headroom_of(PortId p) const {
@@ -182,9 +183,18 @@ void FabricModel::handle(pdes::LpContext& ctx, const pdes::Event& ev) {
         } else {
           on_host_packet(ctx, n, ev.aux, ev.payload_as<Packet>());
         }
+      } else if ((ev.payload_as<Packet>().flags & kInNetwork) != 0) [[unlikely]] {
+        if (agent_ != nullptr) {
+          agent_->on_packet(ctx, ev.aux, ev.payload_as<Packet>());
+        } else {
+          ++cold(n, ev.aux).stats.drops_unroutable;
+        }
       } else {
         on_packet(ctx, n, ev.aux, ev.payload_as<Packet>());
       }
+      break;
+    case kEvInNetworkEmit:
+      enqueue(ctx, n, ev.aux & 0xffffu, ev.aux >> 16, ev.payload_as<Packet>(), ctx.now());
       break;
     case kEvPortFree:
       port(n, ev.aux).free_pending = false;
@@ -246,6 +256,19 @@ void FabricModel::on_packet(pdes::LpContext& ctx, NodeState& n, std::uint32_t in
     tail += frame_time(in, pkt.bytes) - in.hdr_ser;
   }
   enqueue(ctx, n, out, in_port, pkt, tail);
+}
+
+void FabricModel::emit_from_switch(pdes::LpContext& ctx, std::uint32_t out, std::uint32_t in_port,
+                                   const Packet& pkt, SimTime at) {
+  NodeState& n = nodes_[ctx.slot()];
+  STEPSIM_CHECK(!n.is_server && out < n.port_count && in_port < n.port_count && out < 0x10000 &&
+                    in_port < 0x10000,
+                "emit_from_switch: bad port");
+  if (at <= ctx.now()) {
+    enqueue(ctx, n, out, in_port, pkt, ctx.now());
+  } else {
+    ctx.send(ctx.self(), at - ctx.now(), kEvInNetworkEmit, out | in_port << 16, pkt);
+  }
 }
 
 void FabricModel::choose_detour(pdes::LpContext& ctx, NodeState& n, Packet& pkt) {
@@ -644,6 +667,7 @@ std::uint64_t FabricModel::lp_digest(std::uint32_t slot) const {
     }
   }
   if (host_ != nullptr && n.is_server) h = hash_combine(h, host_->digest(local_[slot]));
+  if (agent_ != nullptr && !n.is_server) h = hash_combine(h, agent_->digest(local_[slot]));
   for (std::uint32_t f : flows_to_node_[local_[slot]]) {
     const FlowRecord& r = recv_[f];
     h = hash_combine(hash_combine(h, static_cast<std::uint64_t>(r.bytes_received)),

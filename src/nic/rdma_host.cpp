@@ -239,6 +239,8 @@ struct NicState {
   TagCache mtt;
   RingQueue<TxSlot> tx;               // packets in the send pipeline, in order
   RingQueue<TxSlot> ctrl;             // ACK, NAK, CNP
+  RingQueue<TxSlot> innet;            // in-network (SHARP) packets
+  bool innet_turn = false;            // round robin between innet and tx
   std::vector<std::uint32_t> active;  // local endpoints with packets to send
   std::uint32_t rr = 0;
   SimTime wake_at = SimTime::never();
@@ -614,7 +616,18 @@ struct RdmaHost::Impl {
       ++n.stats.tx_packets;
       return true;
     }
-    if (!n.tx.empty() && n.tx.front().ready <= now && allowed(n.tx.front().pkt)) {
+    const bool innet_ready =
+        !n.innet.empty() && n.innet.front().ready <= now && allowed(n.innet.front().pkt);
+    const bool tx_ready = !n.tx.empty() && n.tx.front().ready <= now && allowed(n.tx.front().pkt);
+    if (innet_ready && (n.innet_turn || !tx_ready)) {
+      out = n.innet.pop().pkt;
+      n.innet_turn = false;
+      ++n.stats.tx_packets;
+      ++n.stats.in_network_tx;
+      return true;
+    }
+    if (tx_ready) {
+      n.innet_turn = true;
       out = n.tx.pop().pkt;
       ++n.stats.tx_packets;
       if ((out.flags & fabric::kFirstOfMessage) != 0) {
@@ -633,8 +646,30 @@ struct RdmaHost::Impl {
     SimTime head = SimTime::never();
     if (!n.ctrl.empty() && n.ctrl.front().ready > now) head = n.ctrl.front().ready;
     if (!n.tx.empty() && n.tx.front().ready > now) head = std::min(head, n.tx.front().ready);
+    if (!n.innet.empty() && n.innet.front().ready > now) {
+      head = std::min(head, n.innet.front().ready);
+    }
     if (!head.is_never()) schedule_once(ctx, n.wake_at, head, kEvNicWake, nic);
     return false;
+  }
+
+  // An in-network packet: its payload is read over PCIe (the DMA read latency, then the bytes
+  // at the link's rate, shared with the RDMA traffic's reads), then it waits for the port.
+  void send_in_network(pdes::LpContext& ctx, std::uint32_t nic, const Packet& pkt) {
+    NicState& n = servers[server_of_slot[ctx.slot()]].nics[nic];
+    const std::int64_t payload =
+        std::max<std::int64_t>(0, std::int64_t{pkt.bytes} - fabric::kRoceHeaderBytes);
+    const SimTime start = std::max(ctx.now() + n.pcie.dma_read_latency, n.rd_free);
+    n.rd_free = start + transfer_time(n.pcie, Bytes(payload));
+    // In order: no later packet is ready before an earlier one.
+    const SimTime ready =
+        std::max(n.rd_free, n.innet.empty() ? SimTime::zero() : n.innet[n.innet.size() - 1].ready);
+    n.innet.push(TxSlot{pkt, ready});
+    if (ready <= ctx.now()) {
+      host.fabric_wake(ctx, nic);
+    } else {
+      schedule_once(ctx, n.wake_at, ready, kEvNicWake, nic);
+    }
   }
 
   // --- receive -------------------------------------------------------------------------------
@@ -851,6 +886,11 @@ struct RdmaHost::Impl {
     const std::uint32_t s = server_of_slot[ctx.slot()];
     NicState& n = servers[s].nics[nic];
     ++n.stats.rx_packets;
+    if ((pkt.flags & fabric::kInNetwork) != 0) {
+      ++n.stats.in_network_rx;
+      host.notify_in_network(ctx, nic, pkt);
+      return;
+    }
     // The packet's flow is the requester's endpoint; requests are handled by its peer here,
     // responses and acknowledgements by the requester itself. A CNP names the endpoint to slow.
     const bool to_requester =
@@ -1185,6 +1225,12 @@ void RdmaHost::notify_app(pdes::LpContext& ctx, std::uint32_t endpoint) {
   app_->on_cq(v, endpoint);
 }
 
+void RdmaHost::notify_in_network(pdes::LpContext& ctx, std::uint32_t nic, const Packet& pkt) {
+  if (app_ == nullptr) return;
+  VerbsOnServer v(*this, ctx);
+  app_->on_in_network(v, impl_->fabric->topology().port_id(ctx.self(), nic), pkt);
+}
+
 std::uint64_t RdmaHost::digest(pdes::LpId server) const {
   const Impl& m = *impl_;
   std::uint64_t h = 0;
@@ -1236,6 +1282,13 @@ QpState VerbsOnServer::state(std::uint32_t endpoint) const {
 
 void VerbsOnServer::schedule(SimTime delay, std::uint32_t tag) {
   ctx_.send(ctx_.self(), delay, kEvAppTimer, tag);
+}
+
+void VerbsOnServer::send_in_network(topology::PortId nic, const fabric::Packet& pkt) {
+  const topology::Topology& topo = host_.impl_->fabric->topology();
+  STEPSIM_CHECK(nic < topo.ports.size() && topo.ports[nic].node == ctx_.self(),
+                "send_in_network from a NIC port of another server");
+  host_.impl_->send_in_network(ctx_, topo.ports[nic].index, pkt);
 }
 
 // --- results ----------------------------------------------------------------------------------

@@ -46,7 +46,8 @@ RdmaSummary summarize(const RdmaResults& results) {
 
 Result<RdmaRun> run_rdma(const topology::Topology& topo, const std::vector<Connection>& connections,
                          const NicParams& nic, fabric::FabricParams fabric, RdmaApp* app,
-                         pdes::Sync& sync, pdes::EngineOptions engine_options) {
+                         pdes::Sync& sync, pdes::EngineOptions engine_options,
+                         fabric::InNetworkAgent* agent) {
   if (auto ok = nic.validate(); !ok) return ok.error();
   configure_fabric(nic, fabric);
   if (auto ok = fabric.validate(); !ok) return ok.error();
@@ -77,6 +78,7 @@ Result<RdmaRun> run_rdma(const topology::Topology& topo, const std::vector<Conne
   fabric::FabricModel model(topo, routing, {}, fabric);
   RdmaHost host(nic, connections, app);
   model.set_host_model(&host);
+  model.set_in_network(agent);
   RdmaRun run;
   run.stats = engine.value()->run(model);
   run.fabric = model.collect(sync);

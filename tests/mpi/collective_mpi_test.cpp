@@ -51,6 +51,12 @@ TEST_P(Collectives, MatchAOneRankRunBitForBit) {
     EXPECT_EQ(got->result.gpu_done_ps, ref->result.gpu_done_ps);
     EXPECT_EQ(got->result.network_bytes, ref->result.network_bytes);
     EXPECT_EQ(got->result.nvlink_bytes, ref->result.nvlink_bytes);
+    ASSERT_EQ(got->sharp.size(), ref->sharp.size());
+    for (std::size_t v = 0; v < ref->sharp.size(); ++v) {
+      EXPECT_EQ(got->sharp[v].up_in_bytes, ref->sharp[v].up_in_bytes) << v;
+      EXPECT_EQ(got->sharp[v].aggregations, ref->sharp[v].aggregations) << v;
+      EXPECT_EQ(got->sharp[v].down_out_bytes, ref->sharp[v].down_out_bytes) << v;
+    }
   }
 }
 
@@ -61,7 +67,9 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"fat-tree-k4.yaml", 16, Kind::kAllToAll, 2 << 20, "spray"},
                       Case{"fat-tree-k4.yaml", 16, Kind::kReduceScatter, 4 << 20, "flowlet"},
                       Case{"toy-2server.yaml", 16, Kind::kAllReduce, 4 << 20, "ecmp", "tree"},
-                      Case{"fat-tree-k4.yaml", 16, Kind::kAllReduce, 1 << 20, "spray", "tree"}));
+                      Case{"fat-tree-k4.yaml", 16, Kind::kAllReduce, 1 << 20, "spray", "tree"},
+                      Case{"fat-tree-k4.yaml", 16, Kind::kAllReduce, 2 << 20, "ecmp", "sharp"},
+                      Case{"toy-2server.yaml", 16, Kind::kAllReduce, 4 << 20, "ecmp", "sharp"}));
 
 }  // namespace
 }  // namespace stepsim::collective

@@ -37,7 +37,7 @@ Result<Protocol> parse_protocol(const std::string& name);
 std::string protocol_name(Protocol p);
 
 struct CollectiveParams {
-  std::string algorithm = "ring";   ///< ring, tree (AllReduce) or auto; AllToAll is pairwise
+  std::string algorithm = "ring";  ///< ring, tree, nvls, sharp (AllReduce) or auto; AllToAll: p2p
   std::string protocol = "simple";  ///< simple, ll, ll128 or auto
   int channels = 8;                 ///< parallel rings (NCCL channels), each on a rail
   std::int64_t chunk = 512 * 1024;  ///< bytes per pipelined piece of a step
@@ -61,6 +61,12 @@ struct CollectiveParams {
   SimTime nvlink_overhead_ll128 = SimTime::ns(1'400);
   SimTime net_overhead_ll128 = SimTime::ns(1'500);
   std::uint8_t prio = 3;  ///< traffic class of the collective's RDMA traffic
+  // SHARP (in-network aggregation on the switches, algorithm "sharp").
+  DataRate sharp_alu = DataRate::bps(0);  ///< a switch's reduction throughput; 0: its port rates
+  SimTime sharp_latency = SimTime::ns(300);  ///< a switch's aggregation latency per packet
+  int sharp_trees = 64;                      ///< aggregation trees a switch can hold at once
+  std::int64_t sharp_window = 4 << 20;       ///< bytes a GPU may have in a tree, unreduced
+  std::int64_t sharp_payload = 4096;         ///< payload per packet (run_collective: the MTU)
 
   [[nodiscard]] Result<bool> validate() const;
   /// Wire bytes per payload byte and the per-hop latency of the protocol.

@@ -13,10 +13,12 @@
 /// are pipelined chains along the same rings. AllToAll sends every peer its share directly
 /// (cross-rail data first crosses NVLink to the GPU on the destination's rail).
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
 #include "stepsim/collective/collective.hpp"
+#include "stepsim/collective/sharp.hpp"
 #include "stepsim/core/ring_queue.hpp"
 #include "stepsim/fabric/fabric_params.hpp"
 #include "stepsim/nic/nic_params.hpp"
@@ -40,6 +42,11 @@ struct CollectiveResult {
   std::uint64_t nvlink_bytes = 0;         ///< wire bytes over NVLink (all GPUs)
   std::uint64_t network_bytes = 0;        ///< bytes posted to the NICs (all GPUs)
   [[nodiscard]] double algbw_gbs(std::int64_t bytes) const;  ///< GB/s (1e9), nccl-tests' algbw
+  /// Every GPU finished.
+  [[nodiscard]] bool complete() const {
+    return std::all_of(gpu_done_ps.begin(), gpu_done_ps.end(),
+                       [](std::int64_t t) { return t >= 0; });
+  }
 };
 
 class CollectiveApp final : public nic::RdmaApp {
@@ -52,6 +59,7 @@ class CollectiveApp final : public nic::RdmaApp {
   void on_start(nic::Verbs& verbs) override;
   void on_cq(nic::Verbs& verbs, std::uint32_t endpoint) override;
   void on_timer(nic::Verbs& verbs, std::uint32_t tag) override;
+  void on_in_network(nic::Verbs& verbs, topology::PortId nic, const fabric::Packet& pkt) override;
   /// Gathers every rank's records (collective over `sync`).
   [[nodiscard]] CollectiveResult result(pdes::Sync& sync) const;
 
@@ -134,6 +142,8 @@ class CollectiveApp final : public nic::RdmaApp {
   void alltoall_send(nic::Verbs& v, std::uint32_t flow);
   void gpu_received(nic::Verbs& v, std::uint32_t gpu, std::int64_t bytes);
   SimTime nvlink_hop(std::uint32_t gpu, SimTime now, std::int64_t wire_bytes);
+  void sharp_start(nic::Verbs& v);
+  void sharp_send(nic::Verbs& v, std::uint32_t gpu);
 
   const Communicator& comm_;
   CollectiveSpec spec_;
@@ -152,6 +162,27 @@ class CollectiveApp final : public nic::RdmaApp {
   bool nvls_ = false;
   std::vector<int> nvls_in_;            // by channel x piece
   std::vector<std::int64_t> nvls_got_;  // by GPU
+  // SHARP: GPU g's shard (S / GPUs per server) goes up tree g mod GPUs per server in packets;
+  // the shard is reduce-scattered over NVLink in chunks first, and each chunk's result is
+  // all-gathered over NVLink once it is back.
+  bool sharp_ = false;
+  std::int64_t sharp_packets_ = 0;                       // per GPU
+  std::int64_t sharp_chunks_ = 0;                        // per GPU
+  std::int64_t sharp_window_ = 1;                        // packets
+  std::int64_t sharp_chunk_ = 1;                         // packets per chunk
+  static constexpr std::uint32_t kTagSharp = 11u << 28;  // timer: GPU (low bits) may send more
+  struct SharpGpu {
+    std::int64_t sent = 0;
+    std::int64_t back = 0;  // packets whose result came back
+    bool timer = false;     // a wake-up for the next chunk is pending
+    SimTime done;
+    std::vector<SimTime> ready;     // by chunk: reduce-scatter over NVLink done
+    std::vector<std::int64_t> got;  // by chunk: result bytes back
+  };
+  std::vector<SharpGpu> sharp_gpu_;                 // by GPU
+  std::vector<std::uint32_t> server_rank_of_node_;  // by node id: server's place in the comm
+  [[nodiscard]] std::int64_t sharp_packet_bytes(std::int64_t i) const;
+  [[nodiscard]] std::int64_t sharp_chunk_bytes(std::int64_t c) const;
   std::vector<nic::Connection> conns_;
   std::vector<std::uint32_t> owner_of_endpoint_;  // lane (rings) or destination GPU (alltoall)
   std::vector<RingQueue<std::uint32_t>> posted_flows_;  // alltoall: side-a endpoint -> posts
@@ -169,6 +200,7 @@ struct CollectiveRun {
   CollectiveResult result;
   nic::RdmaRun rdma;
   Choice choice;  ///< the algorithm and protocol that ran (the tuner's, for "auto")
+  std::vector<SharpSwitchStats> sharp;  ///< SHARP: every switch's aggregation, by node id
 };
 
 Result<CollectiveRun> run_collective(const topology::Topology& topo, const Communicator& comm,

@@ -13,6 +13,7 @@
 
 #include "stepsim/fabric/fabric_params.hpp"
 #include "stepsim/fabric/host_model.hpp"
+#include "stepsim/fabric/in_network.hpp"
 #include "stepsim/fabric/load_balancer.hpp"
 #include "stepsim/fabric/packet.hpp"
 #include "stepsim/fabric/routing.hpp"
@@ -91,6 +92,13 @@ class FabricModel final : public pdes::Model {
   /// Lets `host` run the servers (instead of the raw flows); call before the engine's setup.
   /// `host` must outlive the model.
   void set_host_model(HostModel* host) { host_ = host; }
+  /// Lets `agent` handle in-network packets at the switches; call before the engine's setup.
+  /// `agent` must outlive the model.
+  void set_in_network(InNetworkAgent* agent) { agent_ = agent; }
+  /// The in-network agent of the switch being run sends `pkt` on its egress port `out` at `at`
+  /// (>= now), with the bytes charged to ingress port `in_port` (PFC accounting).
+  void emit_from_switch(pdes::LpContext& ctx, std::uint32_t out, std::uint32_t in_port,
+                        const Packet& pkt, SimTime at);
   /// A host model has a packet for NIC port `nic` of the server being run: the port asks for it
   /// now if it is idle, or when it becomes free.
   void wake(pdes::LpContext& ctx, std::uint32_t nic) { kick(ctx, nodes_[ctx.slot()], nic); }
@@ -223,6 +231,7 @@ class FabricModel final : public pdes::Model {
   const topology::Topology& topo_;
   const Routing& routing_;
   HostModel* host_ = nullptr;
+  InNetworkAgent* agent_ = nullptr;
   std::vector<Flow> flows_;
   FabricParams params_;
   std::vector<std::vector<std::uint32_t>> flows_from_node_;  // by node: flows it sends

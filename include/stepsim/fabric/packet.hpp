@@ -15,7 +15,13 @@ enum PacketFlag : std::uint8_t {
   kTelemetry = 8,        ///< switches stamp INT (HPCC) into Packet::telemetry
   kFirstOfMessage = 16,  ///< the first packet of an RDMA message
   kAckRequest = 32,      ///< BTH AckReq: the receiver acknowledges this packet at once
+  kInNetwork = 64,       ///< for the switches' in-network agent (SHARP), not routed on dst_nic
 };
+
+/// Packet::op of in-network packets: a contribution going up an aggregation tree, and a result
+/// coming down. Packet::flow is then the tree, Packet::seq the packet's index in the stream.
+inline constexpr std::uint8_t kOpInNetworkUp = 0xf0;
+inline constexpr std::uint8_t kOpInNetworkDown = 0xf1;
 
 /// Packet::telemetry is the most loaded hop's normalized utilization U (HPCC) in this fixed
 /// point: U = telemetry / kTelemetryOne, saturating at 65535 (U < 8).
@@ -58,6 +64,9 @@ enum FabricEvent : std::uint32_t {
   kEvPfc = 3,        ///< a PFC frame arrives at port `aux` (payload PfcFrame)
   kEvFlowStart = 4,  ///< self: a flow starts at its source (aux = local flow index)
   kEvLinkFault = 5,  ///< self: a fault on port `aux` (payload LinkFault)
+  /// self: the in-network agent's packet (payload) joins egress port aux & 0xffff, charged to
+  /// ingress port aux >> 16
+  kEvInNetworkEmit = 6,
 };
 
 /// An 802.1Qbb PFC frame for one priority: XOFF (pause) or XON (resume).

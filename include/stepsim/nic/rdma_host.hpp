@@ -61,7 +61,9 @@ struct NicStats {
   std::uint64_t rx_packets = 0;
   std::uint64_t cq_overflows = 0;
   std::uint64_t pcie_degrades = 0;  ///< PCIe faults that retrained the link lower
-  static constexpr std::size_t kFields = 9;
+  std::uint64_t in_network_tx = 0;  ///< in-network (SHARP) packets sent
+  std::uint64_t in_network_rx = 0;  ///< in-network (SHARP) packets received
+  static constexpr std::size_t kFields = 11;
 };
 
 /// Where the time of one message went, the stages of DOMAIN.md's 256 B WRITE breakdown. An
@@ -124,6 +126,7 @@ class RdmaHost final : public fabric::HostModel {
   friend class VerbsOnServer;
   void fabric_wake(pdes::LpContext& ctx, std::uint32_t nic);
   void notify_app(pdes::LpContext& ctx, std::uint32_t endpoint);
+  void notify_in_network(pdes::LpContext& ctx, std::uint32_t nic, const fabric::Packet& pkt);
 
   NicParams params_;
   std::vector<Connection> connections_;
@@ -141,6 +144,7 @@ class VerbsOnServer final : public Verbs {
   std::size_t poll_cq(std::uint32_t endpoint, std::span<Completion> out) override;
   [[nodiscard]] QpState state(std::uint32_t endpoint) const override;
   void schedule(SimTime delay, std::uint32_t tag) override;
+  void send_in_network(topology::PortId nic, const fabric::Packet& pkt) override;
 
  private:
   RdmaHost& host_;

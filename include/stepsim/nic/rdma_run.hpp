@@ -30,9 +30,11 @@ struct RdmaRun {
 };
 
 /// Runs `app` on RDMA NICs over `topo` until `end` or until nothing is left to do. Errors are
-/// user errors (bad parameters, a connection that names a switch port). Collective over `sync`.
+/// user errors (bad parameters, a connection that names a switch port). `agent` (optional) runs
+/// the switches' in-network computing. Collective over `sync`.
 Result<RdmaRun> run_rdma(const topology::Topology& topo, const std::vector<Connection>& connections,
                          const NicParams& nic, fabric::FabricParams fabric, RdmaApp* app,
-                         pdes::Sync& sync, pdes::EngineOptions engine_options);
+                         pdes::Sync& sync, pdes::EngineOptions engine_options,
+                         fabric::InNetworkAgent* agent = nullptr);
 
 }  // namespace stepsim::nic

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "stepsim/core/units.hpp"
+#include "stepsim/fabric/packet.hpp"
 #include "stepsim/topology/topology.hpp"
 
 namespace stepsim::nic {
@@ -80,6 +81,10 @@ class Verbs {
   [[nodiscard]] virtual QpState state(std::uint32_t endpoint) const = 0;
   /// Calls RdmaApp::on_timer(tag) on this server after `delay`.
   virtual void schedule(SimTime delay, std::uint32_t tag) = 0;
+  /// Sends one in-network packet (SHARP: a contribution to an aggregation tree; `pkt` has the
+  /// kInNetwork flag) from this server's NIC port `nic`. It reads its payload over PCIe and
+  /// leaves after the NIC's queued packets of other kinds have had their turn (round robin).
+  virtual void send_in_network(topology::PortId nic, const fabric::Packet& pkt) = 0;
 };
 
 /// The application on the servers. One object serves every server of a rank, and servers run
@@ -93,6 +98,10 @@ class RdmaApp {
   /// The endpoint's CQ has new entries (like an armed CQ's event, or a busy poll that finds one).
   virtual void on_cq(Verbs& verbs, std::uint32_t endpoint) = 0;
   virtual void on_timer(Verbs& /*verbs*/, std::uint32_t /*tag*/) {}
+  /// An in-network packet (an aggregation tree's result) arrived at NIC port `nic` and was
+  /// written to memory.
+  virtual void on_in_network(Verbs& /*verbs*/, topology::PortId /*nic*/,
+                             const fabric::Packet& /*pkt*/) {}
 };
 
 }  // namespace stepsim::nic

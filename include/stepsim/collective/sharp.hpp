@@ -1,0 +1,88 @@
+#pragma once
+/// SHARP-style in-network reduction (Mellanox/NVIDIA Scalable Hierarchical Aggregation and
+/// Reduction Protocol, the engine behind NCCL's CollNet): aggregation trees over the switches,
+/// and the switch-side agent that reduces the packets of a tree's children and sends one stream
+/// up; the root's result comes back down by multicast.
+///
+/// A tree serves one rail: the NICs of GPU l of every server (so each GPU's NIC sends its shard
+/// of the AllReduce once and receives the reduced shard once, instead of the ring's
+/// 2(n-1)/n). Its root is the switch nearest to all the rail's leaves (spread over equal
+/// choices); each switch on the way reaches its parent over one shortest-path port.
+/// Flow control: a GPU has at most `coll.sharp.window` bytes in its tree that have not come
+/// back reduced, so a switch needs at most that many packets' state per tree. The reliability
+/// layer of real SHARP is not modelled: a lost in-network packet (FEC, buffer) leaves the
+/// collective incomplete (the fabric counts the drop).
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "stepsim/collective/collective.hpp"
+#include "stepsim/fabric/in_network.hpp"
+#include "stepsim/pdes/sync.hpp"
+
+namespace stepsim::collective {
+
+/// A switch of an aggregation tree: where its parent and children are (its port indices).
+struct SharpTreeNode {
+  topology::NodeId sw = 0;
+  std::uint32_t parent_port = topology::kNone;  ///< kNone at the root
+  std::vector<std::uint32_t> child_ports;       ///< toward member NICs or child switches
+};
+
+struct SharpTree {
+  std::vector<topology::PortId> members;  ///< NIC ports, in communicator order
+  std::vector<SharpTreeNode> nodes;       ///< the root first
+};
+
+/// One tree per GPU index in a server (rail). Errors: GPUs in fewer than two servers, servers
+/// with different GPU counts, a switch that would hold more than `coll.sharp.trees` trees.
+Result<std::vector<SharpTree>> plan_sharp(const topology::Topology& topo, const Communicator& comm,
+                                          const CollectiveParams& params);
+
+/// What one switch's aggregation engine did (payload bytes), summed over its trees.
+struct SharpSwitchStats {
+  std::uint64_t up_in_bytes = 0;     ///< contributions from children
+  std::uint64_t up_out_bytes = 0;    ///< reduced stream sent to the parent
+  std::uint64_t down_in_bytes = 0;   ///< results from the parent
+  std::uint64_t down_out_bytes = 0;  ///< results multicast to the children
+  std::uint64_t aggregations = 0;    ///< packets reduced (all children's contributions in)
+  std::uint64_t trees = 0;           ///< trees through this switch
+  static constexpr std::size_t kFields = 6;
+};
+
+class SharpAgent final : public fabric::InNetworkAgent {
+ public:
+  /// `topo`, `params` must outlive the agent; `window_packets` bounds a tree's packets in flight.
+  SharpAgent(const topology::Topology& topo, std::vector<SharpTree> trees,
+             const CollectiveParams& params, std::uint32_t window_packets);
+
+  void setup(fabric::FabricModel& fabric, std::span<const pdes::LpId> local_lps) override;
+  void on_packet(pdes::LpContext& ctx, std::uint32_t in_port, const fabric::Packet& pkt) override;
+  [[nodiscard]] std::uint64_t digest(pdes::LpId node) const override;
+
+  [[nodiscard]] const std::vector<SharpTree>& trees() const { return trees_; }
+  /// Every switch's counters, by node id (collective over `sync`).
+  [[nodiscard]] std::vector<SharpSwitchStats> collect(pdes::Sync& sync) const;
+
+ private:
+  // A tree at one switch, with the reduction state of its packets in flight.
+  struct Entry {
+    std::uint32_t tree = 0;
+    const SharpTreeNode* node = nullptr;
+    std::vector<std::uint32_t> seq;    // by slot: packet being reduced there
+    std::vector<std::uint16_t> count;  // by slot: children in so far
+  };
+
+  const topology::Topology& topo_;
+  std::vector<SharpTree> trees_;
+  const CollectiveParams& p_;
+  std::uint32_t window_;
+  fabric::FabricModel* fabric_ = nullptr;
+  std::vector<std::vector<Entry>> entries_;  // by node id (local switches)
+  std::vector<SimTime> alu_free_;            // by node id
+  std::vector<DataRate> alu_rate_;           // by node id
+  std::vector<SharpSwitchStats> stats_;      // by node id
+};
+
+}  // namespace stepsim::collective
