@@ -45,6 +45,8 @@ BenchNcclCommand::BenchNcclCommand(CLI::App& parent) {
           "Algorithm: ring, tree, nvls, sharp (allreduce) or auto (the tuner: ring or tree; "
           "AllToAll is pairwise)")
       ->capture_default_str();
+  cmd_->add_option("--gpu", gpu_, "GPU: a100, h100, h200, b200 (NVLink rate and efficiency)")
+      ->capture_default_str();
   cmd_->add_option("--proto", proto_, "Protocol: simple, ll, ll128 or auto (the tuner)")
       ->capture_default_str();
   cmd_->add_option("--channels", channels_, "Channels (rings)")->capture_default_str();
@@ -105,8 +107,10 @@ int BenchNcclCommand::execute(int rank, int ranks) {
       return user_error(rank, ok.error().message);
     }
   }
-  const std::pair<const char*, const char*> shorthands[] = {
-      {"--algo", "coll.algorithm"}, {"--proto", "coll.protocol"}, {"--channels", "coll.channels"}};
+  const std::pair<const char*, const char*> shorthands[] = {{"--gpu", "gpu.model"},
+                                                            {"--algo", "coll.algorithm"},
+                                                            {"--proto", "coll.protocol"},
+                                                            {"--channels", "coll.channels"}};
   for (const auto& [option, key] : shorthands) {
     if (auto ok = coll_table.set(key, cmd_->get_option(option)->as<std::string>()); !ok) {
       return user_error(rank, std::string(option) + ": " + ok.error().message);
@@ -156,9 +160,9 @@ int BenchNcclCommand::execute(int rank, int ranks) {
   const bool tuned = cp.algorithm == "auto" || cp.protocol == "auto";
   if (rank == 0) {
     std::printf(
-        "# stepsim bench nccl %s: %d GPUs (%u per server) on %s, algo %s, proto %s, "
+        "# stepsim bench nccl %s: %d GPUs %s (%u per server) on %s, algo %s, proto %s, "
         "channels %d, cc %s, lb %s\n",
-        kind_.c_str(), gpus_, comm->gpus_per_server, topo->name.c_str(),
+        kind_.c_str(), gpus_, cp.gpu.c_str(), comm->gpus_per_server, topo->name.c_str(),
         *kind == collective::Kind::kAllToAll || *kind == collective::Kind::kSendRecv
             ? "pairwise"
             : cp.algorithm.c_str(),
@@ -183,6 +187,8 @@ int BenchNcclCommand::execute(int rank, int ranks) {
     auto r = collective::run_collective(*topo, *comm, spec, cp, nic, fp, sync, opts);
     if (!r) return user_error(rank, r.error().message);
     digest = hash_combine(digest, r->rdma.stats.digest);
+    for (std::int64_t t : r->result.gpu_done_ps)
+      digest = hash_combine(digest, static_cast<std::uint64_t>(t));
     wall += r->rdma.stats.wall_s;
     events += r->rdma.stats.events;
     completed = completed && r->rdma.stats.completed;

@@ -26,6 +26,7 @@ class BenchNcclCommand {
   int gpus_ = 16;
   int root_ = 0;
   std::string algo_ = "ring";
+  std::string gpu_ = "h100";
   std::string proto_ = "simple";
   int channels_ = 8;
   std::string cc_ = "none";

@@ -91,6 +91,12 @@ Result<bool> CollectiveParams::validate() const {
   if (chunk < 64) return Error{"coll.chunk must be >= 64 bytes"};
   if (slots < 1 || slots > 1024) return Error{"coll.slots must be 1..1024"};
   if (nvlink.bits_per_second() <= 0) return Error{"gpu.nvlink must be > 0"};
+  if (!(nvlink_efficiency > 0 && nvlink_efficiency <= 1)) {
+    return Error{"gpu.nvlink_efficiency must be in (0, 1]"};
+  }
+  if (!(nvls_efficiency >= 0 && nvls_efficiency <= 1)) {
+    return Error{"gpu.nvls_efficiency must be in [0, 1]"};
+  }
   if (reduce_rate.bits_per_second() <= 0) return Error{"gpu.reduce_rate must be > 0"};
   if (sharp_trees < 1) return Error{"coll.sharp.trees must be >= 1"};
   if (sharp_window < sharp_payload) return Error{"coll.sharp.window must be >= one packet"};
@@ -107,6 +113,18 @@ double CollectiveParams::wire_factor() const {
       return 1.0;
   }
   return 1.0;
+}
+
+DataRate CollectiveParams::nvlink_payload() const {
+  return DataRate::bps(
+      static_cast<std::int64_t>(static_cast<double>(nvlink.bits_per_second()) * nvlink_efficiency));
+}
+
+void CollectiveParams::apply_gpu(const gpu::GpuSpec& g) {
+  gpu = g.name;
+  nvlink = g.nvlink;
+  nvlink_efficiency = g.nvlink_efficiency;
+  nvls_efficiency = g.nvls_efficiency;
 }
 
 SimTime CollectiveParams::hop_overhead(bool over_nvlink) const {
@@ -145,7 +163,21 @@ config::ParamTable collective_param_table(CollectiveParams& p) {
   t.integer("coll.channels", p.channels, 1, 64, "parallel rings (channel c on rail c mod NICs)");
   t.bytes("coll.chunk", p.chunk, 64, std::int64_t{1} << 30, "bytes per pipelined piece");
   t.integer("coll.slots", p.slots, 1, 1024, "pieces in flight per ring edge");
+  t.add({"gpu.model",
+         "a shipped GPU (a100, h100, h200, b200): sets gpu.nvlink and the efficiencies; keys "
+         "given after it override",
+         [&p](const std::string& name) -> Result<bool> {
+           auto g = gpu::gpu_preset(name);
+           if (!g) return g.error();
+           p.apply_gpu(*g);
+           return true;
+         },
+         [&p] { return p.gpu; }});
   t.rate("gpu.nvlink", p.nvlink, "NVLink bandwidth per GPU per direction");
+  t.real("gpu.nvlink_efficiency", p.nvlink_efficiency, 0.01, 1.0,
+         "fraction of gpu.nvlink that collective copies carry as payload");
+  t.real("gpu.nvls_efficiency", p.nvls_efficiency, 0.0, 1.0,
+         "NVLink SHARP (NVLS) traffic's rate relative to copies (0: the GPU has no NVLS)");
   t.time("gpu.nvlink_latency", p.nvlink_latency, SimTime::zero(), max_time,
          "NVLink transfer latency");
   t.rate("gpu.reduce_rate", p.reduce_rate, "reduction throughput (HBM bound)");
@@ -182,7 +214,7 @@ Choice choose(Kind kind, std::int64_t bytes, int gpus, std::uint32_t gpus_per_se
   const auto G =
       static_cast<int>(std::min<std::uint32_t>(gpus_per_server, static_cast<std::uint32_t>(n)));
   const int servers = (n + G - 1) / G;
-  const double nvlink = static_cast<double>(p.nvlink.bits_per_second()) / 8.0;
+  const double nvlink = static_cast<double>(p.nvlink_payload().bits_per_second()) / 8.0;
   const double nic = static_cast<double>(nic_rate.bits_per_second()) / 8.0;
   const double ring_bw = servers > 1 ? std::min(G * nic, nvlink) : nvlink;
   // Transport latency of one step (what the simulator models under the overheads).

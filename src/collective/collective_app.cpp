@@ -56,6 +56,11 @@ CollectiveApp::CollectiveApp(const Communicator& comm, CollectiveSpec spec,
                              const CollectiveParams& params)
     : comm_(comm), spec_(spec), p_(params), n_(comm.size()) {
   STEPSIM_CHECK(n_ >= 1 && p_.validate().ok(), "invalid collective");
+  nvlink_rate_ = p_.nvlink_payload();
+  if (p_.algorithm == "nvls") {
+    nvlink_rate_ = DataRate::bps(static_cast<std::int64_t>(
+        static_cast<double>(nvlink_rate_.bits_per_second()) * p_.nvls_efficiency));
+  }
   nvlink_free_.assign(static_cast<std::size_t>(n_), SimTime::zero());
   lanes_done_.assign(static_cast<std::size_t>(n_), 0);
   gpu_done_ps_.assign(static_cast<std::size_t>(n_), -1);
@@ -291,7 +296,7 @@ void CollectiveApp::build_alltoall() {
 SimTime CollectiveApp::nvlink_hop(std::uint32_t gpu, SimTime now, std::int64_t wire_bytes) {
   SimTime& free = nvlink_free_[gpu];
   const SimTime start = std::max(now, free);
-  free = start + p_.nvlink.serialization_time(Bytes(wire_bytes));
+  free = start + nvlink_rate_.serialization_time(Bytes(wire_bytes));
   nvlink_bytes_[gpu] += static_cast<std::uint64_t>(wire_bytes);
   return free + p_.nvlink_latency;
 }
@@ -515,10 +520,11 @@ void CollectiveApp::tree_progress(nic::Verbs& v, std::uint32_t t) {
 }
 
 // NVLS inside one server (NVLink SHARP): the NVSwitch reduces and multicasts. Reduce-scatter:
-// every GPU sends, for each piece of every other GPU's shard, its contribution (n - 1 pieces
-// over its NVLink); once all n contributions of a piece are in, the switch hands the reduced
-// piece to the shard's owner. All-gather: the owner stores it once and the switch multicasts
-// it to the n - 1 others. Each GPU's NVLink carries about S instead of the ring's 2(n-1)/n S.
+// the owner of a shard loads it with multimem.ld_reduce, so the switch reads every GPU's copy
+// of every piece, its own included (n pieces over each GPU's NVLink); once all n are in, the
+// switch hands the reduced piece to the owner. All-gather: the owner stores it once and the
+// switch multicasts it. Each GPU's NVLink carries (n+1)/n S where the ring's carries
+// 2(n-1)/n S, at gpu.nvls_efficiency of the copy rate.
 // Tags: piece (14 bits) | channel (6 bits) << 14 | GPU (8 bits) << 20.
 void CollectiveApp::nvls_start(nic::Verbs& v) {
   for (std::uint32_t g = 0; g < static_cast<std::uint32_t>(n_); ++g) {
@@ -526,8 +532,8 @@ void CollectiveApp::nvls_start(nic::Verbs& v) {
     for (int c = 0; c < channels_; ++c) {
       for (std::int64_t i = 0; i < pieces_per_step_; ++i) {
         const std::int64_t piece = std::clamp<std::int64_t>(seg_ - i * p_.chunk, 0, p_.chunk);
-        const auto wire = static_cast<std::int64_t>(
-            static_cast<double>(piece * (n_ - 1)) * p_.wire_factor() + 0.5);
+        const auto wire =
+            static_cast<std::int64_t>(static_cast<double>(piece * n_) * p_.wire_factor() + 0.5);
         const SimTime at = nvlink_hop(g, v.now(), wire);
         const auto tag =
             static_cast<std::uint32_t>(i) | static_cast<std::uint32_t>(c) << 14 | g << 20;
@@ -760,6 +766,10 @@ Result<CollectiveRun> run_collective(const topology::Topology& topo, const Commu
     return Error{
         "coll.algorithm: nvls needs the GPUs in one server (one NVLink domain); NVLS "
         "across servers (NVLS-tree) is not modelled yet"};
+  }
+  if (params.algorithm == "nvls" && params.nvls_efficiency <= 0) {
+    return Error{"coll.algorithm: nvls needs NVLink SHARP, which " + params.gpu +
+                 " does not have (gpu.nvls_efficiency 0)"};
   }
   if (params.algorithm == "nvls") {
     const std::int64_t shard = (spec.bytes + std::int64_t{comm.size()} * params.channels - 1) /

@@ -22,12 +22,23 @@ for ranks in 1 2 4; do
     fi
   done
 done
+# nccl-tests' size suffixes (1M = 1048576) and SHARP's rows; its busbw beats the ring's here.
+out=$("$stepsim" bench nccl allreduce -b 1M -e 4M -f 4 --gpus 16 --algo sharp --topology "$topo" --quiet 2>&1)
+check "sharp: rows for 1M and 4M" '[[ $(grep -cE "^ +(1048576|4194304) " <<<"$out") -eq 2 ]]'
+ring=$("$stepsim" bench nccl allreduce -b 4M -e 4M --gpus 16 --topology "$topo" --quiet 2>&1)
+check "sharp's 4M busbw above the ring's" '[[ $(awk "/^ +4194304 /{print \$8}" <<<"$out" | cut -d. -f1) -gt $(awk "/^ +4194304 /{print \$8}" <<<"$ring" | cut -d. -f1) ]]'
 expect_error "--gpus 64: the topology has 16 GPUs (allowed: 1..16)" \
   bench nccl allreduce --topology "$topo" --gpus 64
 expect_error "--gpus 12 must be a multiple of the 8 GPUs per server" \
   bench nccl allreduce --topology "$topo" --gpus 12
-expect_error "--algo: coll.algorithm: 'sharp' is not allowed (allowed: ring, tree, nvls, auto)" \
-  bench nccl allreduce --topology "$topo" --algo sharp
+expect_error "--algo: coll.algorithm: 'collnet' is not allowed (allowed: ring, tree, nvls, sharp, auto)" \
+  bench nccl allreduce --topology "$topo" --algo collnet
+expect_error "coll.algorithm: sharp needs whole servers, at least two" \
+  bench nccl allreduce --topology "$topo" --gpus 8 --algo sharp
+expect_error "--gpu: gpu.model: unknown GPU 'v100' (allowed: a100, h100, h200, b200)" \
+  bench nccl allreduce --topology "$topo" --gpu v100
+expect_error "coll.algorithm: nvls needs NVLink SHARP, which a100 does not have" \
+  bench nccl allreduce --topology "$topo" --gpus 8 --gpu a100 --algo nvls
 expect_error "coll.algorithm: nvls needs the GPUs in one server" \
   bench nccl allreduce --topology "$topo" --gpus 16 --algo nvls
 expect_error "coll.algorithm: tree is for allreduce only (allowed for alltoall: ring)" \

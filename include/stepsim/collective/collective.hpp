@@ -10,6 +10,7 @@
 #include "stepsim/config/param_table.hpp"
 #include "stepsim/core/result.hpp"
 #include "stepsim/core/units.hpp"
+#include "stepsim/gpu/gpu_spec.hpp"
 #include "stepsim/topology/topology.hpp"
 
 namespace stepsim::collective {
@@ -37,13 +38,16 @@ Result<Protocol> parse_protocol(const std::string& name);
 std::string protocol_name(Protocol p);
 
 struct CollectiveParams {
-  std::string algorithm = "ring";  ///< ring, tree, nvls, sharp (AllReduce) or auto; AllToAll: p2p
+  std::string algorithm = "ring";   ///< ring, tree, nvls, sharp (AllReduce) or auto; AllToAll: p2p
   std::string protocol = "simple";  ///< simple, ll, ll128 or auto
   int channels = 8;                 ///< parallel rings (NCCL channels), each on a rail
   std::int64_t chunk = 512 * 1024;  ///< bytes per pipelined piece of a step
   int slots = 8;                    ///< pieces in flight per channel (NCCL_STEPS)
   // GPU and NVLink (H100 defaults): NVLink bandwidth per GPU per direction and latency.
+  std::string gpu = "h100";                 ///< the GPU preset the gpu.* values came from
   DataRate nvlink = DataRate::gbps(3'600);  ///< 450 GB/s per direction (900 GB/s total)
+  double nvlink_efficiency = 0.817;  ///< payload fraction of NVLink for copies (gpu_spec.cpp)
+  double nvls_efficiency = 0.85;     ///< NVLS traffic relative to copies (NCCL's Hopper value)
   SimTime nvlink_latency = SimTime::ns(500);
   DataRate reduce_rate = DataRate::gbps(16'000);  ///< reduction throughput in HBM (2 TB/s)
   // The protocol's latencies. NCCL's tuning.cc (ring) gives a base latency per collective and a
@@ -62,7 +66,7 @@ struct CollectiveParams {
   SimTime net_overhead_ll128 = SimTime::ns(1'500);
   std::uint8_t prio = 3;  ///< traffic class of the collective's RDMA traffic
   // SHARP (in-network aggregation on the switches, algorithm "sharp").
-  DataRate sharp_alu = DataRate::bps(0);  ///< a switch's reduction throughput; 0: its port rates
+  DataRate sharp_alu = DataRate::bps(0);     ///< a switch's reduction throughput; 0: its port rates
   SimTime sharp_latency = SimTime::ns(300);  ///< a switch's aggregation latency per packet
   int sharp_trees = 64;                      ///< aggregation trees a switch can hold at once
   std::int64_t sharp_window = 4 << 20;       ///< bytes a GPU may have in a tree, unreduced
@@ -73,6 +77,10 @@ struct CollectiveParams {
   [[nodiscard]] double wire_factor() const;
   [[nodiscard]] SimTime hop_overhead(bool nvlink) const;
   [[nodiscard]] SimTime base_latency() const;
+  /// NVLink payload rate per direction: gpu.nvlink x gpu.nvlink_efficiency.
+  [[nodiscard]] DataRate nvlink_payload() const;
+  /// Sets the gpu.* values from a shipped GPU.
+  void apply_gpu(const gpu::GpuSpec& g);
 };
 
 /// The collective parameters by key ("coll.channels", "gpu.nvlink", ...) for --set, files and

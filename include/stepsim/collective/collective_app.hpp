@@ -186,6 +186,7 @@ class CollectiveApp final : public nic::RdmaApp {
   std::vector<nic::Connection> conns_;
   std::vector<std::uint32_t> owner_of_endpoint_;  // lane (rings) or destination GPU (alltoall)
   std::vector<RingQueue<std::uint32_t>> posted_flows_;  // alltoall: side-a endpoint -> posts
+  DataRate nvlink_rate_;                                // payload rate of NVLink transfers
   std::vector<SimTime> nvlink_free_;                    // by GPU: its NVLink egress is free from
   std::vector<int> lanes_done_;                         // by GPU
   std::vector<std::int64_t> gpu_done_ps_;               // by GPU

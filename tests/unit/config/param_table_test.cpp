@@ -36,10 +36,13 @@ TEST(ParamTable, EveryCollectiveKeyRoundTripsThroughItsText) {
     EXPECT_EQ(x.get(), before) << x.key;
   }
   EXPECT_TRUE(p.validate().ok());
-  auto bad = t.apply("coll.algorithm=sharp");
+  auto bad = t.apply("coll.algorithm=collnet");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().message,
-            "coll.algorithm: 'sharp' is not allowed (allowed: ring, tree, nvls, auto)");
+            "coll.algorithm: 'collnet' is not allowed (allowed: ring, tree, nvls, sharp, auto)");
+  bad = t.apply("gpu.model=v100");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message, "gpu.model: unknown GPU 'v100' (allowed: a100, h100, h200, b200)");
 }
 
 TEST(ParamTable, SetsFieldsAndRejectsOutOfRangeValuesNamingTheKey) {
