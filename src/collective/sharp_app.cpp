@@ -4,6 +4,7 @@
 // 2. GPU l's NIC streams the shard up aggregation tree l (one per rail) in packets, at most
 //    coll.sharp.window bytes ahead of the results coming back down;
 // 3. each chunk of the result that is back is all-gathered over NVLink to the server's GPUs.
+// The network steps (up, down) each pay NCCL's per-hop network overhead, like a ring's step.
 // Each NIC sends and receives S / GPUs per server, where a ring sends 2(n-1)/n of that.
 #include <algorithm>
 
@@ -30,8 +31,10 @@ void CollectiveApp::sharp_start(nic::Verbs& v) {
     for (std::int64_t c = 0; c < sharp_chunks_; ++c) {
       const std::int64_t wire = static_cast<std::int64_t>(
           static_cast<double>(sharp_chunk_bytes(c) * peers) * p_.wire_factor() + 0.5);
+      // Then the network proxy's per-step overhead, as for any network step.
       s.ready[static_cast<std::size_t>(c)] =
-          peers > 0 ? nvlink_hop(g, v.now(), wire) + p_.hop_overhead(true) : v.now();
+          (peers > 0 ? nvlink_hop(g, v.now(), wire) + p_.hop_overhead(true) : v.now()) +
+          p_.hop_overhead(false);
     }
     s.done = v.now();
     if (sharp_packets_ == 0) gpu_done_ps_[g] = v.now().picoseconds();
@@ -80,7 +83,8 @@ void CollectiveApp::on_in_network(nic::Verbs& v, topology::PortId nic, const fab
     const std::int64_t peers = std::int64_t{comm_.gpus_per_server} - 1;
     const std::int64_t wire =
         static_cast<std::int64_t>(static_cast<double>(got * peers) * p_.wire_factor() + 0.5);
-    const SimTime at = peers > 0 ? nvlink_hop(g, v.now(), wire) + p_.hop_overhead(true) : v.now();
+    const SimTime back = v.now() + p_.hop_overhead(false);  // the receiving proxy's overhead
+    const SimTime at = peers > 0 ? nvlink_hop(g, back, wire) + p_.hop_overhead(true) : back;
     s.done = std::max(s.done, at);
   }
   if (s.back == sharp_packets_) gpu_done_ps_[g] = s.done.picoseconds();
