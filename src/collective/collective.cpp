@@ -301,3 +301,44 @@ Result<Communicator> make_communicator(const topology::Topology& topo, int n) {
 }
 
 }  // namespace stepsim::collective
+
+namespace stepsim::collective {
+
+Result<Communicator> make_communicator(const topology::Topology& topo,
+                                       const std::vector<std::uint32_t>& gpus) {
+  std::vector<Gpu> all;
+  for (topology::NodeId v = 0; v < topo.nodes.size(); ++v) {
+    if (!topo.is_server(v)) continue;
+    const topology::Node& node = topo.nodes[v];
+    for (std::uint32_t g = 0; g < std::max<std::uint32_t>(1, node.gpus); ++g) {
+      all.push_back(Gpu{v, g, node.first_port + g % node.port_count});
+    }
+  }
+  if (gpus.empty()) return Error{"a communicator needs at least one GPU"};
+  Communicator c;
+  for (std::uint32_t g : gpus) {
+    if (g >= all.size()) {
+      return Error{"GPU " + std::to_string(g) + " is not in the topology (it has " +
+                   std::to_string(all.size()) + ")"};
+    }
+    c.gpus.push_back(all[g]);
+  }
+  // Members per server: the run of ranks on the first server, the same on every server.
+  std::uint32_t per = 0;
+  while (per < c.gpus.size() && c.gpus[per].server == c.gpus[0].server) ++per;
+  std::vector<bool> seen(topo.nodes.size(), false);
+  for (std::size_t i = 0; i < c.gpus.size(); ++i) {
+    const topology::NodeId first = c.gpus[i - i % per].server;
+    const bool starts = i % per == 0;
+    if (c.gpus[i].server != first || c.gpus.size() % per != 0 || (starts && seen[first])) {
+      return Error{
+          "a communicator must take the same number of GPUs from each server, in "
+          "consecutive ranks"};
+    }
+    seen[first] = true;
+  }
+  c.gpus_per_server = per;
+  return c;
+}
+
+}  // namespace stepsim::collective

@@ -265,11 +265,17 @@ void CollectiveApp::build_alltoall() {
       const Gpu& a = comm_.gpus[src];
       const Gpu& b = comm_.gpus[dst];
       f.intra = a.server == b.server;
+      // The source server's member on the destination's rail (PXN), or, when the communicator
+      // has none there, a member chosen by destination.
+      std::uint32_t via = (src / G) * G + dst % G;
+      for (std::uint32_t k = (src / G) * G; k < (src / G + 1) * G; ++k) {
+        if (comm_.gpus[k].local == b.local) via = k;
+      }
       if (!f.intra) {
         const std::uint32_t key = (src / G) * static_cast<std::uint32_t>(n_) + dst;
         if (conn_of[key] == kNone) {
           nic::Connection cn;
-          cn.a = comm_.gpus[(src / G) * G + b.local].nic;
+          cn.a = comm_.gpus[via].nic;
           cn.b = b.nic;
           cn.prio = p_.prio;
           cn.entropy = static_cast<std::uint16_t>(49152 + (conns_.size() % 16384));
@@ -277,7 +283,7 @@ void CollectiveApp::build_alltoall() {
           conns_.push_back(cn);
         }
         f.endpoint = nic::endpoint_of(conn_of[key], 0);
-        f.pxn = a.local != b.local;
+        f.pxn = comm_.gpus[via].local != a.local;
       }
       flows_.push_back(f);
     }

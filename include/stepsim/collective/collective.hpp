@@ -120,5 +120,9 @@ struct Communicator {
 /// The first `n` GPUs of the topology, server by server; GPU i of a server uses NIC
 /// i mod (NICs of the server). The error says how many GPUs the topology has.
 Result<Communicator> make_communicator(const topology::Topology& topo, int n);
+/// The GPUs `gpus` (global indices: the topology's GPUs server by server), in that order. Every
+/// server must hold the same number of them, in consecutive ranks.
+Result<Communicator> make_communicator(const topology::Topology& topo,
+                                       const std::vector<std::uint32_t>& gpus);
 
 }  // namespace stepsim::collective

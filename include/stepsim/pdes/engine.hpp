@@ -99,6 +99,10 @@ class Engine {
   static void request_stop();
   /// Clears a previous stop request.
   static void clear_stop();
+  /// Whether a stop was requested (this process only; runs agree on it at window boundaries).
+  [[nodiscard]] static bool stop_requested() {
+    return stop_requested_.load(std::memory_order_relaxed);
+  }
 
  private:
   friend class Worker;

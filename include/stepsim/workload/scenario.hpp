@@ -1,0 +1,91 @@
+#pragma once
+/// A scenario: a model, how it is parallelized and placed, the GPU, the compute efficiencies,
+/// the topology and every collective, NIC and fabric parameter, from one YAML file
+/// (`workloads/*.yaml`) plus `--set key=value` overrides. One ParamTable declares every key.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "stepsim/collective/collective.hpp"
+#include "stepsim/config/param_table.hpp"
+#include "stepsim/core/result.hpp"
+#include "stepsim/fabric/fabric_params.hpp"
+#include "stepsim/gpu/gpu_spec.hpp"
+#include "stepsim/nic/nic_params.hpp"
+#include "stepsim/topology/topology.hpp"
+#include "stepsim/workload/model.hpp"
+
+namespace stepsim::workload {
+
+struct Parallelism {
+  int tp = 1;    ///< tensor parallel, inside a server (Megatron-LM's column/row split)
+  int pp = 1;    ///< pipeline stages
+  int vpp = 1;   ///< virtual stages (model chunks) per GPU: the interleaved schedule if > 1
+  int cp = 1;    ///< context parallel (sequence split across GPUs, ring attention)
+  int ep = 1;    ///< expert parallel (MoE): experts split across this many DP ranks
+  int dp = 0;    ///< data parallel; 0: GPUs / (tp pp cp)
+  int gpus = 0;  ///< 0: tp pp cp dp
+  std::int64_t micro_batch = 1;   ///< sequences per micro-batch
+  std::int64_t global_batch = 8;  ///< sequences per step
+  /// 0: DDP (all-reduce of gradients); 1, 2: distributed optimizer (reduce-scatter of
+  /// gradients, all-gather of parameters after the step); 3: FSDP (parameters gathered per layer).
+  int zero = 1;
+  std::string recompute = "none";   ///< none, selective (attention only) or full
+  bool sequence_parallel = true;    ///< TP all-reduce becomes reduce-scatter + all-gather
+  std::int64_t bucket = 128 << 20;  ///< gradient bucket bytes (reduced as buckets fill)
+  int grad_bytes = 2;               ///< bytes per gradient element on the wire (bf16 2, fp32 4)
+  bool overlap_grad_reduce = true;  ///< reduce buckets during the last micro-batch's backward
+  /// ZeRO 1/2: the parameter all-gather overlaps the next step's first forward pass.
+  bool overlap_param_gather = true;
+
+  [[nodiscard]] int data_parallel() const { return dp > 0 ? dp : gpus / (tp * pp * cp); }
+  [[nodiscard]] int world() const { return gpus > 0 ? gpus : tp * pp * cp * dp; }
+  /// Micro-batches per step in each pipeline.
+  [[nodiscard]] std::int64_t micro_batches() const {
+    return global_batch / (micro_batch * data_parallel());
+  }
+};
+
+/// How fast the GPU runs the step's kernels (the roofline's efficiency factors).
+struct ComputeParams {
+  /// Achieved fraction of peak FLOP/s for GEMMs and attention; fitted (docs/workload.md).
+  double gemm_efficiency = 0.55;
+  double memory_efficiency = 0.8;  ///< achieved fraction of HBM bandwidth, elementwise kernels
+  /// HBM bytes of elementwise kernels (norms, activations, residuals, dropout) per token and
+  /// per hidden unit in one layer's forward (backward: twice).
+  double elementwise_bytes = 24;
+  SimTime kernel_overhead = SimTime::us(5);  ///< launch and tail per layer and pass
+  /// Optimizer: HBM bytes per parameter of the shard (Adam in fp32 with bf16 weights and
+  /// gradients: read and write of master weights, two moments, gradient, weight).
+  double optimizer_bytes = 36;
+};
+
+struct Scenario {
+  std::string source;  ///< the file it came from
+  ModelSpec model;
+  Parallelism par;
+  gpu::GpuSpec gpu = gpu::gpu_preset("h100").value();
+  ComputeParams compute;
+  collective::CollectiveParams coll;
+  nic::NicParams nic;
+  fabric::FabricParams fabric;
+  std::string topology;             ///< path; relative paths are relative to the scenario file
+  std::string fidelity = "packet";  ///< packet (each collective at packet level) or ideal
+  SimTime end = SimTime::s(3600);   ///< stop the simulated step after this
+};
+
+/// Every key of a scenario ("model.layers", "parallel.tp", "gpu.model", "coll.channels",
+/// "transport.rto", "fabric.lb", ...), bound to `s`'s fields.
+config::ParamTable scenario_param_table(Scenario& s);
+
+/// Reads a scenario file and applies `sets` ("key=value") on top. Errors name the file, line
+/// and key (unknown keys list the known ones of the section).
+Result<Scenario> load_scenario(const std::string& path, const std::vector<std::string>& sets);
+
+/// The checks that need the whole scenario and its topology: TP divides the heads and fits in
+/// a server, the layers split evenly over the stages, the batch over micro-batches and data
+/// parallel ranks, the GPUs exist. The error says which key and why.
+Result<bool> validate(const Scenario& s, const topology::Topology& topo);
+
+}  // namespace stepsim::workload

@@ -1,0 +1,177 @@
+#include "src/cli/run_command.hpp"
+
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "src/cli/cli.hpp"
+#include "src/cli/progress.hpp"
+#include "src/cli/report.hpp"
+#include "stepsim/pdes/mpi_sync.hpp"
+#include "stepsim/topology/topology_loader.hpp"
+#include "stepsim/version.hpp"
+#include "stepsim/workload/step.hpp"
+
+namespace stepsim::cli {
+
+RunCommand::RunCommand(CLI::App& parent) {
+  cmd_ = parent.add_subcommand(
+      "run", "One training step of a scenario (workloads/*.yaml): step time, MFU, breakdown");
+  cmd_->add_option("scenario", scenario_, "Scenario file (workloads/*.yaml)")->required();
+  cmd_->add_option("--set", sets_, "Override a scenario key: key=value (repeatable)");
+  cmd_->add_option("--fidelity", fidelity_,
+                   "packet (every collective at packet level) or ideal (NCCL's cost model)");
+  cmd_->add_option("--threads", threads_, "OpenMP threads per rank")->capture_default_str();
+  cmd_->add_option("--json", json_path_, "Write the summary as JSON to this file");
+  cmd_->add_flag("--quiet", quiet_, "No progress output");
+}
+
+namespace {
+
+std::string seconds_text(double s) {
+  char buf[64];
+  if (s >= 1) {
+    std::snprintf(buf, sizeof buf, "%.4f s", s);
+  } else if (s >= 1e-3) {
+    std::snprintf(buf, sizeof buf, "%.3f ms", s * 1e3);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.3f us", s * 1e6);
+  }
+  return buf;
+}
+
+}  // namespace
+
+int RunCommand::execute(int rank, int ranks) {
+  std::vector<std::string> sets = sets_;
+  if (!fidelity_.empty()) sets.push_back("fidelity=" + fidelity_);
+  auto sc = workload::load_scenario(scenario_, sets);
+  if (!sc) return user_error(rank, sc.error().message);
+  const workload::Scenario& s = *sc;
+  auto topo = topology::load_topology(s.topology);
+  if (!topo) return user_error(rank, "topology: " + topo.error().message);
+  if (auto ok = workload::validate(s, *topo); !ok) return user_error(rank, ok.error().message);
+
+  pdes::MpiSync sync;
+  // The ideal model first: fast, and the yardstick for the progress display's ETA.
+  auto ideal_comm = workload::make_ideal_comm(*topo, s);
+  auto ideal = workload::run_step(s, *topo, *ideal_comm);
+  if (!ideal) return user_error(rank, ideal.error().message);
+  const pdes::EngineOptions opts = bench_engine_options(threads_, s.end, false, rank);
+  const bool show = !quiet_ && rank == 0;
+  double last_wall = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  std::uint64_t ops = 0;
+  auto progress = [&](double sim) {
+    ++ops;
+    const double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (show && wall - last_wall >= progress_interval()) {
+      last_wall = wall;
+      pdes::Progress p;
+      p.now = SimTime::ps(static_cast<std::int64_t>(sim * 1e12));
+      p.end = SimTime::ps(static_cast<std::int64_t>(ideal->step_s * 1.2e12));
+      p.events = ops;
+      p.wall_s = wall;
+      print_progress(p);
+    }
+    // Between collectives an ideal run may stop at once; a packet run stops inside the engine,
+    // where every rank agrees on it.
+    return !(s.fidelity == "ideal" && pdes::Engine::stop_requested());
+  };
+  Result<workload::StepResult> res = ideal;
+  std::unique_ptr<workload::CommModel> packet;
+  if (s.fidelity == "packet") {
+    packet = workload::make_packet_comm(*topo, s, sync, opts);
+    res = workload::run_step(s, *topo, *packet, progress);
+  } else {
+    res = workload::run_step(s, *topo, *ideal_comm, progress);
+  }
+  if (show) finish_progress();
+  const bool interrupted = !res && res.error().message == "interrupted";
+  if (!res && !interrupted) return user_error(rank, res.error().message);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (rank != 0) return interrupted ? interrupted_exit_code() : kExitOk;
+  const workload::Parallelism& p = s.par;
+  std::printf(
+      "# stepsim run %s: %s on %s, %d GPUs %s (TP %d, PP %d x %d, CP %d, EP %d, DP %d), "
+      "fidelity %s, ranks %d\n",
+      scenario_.c_str(), s.model.name.c_str(), topo->name.c_str(), p.world(), s.gpu.name.c_str(),
+      p.tp, p.pp, p.vpp, p.cp, p.ep, p.data_parallel(), s.fidelity.c_str(), ranks);
+  if (interrupted) {
+    std::printf("# status: INTERRUPTED (no step time: the step did not finish)\n");
+    return interrupted_exit_code();
+  }
+  const workload::StepResult& r = *res;
+  if (!r.complete)
+    std::printf("# status: INCOMPLETE (stopped at end = %s)\n", to_string(s.end).c_str());
+  std::printf("step time            %s\n", seconds_text(r.step_s).c_str());
+  std::printf("MFU                  %.2f %%  (%.4g model FLOP per step, %s peak %.4g FLOP/s)\n",
+              r.mfu * 100, r.model_flops, s.model.precision.c_str(), r.peak_flops);
+  std::printf("tokens per second    %.4g per GPU\n",
+              static_cast<double>(p.global_batch) * s.model.seq_len / r.step_s / p.world());
+  std::printf("# where the time went (stage %u, the last to finish)\n", r.critical_stage);
+  std::printf("compute              %s\n", seconds_text(r.compute_s).c_str());
+  for (int g = 0; g < workload::kCommGroups; ++g) {
+    // Pipeline sends never block the compute stream: their time is in the bubble.
+    if (r.collectives[g] == 0 || g == static_cast<int>(workload::CommGroup::kPp)) continue;
+    std::printf("exposed %-12s %s\n",
+                workload::comm_group_name(static_cast<workload::CommGroup>(g)),
+                seconds_text(r.exposed_s[g]).c_str());
+  }
+  std::printf("pipeline bubble      %s  (waiting for other stages and pipeline sends)\n",
+              seconds_text(r.bubble_s).c_str());
+  std::printf("optimizer            %s\n", seconds_text(r.optimizer_s).c_str());
+  std::printf("# collectives (all stages)\n");
+  for (int g = 0; g < workload::kCommGroups; ++g) {
+    if (r.collectives[g] == 0) continue;
+    std::printf("busbw %-14s %.2f GB/s  (%" PRIu64 " collectives, %.4g bytes)\n",
+                workload::comm_group_name(static_cast<workload::CommGroup>(g)), r.busbw_gbs[g],
+                r.collectives[g], r.comm_bytes[g]);
+  }
+  std::printf("collective time      p50 %.2f us, p99 %.2f us, max %.2f us (network groups)\n",
+              r.fct_p50_us, r.fct_p99_us, r.fct_max_us);
+  std::printf("# fabric (%s fidelity: %" PRIu64 " distinct collectives simulated)\n",
+              s.fidelity.c_str(), r.distinct_collectives);
+  std::printf("drops                %" PRIu64 "\n", r.drops);
+  std::printf("retransmissions      %" PRIu64 "\n", r.retransmissions);
+  std::printf("PFC pause time       %s (summed over ports)\n", seconds_text(r.paused_s).c_str());
+  std::printf("# engine: %" PRIu64 " events, wall %.2f s\n", r.events, wall);
+  std::printf("digest           %s\n", digest_hex(r.digest).c_str());
+  if (!json_path_.empty()) {
+    nlohmann::json j;
+    j["command"] = "run";
+    j["version"] = kVersion;
+    j["scenario"] = scenario_;
+    j["model"] = s.model.name;
+    j["topology"] = topo->name;
+    j["gpus"] = p.world();
+    j["gpu"] = s.gpu.name;
+    j["fidelity"] = s.fidelity;
+    j["complete"] = r.complete;
+    j["step_s"] = r.step_s;
+    j["mfu"] = r.mfu;
+    j["model_flops"] = r.model_flops;
+    j["compute_s"] = r.compute_s;
+    j["bubble_s"] = r.bubble_s;
+    j["optimizer_s"] = r.optimizer_s;
+    for (int g = 0; g < workload::kCommGroups; ++g) {
+      const std::string n = workload::comm_group_name(static_cast<workload::CommGroup>(g));
+      j["exposed_s"][n] = r.exposed_s[g];
+      j["busbw_gbs"][n] = r.busbw_gbs[g];
+      j["collectives"][n] = r.collectives[g];
+    }
+    j["collective_time_us"] = {{"p50", r.fct_p50_us}, {"p99", r.fct_p99_us}, {"max", r.fct_max_us}};
+    j["drops"] = r.drops;
+    j["retransmissions"] = r.retransmissions;
+    j["pfc_paused_s"] = r.paused_s;
+    j["events"] = r.events;
+    j["wall_s"] = wall;
+    j["digest"] = digest_hex(r.digest);
+    if (const int rc = write_json(rank, json_path_, j); rc != kExitOk) return rc;
+  }
+  return r.complete ? kExitOk : kExitFailure;
+}
+
+}  // namespace stepsim::cli

@@ -1,0 +1,28 @@
+#pragma once
+// `stepsim run SCENARIO.yaml`: one training step of the scenario's model on its topology;
+// prints step time, MFU, where the time went, busbw per communication group and what the fabric
+// saw, and the digest; --json writes the same summary.
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+namespace stepsim::cli {
+
+class RunCommand {
+ public:
+  explicit RunCommand(CLI::App& parent);
+  [[nodiscard]] bool selected() const { return cmd_->parsed(); }
+  int execute(int rank, int ranks);
+
+ private:
+  CLI::App* cmd_;
+  std::string scenario_;
+  std::vector<std::string> sets_;
+  std::string fidelity_;
+  int threads_ = 1;
+  std::string json_path_;
+  bool quiet_ = false;
+};
+
+}  // namespace stepsim::cli

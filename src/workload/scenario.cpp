@@ -1,0 +1,191 @@
+#include "stepsim/workload/scenario.hpp"
+
+#include <filesystem>
+
+namespace stepsim::workload {
+
+namespace {
+
+config::Param text(const std::string& key, std::string& field, std::string help) {
+  return config::Param{key, std::move(help),
+                       [&field](const std::string& t) -> Result<bool> {
+                         if (t.empty()) return Error{"must not be empty"};
+                         field = t;
+                         return true;
+                       },
+                       [&field] { return field; }};
+}
+
+}  // namespace
+
+config::ParamTable scenario_param_table(Scenario& s) {
+  config::ParamTable t;
+  ModelSpec& m = s.model;
+  const int big = 1 << 24;
+  t.add(text("model.name", m.name, "the model's name (reports)"));
+  t.integer("model.layers", m.layers, 1, big, "transformer layers");
+  t.integer("model.hidden", m.hidden, 1, big, "hidden size h");
+  t.integer("model.heads", m.heads, 1, big, "attention heads");
+  t.integer("model.kv_heads", m.kv_heads, 0, big, "key/value heads (GQA); 0 = heads");
+  t.integer("model.ffn", m.ffn, 1, 1 << 30, "feed-forward inner size");
+  t.integer("model.vocab", m.vocab, 1, 1 << 30, "vocabulary size");
+  t.integer("model.seq_len", m.seq_len, 1, 1 << 30, "tokens per sequence");
+  t.choice("model.activation", m.activation, {"gelu", "swiglu"},
+           "FFN kind: gelu (2 matrices) or swiglu (3)");
+  t.choice("model.precision", m.precision, {"bf16", "fp8"}, "GEMM precision");
+  t.boolean("model.tied_embeddings", m.tied_embeddings, "output layer shares the embedding");
+  t.integer("model.experts", m.experts, 0, 1 << 16, "MoE experts per layer (0: dense)");
+  t.integer("model.top_k", m.top_k, 1, 1 << 16, "experts per token");
+  t.real("model.capacity_factor", m.capacity_factor, 0.1, 100, "MoE expert capacity factor");
+
+  Parallelism& p = s.par;
+  t.integer("parallel.tp", p.tp, 1, 1 << 16, "tensor parallel size (inside a server)");
+  t.integer("parallel.pp", p.pp, 1, 1 << 16, "pipeline stages");
+  t.integer("parallel.vpp", p.vpp, 1, 1 << 10, "virtual stages per GPU (interleaved 1F1B)");
+  t.integer("parallel.cp", p.cp, 1, 1 << 16, "context parallel size");
+  t.integer("parallel.ep", p.ep, 1, 1 << 16, "expert parallel size");
+  t.integer("parallel.dp", p.dp, 0, 1 << 24, "data parallel size; 0 = gpus / (tp pp cp)");
+  t.integer("parallel.gpus", p.gpus, 0, 1 << 24, "GPUs; 0 = tp pp cp dp");
+  t.integer("parallel.micro_batch", p.micro_batch, 1, std::int64_t{1} << 30,
+            "sequences per micro-batch");
+  t.integer("parallel.global_batch", p.global_batch, 1, std::int64_t{1} << 40,
+            "sequences per step");
+  t.integer("parallel.zero", p.zero, 0, 3,
+            "0 DDP, 1-2 distributed optimizer (reduce-scatter + all-gather), 3 FSDP");
+  t.choice("parallel.recompute", p.recompute, {"none", "selective", "full"},
+           "activation recomputation");
+  t.boolean("parallel.sequence_parallel", p.sequence_parallel,
+            "TP all-reduce as reduce-scatter + all-gather");
+  t.bytes("parallel.bucket", p.bucket, 1 << 10, std::int64_t{1} << 40, "gradient bucket");
+  t.integer("parallel.grad_bytes", p.grad_bytes, 1, 4, "bytes per gradient on the wire");
+  t.boolean("parallel.overlap_grad_reduce", p.overlap_grad_reduce,
+            "reduce gradient buckets during the last backward");
+  t.boolean("parallel.overlap_param_gather", p.overlap_param_gather,
+            "ZeRO 1/2: parameter all-gather hidden behind the next step's first forward");
+
+  ComputeParams& c = s.compute;
+  t.real("compute.gemm_efficiency", c.gemm_efficiency, 0.01, 1.0,
+         "achieved fraction of peak FLOP/s (GEMMs, attention)");
+  t.real("compute.memory_efficiency", c.memory_efficiency, 0.01, 1.0,
+         "achieved fraction of HBM bandwidth");
+  t.real("compute.elementwise_bytes", c.elementwise_bytes, 0, 1e4,
+         "elementwise HBM bytes per token and hidden unit per layer forward");
+  t.time("compute.kernel_overhead", c.kernel_overhead, SimTime::zero(), SimTime::s(1),
+         "launch overhead per layer and pass");
+  t.real("compute.optimizer_bytes", c.optimizer_bytes, 0, 1e4,
+         "optimizer HBM bytes per parameter of the shard");
+
+  // The GPU: a preset, then any of its numbers. The collective layer's gpu.* keys follow it.
+  t.add({"gpu.model", "a shipped GPU (a100, h100, h200, b200); keys given after it override",
+         [&s](const std::string& name) -> Result<bool> {
+           auto g = gpu::gpu_preset(name);
+           if (!g) return g.error();
+           s.gpu = *g;
+           s.coll.apply_gpu(*g);
+           return true;
+         },
+         [&s] { return s.gpu.name; }});
+  t.real("gpu.bf16_flops", s.gpu.bf16_flops, 1e9, 1e18, "peak dense BF16 FLOP/s");
+  t.real("gpu.fp8_flops", s.gpu.fp8_flops, 0, 1e18, "peak dense FP8 FLOP/s");
+  t.real("gpu.hbm_bandwidth", s.gpu.hbm_bandwidth, 1e9, 1e15, "HBM bytes/s");
+  const config::ParamTable coll = collective::collective_param_table(s.coll);
+  for (const config::Param& x : coll.params()) {
+    if (x.key != "gpu.model") t.add(x);
+  }
+  const config::ParamTable nic = nic::nic_param_table(s.nic);
+  for (const config::Param& x : nic.params()) t.add(x);
+
+  fabric::FabricParams& f = s.fabric;
+  t.choice("fabric.lb", f.lb.policy, {"ecmp", "flowlet", "adaptive", "spray"}, "load balancing");
+  t.bytes("fabric.mtu", f.mtu, 256, 9000, "payload bytes per packet");
+  t.boolean("fabric.pfc", f.pfc.enabled, "PFC on the lossless class");
+  t.boolean("fabric.ecn", f.ecn.enabled, "ECN marking");
+  t.bytes("fabric.buffer", f.sw.buffer, 1 << 16, std::int64_t{1} << 34, "switch buffer");
+
+  t.add(text("topology", s.topology, "topology file (relative to the scenario file)"));
+  t.choice("fidelity", s.fidelity, {"packet", "ideal"},
+           "packet: every collective at packet level; ideal: NCCL's cost model, no fabric");
+  t.time("end", s.end, SimTime::us(1), SimTime::s(1e6), "stop the simulated step after this");
+  return t;
+}
+
+Result<Scenario> load_scenario(const std::string& path, const std::vector<std::string>& sets) {
+  Scenario s;
+  s.source = path;
+  {
+    const config::ParamTable t = scenario_param_table(s);
+    if (auto ok = t.load_yaml_file(path); !ok) return ok.error();
+    for (const std::string& kv : sets) {
+      if (auto ok = t.apply(kv); !ok) return Error{"--set " + ok.error().message};
+    }
+  }
+  if (s.topology.empty()) return Error{path + ": topology: missing (a topology file)"};
+  const std::filesystem::path topo(s.topology);
+  if (topo.is_relative()) {
+    s.topology = (std::filesystem::path(path).parent_path() / topo).lexically_normal().string();
+  }
+  if (auto ok = s.coll.validate(); !ok) return ok.error();
+  if (auto ok = s.nic.validate(); !ok) return ok.error();
+  if (auto ok = s.fabric.validate(); !ok) return ok.error();
+  return s;
+}
+
+Result<bool> validate(const Scenario& s, const topology::Topology& topo) {
+  const ModelSpec& m = s.model;
+  const Parallelism& p = s.par;
+  auto bad = [&](const std::string& msg) { return Error{s.source + ": " + msg}; };
+  if (m.hidden % m.heads != 0) return bad("model.heads must divide model.hidden");
+  if (m.heads % m.kv() != 0) return bad("model.kv_heads must divide model.heads");
+  if (m.experts > 0 && m.top_k > m.experts) return bad("model.top_k exceeds model.experts");
+  if (p.dp == 0 && p.gpus == 0) return bad("parallel: give parallel.dp or parallel.gpus");
+  if (p.gpus > 0 && p.gpus % (p.tp * p.pp * p.cp) != 0) {
+    return bad("parallel.gpus (" + std::to_string(p.gpus) +
+               ") must be a multiple of tp x pp x cp (" + std::to_string(p.tp * p.pp * p.cp) + ")");
+  }
+  if (p.gpus > 0 && p.dp > 0 && p.gpus != p.tp * p.pp * p.cp * p.dp) {
+    return bad("parallel.gpus must equal tp x pp x cp x dp");
+  }
+  if (m.heads % p.tp != 0) {
+    return bad("parallel.tp (" + std::to_string(p.tp) + ") must divide model.heads (" +
+               std::to_string(m.heads) + ")");
+  }
+  const int pv = p.pp * p.vpp;
+  if (m.layers < pv || pv * ((m.layers + pv - 1) / pv) - m.layers > 2) {
+    return bad("model.layers (" + std::to_string(m.layers) +
+               ") must split over parallel.pp x parallel.vpp (" + std::to_string(pv) +
+               ") virtual stages evenly, or with the first and last one layer short");
+  }
+  if (m.seq_len % p.cp != 0) return bad("parallel.cp must divide model.seq_len");
+  const int dp = p.data_parallel();
+  if (p.global_batch % (p.micro_batch * dp) != 0) {
+    return bad("parallel.global_batch (" + std::to_string(p.global_batch) +
+               ") must be a multiple of micro_batch x dp (" + std::to_string(p.micro_batch * dp) +
+               ")");
+  }
+  if (p.vpp > 1 && p.micro_batches() % p.pp != 0) {
+    return bad("the interleaved schedule (parallel.vpp > 1) needs micro-batches per step (" +
+               std::to_string(p.micro_batches()) + ") to be a multiple of parallel.pp");
+  }
+  if (m.experts > 0 && (m.experts % p.ep != 0 || dp % p.ep != 0)) {
+    return bad("parallel.ep must divide model.experts and the data parallel size");
+  }
+  if (m.experts == 0 && p.ep > 1) return bad("parallel.ep > 1 needs an MoE model");
+  if (m.precision == "fp8" && s.gpu.fp8_flops <= 0) {
+    return bad("model.precision fp8: " + s.gpu.name + " has no FP8");
+  }
+  std::uint32_t per_server = 0;
+  for (topology::NodeId v = 0; v < topo.nodes.size(); ++v) {
+    if (topo.is_server(v)) per_server = std::max(per_server, topo.nodes[v].gpus);
+  }
+  if (static_cast<std::size_t>(p.world()) > topo.gpu_count()) {
+    return bad("parallel: " + std::to_string(p.world()) + " GPUs, but " + s.topology + " has " +
+               std::to_string(topo.gpu_count()));
+  }
+  if (static_cast<std::uint32_t>(p.tp) > per_server || per_server % p.tp != 0) {
+    return bad("parallel.tp (" + std::to_string(p.tp) + ") must divide the " +
+               std::to_string(per_server) + " GPUs of a server (TP stays on NVLink)");
+  }
+  return true;
+}
+
+}  // namespace stepsim::workload
