@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# `stepsim run`: the summary's lines, the same step time and digest at 1, 2 and 4 ranks and 1
+# and 2 threads, --json, --set and --fidelity, and bad scenarios as user errors (exit 2, once).
+set -uo pipefail
+stepsim=$1; mpiexec=$2; workloads=$3; shift 3; mpiflags=("$@")
+source "$(dirname "$0")/lib.sh"
+tiny=$workloads/tiny.yaml
+reference=""
+for ranks in 1 2 4; do
+  for threads in 1 2; do
+    out=$("$mpiexec" -n "$ranks" "${mpiflags[@]}" "$stepsim" run "$tiny" --quiet --threads "$threads" 2>&1)
+    line="$(grep -E '^(step time|MFU|digest)' <<<"$out" | tr -s ' ' | tr '\n' '|')"
+    if [[ -z "$reference" ]]; then
+      reference=$line
+      check "summary lines" '[[ "$line" == *"step time"*"MFU"*"digest"* ]]'
+      check "breakdown lines" 'grep -q "^compute " <<<"$out" && grep -q "^exposed tp " <<<"$out" && grep -q "^pipeline bubble " <<<"$out" && grep -q "^busbw dp " <<<"$out"'
+    else
+      check "ranks $ranks threads $threads: '$line' vs '$reference'" '[[ "$line" == "$reference" ]]'
+    fi
+  done
+done
+json=$(mktemp)
+out=$("$stepsim" run "$tiny" --quiet --fidelity ideal --set parallel.zero=0 --json "$json" 2>&1)
+check "ideal fidelity named" 'grep -q "fidelity ideal" <<<"$out"'
+check "json has step_s and mfu" '/usr/bin/python3 -c "import json,sys; j=json.load(open(sys.argv[1])); assert j[\"step_s\"] > 0 and 0 < j[\"mfu\"] < 1 and j[\"fidelity\"] == \"ideal\"" "$json"'
+rm -f "$json"
+bad=$(mktemp --suffix=.yaml)
+printf 'model: {layers: 4, hidden: 516, heads: 6, ffn: 2048}\nparallel: {tp: 4, dp: 2}\ntopology: %s\n' \
+  "$workloads/../topologies/toy-2server.yaml" >"$bad"
+expect_error "parallel.tp (4) must divide model.heads (6)" run "$bad"
+printf 'model: {layers: 4, hiden: 512}\ntopology: x.yaml\n' >"$bad"
+expect_error ":1: model.hiden" run "$bad"
+expect_error "parallel: 64 GPUs, but" run "$tiny" --set parallel.dp=8
+expect_error "model.layers: '-4' is out of range" run "$tiny" --set model.layers=-4
+expect_error "fidelity: 'cell' is not allowed (allowed: packet, ideal)" run "$tiny" --fidelity cell
+rm -f "$bad"
+finish

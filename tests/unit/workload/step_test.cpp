@@ -1,0 +1,167 @@
+// The training step: the pipeline's critical path against the hand-computed formula when
+// communication is free, what the fabric adds, the time accounting, scenario errors.
+#include "stepsim/workload/step.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "stepsim/topology/topology_loader.hpp"
+
+namespace stepsim::workload {
+namespace {
+
+class FreeComm final : public CommModel {
+ public:
+  Result<CommCost> cost(const CommOp&) override { return CommCost{}; }
+  [[nodiscard]] std::string name() const override { return "free"; }
+};
+
+topology::Topology toy() {
+  return topology::load_topology(std::string(STEPSIM_SOURCE_DIR) + "/topologies/toy-2server.yaml")
+      .value();
+}
+
+// A GPT of 8 layers on 4 stages, no TP or DP: only the pipeline.
+Scenario pipeline_only() {
+  Scenario s;
+  s.source = "test";
+  s.model.layers = 8;
+  s.model.hidden = 1024;
+  s.model.heads = 8;
+  s.model.ffn = 4096;
+  s.model.vocab = 1;  // the output layer is negligible
+  s.model.seq_len = 2048;
+  s.par.pp = 4;
+  s.par.dp = 1;
+  s.par.global_batch = 8;
+  s.par.zero = 0;
+  s.compute.kernel_overhead = SimTime::zero();
+  return s;
+}
+
+TEST(Step, WithFreeCommunicationOneF1BTakesTheTextbookTime) {
+  // 1F1B with p stages and m micro-batches of forward f and backward b per stage:
+  // (m + p - 1)(f + b), then the optimizer of stage 0 (the last to finish).
+  const Scenario s = pipeline_only();
+  const auto topo = toy();
+  ASSERT_TRUE(validate(s, topo).ok());
+  FreeComm free;
+  const auto r = run_step(s, topo, free).value();
+  const double h = 1024, T = 2048, L = 2, eff = s.compute.gemm_efficiency;
+  const double peak = s.gpu.bf16_flops * eff;
+  const double hbm = s.gpu.hbm_bandwidth * s.compute.memory_efficiency;
+  const double layer_f = 2 * T * 12 * h * h / peak + 4 * T * T * h / peak +
+                         s.compute.elementwise_bytes * T * h / hbm;
+  const double f = L * layer_f;
+  const double b = 2 * f;
+  const double m = 8, p = 4;
+  const double params0 = L * 12 * h * h + 1 * h;  // two layers and the (1-word) embedding
+  const double opt = params0 * s.compute.optimizer_bytes / hbm;
+  EXPECT_NEAR(r.step_s, (m + p - 1) * (f + b) + opt, 1e-4 * r.step_s);
+  EXPECT_EQ(r.critical_stage, 0u);
+  EXPECT_NEAR(r.bubble_s, (p - 1) * (f + b), 1e-4 * r.step_s);
+  // Interleaving (2 chunks per GPU) shrinks the bubble, never below the compute.
+  Scenario v = s;
+  v.par.vpp = 2;
+  ASSERT_TRUE(validate(v, topo).ok());
+  const auto ri = run_step(v, topo, free).value();
+  EXPECT_LT(ri.step_s, r.step_s);
+  EXPECT_GT(ri.step_s, m * (f + b));
+  EXPECT_NEAR(ri.bubble_s, (p - 1) * (f + b) / 2, 0.02 * r.step_s);
+}
+
+Scenario tiny() {
+  auto s = load_scenario(std::string(STEPSIM_SOURCE_DIR) + "/workloads/tiny.yaml", {});
+  EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.error().message);
+  return std::move(s).value();
+}
+
+TEST(Step, TheFabricOnlyAddsTimeAndTheTimeAddsUp) {
+  const Scenario s = tiny();
+  const auto topo = topology::load_topology(s.topology).value();
+  ASSERT_TRUE(validate(s, topo).ok());
+  FreeComm free;
+  const auto base = run_step(s, topo, free).value();
+  auto ideal_comm = make_ideal_comm(topo, s);
+  const auto ideal = run_step(s, topo, *ideal_comm).value();
+  pdes::SerialSync sync;
+  pdes::EngineOptions opt;
+  auto packet_comm = make_packet_comm(topo, s, sync, opt);
+  const auto packet = run_step(s, topo, *packet_comm).value();
+  EXPECT_GT(ideal.step_s, base.step_s);
+  EXPECT_GT(packet.step_s, base.step_s);
+  for (const StepResult* r : {&base, &ideal, &packet}) {
+    double sum = r->compute_s + r->bubble_s + r->optimizer_s;
+    for (double e : r->exposed_s) sum += e;
+    EXPECT_NEAR(sum, r->step_s, 1e-9 * r->step_s);
+    // MFU is the model FLOPs over the step time and the GPUs' peak.
+    EXPECT_NEAR(r->mfu, r->model_flops / r->step_s / 16 / s.gpu.bf16_flops, 1e-12);
+  }
+  EXPECT_GT(packet.distinct_collectives, 0u);
+  EXPECT_GT(packet.collectives[static_cast<int>(CommGroup::kTp)], 0u);
+  EXPECT_GT(packet.collectives[static_cast<int>(CommGroup::kDp)], 0u);
+  EXPECT_GT(packet.collectives[static_cast<int>(CommGroup::kPp)], 0u);
+  EXPECT_EQ(packet.drops, 0u);
+  // The same run twice gives the same digest.
+  auto again_comm = make_packet_comm(topo, s, sync, opt);
+  EXPECT_EQ(run_step(s, topo, *again_comm).value().digest, packet.digest);
+}
+
+TEST(Step, OverlappingGradientReductionHidesIt) {
+  Scenario s = tiny();
+  s.fidelity = "ideal";
+  const auto topo = topology::load_topology(s.topology).value();
+  auto comm = make_ideal_comm(topo, s);
+  const auto overlapped = run_step(s, topo, *comm).value();
+  s.par.overlap_grad_reduce = false;
+  const auto serial = run_step(s, topo, *comm).value();
+  EXPECT_LE(overlapped.exposed_s[static_cast<int>(CommGroup::kDp)],
+            serial.exposed_s[static_cast<int>(CommGroup::kDp)]);
+  EXPECT_LE(overlapped.step_s, serial.step_s);
+}
+
+std::string write(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(Scenario, BadFilesGiveOneClearMessage) {
+  const std::string topo = std::string(STEPSIM_SOURCE_DIR) + "/topologies/toy-2server.yaml";
+  const std::string base = "model: {layers: 4, hidden: 512, heads: 8, ffn: 2048}\n"
+                           "parallel: {tp: 4, pp: 2, dp: 2, global_batch: 8}\ntopology: " +
+                           topo + "\n";
+  // Unknown key: file, line, key.
+  auto r = load_scenario(write("unknown.yaml", base + "parallel_x: 3\n"), {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("unknown.yaml:4"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("parallel_x"), std::string::npos);
+  // Negative sizes are out of range.
+  r = load_scenario(write("neg.yaml", base), {"model.hidden=-512"});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("model.hidden"), std::string::npos) << r.error().message;
+  const auto t = topology::load_topology(topo).value();
+  // TP that does not divide the heads.
+  auto s = load_scenario(write("tp.yaml", base), {"model.heads=6", "model.hidden=516"}).value();
+  auto v = validate(s, t);
+  ASSERT_FALSE(v.ok());
+  EXPECT_NE(v.error().message.find("parallel.tp (4) must divide model.heads (6)"),
+            std::string::npos)
+      << v.error().message;
+  // More GPUs than the topology has.
+  s = load_scenario(write("big.yaml", base), {"parallel.dp=4"}).value();
+  v = validate(s, t);
+  ASSERT_FALSE(v.ok());
+  EXPECT_NE(v.error().message.find("32 GPUs, but"), std::string::npos) << v.error().message;
+  // A batch that does not split.
+  s = load_scenario(write("batch.yaml", base), {"parallel.global_batch=7"}).value();
+  EXPECT_FALSE(validate(s, t).ok());
+  // A missing topology.
+  r = load_scenario(write("notopo.yaml", "model: {layers: 2}\n"), {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("topology: missing"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace stepsim::workload
