@@ -3,11 +3,14 @@
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "src/cli/cli.hpp"
 #include "src/cli/progress.hpp"
 #include "src/cli/report.hpp"
+#include "stepsim/output/step_h5.hpp"
 #include "stepsim/pdes/mpi_sync.hpp"
 #include "stepsim/topology/topology_loader.hpp"
 #include "stepsim/version.hpp"
@@ -24,6 +27,11 @@ RunCommand::RunCommand(CLI::App& parent) {
                    "packet (every collective at packet level) or ideal (NCCL's cost model)");
   cmd_->add_option("--threads", threads_, "OpenMP threads per rank")->capture_default_str();
   cmd_->add_option("--json", json_path_, "Write the summary as JSON to this file");
+  cmd_->add_option("-o,--output", output_,
+                   "HDF5 file of the step (docs/hdf5-schema.md); default: SCENARIO stem + .h5");
+  cmd_->add_flag("--no-output", no_output_, "Do not write the HDF5 file");
+  cmd_->add_option("--trace", trace_,
+                   "Write the op timeline as a Chrome/Perfetto trace (JSON) to this file");
   cmd_->add_flag("--quiet", quiet_, "No progress output");
 }
 
@@ -39,6 +47,36 @@ std::string seconds_text(double s) {
     std::snprintf(buf, sizeof buf, "%.3f us", s * 1e6);
   }
   return buf;
+}
+
+// The op timeline as Chrome trace events (chrome://tracing, ui.perfetto.dev): one process per
+// stage, thread 0 the compute stream (forward, backward, optimizer, blocking collectives) and
+// thread 1 the waits for other stages.
+int write_trace(int rank, const std::string& path, const workload::StepResult& r) {
+  if (rank != 0) return kExitOk;
+  static const char* const kKinds[] = {"forward", "backward", "optimizer", "comm", "wait"};
+  nlohmann::json events = nlohmann::json::array();
+  for (const workload::OpRecord& o : r.ops) {
+    std::string name = kKinds[o.kind];
+    if (o.kind == 3) {
+      name = workload::comm_group_name(static_cast<workload::CommGroup>(o.group));
+    }
+    if (o.kind <= 1) name += " mb" + std::to_string(o.micro) + " L" + std::to_string(o.layer);
+    events.push_back({{"name", name},
+                      {"cat", kKinds[o.kind]},
+                      {"ph", "X"},
+                      {"ts", o.start_s * 1e6},
+                      {"dur", (o.end_s - o.start_s) * 1e6},
+                      {"pid", o.stage},
+                      {"tid", o.kind == 4 ? 1 : 0}});
+  }
+  nlohmann::json j;
+  j["traceEvents"] = events;
+  j["displayTimeUnit"] = "ms";
+  std::ofstream out(path);
+  if (!out) return user_error(rank, "--trace: cannot write '" + path + "'");
+  out << j.dump() << "\n";
+  return kExitOk;
 }
 
 }  // namespace
@@ -89,23 +127,49 @@ int RunCommand::execute(int rank, int ranks) {
     res = workload::run_step(s, *topo, *ideal_comm, progress);
   }
   if (show) finish_progress();
-  const bool interrupted = !res && res.error().message == "interrupted";
-  if (!res && !interrupted) return user_error(rank, res.error().message);
+  if (!res) return user_error(rank, res.error().message);
+  const bool interrupted = res->interrupted;
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (rank != 0) return interrupted ? interrupted_exit_code() : kExitOk;
   const workload::Parallelism& p = s.par;
+  if (!no_output_) {
+    std::string path = output_;
+    if (path.empty()) path = std::filesystem::path(scenario_).stem().string() + ".h5";
+    output::RunMeta meta;
+    meta.scenario_path = scenario_;
+    std::ifstream in(scenario_);
+    meta.scenario_text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    for (const std::string& kv : sets) meta.sets += kv + "\n";
+    meta.fidelity = s.fidelity;
+    meta.model = s.model.name;
+    meta.topology = topo->name;
+    meta.gpu = s.gpu.name;
+    meta.gpus = p.world();
+    meta.ranks = ranks;
+    meta.threads = threads_;
+    meta.gpu_stride = static_cast<std::uint32_t>(p.tp * p.cp * p.data_parallel());
+    meta.wall_s = wall;
+    if (auto ok = output::write_step_h5(path, meta, *res, MPI_COMM_WORLD); !ok) {
+      return user_error(rank, ok.error().message);
+    }
+    if (rank == 0 && !quiet_) std::fprintf(stderr, "stepsim: wrote %s\n", path.c_str());
+  }
+  if (!trace_.empty()) {
+    if (const int rc = write_trace(rank, trace_, *res); rc != kExitOk) return rc;
+  }
+  if (rank != 0) return interrupted ? interrupted_exit_code() : kExitOk;
   std::printf(
       "# stepsim run %s: %s on %s, %d GPUs %s (TP %d, PP %d x %d, CP %d, EP %d, DP %d), "
       "fidelity %s, ranks %d\n",
       scenario_.c_str(), s.model.name.c_str(), topo->name.c_str(), p.world(), s.gpu.name.c_str(),
       p.tp, p.pp, p.vpp, p.cp, p.ep, p.data_parallel(), s.fidelity.c_str(), ranks);
-  if (interrupted) {
-    std::printf("# status: INTERRUPTED (no step time: the step did not finish)\n");
-    return interrupted_exit_code();
-  }
   const workload::StepResult& r = *res;
-  if (!r.complete)
+  if (interrupted) {
+    std::printf(
+        "# status: INTERRUPTED (the numbers below cover what was done; the HDF5 file "
+        "says complete = 0)\n");
+  } else if (!r.complete) {
     std::printf("# status: INCOMPLETE (stopped at end = %s)\n", to_string(s.end).c_str());
+  }
   std::printf("step time            %s\n", seconds_text(r.step_s).c_str());
   std::printf("MFU                  %.2f %%  (%.4g model FLOP per step, %s peak %.4g FLOP/s)\n",
               r.mfu * 100, r.model_flops, s.model.precision.c_str(), r.peak_flops);
@@ -171,6 +235,7 @@ int RunCommand::execute(int rank, int ranks) {
     j["digest"] = digest_hex(r.digest);
     if (const int rc = write_json(rank, json_path_, j); rc != kExitOk) return rc;
   }
+  if (interrupted) return interrupted_exit_code();
   return r.complete ? kExitOk : kExitFailure;
 }
 

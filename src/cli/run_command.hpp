@@ -22,6 +22,9 @@ class RunCommand {
   std::string fidelity_;
   int threads_ = 1;
   std::string json_path_;
+  std::string output_;  // HDF5 file; default: the scenario's stem + .h5
+  bool no_output_ = false;
+  std::string trace_;  // Chrome/Perfetto trace JSON
   bool quiet_ = false;
 };
 

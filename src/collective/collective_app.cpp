@@ -837,7 +837,7 @@ Result<CollectiveRun> run_collective(const topology::Topology& topo, const Commu
   auto r = nic::run_rdma(topo, app.connections(), nic, fabric, &app, sync,
                          std::move(engine_options), sharp.get());
   if (!r) return r.error();
-  CollectiveRun out{app.result(sync), std::move(r).value(), choice, {}};
+  CollectiveRun out{app.result(sync), std::move(r).value(), choice, {}, app.connections()};
   if (sharp) out.sharp = sharp->collect(sync);
   return out;
 }

@@ -127,6 +127,9 @@ class PacketComm final : public CommModel {
     c.paused_ps = fs.paused_ps;
     c.events = r->rdma.stats.events;
     c.digest = hash_combine(r->rdma.stats.digest, static_cast<std::uint64_t>(r->result.time_ps));
+    c.fabric = std::make_shared<const fabric::FabricResults>(std::move(r->rdma.fabric));
+    c.rdma = std::make_shared<const nic::RdmaResults>(std::move(r->rdma.rdma));
+    c.connections = std::make_shared<const std::vector<nic::Connection>>(std::move(r->connections));
     if (!r->rdma.stats.completed && pdes::Engine::stop_requested()) return Error{"interrupted"};
     if (!r->rdma.stats.completed || !r->result.complete()) {
       return Error{"a " + collective::kind_name(op.kind) + " of " + std::to_string(op.bytes) +
@@ -193,7 +196,12 @@ struct Step {
   LayerCosts lc;
   StepResult out;
   std::vector<std::uint64_t> digests;
-  std::map<std::tuple<int, std::int64_t, std::vector<std::uint32_t>>, bool> seen;
+  struct Distinct {
+    std::uint32_t first = 0;  // CollectiveRecord id
+    std::uint32_t repeats = 0;
+    CommCost cost;
+  };
+  std::map<std::tuple<int, std::int64_t, std::vector<std::uint32_t>>, Distinct> seen;
 
   // Per stage.
   struct Stage {
@@ -267,7 +275,9 @@ struct Step {
     out.busbw_gbs[gi] += c->busbw_gbs;
     out.comm_bytes[gi] += static_cast<double>(bytes);
     auto key = std::make_tuple(static_cast<int>(kind), bytes, op.gpus);
-    if (seen.emplace(key, true).second) {
+    auto [it, first] = seen.emplace(key, Distinct{rec.id, 0, *c});
+    ++it->second.repeats;
+    if (first) {
       ++out.distinct_collectives;
       out.drops += c->drops;
       out.retransmissions += c->retransmissions;
@@ -631,7 +641,11 @@ std::unique_ptr<CommModel> make_packet_comm(const topology::Topology& topo, cons
 Result<StepResult> run_step(const Scenario& s, const topology::Topology& topo, CommModel& comm,
                             const std::function<bool(double)>& progress) {
   Step step{s, topo, comm, progress, {}, 1, 1, 1, {}, {}, {}, {}, {}, {}, {}};
-  if (auto ok = step.run(); !ok) return ok.error();
+  if (auto ok = step.run(); !ok) {
+    if (ok.error().message != "interrupted") return ok.error();
+    step.out.complete = false;  // what is done so far
+    step.out.interrupted = true;
+  }
   StepResult& r = step.out;
   std::uint32_t crit = 0;
   for (std::uint32_t st = 0; st < step.stages.size(); ++st) {
@@ -660,6 +674,56 @@ Result<StepResult> run_step(const Scenario& s, const topology::Topology& topo, C
     r.fct_p50_us = nearest_rank(cct, 0.5);
     r.fct_p99_us = nearest_rank(cct, 0.99);
     r.fct_max_us = cct.back();
+  }
+  // Flows and links: each distinct collective's connections and ports, times its repetitions,
+  // in the order the collectives first ran.
+  std::vector<const Step::Distinct*> order;
+  for (const auto& [key, d] : step.seen) order.push_back(&d);
+  std::sort(order.begin(), order.end(),
+            [](const Step::Distinct* a, const Step::Distinct* b) { return a->first < b->first; });
+  std::vector<LinkRow> links(topo.ports.size());
+  for (const Step::Distinct* d : order) {
+    const CommCost& c = d->cost;
+    if (c.connections) {
+      for (std::size_t i = 0; i < c.connections->size(); ++i) {
+        const nic::QpStats& a = c.rdma->endpoints[2 * i];
+        const nic::QpStats& b = c.rdma->endpoints[2 * i + 1];
+        FlowRow f;
+        f.collective = d->first;
+        f.repeats = d->repeats;
+        f.src_nic = (*c.connections)[i].a;
+        f.dst_nic = (*c.connections)[i].b;
+        f.bytes = a.bytes + b.bytes;
+        f.messages = a.messages + b.messages;
+        f.packets = a.packets + b.packets;
+        f.retransmitted = a.retransmitted + b.retransmitted;
+        f.ecn_marked = a.ecn_received + b.ecn_received;
+        r.flows.push_back(f);
+      }
+    }
+    if (c.fabric) {
+      const double k = d->repeats;
+      for (std::size_t p = 0; p < c.fabric->ports.size(); ++p) {
+        const fabric::PortStats& ps = c.fabric->ports[p];
+        LinkRow& l = links[p];
+        l.bytes += k * static_cast<double>(ps.bytes);
+        l.packets += k * static_cast<double>(ps.packets);
+        l.ecn_marks += k * static_cast<double>(ps.ecn_marks);
+        l.pause_sent += k * static_cast<double>(ps.pause_sent);
+        l.drops += k * static_cast<double>(ps.drops_buffer + ps.drops_fec + ps.drops_link_down +
+                                           ps.drops_unroutable);
+        l.busy_s += k * static_cast<double>(ps.busy_ps) * 1e-12;
+        l.paused_s += k * static_cast<double>(ps.paused_ps) * 1e-12;
+      }
+    }
+  }
+  for (std::uint32_t p = 0; p < links.size(); ++p) {
+    if (links[p].packets == 0 && links[p].pause_sent == 0 && links[p].drops == 0) continue;
+    links[p].port = p;
+    links[p].node = topo.ports[p].node;
+    links[p].link = topo.ports[p].link;
+    links[p].tier = topo.nodes[topo.ports[p].node].tier;
+    r.links.push_back(links[p]);
   }
   std::uint64_t h = hash_combine(0, static_cast<std::uint64_t>(std::llround(r.step_s * 1e12)));
   for (std::uint64_t d : step.digests) h = hash_combine(h, d);

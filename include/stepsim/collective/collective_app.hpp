@@ -202,6 +202,7 @@ struct CollectiveRun {
   nic::RdmaRun rdma;
   Choice choice;  ///< the algorithm and protocol that ran (the tuner's, for "auto")
   std::vector<SharpSwitchStats> sharp;  ///< SHARP: every switch's aggregation, by node id
+  std::vector<nic::Connection> connections;  ///< the RC connections it used (endpoint 2c, 2c+1)
 };
 
 Result<CollectiveRun> run_collective(const topology::Topology& topo, const Communicator& comm,

@@ -15,6 +15,8 @@
 
 #include "stepsim/collective/collective.hpp"
 #include "stepsim/core/result.hpp"
+#include "stepsim/fabric/fabric_model.hpp"
+#include "stepsim/nic/rdma_host.hpp"
 #include "stepsim/pdes/engine.hpp"
 #include "stepsim/pdes/sync.hpp"
 #include "stepsim/topology/topology.hpp"
@@ -45,7 +47,10 @@ struct CommCost {
   std::int64_t paused_ps = 0;
   std::uint64_t events = 0;
   std::uint64_t digest = 0;
-  std::vector<double> fct_us;  ///< completion times of the network messages (packet fidelity)
+  // Packet fidelity: what each port and connection carried (shared, read-only).
+  std::shared_ptr<const fabric::FabricResults> fabric;
+  std::shared_ptr<const nic::RdmaResults> rdma;
+  std::shared_ptr<const std::vector<nic::Connection>> connections;
 };
 
 /// How long a collective takes. Implementations memoize: a step repeats few distinct ones.
@@ -88,6 +93,36 @@ struct CollectiveRecord {
   double busbw_gbs = 0;
 };
 
+/// One RDMA connection of a collective simulated at packet level: the flows of the step are
+/// these, each standing for every repetition of its collective (`repeats`).
+struct FlowRow {
+  std::uint32_t collective = 0;  ///< the first CollectiveRecord that ran this collective
+  std::uint32_t repeats = 0;     ///< how many collectives of the step it stands for
+  std::uint32_t src_nic = 0;     ///< global port ids
+  std::uint32_t dst_nic = 0;
+  std::uint64_t bytes = 0;  ///< payload bytes of one repetition, both directions
+  std::uint64_t messages = 0;
+  std::uint64_t packets = 0;
+  std::uint64_t retransmitted = 0;
+  std::uint64_t ecn_marked = 0;
+};
+
+/// One direction of a link (its sending port) over the whole step: each distinct collective's
+/// counters times its repetitions.
+struct LinkRow {
+  std::uint32_t port = 0;  ///< global port id (the sender)
+  std::uint32_t node = 0;
+  std::uint32_t link = 0;
+  std::uint32_t tier = 0;  ///< of the sending node: 0 server, 1 leaf, 2 spine, 3 core
+  double bytes = 0;
+  double packets = 0;
+  double ecn_marks = 0;
+  double pause_sent = 0;
+  double drops = 0;
+  double busy_s = 0;    ///< time spent serializing
+  double paused_s = 0;  ///< time the port was paused by PFC
+};
+
 struct StepResult {
   double step_s = 0;
   double model_flops = 0;  ///< per step, ModelSpec::model_flops_per_token x tokens
@@ -111,13 +146,18 @@ struct StepResult {
   std::uint64_t events = 0;
   double fct_p50_us = 0, fct_p99_us = 0, fct_max_us = 0;
   std::uint64_t digest = 0;
-  bool complete = true;  ///< false: stopped at `end` or interrupted
+  bool complete = true;      ///< false: stopped at `end` or interrupted
+  bool interrupted = false;  ///< stopped by a signal (SIGINT/SIGTERM)
   std::vector<OpRecord> ops;
   std::vector<CollectiveRecord> colls;
+  std::vector<FlowRow> flows;  ///< packet fidelity
+  std::vector<LinkRow> links;  ///< packet fidelity: ports that carried anything
 };
 
 /// Runs the step of `s` on `topo` with `comm` for the collectives. `s` must have passed
-/// validate(). `progress` (may be null) is called after each op with the simulated time.
+/// validate(). `progress` (may be null) is called after each op with the simulated time; when
+/// it returns false, or a packet run is stopped by a signal, the result holds what was done
+/// (complete = false, interrupted = true).
 Result<StepResult> run_step(const Scenario& s, const topology::Topology& topo, CommModel& comm,
                             const std::function<bool(double)>& progress = {});
 

@@ -1,0 +1,40 @@
+#pragma once
+/// The step's HDF5 file (schema in docs/hdf5-schema.md, version kSchemaVersion): /meta
+/// (attributes), /ops, /collectives, /flows, /links. Written by all ranks together: each rank
+/// writes its block of every table's rows with collective MPI-IO, into chunked, deflated
+/// datasets, so the contents are the same for any number of ranks and threads.
+
+#include <cstdint>
+#include <string>
+
+#include <mpi.h>
+
+#include "stepsim/core/result.hpp"
+#include "stepsim/workload/step.hpp"
+
+namespace stepsim::output {
+
+inline constexpr int kSchemaVersion = 1;
+
+/// What /meta records besides the step's numbers.
+struct RunMeta {
+  std::string scenario_path;
+  std::string scenario_text;  ///< the file as read
+  std::string sets;           ///< the --set overrides, one per line
+  std::string fidelity;
+  std::string model;
+  std::string topology;
+  std::string gpu;
+  std::int64_t gpus = 0;
+  std::int64_t ranks = 1;
+  std::int64_t threads = 1;
+  std::uint32_t gpu_stride = 1;  ///< GPUs between consecutive stages (tp x cp x dp)
+  double wall_s = 0;             ///< rank 0's (broadcast)
+};
+
+/// Writes the file; every rank calls it with the same result. `path` is truncated. The error
+/// says which file could not be written.
+Result<bool> write_step_h5(const std::string& path, const RunMeta& meta,
+                           const workload::StepResult& r, MPI_Comm comm);
+
+}  // namespace stepsim::output

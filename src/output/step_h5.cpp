@@ -1,0 +1,239 @@
+#include "stepsim/output/step_h5.hpp"
+
+#include <hdf5.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <functional>
+#include <vector>
+
+#include "stepsim/version.hpp"
+
+namespace stepsim::output {
+
+namespace {
+
+// Closes an HDF5 handle on scope exit.
+struct Handle {
+  hid_t id = -1;
+  herr_t (*close)(hid_t) = nullptr;
+  Handle(hid_t i, herr_t (*c)(hid_t)) : id(i), close(c) {}
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+  ~Handle() {
+    if (id >= 0 && close != nullptr) close(id);
+  }
+  operator hid_t() const { return id; }  // NOLINT: a handle is used where HDF5 wants an id
+};
+
+bool attr_string(hid_t obj, const char* name, const std::string& value) {
+  Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
+  H5Tset_size(type, std::max<std::size_t>(1, value.size()));
+  H5Tset_strpad(type, H5T_STR_NULLPAD);
+  Handle space(H5Screate(H5S_SCALAR), H5Sclose);
+  Handle attr(H5Acreate2(obj, name, type, space, H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  if (attr < 0) return false;
+  const std::string v = value.empty() ? std::string(1, '\0') : value;
+  return H5Awrite(attr, type, v.data()) >= 0;
+}
+
+template <class T>
+bool attr_number(hid_t obj, const char* name, hid_t type, T value) {
+  Handle space(H5Screate(H5S_SCALAR), H5Sclose);
+  Handle attr(H5Acreate2(obj, name, type, space, H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  return attr >= 0 && H5Awrite(attr, type, &value) >= 0;
+}
+
+struct Field {
+  const char* name;
+  std::size_t offset;
+  hid_t type;
+};
+
+// A table: rows [n * rank / ranks, n * (rank + 1) / ranks) from this rank, collectively.
+template <class Row>
+bool write_table(hid_t file, const char* name, const std::vector<Row>& rows,
+                 const std::vector<Field>& fields, const std::string& doc, int rank, int ranks) {
+  // Rows have no padding, so the file's type is the memory's: no conversion, which parallel
+  // writes through filters need (and no stray padding bytes in the file).
+  Handle mem(H5Tcreate(H5T_COMPOUND, sizeof(Row)), H5Tclose);
+  std::size_t size = 0;
+  for (const Field& f : fields) {
+    H5Tinsert(mem, f.name, f.offset, f.type);
+    size += H5Tget_size(f.type);
+  }
+  if (size != sizeof(Row)) return false;
+  const hid_t disk = mem;
+  const auto n = static_cast<hsize_t>(rows.size());
+  Handle space(H5Screate_simple(1, &n, nullptr), H5Sclose);
+  Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+  if (n > 0) {
+    const hsize_t chunk = std::min<hsize_t>(n, 65536);
+    H5Pset_chunk(dcpl, 1, &chunk);
+    H5Pset_deflate(dcpl, 4);
+  }
+  Handle ds(H5Dcreate2(file, name, disk, space, H5P_DEFAULT, dcpl, H5P_DEFAULT), H5Dclose);
+  if (ds < 0) return false;
+  if (!attr_string(ds, "doc", doc)) return false;
+  if (n == 0) return true;
+  const hsize_t lo = n * static_cast<hsize_t>(rank) / static_cast<hsize_t>(ranks);
+  const hsize_t hi = n * static_cast<hsize_t>(rank + 1) / static_cast<hsize_t>(ranks);
+  const hsize_t count = hi - lo;
+  Handle fspace(H5Dget_space(ds), H5Sclose);
+  const hsize_t mcount = std::max<hsize_t>(count, 1);
+  Handle mspace(H5Screate_simple(1, &mcount, nullptr), H5Sclose);
+  if (count > 0) {
+    H5Sselect_hyperslab(fspace, H5S_SELECT_SET, &lo, nullptr, &count, nullptr);
+  } else {
+    H5Sselect_none(fspace);
+    H5Sselect_none(mspace);
+  }
+  Handle dxpl(H5Pcreate(H5P_DATASET_XFER), H5Pclose);
+  H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE);
+  return H5Dwrite(ds, mem, mspace, fspace, dxpl, rows.data() + (count > 0 ? lo : 0)) >= 0;
+}
+
+#define STEPSIM_FIELD(Row, member, type) \
+  Field {                                \
+#member, offsetof(Row, member), type \
+  }
+
+}  // namespace
+
+Result<bool> write_step_h5(const std::string& path, const RunMeta& meta_in,
+                           const workload::StepResult& r, MPI_Comm comm) {
+  int rank = 0;
+  int ranks = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &ranks);
+  RunMeta meta = meta_in;
+  MPI_Bcast(&meta.wall_s, 1, MPI_DOUBLE, 0, comm);
+  if (std::getenv("STEPSIM_H5_ERRORS") == nullptr) H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
+  H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL);
+  Handle file(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl), H5Fclose);
+  if (file < 0) return Error{"--output: cannot create HDF5 file '" + path + "'"};
+  const Error failed{"--output: writing '" + path + "' failed"};
+
+  {
+    Handle g(H5Gcreate2(file, "/meta", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
+    bool ok = g >= 0;
+    ok = ok && attr_number(g, "schema_version", H5T_NATIVE_INT, kSchemaVersion);
+    ok = ok && attr_string(g, "stepsim_version", kVersion);
+    ok = ok && attr_string(g, "scenario_path", meta.scenario_path);
+    ok = ok && attr_string(g, "scenario", meta.scenario_text);
+    ok = ok && attr_string(g, "sets", meta.sets);
+    ok = ok && attr_string(g, "fidelity", meta.fidelity);
+    ok = ok && attr_string(g, "model", meta.model);
+    ok = ok && attr_string(g, "topology", meta.topology);
+    ok = ok && attr_string(g, "gpu", meta.gpu);
+    ok = ok && attr_number(g, "gpus", H5T_NATIVE_INT64, meta.gpus);
+    ok = ok && attr_number(g, "ranks", H5T_NATIVE_INT64, meta.ranks);
+    ok = ok && attr_number(g, "threads", H5T_NATIVE_INT64, meta.threads);
+    ok = ok && attr_number(g, "wall_s", H5T_NATIVE_DOUBLE, meta.wall_s);
+    ok = ok && attr_number(g, "events", H5T_NATIVE_UINT64, r.events);
+    ok = ok && attr_number(g, "complete", H5T_NATIVE_INT, r.complete ? 1 : 0);
+    ok = ok && attr_number(g, "step_s", H5T_NATIVE_DOUBLE, r.step_s);
+    ok = ok && attr_number(g, "mfu", H5T_NATIVE_DOUBLE, r.mfu);
+    ok = ok && attr_number(g, "model_flops", H5T_NATIVE_DOUBLE, r.model_flops);
+    ok = ok && attr_number(g, "peak_flops", H5T_NATIVE_DOUBLE, r.peak_flops);
+    ok = ok && attr_number(g, "critical_stage", H5T_NATIVE_UINT32, r.critical_stage);
+    ok = ok && attr_number(g, "compute_s", H5T_NATIVE_DOUBLE, r.compute_s);
+    ok = ok && attr_number(g, "bubble_s", H5T_NATIVE_DOUBLE, r.bubble_s);
+    ok = ok && attr_number(g, "optimizer_s", H5T_NATIVE_DOUBLE, r.optimizer_s);
+    ok = ok && attr_number(g, "digest", H5T_NATIVE_UINT64, r.digest);
+    for (int i = 0; i < workload::kCommGroups && ok; ++i) {
+      const std::string n = workload::comm_group_name(static_cast<workload::CommGroup>(i));
+      ok = attr_number(g, ("exposed_" + n + "_s").c_str(), H5T_NATIVE_DOUBLE, r.exposed_s[i]);
+    }
+    if (!ok) return failed;
+  }
+
+  // /ops, with the GPU each stage runs on.
+  struct Op {
+    double start_s, end_s;
+    std::uint32_t gpu, stage, micro, chunk, layer;
+    std::uint16_t kind, group;
+  };
+  std::vector<Op> ops;
+  ops.reserve(r.ops.size());
+  for (const workload::OpRecord& o : r.ops) {
+    ops.push_back(Op{o.start_s, o.end_s, o.stage * meta.gpu_stride, o.stage, o.micro, o.chunk,
+                     o.layer, o.kind, o.group});
+  }
+  const hid_t u16 = H5T_NATIVE_UINT16, u32 = H5T_NATIVE_UINT32, u64 = H5T_NATIVE_UINT64;
+  const hid_t i64 = H5T_NATIVE_INT64, f64 = H5T_NATIVE_DOUBLE;
+  bool ok = write_table(
+      file, "/ops", ops,
+      {STEPSIM_FIELD(Op, gpu, u32), STEPSIM_FIELD(Op, stage, u32), STEPSIM_FIELD(Op, kind, u16),
+       STEPSIM_FIELD(Op, group, u16), STEPSIM_FIELD(Op, micro, u32), STEPSIM_FIELD(Op, chunk, u32),
+       STEPSIM_FIELD(Op, layer, u32), STEPSIM_FIELD(Op, start_s, f64),
+       STEPSIM_FIELD(Op, end_s, f64)},
+      "per-GPU op timeline of the simulated pipeline; kind 0 forward, 1 backward, 2 optimizer, "
+      "3 blocking collective (group: 0 tp, 1 cp, 2 ep, 3 pp, 4 dp), 4 waiting for another stage",
+      rank, ranks);
+  struct Coll {
+    double start_s, end_s, busbw_gbs;
+    std::int64_t bytes;
+    std::uint32_t id, stage, gpus;
+    std::uint16_t group, kind;
+  };
+  std::vector<Coll> colls;
+  colls.reserve(r.colls.size());
+  for (const workload::CollectiveRecord& c : r.colls) {
+    colls.push_back(Coll{c.start_s, c.end_s, c.busbw_gbs, c.bytes, c.id, c.stage, c.gpus,
+                         static_cast<std::uint16_t>(c.group), static_cast<std::uint16_t>(c.kind)});
+  }
+  ok = ok && write_table(file, "/collectives", colls,
+                         {STEPSIM_FIELD(Coll, id, u32), STEPSIM_FIELD(Coll, stage, u32),
+                          STEPSIM_FIELD(Coll, group, u16), STEPSIM_FIELD(Coll, kind, u16),
+                          STEPSIM_FIELD(Coll, gpus, u32), STEPSIM_FIELD(Coll, bytes, i64),
+                          STEPSIM_FIELD(Coll, start_s, f64), STEPSIM_FIELD(Coll, end_s, f64),
+                          STEPSIM_FIELD(Coll, busbw_gbs, f64)},
+                         "every collective of the step; group 0 tp, 1 cp, 2 ep, 3 pp, 4 dp; kind 0 "
+                         "allreduce, 1 reducescatter, 2 allgather, 3 broadcast, 4 reduce, 5 "
+                         "alltoall, 6 alltoallv, 7 sendrecv; bytes is nccl-tests' S",
+                         rank, ranks);
+  using workload::FlowRow;
+  ok = ok && write_table(
+                 file, "/flows", r.flows,
+                 {STEPSIM_FIELD(FlowRow, collective, u32), STEPSIM_FIELD(FlowRow, repeats, u32),
+                  STEPSIM_FIELD(FlowRow, src_nic, u32), STEPSIM_FIELD(FlowRow, dst_nic, u32),
+                  STEPSIM_FIELD(FlowRow, bytes, u64), STEPSIM_FIELD(FlowRow, messages, u64),
+                  STEPSIM_FIELD(FlowRow, packets, u64), STEPSIM_FIELD(FlowRow, retransmitted, u64),
+                  STEPSIM_FIELD(FlowRow, ecn_marked, u64)},
+                 "packet fidelity: one row per RDMA connection of each distinct "
+                 "collective (first occurrence: collective; repeats: how many of the "
+                 "step's collectives it stands for); bytes, messages, packets of one "
+                 "repetition, both directions",
+                 rank, ranks);
+  struct Link {
+    double bytes, packets, ecn_marks, pause_sent, drops, busy_s, paused_s;
+    std::uint32_t port, node, link, tier;
+  };
+  std::vector<Link> links;
+  links.reserve(r.links.size());
+  for (const workload::LinkRow& l : r.links) {
+    links.push_back(Link{l.bytes, l.packets, l.ecn_marks, l.pause_sent, l.drops, l.busy_s,
+                         l.paused_s, l.port, l.node, l.link, l.tier});
+  }
+  using LinkRow = Link;
+  ok = ok &&
+       write_table(file, "/links", links,
+                   {STEPSIM_FIELD(LinkRow, port, u32), STEPSIM_FIELD(LinkRow, node, u32),
+                    STEPSIM_FIELD(LinkRow, link, u32), STEPSIM_FIELD(LinkRow, tier, u32),
+                    STEPSIM_FIELD(LinkRow, bytes, f64), STEPSIM_FIELD(LinkRow, packets, f64),
+                    STEPSIM_FIELD(LinkRow, ecn_marks, f64), STEPSIM_FIELD(LinkRow, pause_sent, f64),
+                    STEPSIM_FIELD(LinkRow, drops, f64), STEPSIM_FIELD(LinkRow, busy_s, f64),
+                    STEPSIM_FIELD(LinkRow, paused_s, f64)},
+                   "packet fidelity: per sending port over the whole step (each distinct "
+                   "collective's counters times its repetitions); tier of the sending node "
+                   "(0 server, 1 leaf, 2 spine, 3 core); ports that carried nothing are "
+                   "left out",
+                   rank, ranks);
+  if (!ok) return failed;
+  if (H5Fflush(file, H5F_SCOPE_GLOBAL) < 0) return failed;
+  return true;
+}
+
+}  // namespace stepsim::output
