@@ -4,6 +4,7 @@
 set -uo pipefail
 stepsim=$1; mpiexec=$2; workloads=$3; shift 3; mpiflags=("$@")
 source "$(dirname "$0")/lib.sh"
+cd "$(mktemp -d)" || exit 1  # the HDF5 files land here
 tiny=$workloads/tiny.yaml
 reference=""
 for ranks in 1 2 4; do
