@@ -64,8 +64,8 @@ config::ParamTable scenario_param_table(Scenario& s) {
             "ZeRO 1/2: parameter all-gather hidden behind the next step's first forward");
 
   ComputeParams& c = s.compute;
-  t.real("compute.gemm_efficiency", c.gemm_efficiency, 0.01, 1.0,
-         "achieved fraction of peak FLOP/s (GEMMs, attention)");
+  t.real("compute.gemm_efficiency", c.gemm_efficiency, 0.0, 1.0,
+         "achieved fraction of peak FLOP/s (GEMMs, attention); 0 = the GPU preset's");
   t.real("compute.memory_efficiency", c.memory_efficiency, 0.01, 1.0,
          "achieved fraction of HBM bandwidth");
   t.real("compute.elementwise_bytes", c.elementwise_bytes, 0, 1e4,
@@ -88,6 +88,10 @@ config::ParamTable scenario_param_table(Scenario& s) {
   t.real("gpu.bf16_flops", s.gpu.bf16_flops, 1e9, 1e18, "peak dense BF16 FLOP/s");
   t.real("gpu.fp8_flops", s.gpu.fp8_flops, 0, 1e18, "peak dense FP8 FLOP/s");
   t.real("gpu.hbm_bandwidth", s.gpu.hbm_bandwidth, 1e9, 1e15, "HBM bytes/s");
+  t.real("gpu.gemm_efficiency", s.gpu.gemm_efficiency, 0.01, 1.0,
+         "achieved fraction of the BF16 peak in training GEMMs (fitted per GPU)");
+  t.real("gpu.fp8_gemm_efficiency", s.gpu.fp8_gemm_efficiency, 0.01, 1.0,
+         "achieved fraction of the FP8 peak in training GEMMs (fitted per GPU)");
   const config::ParamTable coll = collective::collective_param_table(s.coll);
   for (const config::Param& x : coll.params()) {
     if (x.key != "gpu.model") t.add(x);

@@ -72,6 +72,8 @@ class IdealComm final : public CommModel {
     CommCost c;
     const int n = static_cast<int>(op.gpus.size());
     if (op.bytes <= 0 || n < 2) return c;
+    auto key = std::make_tuple(static_cast<int>(op.kind), op.bytes, op.gpus);
+    if (auto it = memo_.find(key); it != memo_.end()) return it->second;
     auto comm = collective::make_communicator(topo_, op.gpus);
     if (!comm) return comm.error();
     collective::CollectiveParams p = s_.coll;
@@ -81,6 +83,7 @@ class IdealComm final : public CommModel {
     c.seconds = ch.predicted_s;
     c.busbw_gbs =
         static_cast<double>(op.bytes) / c.seconds / 1e9 * collective::busbw_factor(op.kind, n);
+    memo_.emplace(std::move(key), c);
     return c;
   }
   [[nodiscard]] std::string name() const override { return "ideal"; }
@@ -89,6 +92,7 @@ class IdealComm final : public CommModel {
   const topology::Topology& topo_;
   const Scenario& s_;
   DataRate nic_;
+  std::map<std::tuple<int, std::int64_t, std::vector<std::uint32_t>>, CommCost> memo_;
 };
 
 class PacketComm final : public CommModel {
@@ -165,9 +169,11 @@ LayerCosts layer_costs(const Scenario& s) {
   const double T = static_cast<double>(p.micro_batch) * m.seq_len / p.cp;  // tokens per GPU
   const double h = m.hidden;
   const double tp = p.tp;
-  const double peak16 = s.gpu.bf16_flops * c.gemm_efficiency;
-  const double peak_gemm =
-      (m.precision == "fp8" ? s.gpu.fp8_flops : s.gpu.bf16_flops) * c.gemm_efficiency;
+  const bool fp8 = m.precision == "fp8";
+  const double eff16 = c.gemm_efficiency > 0 ? c.gemm_efficiency : s.gpu.gemm_efficiency;
+  const double eff8 = c.gemm_efficiency > 0 ? c.gemm_efficiency : s.gpu.fp8_gemm_efficiency;
+  const double peak16 = s.gpu.bf16_flops * eff16;  // attention runs in BF16
+  const double peak_gemm = fp8 ? s.gpu.fp8_flops * eff8 : peak16;
   const double hbm = s.gpu.hbm_bandwidth * c.memory_efficiency;
   double ffn = static_cast<double>(m.ffn_params());
   if (m.experts > 0) ffn = ffn * m.top_k * m.capacity_factor + h * m.experts;

@@ -49,8 +49,9 @@ struct Parallelism {
 
 /// How fast the GPU runs the step's kernels (the roofline's efficiency factors).
 struct ComputeParams {
-  /// Achieved fraction of peak FLOP/s for GEMMs and attention; fitted (docs/workload.md).
-  double gemm_efficiency = 0.55;
+  /// Achieved fraction of peak FLOP/s for GEMMs and attention; 0: the GPU preset's (fitted,
+  /// docs/workload.md), for the model's precision.
+  double gemm_efficiency = 0;
   double memory_efficiency = 0.8;  ///< achieved fraction of HBM bandwidth, elementwise kernels
   /// HBM bytes of elementwise kernels (norms, activations, residuals, dropout) per token and
   /// per hidden unit in one layer's forward (backward: twice).

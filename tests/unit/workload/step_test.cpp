@@ -48,7 +48,7 @@ TEST(Step, WithFreeCommunicationOneF1BTakesTheTextbookTime) {
   ASSERT_TRUE(validate(s, topo).ok());
   FreeComm free;
   const auto r = run_step(s, topo, free).value();
-  const double h = 1024, T = 2048, L = 2, eff = s.compute.gemm_efficiency;
+  const double h = 1024, T = 2048, L = 2, eff = s.gpu.gemm_efficiency;
   const double peak = s.gpu.bf16_flops * eff;
   const double hbm = s.gpu.hbm_bandwidth * s.compute.memory_efficiency;
   const double layer_f = 2 * T * 12 * h * h / peak + 4 * T * T * h / peak +
