@@ -35,4 +35,15 @@ expect_error "parallel: 64 GPUs, but" run "$tiny" --set parallel.dp=8
 expect_error "model.layers: '-4' is out of range" run "$tiny" --set model.layers=-4
 expect_error "fidelity: 'cell' is not allowed (allowed: packet, ideal)" run "$tiny" --fidelity cell
 rm -f "$bad"
+# SIGTERM during a packet-level step: INTERRUPTED, exit 143, the HDF5 file written and marked
+# incomplete.
+"$stepsim" run "$workloads/gpt3-175b.yaml" --quiet -o part.h5 >sig.out 2>&1 &
+pid=$!
+sleep 2
+kill -TERM "$pid"
+wait "$pid"; rc=$?
+out=$(cat sig.out)
+check "SIGTERM: exit 143" '[[ $rc -eq 143 ]]'
+check "SIGTERM: INTERRUPTED in the summary" 'grep -q "^# status: INTERRUPTED" <<<"$out"'
+check "SIGTERM: /meta complete = 0" '[[ $(h5dump -a /meta/complete part.h5 | grep -c "(0): 0") -eq 1 ]]'
 finish
