@@ -195,7 +195,12 @@ int RunCommand::execute(int rank, int ranks) {
                 r.collectives[g], r.comm_bytes[g]);
   }
   std::printf("collective time      p50 %.2f us, p99 %.2f us, max %.2f us (network groups)\n",
-              r.fct_p50_us, r.fct_p99_us, r.fct_max_us);
+              r.cct_p50_us, r.cct_p99_us, r.cct_max_us);
+  if (r.messages > 0) {
+    std::printf("message FCT          p50 %.2f us, p99 %.2f us, max %.2f us (%" PRIu64
+                " RDMA messages, 9%% bins)\n",
+                r.fct_p50_us, r.fct_p99_us, r.fct_max_us, r.messages);
+  }
   std::printf("# fabric (%s fidelity: %" PRIu64 " distinct collectives simulated)\n",
               s.fidelity.c_str(), r.distinct_collectives);
   std::printf("drops                %" PRIu64 "\n", r.drops);
@@ -226,7 +231,9 @@ int RunCommand::execute(int rank, int ranks) {
       j["busbw_gbs"][n] = r.busbw_gbs[g];
       j["collectives"][n] = r.collectives[g];
     }
-    j["collective_time_us"] = {{"p50", r.fct_p50_us}, {"p99", r.fct_p99_us}, {"max", r.fct_max_us}};
+    j["collective_time_us"] = {{"p50", r.cct_p50_us}, {"p99", r.cct_p99_us}, {"max", r.cct_max_us}};
+    j["message_fct_us"] = {
+        {"p50", r.fct_p50_us}, {"p99", r.fct_p99_us}, {"max", r.fct_max_us}, {"count", r.messages}};
     j["drops"] = r.drops;
     j["retransmissions"] = r.retransmissions;
     j["pfc_paused_s"] = r.paused_s;

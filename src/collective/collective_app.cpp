@@ -66,6 +66,15 @@ CollectiveApp::CollectiveApp(const Communicator& comm, CollectiveSpec spec,
   gpu_done_ps_.assign(static_cast<std::size_t>(n_), -1);
   nvlink_bytes_.assign(static_cast<std::size_t>(n_), 0);
   network_bytes_.assign(static_cast<std::size_t>(n_), 0);
+  // Servers in communicator order (GPU g is on server g / GPUs per server).
+  topology::NodeId top = 0;
+  for (const Gpu& g : comm_.gpus) top = std::max(top, g.server);
+  server_rank_of_node_.assign(top + 1, topology::kNone);
+  for (int g = 0; g < n_; ++g) {
+    server_rank_of_node_[comm_.gpus[static_cast<std::size_t>(g)].server] =
+        static_cast<std::uint32_t>(g) / comm_.gpus_per_server;
+  }
+  fct_.resize(static_cast<std::size_t>(ceil_div(n_, comm_.gpus_per_server)));
   if (point_to_point()) {
     build_alltoall();
   } else if (p_.algorithm == "nvls") {
@@ -91,13 +100,6 @@ CollectiveApp::CollectiveApp(const Communicator& comm, CollectiveSpec spec,
     for (SharpGpu& g : sharp_gpu_) {
       g.ready.assign(static_cast<std::size_t>(sharp_chunks_), SimTime::zero());
       g.got.assign(static_cast<std::size_t>(sharp_chunks_), 0);
-    }
-    topology::NodeId top = 0;
-    for (const Gpu& g : comm_.gpus) top = std::max(top, g.server);
-    server_rank_of_node_.assign(top + 1, topology::kNone);
-    for (int g = 0; g < n_; ++g) {
-      server_rank_of_node_[comm_.gpus[static_cast<std::size_t>(g)].server] =
-          static_cast<std::uint32_t>(g) / comm_.gpus_per_server;
     }
   } else if (p_.algorithm == "tree") {
     STEPSIM_CHECK(spec_.kind == Kind::kAllReduce, "the tree algorithm is for AllReduce");
@@ -701,6 +703,7 @@ void CollectiveApp::on_cq(nic::Verbs& v, std::uint32_t endpoint) {
       const nic::Completion& c = wc[i];
       STEPSIM_CHECK(c.status == nic::WcStatus::kSuccess,
                     "collective: a transfer failed on endpoint " + std::to_string(endpoint));
+      if (!c.recv) fct_[server_rank_of_node_[v.server()]].add((c.done - c.posted).picoseconds());
       if (point_to_point()) {
         if (c.recv) {
           const auto payload =
@@ -747,6 +750,10 @@ CollectiveResult CollectiveApp::result(pdes::Sync& sync) const {
   }
   sync.allreduce_sum(buf);
   CollectiveResult r;
+  for (const LogHistogram& h : fct_) r.message_fct.merge(h);
+  std::vector<std::uint64_t> bins(r.message_fct.bins().begin(), r.message_fct.bins().end());
+  sync.allreduce_sum(bins);
+  std::copy(bins.begin(), bins.end(), r.message_fct.bins().begin());
   for (std::size_t g = 0; g < n; ++g) {
     r.gpu_done_ps.push_back(static_cast<std::int64_t>(buf[g]) - 1);
     r.time_ps = std::max(r.time_ps, r.gpu_done_ps.back());

@@ -134,6 +134,7 @@ class PacketComm final : public CommModel {
     c.fabric = std::make_shared<const fabric::FabricResults>(std::move(r->rdma.fabric));
     c.rdma = std::make_shared<const nic::RdmaResults>(std::move(r->rdma.rdma));
     c.connections = std::make_shared<const std::vector<nic::Connection>>(std::move(r->connections));
+    c.message_fct = std::make_shared<const LogHistogram>(r->result.message_fct);
     if (!r->rdma.stats.completed && pdes::Engine::stop_requested()) return Error{"interrupted"};
     if (!r->rdma.stats.completed || !r->result.complete()) {
       return Error{"a " + collective::kind_name(op.kind) + " of " + std::to_string(op.bytes) +
@@ -677,10 +678,18 @@ Result<StepResult> run_step(const Scenario& s, const topology::Topology& topo, C
   }
   if (!cct.empty()) {
     std::sort(cct.begin(), cct.end());
-    r.fct_p50_us = nearest_rank(cct, 0.5);
-    r.fct_p99_us = nearest_rank(cct, 0.99);
-    r.fct_max_us = cct.back();
+    r.cct_p50_us = nearest_rank(cct, 0.5);
+    r.cct_p99_us = nearest_rank(cct, 0.99);
+    r.cct_max_us = cct.back();
   }
+  LogHistogram fct;
+  for (const auto& [key, d] : step.seen) {
+    if (d.cost.message_fct) fct.merge(*d.cost.message_fct, d.repeats);
+  }
+  r.messages = fct.count();
+  r.fct_p50_us = fct.quantile(0.5) * 1e-6;
+  r.fct_p99_us = fct.quantile(0.99) * 1e-6;
+  r.fct_max_us = fct.quantile(1.0) * 1e-6;
   // Flows and links: each distinct collective's connections and ports, times its repetitions,
   // in the order the collectives first ran.
   std::vector<const Step::Distinct*> order;

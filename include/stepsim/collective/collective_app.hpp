@@ -19,6 +19,7 @@
 
 #include "stepsim/collective/collective.hpp"
 #include "stepsim/collective/sharp.hpp"
+#include "stepsim/core/log_histogram.hpp"
 #include "stepsim/core/ring_queue.hpp"
 #include "stepsim/fabric/fabric_params.hpp"
 #include "stepsim/nic/nic_params.hpp"
@@ -41,6 +42,8 @@ struct CollectiveResult {
   std::vector<std::int64_t> gpu_done_ps;  ///< by communicator rank
   std::uint64_t nvlink_bytes = 0;         ///< wire bytes over NVLink (all GPUs)
   std::uint64_t network_bytes = 0;        ///< bytes posted to the NICs (all GPUs)
+  /// Completion times (post to send completion, ps) of the network messages.
+  LogHistogram message_fct;
   [[nodiscard]] double algbw_gbs(std::int64_t bytes) const;  ///< GB/s (1e9), nccl-tests' algbw
   /// Every GPU finished.
   [[nodiscard]] bool complete() const {
@@ -194,6 +197,7 @@ class CollectiveApp final : public nic::RdmaApp {
   std::vector<std::int64_t> got_bytes_;                 // alltoall: by GPU
   std::vector<std::uint64_t> nvlink_bytes_;             // by GPU
   std::vector<std::uint64_t> network_bytes_;            // by GPU
+  std::vector<LogHistogram> fct_;                       // by server (communicator order)
 };
 
 /// A complete run of one collective; "auto" algorithm or protocol are chosen by choose() first.
@@ -201,7 +205,7 @@ struct CollectiveRun {
   CollectiveResult result;
   nic::RdmaRun rdma;
   Choice choice;  ///< the algorithm and protocol that ran (the tuner's, for "auto")
-  std::vector<SharpSwitchStats> sharp;  ///< SHARP: every switch's aggregation, by node id
+  std::vector<SharpSwitchStats> sharp;       ///< SHARP: every switch's aggregation, by node id
   std::vector<nic::Connection> connections;  ///< the RC connections it used (endpoint 2c, 2c+1)
 };
 

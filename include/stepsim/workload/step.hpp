@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "stepsim/collective/collective.hpp"
+#include "stepsim/core/log_histogram.hpp"
 #include "stepsim/core/result.hpp"
 #include "stepsim/fabric/fabric_model.hpp"
 #include "stepsim/nic/rdma_host.hpp"
@@ -51,6 +52,7 @@ struct CommCost {
   std::shared_ptr<const fabric::FabricResults> fabric;
   std::shared_ptr<const nic::RdmaResults> rdma;
   std::shared_ptr<const std::vector<nic::Connection>> connections;
+  std::shared_ptr<const LogHistogram> message_fct;  ///< RDMA messages' completion times (ps)
 };
 
 /// How long a collective takes. Implementations memoize: a step repeats few distinct ones.
@@ -144,7 +146,12 @@ struct StepResult {
   std::uint64_t retransmissions = 0;
   double paused_s = 0;
   std::uint64_t events = 0;
+  /// Network groups' collectives (all of them): completion-time percentiles.
+  double cct_p50_us = 0, cct_p99_us = 0, cct_max_us = 0;
+  /// Packet fidelity: RDMA messages' completion times (post to send completion) over the step
+  /// (each distinct collective's messages times its repetitions), to the histogram's 9% bins.
   double fct_p50_us = 0, fct_p99_us = 0, fct_max_us = 0;
+  std::uint64_t messages = 0;
   std::uint64_t digest = 0;
   bool complete = true;      ///< false: stopped at `end` or interrupted
   bool interrupted = false;  ///< stopped by a signal (SIGINT/SIGTERM)

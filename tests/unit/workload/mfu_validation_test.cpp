@@ -52,9 +52,9 @@ TEST(MfuValidation, PredictionsWithinTenPercent) {
   EXPECT_NEAR(step_seconds("m4-megascale-175b-a100.yaml"), 40.0, 0.10 * 40.0);
   EXPECT_NEAR(step_seconds("m4-megascale-175b-a100.yaml", {"parallel.dp=8"}), 21.2, 0.10 * 21.2);
   // M6, 512 GPUs: 832 tokens/s/GPU.
-  const double t = step_seconds("m6-nemo-175b-fp8-h100.yaml",
-                                {"parallel.dp=16", "parallel.global_batch=2048",
-                                 "parallel.micro_batch=2"});
+  const double t =
+      step_seconds("m6-nemo-175b-fp8-h100.yaml",
+                   {"parallel.dp=16", "parallel.global_batch=2048", "parallel.micro_batch=2"});
   EXPECT_NEAR(2048.0 * 2048 / t / 512, 832, 0.10 * 832);
 }
 

@@ -41,7 +41,8 @@ TEST(Model, GptFlopsAreMegatronsModelFlops) {
   // Full recomputation: Megatron's 96-formula (4 passes where 3 are model FLOPs; its logits
   // term is V/(16 l h), i.e. the output layer is not recomputed).
   const double h = 12288;
-  const double by_hand = 96.0 * B * 2048 * 96 * h * h * (1 + 2048 / (6 * h) + 51200 / (16 * 96 * h));
+  const double by_hand =
+      96.0 * B * 2048 * 96 * h * h * (1 + 2048 / (6 * h) + 51200 / (16 * 96 * h));
   EXPECT_NEAR(megatron_flops(m, B, true) / by_hand, 1.0, 1e-12);
 }
 

@@ -51,8 +51,8 @@ TEST(Step, WithFreeCommunicationOneF1BTakesTheTextbookTime) {
   const double h = 1024, T = 2048, L = 2, eff = s.gpu.gemm_efficiency;
   const double peak = s.gpu.bf16_flops * eff;
   const double hbm = s.gpu.hbm_bandwidth * s.compute.memory_efficiency;
-  const double layer_f = 2 * T * 12 * h * h / peak + 4 * T * T * h / peak +
-                         s.compute.elementwise_bytes * T * h / hbm;
+  const double layer_f =
+      2 * T * 12 * h * h / peak + 4 * T * T * h / peak + s.compute.elementwise_bytes * T * h / hbm;
   const double f = L * layer_f;
   const double b = 2 * f;
   const double m = 8, p = 4;
@@ -129,9 +129,10 @@ std::string write(const std::string& name, const std::string& text) {
 
 TEST(Scenario, BadFilesGiveOneClearMessage) {
   const std::string topo = std::string(STEPSIM_SOURCE_DIR) + "/topologies/toy-2server.yaml";
-  const std::string base = "model: {layers: 4, hidden: 512, heads: 8, ffn: 2048}\n"
-                           "parallel: {tp: 4, pp: 2, dp: 2, global_batch: 8}\ntopology: " +
-                           topo + "\n";
+  const std::string base =
+      "model: {layers: 4, hidden: 512, heads: 8, ffn: 2048}\n"
+      "parallel: {tp: 4, pp: 2, dp: 2, global_batch: 8}\ntopology: " +
+      topo + "\n";
   // Unknown key: file, line, key.
   auto r = load_scenario(write("unknown.yaml", base + "parallel_x: 3\n"), {});
   ASSERT_FALSE(r.ok());
