@@ -64,52 +64,67 @@ DataRate nic_goodput(const topology::Topology& topo, const fabric::FabricParams&
   return DataRate::gbps(400);
 }
 
-class IdealComm final : public CommModel {
+// What both comm models share: free collectives (nothing to move, one GPU), the communicator,
+// and memoization by (kind, size, GPUs): a step repeats few distinct collectives.
+class MemoizedComm : public CommModel {
  public:
-  IdealComm(const topology::Topology& topo, const Scenario& s)
-      : topo_(topo), s_(s), nic_(nic_goodput(topo, s.fabric)) {}
+  MemoizedComm(const topology::Topology& topo, const Scenario& s) : topo_(topo), s_(s) {}
   Result<CommCost> cost(const CommOp& op) override {
-    CommCost c;
-    const int n = static_cast<int>(op.gpus.size());
-    if (op.bytes <= 0 || n < 2) return c;
+    if (op.bytes <= 0 || op.gpus.size() < 2) return CommCost{};
     auto key = std::make_tuple(static_cast<int>(op.kind), op.bytes, op.gpus);
     if (auto it = memo_.find(key); it != memo_.end()) return it->second;
     auto comm = collective::make_communicator(topo_, op.gpus);
     if (!comm) return comm.error();
-    collective::CollectiveParams p = s_.coll;
-    if (p.algorithm == "nvls" || p.algorithm == "sharp") p.algorithm = "auto";
-    const collective::Choice ch =
-        collective::choose(op.kind, op.bytes, n, comm->gpus_per_server, p, nic_);
-    c.seconds = ch.predicted_s;
-    c.busbw_gbs =
-        static_cast<double>(op.bytes) / c.seconds / 1e9 * collective::busbw_factor(op.kind, n);
-    memo_.emplace(std::move(key), c);
+    auto c = compute(op, *comm);
+    if (!c) return c.error();
+    memo_.emplace(std::move(key), *c);
     return c;
   }
-  [[nodiscard]] std::string name() const override { return "ideal"; }
 
- private:
+ protected:
+  virtual Result<CommCost> compute(const CommOp& op, const collective::Communicator& comm) = 0;
   const topology::Topology& topo_;
   const Scenario& s_;
-  DataRate nic_;
+
+ private:
   std::map<std::tuple<int, std::int64_t, std::vector<std::uint32_t>>, CommCost> memo_;
 };
 
-class PacketComm final : public CommModel {
+class IdealComm final : public MemoizedComm {
+ public:
+  IdealComm(const topology::Topology& topo, const Scenario& s)
+      : MemoizedComm(topo, s), nic_(nic_goodput(topo, s.fabric)) {}
+  [[nodiscard]] std::string name() const override { return "ideal"; }
+
+ private:
+  Result<CommCost> compute(const CommOp& op, const collective::Communicator& comm) override {
+    const int n = static_cast<int>(op.gpus.size());
+    collective::CollectiveParams p = s_.coll;
+    if (p.algorithm == "nvls" || p.algorithm == "sharp") p.algorithm = "auto";
+    const collective::Choice ch =
+        collective::choose(op.kind, op.bytes, n, comm.gpus_per_server, p, nic_);
+    CommCost c;
+    c.seconds = ch.predicted_s;
+    c.busbw_gbs =
+        static_cast<double>(op.bytes) / c.seconds / 1e9 * collective::busbw_factor(op.kind, n);
+    return c;
+  }
+  DataRate nic_;
+};
+
+class PacketComm final : public MemoizedComm {
  public:
   PacketComm(const topology::Topology& topo, const Scenario& s, pdes::Sync& sync,
              pdes::EngineOptions engine)
-      : topo_(topo), s_(s), sync_(sync), engine_(std::move(engine)) {}
-  Result<CommCost> cost(const CommOp& op) override {
+      : MemoizedComm(topo, s), sync_(sync), engine_(std::move(engine)) {}
+  [[nodiscard]] std::string name() const override { return "packet"; }
+
+ private:
+  Result<CommCost> compute(const CommOp& op, const collective::Communicator& comm) override {
     const int n = static_cast<int>(op.gpus.size());
-    if (op.bytes <= 0 || n < 2) return CommCost{};
-    auto key = std::make_tuple(static_cast<int>(op.kind), op.bytes, op.gpus);
-    if (auto it = memo_.find(key); it != memo_.end()) return it->second;
-    auto comm = collective::make_communicator(topo_, op.gpus);
-    if (!comm) return comm.error();
     collective::CollectiveParams p = s_.coll;
     // Algorithms with restrictions apply where they can; the ring elsewhere.
-    const bool one_server = comm->gpus.front().server == comm->gpus.back().server;
+    const bool one_server = comm.gpus.front().server == comm.gpus.back().server;
     const bool allreduce = op.kind == Kind::kAllReduce;
     if ((p.algorithm == "tree" && !allreduce) ||
         (p.algorithm == "nvls" && !(allreduce && one_server)) ||
@@ -120,8 +135,14 @@ class PacketComm final : public CommModel {
     collective::CollectiveSpec spec;
     spec.kind = op.kind;
     spec.bytes = op.bytes;
-    auto r = collective::run_collective(topo_, *comm, spec, p, s_.nic, s_.fabric, sync_, engine_);
+    auto r = collective::run_collective(topo_, comm, spec, p, s_.nic, s_.fabric, sync_, engine_);
     if (!r) return r.error();
+    if (!r->rdma.stats.completed && pdes::Engine::stop_requested()) return Error{"interrupted"};
+    if (!r->rdma.stats.completed || !r->result.complete()) {
+      return Error{"a " + collective::kind_name(op.kind) + " of " + std::to_string(op.bytes) +
+                   " bytes over " + std::to_string(n) + " GPUs did not complete (stopped or " +
+                   "packets lost beyond recovery)"};
+    }
     CommCost c;
     c.seconds = static_cast<double>(r->result.time_ps) * 1e-12;
     c.busbw_gbs = r->result.algbw_gbs(op.bytes) * collective::busbw_factor(op.kind, n);
@@ -135,23 +156,10 @@ class PacketComm final : public CommModel {
     c.rdma = std::make_shared<const nic::RdmaResults>(std::move(r->rdma.rdma));
     c.connections = std::make_shared<const std::vector<nic::Connection>>(std::move(r->connections));
     c.message_fct = std::make_shared<const LogHistogram>(r->result.message_fct);
-    if (!r->rdma.stats.completed && pdes::Engine::stop_requested()) return Error{"interrupted"};
-    if (!r->rdma.stats.completed || !r->result.complete()) {
-      return Error{"a " + collective::kind_name(op.kind) + " of " + std::to_string(op.bytes) +
-                   " bytes over " + std::to_string(n) + " GPUs did not complete (stopped or " +
-                   "packets lost beyond recovery)"};
-    }
-    memo_.emplace(std::move(key), c);
     return c;
   }
-  [[nodiscard]] std::string name() const override { return "packet"; }
-
- private:
-  const topology::Topology& topo_;
-  const Scenario& s_;
   pdes::Sync& sync_;
   pdes::EngineOptions engine_;
-  std::map<std::tuple<int, std::int64_t, std::vector<std::uint32_t>>, CommCost> memo_;
 };
 
 // The costs of one layer on one GPU, per micro-batch.

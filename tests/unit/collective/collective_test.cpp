@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "stepsim/topology/topology_loader.hpp"
+#include "tests/support/collective_run.hpp"
 #include "tests/support/small_topologies.hpp"
 
 namespace stepsim::collective {
@@ -23,15 +24,8 @@ CollectiveSpec spec_of(Kind kind, std::int64_t bytes) {
 CollectiveRun run(const topology::Topology& topo, int gpus, Kind kind, std::int64_t bytes,
                   const CollectiveParams& p = kDefaultParams,
                   const fabric::FabricParams& fp = kDefaultFabric) {
-  const Communicator comm = make_communicator(topo, gpus).value();
-  nic::NicParams nic;
-  nic.cc.algorithm = "none";
-  pdes::SerialSync sync;
-  pdes::EngineOptions opt;
-  opt.end = SimTime::s(1);
-  auto r = run_collective(topo, comm, spec_of(kind, bytes), p, nic, fp, sync, opt);
-  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
-  return std::move(r).value();
+  return testing::run_collective_once(topo, make_communicator(topo, gpus).value(),
+                                      spec_of(kind, bytes), p, fp);
 }
 
 // RDMA goodput of a 400G NIC in GB/s: 4 KiB payloads in 4,178 B frames plus 20 B of gap.

@@ -6,6 +6,7 @@
 
 #include "stepsim/collective/collective_app.hpp"
 #include "stepsim/topology/topology_loader.hpp"
+#include "tests/support/collective_run.hpp"
 #include "tests/support/small_topologies.hpp"
 
 namespace stepsim::collective {
@@ -16,19 +17,11 @@ constexpr double kNicGBs = 400.0 / 8 * 4096 / (4096 + 62 + 20);
 
 CollectiveRun run(const topology::Topology& topo, int gpus, std::int64_t bytes,
                   const CollectiveParams& p) {
-  const Communicator comm = make_communicator(topo, gpus).value();
-  nic::NicParams nic;
-  nic.cc.algorithm = "none";
-  const fabric::FabricParams fp;
-  pdes::SerialSync sync;
-  pdes::EngineOptions opt;
-  opt.end = SimTime::s(1);
   CollectiveSpec spec;
   spec.kind = Kind::kAllReduce;
   spec.bytes = bytes;
-  auto r = run_collective(topo, comm, spec, p, nic, fp, sync, opt);
-  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
-  return std::move(r).value();
+  const fabric::FabricParams fp;
+  return testing::run_collective_once(topo, make_communicator(topo, gpus).value(), spec, p, fp);
 }
 
 CollectiveParams algo(const char* a) {

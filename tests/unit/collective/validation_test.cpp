@@ -6,6 +6,7 @@
 
 #include "stepsim/collective/collective_app.hpp"
 #include "stepsim/topology/topology_loader.hpp"
+#include "tests/support/collective_run.hpp"
 
 namespace stepsim::collective {
 namespace {
@@ -18,19 +19,13 @@ double busbw(const std::string& topology, int gpus, const std::string& gpu, cons
   CollectiveParams p;
   p.apply_gpu(gpu::gpu_preset(gpu).value());
   p.algorithm = algo;
-  nic::NicParams nic;
-  nic.cc.algorithm = "none";
-  const fabric::FabricParams fp;
-  pdes::SerialSync sync;
-  pdes::EngineOptions opt;
-  opt.end = SimTime::s(10);
   CollectiveSpec spec;
   spec.kind = Kind::kAllReduce;
   spec.bytes = bytes;
-  auto r = run_collective(topo, comm, spec, p, nic, fp, sync, opt);
-  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
-  EXPECT_TRUE(r->result.complete());
-  return r->result.algbw_gbs(bytes) * busbw_factor(Kind::kAllReduce, gpus);
+  const fabric::FabricParams fp;
+  const auto r = testing::run_collective_once(topo, comm, spec, p, fp, SimTime::s(10));
+  EXPECT_TRUE(r.result.complete());
+  return r.result.algbw_gbs(bytes) * busbw_factor(Kind::kAllReduce, gpus);
 }
 
 constexpr std::int64_t kGiB = std::int64_t{1} << 30;
