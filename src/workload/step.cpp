@@ -514,7 +514,8 @@ struct Step {
     for (; b < total; ++b) g.ops.emplace_back(false, chunk_of(b, false), micro_of(b));
   }
 
-  // When the input of an op is at this stage (-1: not yet known).
+  // When the input of an op is at this stage (-1: not yet known): the producing op's end plus
+  // the pipeline send, when it ran on another stage.
   Result<double> input_ready(int st, bool fwd, int c, int mb, std::int64_t act_bytes) {
     int from_st = -1;
     int from_c = c;
@@ -527,15 +528,7 @@ struct Step {
       } else {
         return 0.0;
       }
-      const double done = ff(from_st, from_c, mb);
-      if (done < 0) return -1.0;
-      if (from_st == st) return done;
-      auto d = run_comm(from_st, CommGroup::kPp, Kind::kSendRecv, act_bytes,
-                        {gpu(0, 0, 0, from_st), gpu(0, 0, 0, st)}, done);
-      if (!d) return d.error();
-      return done + *d;
-    }
-    if (st < P - 1) {
+    } else if (st < P - 1) {
       from_st = st + 1;
     } else if (c < V - 1) {
       from_st = 0;
@@ -543,7 +536,7 @@ struct Step {
     } else {
       return ff(st, c, mb);  // the last virtual stage turns around
     }
-    const double done = fb(from_st, from_c, mb);
+    const double done = fwd ? ff(from_st, from_c, mb) : fb(from_st, from_c, mb);
     if (done < 0) return -1.0;
     if (from_st == st) return done;
     auto d = run_comm(from_st, CommGroup::kPp, Kind::kSendRecv, act_bytes,
