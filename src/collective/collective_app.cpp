@@ -763,10 +763,10 @@ CollectiveResult CollectiveApp::result(pdes::Sync& sync) const {
   return r;
 }
 
-Result<CollectiveRun> run_collective(const topology::Topology& topo, const Communicator& comm,
-                                     const CollectiveSpec& spec, const CollectiveParams& params,
-                                     const nic::NicParams& nic, const fabric::FabricParams& fabric,
-                                     pdes::Sync& sync, pdes::EngineOptions engine_options) {
+Result<CollectiveParams> prepare_collective(const topology::Topology& topo,
+                                            const Communicator& comm, const CollectiveSpec& spec,
+                                            const CollectiveParams& params,
+                                            const fabric::FabricParams& fabric, Choice& choice) {
   if (auto ok = params.validate(); !ok) return ok.error();
   if (spec.bytes < 0) return Error{"collective size must be >= 0 bytes"};
   const bool allreduce_only =
@@ -816,13 +816,23 @@ Result<CollectiveRun> run_collective(const topology::Topology& topo, const Commu
   const auto goodput = DataRate::bps(
       static_cast<std::int64_t>(static_cast<double>(line.bits_per_second()) * mtu /
                                 (mtu + fabric::kRoceHeaderBytes + fabric::kWireOverheadBytes)));
-  const Choice choice =
-      choose(spec.kind, spec.bytes, comm.size(), comm.gpus_per_server, params, goodput);
+  choice = choose(spec.kind, spec.bytes, comm.size(), comm.gpus_per_server, params, goodput);
   CollectiveParams chosen = params;
   const bool p2p =
       spec.kind == Kind::kAllToAll || spec.kind == Kind::kAllToAllv || spec.kind == Kind::kSendRecv;
   chosen.algorithm = p2p ? "ring" : choice.algorithm;
   chosen.protocol = choice.protocol;
+  return chosen;
+}
+
+Result<CollectiveRun> run_collective(const topology::Topology& topo, const Communicator& comm,
+                                     const CollectiveSpec& spec, const CollectiveParams& params,
+                                     const nic::NicParams& nic, const fabric::FabricParams& fabric,
+                                     pdes::Sync& sync, pdes::EngineOptions engine_options) {
+  Choice choice;
+  auto prepared = prepare_collective(topo, comm, spec, params, fabric, choice);
+  if (!prepared) return prepared.error();
+  CollectiveParams chosen = std::move(prepared).value();
   std::unique_ptr<SharpAgent> sharp;
   if (chosen.algorithm == "sharp") {
     if (chosen.protocol != "simple") {

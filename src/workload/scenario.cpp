@@ -109,6 +109,8 @@ config::ParamTable scenario_param_table(Scenario& s) {
   t.add(text("topology", s.topology, "topology file (relative to the scenario file)"));
   t.choice("fidelity", s.fidelity, {"packet", "ideal"},
            "packet: every collective at packet level; ideal: NCCL's cost model, no fabric");
+  t.boolean("concurrent", s.concurrent,
+            "packet fidelity: each collective runs with its copies on the other TP/CP ranks");
   t.time("end", s.end, SimTime::us(1), SimTime::s(1e6), "stop the simulated step after this");
   return t;
 }

@@ -209,6 +209,29 @@ struct CollectiveRun {
   std::vector<nic::Connection> connections;  ///< the RC connections it used (endpoint 2c, 2c+1)
 };
 
+/// Checks a collective's spec against its communicator and parameters (the errors are user
+/// errors) and resolves "auto" with the tuner: the parameters it runs with, and in `choice` what
+/// the tuner chose.
+Result<CollectiveParams> prepare_collective(const topology::Topology& topo,
+                                            const Communicator& comm, const CollectiveSpec& spec,
+                                            const CollectiveParams& params,
+                                            const fabric::FabricParams& fabric, Choice& choice);
+
+/// Several collectives at once, each on its own communicator, over the same NICs and fabric:
+/// what their traffic does to each other's. Each has its own NVLink timelines (contention on
+/// NVLink between them is not modelled). SHARP is not supported here.
+struct MultiRun {
+  std::vector<CollectiveResult> results;  ///< by collective
+  nic::RdmaRun rdma;
+  std::vector<nic::Connection> connections;  ///< all collectives', in order
+};
+Result<MultiRun> run_collectives(const topology::Topology& topo,
+                                 const std::vector<Communicator>& comms,
+                                 const std::vector<CollectiveSpec>& specs,
+                                 const CollectiveParams& params, const nic::NicParams& nic,
+                                 const fabric::FabricParams& fabric, pdes::Sync& sync,
+                                 pdes::EngineOptions engine_options);
+
 Result<CollectiveRun> run_collective(const topology::Topology& topo, const Communicator& comm,
                                      const CollectiveSpec& spec, const CollectiveParams& params,
                                      const nic::NicParams& nic, const fabric::FabricParams& fabric,

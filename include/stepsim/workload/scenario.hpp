@@ -73,6 +73,9 @@ struct Scenario {
   fabric::FabricParams fabric;
   std::string topology;             ///< path; relative paths are relative to the scenario file
   std::string fidelity = "packet";  ///< packet (each collective at packet level) or ideal
+  /// Packet fidelity: a collective runs together with its copies on the other TP (and CP)
+  /// ranks, which share the NICs and the fabric with it.
+  bool concurrent = true;
   SimTime end = SimTime::s(3600);   ///< stop the simulated step after this
 };
 

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "stepsim/topology/topology_loader.hpp"
+#include "tests/support/small_topologies.hpp"
 
 namespace stepsim::workload {
 namespace {
@@ -119,6 +120,40 @@ TEST(Step, OverlappingGradientReductionHidesIt) {
   EXPECT_LE(overlapped.exposed_s[static_cast<int>(CommGroup::kDp)],
             serial.exposed_s[static_cast<int>(CommGroup::kDp)]);
   EXPECT_LE(overlapped.step_s, serial.step_s);
+}
+
+TEST(Step, CopiesOnTheOtherTpRanksShareTheNics) {
+  // 4 servers of 2 GPUs behind one 400G NIC each; TP 2, DP 4. The two TP ranks' data-parallel
+  // all-reduces run at the same time over the same NICs, so each takes about twice as long as
+  // alone: what `concurrent` adds at packet fidelity.
+  auto topo = testing::leaf_spine(2, 2, 2);
+  for (topology::NodeId v = 0; v < 4; ++v) topo.nodes[v].gpus = 2;
+  Scenario s = pipeline_only();
+  s.par.pp = 1;
+  s.par.tp = 2;
+  s.par.dp = 4;
+  s.par.zero = 0;
+  s.par.overlap_grad_reduce = false;
+  s.model.layers = 2;
+  ASSERT_TRUE(validate(s, topo).ok()) << validate(s, topo).error().message;
+  pdes::SerialSync sync;
+  const pdes::EngineOptions opt;
+  const int dp = static_cast<int>(CommGroup::kDp);
+  auto together_comm = make_packet_comm(topo, s, sync, opt);
+  const auto together = run_step(s, topo, *together_comm).value();
+  s.concurrent = false;
+  auto alone_comm = make_packet_comm(topo, s, sync, opt);
+  const auto alone = run_step(s, topo, *alone_comm).value();
+  EXPECT_NEAR(together.exposed_s[dp] / alone.exposed_s[dp], 2.0, 0.3);
+  EXPECT_GT(together.step_s, alone.step_s);
+  // Both copies' traffic is in the links: twice the bytes on the NICs.
+  double nic_bytes[2] = {0, 0};
+  for (int k = 0; k < 2; ++k) {
+    for (const LinkRow& l : (k == 0 ? together : alone).links) {
+      if (l.tier == 0) nic_bytes[k] += l.bytes;
+    }
+  }
+  EXPECT_NEAR(nic_bytes[0] / nic_bytes[1], 2.0, 0.01);
 }
 
 std::string write(const std::string& name, const std::string& text) {
