@@ -10,6 +10,7 @@
 #include "stepsim/pdes/partition.hpp"
 #include "stepsim/topology/generator.hpp"
 #include "stepsim/topology/topology_spec.hpp"
+#include "stepsim/workload/scenario.hpp"
 
 namespace stepsim::cli {
 namespace {
@@ -110,6 +111,23 @@ void list_collective() {
   print_params(table, "gpu.");
 }
 
+void list_scenario() {
+  workload::Scenario d;
+  std::printf(
+      "Scenario keys (key, default, meaning; docs/workload.md). A scenario file (workloads/*.yaml) "
+      "sets them in sections; `stepsim run FILE --set key=value` overrides any:\n");
+  const config::ParamTable table = workload::scenario_param_table(d);
+  for (const char* prefix : {"model.", "parallel.", "compute.", "gpu.", "fabric."}) {
+    print_params(table, prefix);
+  }
+  for (const config::Param& p : table.params()) {
+    if (p.key.find('.') == std::string::npos) {
+      std::printf("  %-40s %-12s %s\n", p.key.c_str(), p.get().c_str(), p.help.c_str());
+    }
+  }
+  std::printf("and every key of `stepsim list collective` (coll.*) and `stepsim list nic`.\n");
+}
+
 }  // namespace
 
 ListCommand::ListCommand(CLI::App& parent) {
@@ -117,11 +135,12 @@ ListCommand::ListCommand(CLI::App& parent) {
                                "List a registry: topologies (generators, parameters, "
                                "link classes), partitioners, lb (load-balancing policies), "
                                "fabric (fabric parameters and defaults), cc (congestion "
-                               "control), nic (NIC parameters and defaults) or collective");
+                               "control), nic (NIC parameters and defaults), collective or "
+                               "scenario (the keys of stepsim run)");
   cmd_->add_option("what", what_, "What to list")
       ->required()
-      ->check(
-          CLI::IsMember({"topologies", "partitioners", "lb", "fabric", "cc", "nic", "collective"}));
+      ->check(CLI::IsMember(
+          {"topologies", "partitioners", "lb", "fabric", "cc", "nic", "collective", "scenario"}));
 }
 
 int ListCommand::execute(int rank) {
@@ -138,6 +157,8 @@ int ListCommand::execute(int rank) {
     list_nic();
   } else if (what_ == "collective") {
     list_collective();
+  } else if (what_ == "scenario") {
+    list_scenario();
   } else {
     for (const std::string& name : pdes::partitioner_names()) std::printf("%s\n", name.c_str());
   }

@@ -20,6 +20,8 @@ for ranks in 1 2 4; do
     fi
   done
 done
+out=$("$stepsim" list scenario 2>&1)
+check "list scenario: every section" 'grep -q "^  model.layers " <<<"$out" && grep -q "^  parallel.tp " <<<"$out" && grep -q "^  gpu.gemm_efficiency " <<<"$out" && grep -q "^  fidelity " <<<"$out"'
 json=$(mktemp)
 out=$("$stepsim" run "$tiny" --quiet --fidelity ideal --set parallel.zero=0 --json "$json" 2>&1)
 check "ideal fidelity named" 'grep -q "fidelity ideal" <<<"$out"'
