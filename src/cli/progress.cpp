@@ -44,6 +44,27 @@ void print_progress(const pdes::Progress& p) {
   std::fflush(stderr);
 }
 
+void print_step_progress(std::uint64_t done, std::uint64_t total, double sim_s, double wall_s) {
+  const double frac = total > 0 ? static_cast<double>(done) / static_cast<double>(total) : 0.0;
+  const double eta = frac > 0 ? wall_s * (1 - frac) / frac : -1;
+  if (on_terminal()) {
+    constexpr int kWidth = 30;
+    const int filled = static_cast<int>(frac * kWidth);
+    std::fprintf(stderr, "\r[%.*s%*s] %5.1f%%  ops %llu/%llu  sim %.4g s  ETA %.0f s   ", filled,
+                 "##############################", kWidth - filled, "", frac * 100,
+                 static_cast<unsigned long long>(done), static_cast<unsigned long long>(total),
+                 sim_s, eta);
+    g_bar_drawn = true;
+  } else {
+    std::fprintf(stderr,
+                 "progress: %llu of %llu pipeline ops (%.1f%%), sim %.4g s, wall %.0f s, ETA %.0f "
+                 "s\n",
+                 static_cast<unsigned long long>(done), static_cast<unsigned long long>(total),
+                 frac * 100, sim_s, wall_s, eta);
+  }
+  std::fflush(stderr);
+}
+
 void finish_progress() {
   if (g_bar_drawn) {
     std::fprintf(stderr, "\n");

@@ -101,18 +101,19 @@ int RunCommand::execute(int rank, int ranks) {
   double last_wall = 0;
   const auto t0 = std::chrono::steady_clock::now();
   std::uint64_t ops = 0;
+  // Progress: pipeline ops done (forward or backward of a model chunk on a stage) of all.
+  const std::uint64_t total_ops = 2ULL * static_cast<std::uint64_t>(s.par.pp) *
+                                  static_cast<std::uint64_t>(s.par.vpp) *
+                                  static_cast<std::uint64_t>(s.par.micro_batches());
+  double sim_max = 0;
   auto progress = [&](double sim) {
     ++ops;
+    sim_max = std::max(sim_max, sim);
     const double wall =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (show && wall - last_wall >= progress_interval()) {
       last_wall = wall;
-      pdes::Progress p;
-      p.now = SimTime::ps(static_cast<std::int64_t>(sim * 1e12));
-      p.end = SimTime::ps(static_cast<std::int64_t>(ideal->step_s * 1.2e12));
-      p.events = ops;
-      p.wall_s = wall;
-      print_progress(p);
+      print_step_progress(ops, total_ops, sim_max, wall);
     }
     // Between collectives an ideal run may stop at once; a packet run stops inside the engine,
     // where every rank agrees on it.
