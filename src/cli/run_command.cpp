@@ -24,7 +24,8 @@ RunCommand::RunCommand(CLI::App& parent) {
   cmd_->add_option("scenario", scenario_, "Scenario file (workloads/*.yaml)")->required();
   cmd_->add_option("--set", sets_, "Override a scenario key: key=value (repeatable)");
   cmd_->add_option("--fidelity", fidelity_,
-                   "packet (every collective at packet level) or ideal (NCCL's cost model)");
+                   "packet (every collective at packet level), ideal (NCCL's cost model) or "
+                   "analytical (alpha-beta lower bound)");
   cmd_->add_option("--threads", threads_, "OpenMP threads per rank")->capture_default_str();
   cmd_->add_option("--json", json_path_, "Write the summary as JSON to this file");
   cmd_->add_option("-o,--output", output_,
@@ -124,6 +125,9 @@ int RunCommand::execute(int rank, int ranks) {
   if (s.fidelity == "packet") {
     packet = workload::make_packet_comm(*topo, s, sync, opts);
     res = workload::run_step(s, *topo, *packet, progress);
+  } else if (s.fidelity == "analytical") {
+    auto analytical = workload::make_analytical_comm(*topo, s);
+    res = workload::run_step(s, *topo, *analytical, progress);
   } else {
     res = workload::run_step(s, *topo, *ideal_comm, progress);
   }

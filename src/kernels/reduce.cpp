@@ -1,29 +1,10 @@
 #include "stepsim/kernels/reduce.hpp"
 
 #include <Kokkos_Core.hpp>
-#include <cstdlib>
-#include <mutex>
+
+#include "src/kernels/kokkos_init.hpp"
 
 namespace stepsim::kernels {
-namespace {
-
-// Kokkos is initialised on first use and finalised at exit, so callers need no set-up.
-void ensure_kokkos() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    if (!Kokkos::is_initialized()) {
-      Kokkos::InitArguments args;
-      args.num_threads = 1;
-      args.disable_warnings = true;
-      Kokkos::initialize(args);
-      std::atexit([] {
-        if (Kokkos::is_initialized()) Kokkos::finalize();
-      });
-    }
-  });
-}
-
-}  // namespace
 
 std::uint64_t sum_u64(std::span<const std::uint64_t> values) {
   ensure_kokkos();

@@ -107,8 +107,9 @@ config::ParamTable scenario_param_table(Scenario& s) {
   t.bytes("fabric.buffer", f.sw.buffer, 1 << 16, std::int64_t{1} << 34, "switch buffer");
 
   t.add(text("topology", s.topology, "topology file (relative to the scenario file)"));
-  t.choice("fidelity", s.fidelity, {"packet", "ideal"},
-           "packet: every collective at packet level; ideal: NCCL's cost model, no fabric");
+  t.choice("fidelity", s.fidelity, {"packet", "ideal", "analytical"},
+           "packet: every collective at packet level; ideal: NCCL's cost model, no fabric; "
+           "analytical: alpha-beta lower bound, in bulk");
   t.boolean("concurrent", s.concurrent,
             "packet fidelity: each collective runs with its copies on the other TP/CP ranks");
   t.time("end", s.end, SimTime::us(1), SimTime::s(1e6), "stop the simulated step after this");

@@ -20,12 +20,14 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "stepsim/collective/collective_app.hpp"
 #include "stepsim/core/fatal.hpp"
 #include "stepsim/core/hash.hpp"
 #include "stepsim/core/percentile.hpp"
+#include "stepsim/kernels/alpha_beta.hpp"
 
 namespace stepsim::workload {
 
@@ -110,6 +112,94 @@ class IdealComm final : public MemoizedComm {
     return c;
   }
   DataRate nic_;
+};
+
+class AnalyticalComm final : public CommModel {
+ public:
+  AnalyticalComm(const topology::Topology& topo, const Scenario& s)
+      : topo_(topo), s_(s), routing_(topo), nic_(nic_goodput(topo, s.fabric)) {}
+  [[nodiscard]] std::string name() const override { return "analytical"; }
+  [[nodiscard]] bool wants_all_ops() const override { return true; }
+
+  Result<bool> prepare(const std::vector<CommOp>& ops) override {
+    std::vector<kernels::AlphaBeta> in;
+    std::vector<const CommOp*> todo;
+    for (const CommOp& op : ops) {
+      if (op.bytes <= 0 || op.gpus.size() < 2 || memo_.contains(key_of(op))) continue;
+      auto ab = bound_of(op);
+      if (!ab) return ab.error();
+      in.push_back(*ab);
+      todo.push_back(&op);
+    }
+    std::vector<double> out(in.size());
+    kernels::alpha_beta(in, out);
+    for (std::size_t i = 0; i < todo.size(); ++i) {
+      const CommOp& op = *todo[i];
+      CommCost c;
+      c.seconds = out[i];
+      c.busbw_gbs = static_cast<double>(op.bytes) / c.seconds / 1e9 *
+                    collective::busbw_factor(op.kind, static_cast<int>(op.gpus.size()));
+      memo_.emplace(key_of(op), c);
+    }
+    return true;
+  }
+
+  Result<CommCost> cost(const CommOp& op) override {
+    if (op.bytes <= 0 || op.gpus.size() < 2) return CommCost{};
+    if (auto it = memo_.find(key_of(op)); it != memo_.end()) return it->second;
+    if (auto ok = prepare({op}); !ok) return ok.error();  // one not listed: computed alone
+    return memo_.at(key_of(op));
+  }
+
+ private:
+  using Key = std::tuple<int, std::int64_t, std::vector<std::uint32_t>>;
+  static Key key_of(const CommOp& op) {
+    return std::make_tuple(static_cast<int>(op.kind), op.bytes, op.gpus);
+  }
+  Result<kernels::AlphaBeta> bound_of(const CommOp& op) {
+    auto comm = collective::make_communicator(topo_, op.gpus);
+    if (!comm) return comm.error();
+    const int n = comm->size();
+    const std::uint32_t G = comm->gpus_per_server;
+    const double nvlink = static_cast<double>(s_.coll.nvlink_payload().bits_per_second()) / 8;
+    kernels::AlphaBeta ab;
+    ab.bytes = collective::busbw_factor(op.kind, n) * static_cast<double>(op.bytes);
+    if (static_cast<std::uint32_t>(n) <= G) {
+      ab.latency_s = s_.coll.nvlink_latency.seconds();
+      ab.rate = nvlink;
+    } else {
+      // One network hop between the first two servers' NICs (half the unloaded round trip).
+      ab.latency_s =
+          nic::RdmaHost::base_rtt(topo_, routing_, s_.fabric, comm->gpus[0].nic, comm->gpus[G].nic)
+              .seconds() /
+          2;
+      const double nic = static_cast<double>(nic_.bits_per_second()) / 8;
+      ab.rate = std::min(G * nic, nvlink);
+    }
+    return ab;
+  }
+  const topology::Topology& topo_;
+  const Scenario& s_;
+  fabric::Routing routing_;
+  DataRate nic_;
+  std::map<Key, CommCost> memo_;
+};
+
+// Lists the distinct collectives of a step (run_step's first pass for bulk models).
+class ListingComm final : public CommModel {
+ public:
+  Result<CommCost> cost(const CommOp& op) override {
+    if (op.bytes > 0 && op.gpus.size() >= 2 &&
+        seen_.emplace(std::make_tuple(static_cast<int>(op.kind), op.bytes, op.gpus)).second) {
+      ops.push_back(op);
+    }
+    return CommCost{};
+  }
+  [[nodiscard]] std::string name() const override { return "listing"; }
+  std::vector<CommOp> ops;
+
+ private:
+  std::set<std::tuple<int, std::int64_t, std::vector<std::uint32_t>>> seen_;
 };
 
 class PacketComm final : public MemoizedComm {
@@ -691,6 +781,10 @@ std::unique_ptr<CommModel> make_ideal_comm(const topology::Topology& topo, const
   return std::make_unique<IdealComm>(topo, s);
 }
 
+std::unique_ptr<CommModel> make_analytical_comm(const topology::Topology& topo, const Scenario& s) {
+  return std::make_unique<AnalyticalComm>(topo, s);
+}
+
 std::unique_ptr<CommModel> make_packet_comm(const topology::Topology& topo, const Scenario& s,
                                             pdes::Sync& sync, pdes::EngineOptions engine) {
   return std::make_unique<PacketComm>(topo, s, sync, std::move(engine));
@@ -698,6 +792,12 @@ std::unique_ptr<CommModel> make_packet_comm(const topology::Topology& topo, cons
 
 Result<StepResult> run_step(const Scenario& s, const topology::Topology& topo, CommModel& comm,
                             const std::function<bool(double)>& progress) {
+  if (comm.wants_all_ops()) {
+    ListingComm listing;
+    Step first{s, topo, listing, {}, {}, 1, 1, 1, {}, {}, {}, {}, {}, {}, {}};
+    if (auto ok = first.run(); !ok) return ok.error();
+    if (auto ok = comm.prepare(listing.ops); !ok) return ok.error();
+  }
   Step step{s, topo, comm, progress, {}, 1, 1, 1, {}, {}, {}, {}, {}, {}, {}};
   if (auto ok = step.run(); !ok) {
     if (ok.error().message != "interrupted") return ok.error();

@@ -25,6 +25,8 @@ check "list scenario: every section" 'grep -q "^  model.layers " <<<"$out" && gr
 json=$(mktemp)
 out=$("$stepsim" run "$tiny" --quiet --fidelity ideal --set parallel.zero=0 --json "$json" 2>&1)
 check "ideal fidelity named" 'grep -q "fidelity ideal" <<<"$out"'
+out=$("$stepsim" run "$tiny" --quiet --no-output --fidelity analytical 2>&1)
+check "analytical fidelity: named, with a step time" 'grep -q "fidelity analytical" <<<"$out" && grep -q "^step time" <<<"$out"'
 check "json has step_s and mfu" '/usr/bin/python3 -c "import json,sys; j=json.load(open(sys.argv[1])); assert j[\"step_s\"] > 0 and 0 < j[\"mfu\"] < 1 and j[\"fidelity\"] == \"ideal\"" "$json"'
 rm -f "$json"
 bad=$(mktemp --suffix=.yaml)
@@ -35,7 +37,7 @@ printf 'model: {layers: 4, hiden: 512}\ntopology: x.yaml\n' >"$bad"
 expect_error ":1: model.hiden" run "$bad"
 expect_error "parallel: 64 GPUs, but" run "$tiny" --set parallel.dp=8
 expect_error "model.layers: '-4' is out of range" run "$tiny" --set model.layers=-4
-expect_error "fidelity: 'cell' is not allowed (allowed: packet, ideal)" run "$tiny" --fidelity cell
+expect_error "fidelity: 'cell' is not allowed (allowed: packet, ideal, analytical)" run "$tiny" --fidelity cell
 rm -f "$bad"
 # SIGTERM during a packet-level step: INTERRUPTED, exit 143, the HDF5 file written and marked
 # incomplete.

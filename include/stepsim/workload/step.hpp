@@ -61,10 +61,19 @@ class CommModel {
   virtual ~CommModel() = default;
   virtual Result<CommCost> cost(const CommOp& op) = 0;
   [[nodiscard]] virtual std::string name() const = 0;
+  /// A bulk model computes every distinct collective of a step at once: run_step lists them
+  /// first (the step's collectives do not depend on their times) and hands them to prepare().
+  [[nodiscard]] virtual bool wants_all_ops() const { return false; }
+  virtual Result<bool> prepare(const std::vector<CommOp>& /*ops*/) { return true; }
 };
 
 /// NCCL's cost model (collective::choose): no fabric, no contention.
 std::unique_ptr<CommModel> make_ideal_comm(const topology::Topology& topo, const Scenario& s);
+/// Alpha-beta with no contention, computed in bulk (Kokkos) over all the step's collectives:
+/// one network (or NVLink) latency plus the busbw factor x S over the GPU's bottleneck
+/// bandwidth, min(GPUs per server x NIC goodput, NVLink) between servers and NVLink inside one.
+/// A lower bound for the ring, tree and point-to-point algorithms (not for SHARP or NVLS).
+std::unique_ptr<CommModel> make_analytical_comm(const topology::Topology& topo, const Scenario& s);
 /// Each distinct collective run once at packet level on its own GPUs, NICs and fabric (the
 /// other groups' traffic is not simulated alongside). Collective over `sync`.
 std::unique_ptr<CommModel> make_packet_comm(const topology::Topology& topo, const Scenario& s,

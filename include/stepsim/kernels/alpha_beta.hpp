@@ -1,0 +1,18 @@
+#pragma once
+/// The alpha-beta cost of many transfers at once (Kokkos behind a plain C++ interface; STYLE.md
+/// 11): seconds = latency + bytes / rate for every transfer, in bulk.
+
+#include <span>
+
+namespace stepsim::kernels {
+
+struct AlphaBeta {
+  double latency_s = 0;  ///< alpha
+  double bytes = 0;      ///< what crosses the bottleneck
+  double rate = 1;       ///< the bottleneck's bytes per second (beta = 1 / rate)
+};
+
+/// out[i] = in[i].latency_s + in[i].bytes / in[i].rate; `out` has in.size() entries.
+void alpha_beta(std::span<const AlphaBeta> in, std::span<double> out);
+
+}  // namespace stepsim::kernels
