@@ -76,7 +76,7 @@ struct Scenario {
   /// Packet fidelity: a collective runs together with its copies on the other TP (and CP)
   /// ranks, which share the NICs and the fabric with it.
   bool concurrent = true;
-  SimTime end = SimTime::s(3600);   ///< stop the simulated step after this
+  SimTime end = SimTime::s(3600);  ///< stop the simulated step after this
 };
 
 /// Every key of a scenario ("model.layers", "parallel.tp", "gpu.model", "coll.channels",
