@@ -275,22 +275,37 @@ Choice choose(Kind kind, std::int64_t bytes, int gpus, std::uint32_t gpus_per_se
   return best;
 }
 
-Result<Communicator> make_communicator(const topology::Topology& topo, int n) {
-  Communicator c;
-  std::uint32_t per_server = 0;
-  for (topology::NodeId v = 0; v < topo.nodes.size() && c.size() < n; ++v) {
+namespace {
+
+// The topology's GPUs, server by server, up to `limit`; GPU g of a server uses NIC g mod the
+// server's NICs.
+std::vector<Gpu> gpus_of(const topology::Topology& topo, std::size_t limit) {
+  std::vector<Gpu> all;
+  for (topology::NodeId v = 0; v < topo.nodes.size() && all.size() < limit; ++v) {
     if (!topo.is_server(v)) continue;
     const topology::Node& node = topo.nodes[v];
-    const std::uint32_t gpus = std::max<std::uint32_t>(1, node.gpus);
-    if (per_server == 0) per_server = gpus;
-    if (gpus != per_server) return Error{"servers with different GPU counts are not supported"};
-    for (std::uint32_t g = 0; g < gpus && c.size() < n; ++g) {
-      c.gpus.push_back(Gpu{v, g, node.first_port + g % node.port_count});
+    for (std::uint32_t g = 0; g < std::max<std::uint32_t>(1, node.gpus) && all.size() < limit;
+         ++g) {
+      all.push_back(Gpu{v, g, node.first_port + g % node.port_count});
     }
   }
+  return all;
+}
+
+}  // namespace
+
+Result<Communicator> make_communicator(const topology::Topology& topo, int n) {
+  Communicator c;
+  c.gpus = gpus_of(topo, static_cast<std::size_t>(std::max(n, 0)));
   if (n < 1 || c.size() < n) {
     return Error{"--gpus " + std::to_string(n) + ": the topology has " + std::to_string(c.size()) +
                  " GPUs (allowed: 1.." + std::to_string(c.size()) + ")"};
+  }
+  const std::uint32_t per_server = std::max<std::uint32_t>(1, topo.nodes[c.gpus[0].server].gpus);
+  for (const Gpu& g : c.gpus) {
+    if (std::max<std::uint32_t>(1, topo.nodes[g.server].gpus) != per_server) {
+      return Error{"servers with different GPU counts are not supported"};
+    }
   }
   c.gpus_per_server = per_server;
   if (n > static_cast<int>(per_server) && n % static_cast<int>(per_server) != 0) {
@@ -300,20 +315,10 @@ Result<Communicator> make_communicator(const topology::Topology& topo, int n) {
   return c;
 }
 
-}  // namespace stepsim::collective
-
-namespace stepsim::collective {
-
 Result<Communicator> make_communicator(const topology::Topology& topo,
                                        const std::vector<std::uint32_t>& gpus) {
-  std::vector<Gpu> all;
-  for (topology::NodeId v = 0; v < topo.nodes.size(); ++v) {
-    if (!topo.is_server(v)) continue;
-    const topology::Node& node = topo.nodes[v];
-    for (std::uint32_t g = 0; g < std::max<std::uint32_t>(1, node.gpus); ++g) {
-      all.push_back(Gpu{v, g, node.first_port + g % node.port_count});
-    }
-  }
+  const std::uint32_t top = gpus.empty() ? 0 : *std::max_element(gpus.begin(), gpus.end());
+  const std::vector<Gpu> all = gpus_of(topo, std::size_t{top} + 1);
   if (gpus.empty()) return Error{"a communicator needs at least one GPU"};
   Communicator c;
   for (std::uint32_t g : gpus) {

@@ -810,12 +810,8 @@ Result<CollectiveParams> prepare_collective(const topology::Topology& topo,
   // The tuner: one NIC's RDMA goodput (MTU payloads in frames with headers and gap).
   const topology::PortId nic_port = comm.gpus[0].nic;
   if (topo.ports[nic_port].link == kNone) return Error{"GPU 0's NIC is not cabled"};
-  const DataRate line =
-      topo.port_types[topo.links[topo.ports[nic_port].link].port_type].data_rate();
-  const double mtu = static_cast<double>(fabric.mtu.count());
-  const auto goodput = DataRate::bps(
-      static_cast<std::int64_t>(static_cast<double>(line.bits_per_second()) * mtu /
-                                (mtu + fabric::kRoceHeaderBytes + fabric::kWireOverheadBytes)));
+  const DataRate goodput =
+      fabric::rdma_goodput(topo.link_rate(topo.ports[nic_port].link), fabric.mtu);
   choice = choose(spec.kind, spec.bytes, comm.size(), comm.gpus_per_server, params, goodput);
   CollectiveParams chosen = params;
   const bool p2p =

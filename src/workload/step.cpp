@@ -51,29 +51,35 @@ const char* comm_group_name(CommGroup g) {
 
 namespace {
 
-// NIC RDMA goodput of the first server's first cabled NIC (MTU payloads in framed packets).
+// NIC RDMA goodput of the first server's first cabled NIC.
 DataRate nic_goodput(const topology::Topology& topo, const fabric::FabricParams& fp) {
   for (topology::NodeId v = 0; v < topo.nodes.size(); ++v) {
     if (!topo.is_server(v)) continue;
     for (const topology::Port& p : topo.ports_of(v)) {
-      if (p.link == topology::kNone) continue;
-      const double mtu = static_cast<double>(fp.mtu.count());
-      return DataRate::bps(static_cast<std::int64_t>(
-          static_cast<double>(topo.link_rate(p.link).bits_per_second()) * mtu /
-          (mtu + fabric::kRoceHeaderBytes + fabric::kWireOverheadBytes)));
+      if (p.link != topology::kNone) return fabric::rdma_goodput(topo.link_rate(p.link), fp.mtu);
     }
   }
   return DataRate::gbps(400);
 }
 
-// What both comm models share: free collectives (nothing to move, one GPU), the communicator,
-// and memoization by (kind, size, GPUs): a step repeats few distinct collectives.
+// A distinct collective of a step: what the comm models memoize and the step counts.
+using CollectiveKey = std::tuple<int, std::int64_t, std::vector<std::uint32_t>>;
+CollectiveKey key_of(const CommOp& op) {
+  return std::make_tuple(static_cast<int>(op.kind), op.bytes, op.gpus);
+}
+// Nothing to move, or nobody to move it to: free.
+bool is_free(const CommOp& op) {
+  return op.bytes <= 0 || op.gpus.size() < 2;
+}
+
+// What the comm models share: free collectives, the communicator, and memoization by
+// (kind, size, GPUs): a step repeats few distinct collectives.
 class MemoizedComm : public CommModel {
  public:
   MemoizedComm(const topology::Topology& topo, const Scenario& s) : topo_(topo), s_(s) {}
   Result<CommCost> cost(const CommOp& op) override {
-    if (op.bytes <= 0 || op.gpus.size() < 2) return CommCost{};
-    auto key = std::make_tuple(static_cast<int>(op.kind), op.bytes, op.gpus);
+    if (is_free(op)) return CommCost{};
+    CollectiveKey key = key_of(op);
     if (auto it = memo_.find(key); it != memo_.end()) return it->second;
     auto comm = collective::make_communicator(topo_, op.gpus);
     if (!comm) return comm.error();
@@ -85,11 +91,16 @@ class MemoizedComm : public CommModel {
 
  protected:
   virtual Result<CommCost> compute(const CommOp& op, const collective::Communicator& comm) = 0;
+  static CommCost with_busbw(const CommOp& op, double seconds) {
+    CommCost c;
+    c.seconds = seconds;
+    c.busbw_gbs = static_cast<double>(op.bytes) / seconds / 1e9 *
+                  collective::busbw_factor(op.kind, static_cast<int>(op.gpus.size()));
+    return c;
+  }
   const topology::Topology& topo_;
   const Scenario& s_;
-
- private:
-  std::map<std::tuple<int, std::int64_t, std::vector<std::uint32_t>>, CommCost> memo_;
+  std::map<CollectiveKey, CommCost> memo_;
 };
 
 class IdealComm final : public MemoizedComm {
@@ -100,24 +111,21 @@ class IdealComm final : public MemoizedComm {
 
  private:
   Result<CommCost> compute(const CommOp& op, const collective::Communicator& comm) override {
-    const int n = static_cast<int>(op.gpus.size());
     collective::CollectiveParams p = s_.coll;
     if (p.algorithm == "nvls" || p.algorithm == "sharp") p.algorithm = "auto";
-    const collective::Choice ch =
-        collective::choose(op.kind, op.bytes, n, comm.gpus_per_server, p, nic_);
-    CommCost c;
-    c.seconds = ch.predicted_s;
-    c.busbw_gbs =
-        static_cast<double>(op.bytes) / c.seconds / 1e9 * collective::busbw_factor(op.kind, n);
-    return c;
+    const collective::Choice ch = collective::choose(
+        op.kind, op.bytes, static_cast<int>(op.gpus.size()), comm.gpus_per_server, p, nic_);
+    return with_busbw(op, ch.predicted_s);
   }
   DataRate nic_;
 };
 
-class AnalyticalComm final : public CommModel {
+// Costs every collective of the step at once (prepare); one run_step did not list is costed
+// alone through the same kernel.
+class AnalyticalComm final : public MemoizedComm {
  public:
   AnalyticalComm(const topology::Topology& topo, const Scenario& s)
-      : topo_(topo), s_(s), routing_(topo), nic_(nic_goodput(topo, s.fabric)) {}
+      : MemoizedComm(topo, s), routing_(topo), nic_(nic_goodput(topo, s.fabric)) {}
   [[nodiscard]] std::string name() const override { return "analytical"; }
   [[nodiscard]] bool wants_all_ops() const override { return true; }
 
@@ -125,42 +133,30 @@ class AnalyticalComm final : public CommModel {
     std::vector<kernels::AlphaBeta> in;
     std::vector<const CommOp*> todo;
     for (const CommOp& op : ops) {
-      if (op.bytes <= 0 || op.gpus.size() < 2 || memo_.contains(key_of(op))) continue;
-      auto ab = bound_of(op);
-      if (!ab) return ab.error();
-      in.push_back(*ab);
+      if (is_free(op) || memo_.contains(key_of(op))) continue;
+      auto comm = collective::make_communicator(topo_, op.gpus);
+      if (!comm) return comm.error();
+      in.push_back(bound_of(op, *comm));
       todo.push_back(&op);
     }
     std::vector<double> out(in.size());
     kernels::alpha_beta(in, out);
     for (std::size_t i = 0; i < todo.size(); ++i) {
-      const CommOp& op = *todo[i];
-      CommCost c;
-      c.seconds = out[i];
-      c.busbw_gbs = static_cast<double>(op.bytes) / c.seconds / 1e9 *
-                    collective::busbw_factor(op.kind, static_cast<int>(op.gpus.size()));
-      memo_.emplace(key_of(op), c);
+      memo_.emplace(key_of(*todo[i]), with_busbw(*todo[i], out[i]));
     }
     return true;
   }
 
-  Result<CommCost> cost(const CommOp& op) override {
-    if (op.bytes <= 0 || op.gpus.size() < 2) return CommCost{};
-    if (auto it = memo_.find(key_of(op)); it != memo_.end()) return it->second;
-    if (auto ok = prepare({op}); !ok) return ok.error();  // one not listed: computed alone
-    return memo_.at(key_of(op));
-  }
-
  private:
-  using Key = std::tuple<int, std::int64_t, std::vector<std::uint32_t>>;
-  static Key key_of(const CommOp& op) {
-    return std::make_tuple(static_cast<int>(op.kind), op.bytes, op.gpus);
+  Result<CommCost> compute(const CommOp& op, const collective::Communicator& comm) override {
+    const kernels::AlphaBeta in = bound_of(op, comm);
+    double out = 0;
+    kernels::alpha_beta({&in, 1}, {&out, 1});
+    return with_busbw(op, out);
   }
-  Result<kernels::AlphaBeta> bound_of(const CommOp& op) {
-    auto comm = collective::make_communicator(topo_, op.gpus);
-    if (!comm) return comm.error();
-    const int n = comm->size();
-    const std::uint32_t G = comm->gpus_per_server;
+  kernels::AlphaBeta bound_of(const CommOp& op, const collective::Communicator& comm) const {
+    const int n = comm.size();
+    const std::uint32_t G = comm.gpus_per_server;
     const double nvlink = static_cast<double>(s_.coll.nvlink_payload().bits_per_second()) / 8;
     kernels::AlphaBeta ab;
     ab.bytes = collective::busbw_factor(op.kind, n) * static_cast<double>(op.bytes);
@@ -170,7 +166,7 @@ class AnalyticalComm final : public CommModel {
     } else {
       // One network hop between the first two servers' NICs (half the unloaded round trip).
       ab.latency_s =
-          nic::RdmaHost::base_rtt(topo_, routing_, s_.fabric, comm->gpus[0].nic, comm->gpus[G].nic)
+          nic::RdmaHost::base_rtt(topo_, routing_, s_.fabric, comm.gpus[0].nic, comm.gpus[G].nic)
               .seconds() /
           2;
       const double nic = static_cast<double>(nic_.bits_per_second()) / 8;
@@ -178,28 +174,22 @@ class AnalyticalComm final : public CommModel {
     }
     return ab;
   }
-  const topology::Topology& topo_;
-  const Scenario& s_;
   fabric::Routing routing_;
   DataRate nic_;
-  std::map<Key, CommCost> memo_;
 };
 
 // Lists the distinct collectives of a step (run_step's first pass for bulk models).
 class ListingComm final : public CommModel {
  public:
   Result<CommCost> cost(const CommOp& op) override {
-    if (op.bytes > 0 && op.gpus.size() >= 2 &&
-        seen_.emplace(std::make_tuple(static_cast<int>(op.kind), op.bytes, op.gpus)).second) {
-      ops.push_back(op);
-    }
+    if (!is_free(op) && seen_.insert(key_of(op)).second) ops.push_back(op);
     return CommCost{};
   }
   [[nodiscard]] std::string name() const override { return "listing"; }
   std::vector<CommOp> ops;
 
  private:
-  std::set<std::tuple<int, std::int64_t, std::vector<std::uint32_t>>> seen_;
+  std::set<CollectiveKey> seen_;
 };
 
 class PacketComm final : public MemoizedComm {
@@ -211,7 +201,6 @@ class PacketComm final : public MemoizedComm {
 
  private:
   Result<CommCost> compute(const CommOp& op, const collective::Communicator& comm) override {
-    const int n = static_cast<int>(op.gpus.size());
     collective::CollectiveParams p = s_.coll;
     // Algorithms with restrictions apply where they can; the ring elsewhere.
     const bool one_server = comm.gpus.front().server == comm.gpus.back().server;
@@ -230,70 +219,54 @@ class PacketComm final : public MemoizedComm {
                        : op.group == CommGroup::kCp ? s_.par.tp
                                                     : s_.par.tp * s_.par.cp;
     if (s_.concurrent && copies > 1 && p.algorithm != "sharp") {
-      return concurrent(op, comm, spec, p, copies);
+      std::vector<collective::Communicator> comms{comm};
+      for (int k = 1; k < copies; ++k) {
+        std::vector<std::uint32_t> gpus = op.gpus;
+        for (std::uint32_t& g : gpus) g += static_cast<std::uint32_t>(k);
+        auto c = collective::make_communicator(topo_, gpus);
+        if (!c) return c.error();
+        comms.push_back(std::move(c).value());
+      }
+      const std::vector<collective::CollectiveSpec> specs(comms.size(), spec);
+      auto r =
+          collective::run_collectives(topo_, comms, specs, p, s_.nic, s_.fabric, sync_, engine_);
+      if (!r) return r.error();
+      collective::MultiRun run = std::move(r).value();
+      return cost_of(op, run.results, run.rdma, std::move(run.connections));
     }
     auto r = collective::run_collective(topo_, comm, spec, p, s_.nic, s_.fabric, sync_, engine_);
     if (!r) return r.error();
-    if (!r->rdma.stats.completed && pdes::Engine::stop_requested()) return Error{"interrupted"};
-    if (!r->rdma.stats.completed || !r->result.complete()) {
-      return Error{"a " + collective::kind_name(op.kind) + " of " + std::to_string(op.bytes) +
-                   " bytes over " + std::to_string(n) + " GPUs did not complete (stopped or " +
-                   "packets lost beyond recovery)"};
-    }
-    CommCost c;
-    c.seconds = static_cast<double>(r->result.time_ps) * 1e-12;
-    c.busbw_gbs = r->result.algbw_gbs(op.bytes) * collective::busbw_factor(op.kind, n);
-    const fabric::FabricSummary& fs = r->rdma.summary;
-    c.drops = fs.drops_buffer + fs.drops_fec + fs.drops_link_down + fs.drops_unroutable;
-    c.retransmissions = nic::summarize(r->rdma.rdma).qp.retransmitted;
-    c.paused_ps = fs.paused_ps;
-    c.events = r->rdma.stats.events;
-    c.digest = hash_combine(r->rdma.stats.digest, static_cast<std::uint64_t>(r->result.time_ps));
-    c.fabric = std::make_shared<const fabric::FabricResults>(std::move(r->rdma.fabric));
-    c.rdma = std::make_shared<const nic::RdmaResults>(std::move(r->rdma.rdma));
-    c.connections = std::make_shared<const std::vector<nic::Connection>>(std::move(r->connections));
-    c.message_fct = std::make_shared<const LogHistogram>(r->result.message_fct);
-    return c;
+    collective::CollectiveRun run = std::move(r).value();
+    return cost_of(op, {&run.result, 1}, run.rdma, std::move(run.connections));
   }
-  Result<CommCost> concurrent(const CommOp& op, const collective::Communicator& comm,
-                              const collective::CollectiveSpec& spec,
-                              const collective::CollectiveParams& p, int copies) {
-    std::vector<collective::Communicator> comms{comm};
-    for (int k = 1; k < copies; ++k) {
-      std::vector<std::uint32_t> gpus = op.gpus;
-      for (std::uint32_t& g : gpus) g += static_cast<std::uint32_t>(k);
-      auto c = collective::make_communicator(topo_, gpus);
-      if (!c) return c.error();
-      comms.push_back(std::move(c).value());
-    }
-    const std::vector<collective::CollectiveSpec> specs(comms.size(), spec);
-    auto r = collective::run_collectives(topo_, comms, specs, p, s_.nic, s_.fabric, sync_, engine_);
-    if (!r) return r.error();
-    if (!r->rdma.stats.completed && pdes::Engine::stop_requested()) return Error{"interrupted"};
+
+  // The collective's cost from its packet run (with its copies): the slowest copy's time, and
+  // what the NICs and the fabric saw.
+  static Result<CommCost> cost_of(const CommOp& op,
+                                  std::span<const collective::CollectiveResult> results,
+                                  nic::RdmaRun& rdma, std::vector<nic::Connection>&& conns) {
+    if (!rdma.stats.completed && pdes::Engine::stop_requested()) return Error{"interrupted"};
     std::int64_t t = 0;
     LogHistogram fct;
-    for (const collective::CollectiveResult& x : r->results) {
-      if (!r->rdma.stats.completed || !x.complete()) {
+    for (const collective::CollectiveResult& x : results) {
+      if (!rdma.stats.completed || !x.complete()) {
         return Error{"a " + collective::kind_name(op.kind) + " of " + std::to_string(op.bytes) +
                      " bytes over " + std::to_string(op.gpus.size()) +
-                     " GPUs (with its copies on the other ranks) did not complete"};
+                     " GPUs did not complete (stopped or packets lost beyond recovery)"};
       }
       t = std::max(t, x.time_ps);
       fct.merge(x.message_fct);
     }
-    CommCost c;
-    c.seconds = static_cast<double>(t) * 1e-12;
-    c.busbw_gbs = static_cast<double>(op.bytes) / c.seconds / 1e9 *
-                  collective::busbw_factor(op.kind, static_cast<int>(op.gpus.size()));
-    const fabric::FabricSummary& fs = r->rdma.summary;
+    CommCost c = with_busbw(op, static_cast<double>(t) * 1e-12);
+    const fabric::FabricSummary& fs = rdma.summary;
     c.drops = fs.drops_buffer + fs.drops_fec + fs.drops_link_down + fs.drops_unroutable;
-    c.retransmissions = nic::summarize(r->rdma.rdma).qp.retransmitted;
+    c.retransmissions = nic::summarize(rdma.rdma).qp.retransmitted;
     c.paused_ps = fs.paused_ps;
-    c.events = r->rdma.stats.events;
-    c.digest = hash_combine(r->rdma.stats.digest, static_cast<std::uint64_t>(t));
-    c.fabric = std::make_shared<const fabric::FabricResults>(std::move(r->rdma.fabric));
-    c.rdma = std::make_shared<const nic::RdmaResults>(std::move(r->rdma.rdma));
-    c.connections = std::make_shared<const std::vector<nic::Connection>>(std::move(r->connections));
+    c.events = rdma.stats.events;
+    c.digest = hash_combine(rdma.stats.digest, static_cast<std::uint64_t>(t));
+    c.fabric = std::make_shared<const fabric::FabricResults>(std::move(rdma.fabric));
+    c.rdma = std::make_shared<const nic::RdmaResults>(std::move(rdma.rdma));
+    c.connections = std::make_shared<const std::vector<nic::Connection>>(std::move(conns));
     c.message_fct = std::make_shared<const LogHistogram>(fct);
     return c;
   }
@@ -356,7 +329,7 @@ struct Step {
     std::uint32_t repeats = 0;
     CommCost cost;
   };
-  std::map<std::tuple<int, std::int64_t, std::vector<std::uint32_t>>, Distinct> seen;
+  std::map<CollectiveKey, Distinct> seen;
 
   // Per stage.
   struct Stage {
@@ -429,8 +402,7 @@ struct Step {
     ++out.collectives[gi];
     out.busbw_gbs[gi] += c->busbw_gbs;
     out.comm_bytes[gi] += static_cast<double>(bytes);
-    auto key = std::make_tuple(static_cast<int>(kind), bytes, op.gpus);
-    auto [it, first] = seen.emplace(key, Distinct{rec.id, 0, *c});
+    auto [it, first] = seen.emplace(key_of(op), Distinct{rec.id, 0, *c});
     ++it->second.repeats;
     if (first) {
       ++out.distinct_collectives;

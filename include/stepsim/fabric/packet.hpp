@@ -3,6 +3,7 @@
 
 #include <cstdint>
 
+#include "stepsim/core/units.hpp"
 #include "stepsim/pdes/event.hpp"
 
 namespace stepsim::fabric {
@@ -34,6 +35,14 @@ inline constexpr std::uint32_t kWireOverheadBytes = 20;
 inline constexpr std::uint16_t kRoceUdpPort = 4791;
 /// Frame bytes of an acknowledgement (a minimum Ethernet frame).
 inline constexpr std::uint32_t kAckFrameBytes = 64;
+
+/// RDMA goodput of a port: MTU payloads in frames with RoCE headers, preamble and gap.
+[[nodiscard]] inline DataRate rdma_goodput(DataRate line, Bytes mtu) {
+  const auto payload = static_cast<double>(mtu.count());
+  return DataRate::bps(
+      static_cast<std::int64_t>(static_cast<double>(line.bits_per_second()) * payload /
+                                (payload + kRoceHeaderBytes + kWireOverheadBytes)));
+}
 
 /// Packet::via when the packet is not (or no longer) on a Valiant detour.
 inline constexpr std::uint32_t kNoDetour = 0xffffffffu;
