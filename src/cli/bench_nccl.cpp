@@ -12,6 +12,7 @@
 #include "src/cli/report.hpp"
 #include "stepsim/collective/collective_app.hpp"
 #include "stepsim/core/hash.hpp"
+#include "stepsim/kernels/alpha_beta.hpp"
 #include "stepsim/pdes/mpi_sync.hpp"
 #include "stepsim/topology/topology_loader.hpp"
 #include "stepsim/version.hpp"
@@ -53,6 +54,13 @@ BenchNcclCommand::BenchNcclCommand(CLI::App& parent) {
   cmd_->add_option("--cc", cc_, "Congestion control of the NICs: none, dcqcn, hpcc")
       ->capture_default_str();
   cmd_->add_option("--lb", lb_, "Load balancing: ecmp, flowlet, adaptive, spray")
+      ->capture_default_str();
+  cmd_->add_option("--fidelity", fidelity_,
+                   "packet (MTU packets), cell (the same fabric in cells of --cell bytes) or "
+                   "analytical (alpha-beta lower bound, no fabric)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"packet", "cell", "analytical"}));
+  cmd_->add_option("--cell", cell_, "Cell fidelity: payload bytes per cell (8KiB..4MiB)")
       ->capture_default_str();
   cmd_->add_option("--nic-config", nic_config_, "YAML file of NIC/transport/CC parameters");
   cmd_->add_option("--set", sets_,
@@ -130,6 +138,12 @@ int BenchNcclCommand::execute(int rank, int ranks) {
   if (auto ok = nic.validate(); !ok) return user_error(rank, ok.error().message);
   fabric::FabricParams fp;
   fp.lb.policy = lb_;
+  if (fidelity_ == "cell") {
+    auto cell = parse_bytes(cell_);
+    if (!cell) return user_error(rank, "--cell: " + cell.error().message);
+    fp.cell = *cell;
+    if (auto ok = fp.validate(); !ok) return user_error(rank, "--cell: " + ok.error().message);
+  }
   if (topology_.empty()) topology_ = std::string(kSourceDir) + "/topologies/rail-128gpu-800g.yaml";
   auto topo = topology::load_topology(topology_);
   if (!topo) return user_error(rank, topo.error().message);
@@ -158,15 +172,29 @@ int BenchNcclCommand::execute(int rank, int ranks) {
       bench_engine_options(threads_, *end, !quiet_ && sizes.size() == 1, rank);
   const bool rooted = *kind == collective::Kind::kBroadcast || *kind == collective::Kind::kReduce;
   const bool tuned = cp.algorithm == "auto" || cp.protocol == "auto";
+  const std::string fidelity_text =
+      fidelity_ == "cell" ? "cell (" + to_string(fp.cell) + " cells)" : fidelity_;
+  // Analytical: every size's alpha-beta bound at once (kernels::alpha_beta), no engine run.
+  std::vector<double> bound_s;
+  if (fidelity_ == "analytical") {
+    const fabric::Routing routing(*topo);
+    std::vector<kernels::AlphaBeta> in;
+    for (std::int64_t b : sizes) {
+      in.push_back(collective::analytical_bound(*topo, routing, *comm, *kind, b, cp, fp));
+    }
+    bound_s.resize(in.size());
+    kernels::alpha_beta(in, bound_s);
+  }
   if (rank == 0) {
     std::printf(
         "# stepsim bench nccl %s: %d GPUs %s (%u per server) on %s, algo %s, proto %s, "
-        "channels %d, cc %s, lb %s\n",
+        "channels %d, cc %s, lb %s, fidelity %s\n",
         kind_.c_str(), gpus_, cp.gpu.c_str(), comm->gpus_per_server, topo->name.c_str(),
         *kind == collective::Kind::kAllToAll || *kind == collective::Kind::kSendRecv
             ? "pairwise"
             : cp.algorithm.c_str(),
-        cp.protocol.c_str(), cp.channels, nic.cc.algorithm.c_str(), lb_.c_str());
+        cp.protocol.c_str(), cp.channels, nic.cc.algorithm.c_str(), lb_.c_str(),
+        fidelity_text.c_str());
     std::printf("#\n# %10s %12s %8s %6s %6s %10s %8s %8s\n", "size", "count", "type", "redop",
                 "root", "time", "algbw", "busbw");
     std::printf("# %10s %12s %8s %6s %6s %10s %8s %8s\n", "(B)", "(elements)", "", "", "", "(us)",
@@ -179,7 +207,35 @@ int BenchNcclCommand::execute(int rank, int ranks) {
   double wall = 0;
   std::uint64_t events = 0;
   nlohmann::json rows = nlohmann::json::array();
-  for (std::int64_t bytes : sizes) {
+  // nccl-tests' columns of one size (the line is left open for extras).
+  auto print_row = [&](std::int64_t bytes, double t_us, double algbw, double busbw) {
+    std::printf("  %10lld %12lld %8s %6s %6d %10.2f %8.2f %8.2f", static_cast<long long>(bytes),
+                static_cast<long long>(bytes / 4), "float",
+                *kind == collective::Kind::kAllGather || *kind == collective::Kind::kAllToAll ||
+                        *kind == collective::Kind::kBroadcast ||
+                        *kind == collective::Kind::kSendRecv
+                    ? "none"
+                    : "sum",
+                rooted ? root_ : -1, t_us, algbw, busbw);
+  };
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    const std::int64_t bytes = sizes[i];
+    if (!bound_s.empty()) {
+      const double algbw = static_cast<double>(bytes) / bound_s[i] / 1e9;
+      const double busbw = algbw * collective::busbw_factor(*kind, gpus_);
+      busbw_sum += busbw;
+      digest = hash_combine(digest, static_cast<std::uint64_t>(std::llround(bound_s[i] * 1e12)));
+      if (rank == 0) {
+        print_row(bytes, bound_s[i] * 1e6, algbw, busbw);
+        std::printf("\n");
+        rows.push_back({{"bytes", bytes},
+                        {"time_us", bound_s[i] * 1e6},
+                        {"algbw_gbs", algbw},
+                        {"busbw_gbs", busbw},
+                        {"complete", true}});
+      }
+      continue;
+    }
     collective::CollectiveSpec spec;
     spec.kind = *kind;
     spec.bytes = bytes;
@@ -200,14 +256,7 @@ int BenchNcclCommand::execute(int rank, int ranks) {
     const double busbw = algbw * collective::busbw_factor(*kind, gpus_);
     busbw_sum += busbw;
     if (rank == 0) {
-      std::printf("  %10lld %12lld %8s %6s %6d %10.2f %8.2f %8.2f", static_cast<long long>(bytes),
-                  static_cast<long long>(bytes / 4), "float",
-                  *kind == collective::Kind::kAllGather || *kind == collective::Kind::kAllToAll ||
-                          *kind == collective::Kind::kBroadcast ||
-                          *kind == collective::Kind::kSendRecv
-                      ? "none"
-                      : "sum",
-                  rooted ? root_ : -1, t_us, algbw, busbw);
+      print_row(bytes, t_us, algbw, busbw);
       // With the tuner, which algorithm and protocol ran (beyond nccl-tests' columns).
       if (tuned) {
         std::printf("  %s/%s", r->choice.algorithm.c_str(), r->choice.protocol.c_str());
@@ -248,6 +297,8 @@ int BenchNcclCommand::execute(int rank, int ranks) {
     j["topology"] = topo->name;
     j["protocol"] = cp.protocol;
     j["channels"] = cp.channels;
+    j["fidelity"] = fidelity_;
+    j["cell_bytes"] = fidelity_ == "cell" ? fp.cell.count() : 0;
     j["rows"] = rows;
     j["wall_s"] = wall;
     j["events"] = events;

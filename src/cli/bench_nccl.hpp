@@ -31,6 +31,8 @@ class BenchNcclCommand {
   int channels_ = 8;
   std::string cc_ = "none";
   std::string lb_ = "ecmp";
+  std::string fidelity_ = "packet";
+  std::string cell_ = "64KiB";
   std::string nic_config_;
   std::vector<std::string> sets_;
   std::string end_ = "10s";

@@ -24,7 +24,8 @@ RunCommand::RunCommand(CLI::App& parent) {
   cmd_->add_option("scenario", scenario_, "Scenario file (workloads/*.yaml)")->required();
   cmd_->add_option("--set", sets_, "Override a scenario key: key=value (repeatable)");
   cmd_->add_option("--fidelity", fidelity_,
-                   "packet (every collective at packet level), ideal (NCCL's cost model) or "
+                   "packet (every collective at packet level), cell (the same fabric in cells of "
+                   "fabric.cell bytes, 64 KiB by default), ideal (NCCL's cost model) or "
                    "analytical (alpha-beta lower bound)");
   cmd_->add_option("--threads", threads_, "OpenMP threads per rank")->capture_default_str();
   cmd_->add_option("--json", json_path_, "Write the summary as JSON to this file");
@@ -122,7 +123,7 @@ int RunCommand::execute(int rank, int ranks) {
   };
   Result<workload::StepResult> res = ideal;
   std::unique_ptr<workload::CommModel> packet;
-  if (s.fidelity == "packet") {
+  if (s.fidelity == "packet" || s.fidelity == "cell") {
     packet = workload::make_packet_comm(*topo, s, sync, opts);
     res = workload::run_step(s, *topo, *packet, progress);
   } else if (s.fidelity == "analytical") {
@@ -145,6 +146,7 @@ int RunCommand::execute(int rank, int ranks) {
     meta.scenario_text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
     for (const std::string& kv : sets) meta.sets += kv + "\n";
     meta.fidelity = s.fidelity;
+    meta.cell_bytes = s.fidelity == "cell" ? s.cell.count() : 0;
     meta.model = s.model.name;
     meta.topology = topo->name;
     meta.gpu = s.gpu.name;
@@ -206,8 +208,10 @@ int RunCommand::execute(int rank, int ranks) {
                 " RDMA messages, 9%% bins)\n",
                 r.fct_p50_us, r.fct_p99_us, r.fct_max_us, r.messages);
   }
-  std::printf("# fabric (%s fidelity: %" PRIu64 " distinct collectives simulated)\n",
-              s.fidelity.c_str(), r.distinct_collectives);
+  const std::string cells =
+      s.fidelity == "cell" ? " in " + to_string(s.cell) + " cells" : std::string();
+  std::printf("# fabric (%s fidelity%s: %" PRIu64 " distinct collectives simulated)\n",
+              s.fidelity.c_str(), cells.c_str(), r.distinct_collectives);
   std::printf("drops                %" PRIu64 "\n", r.drops);
   std::printf("retransmissions      %" PRIu64 "\n", r.retransmissions);
   std::printf("PFC pause time       %s (summed over ports)\n", seconds_text(r.paused_s).c_str());
@@ -223,6 +227,7 @@ int RunCommand::execute(int rank, int ranks) {
     j["gpus"] = p.world();
     j["gpu"] = s.gpu.name;
     j["fidelity"] = s.fidelity;
+    j["cell_bytes"] = s.fidelity == "cell" ? s.cell.count() : 0;
     j["complete"] = r.complete;
     j["step_s"] = r.step_s;
     j["mfu"] = r.mfu;

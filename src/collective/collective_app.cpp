@@ -17,6 +17,7 @@
 
 #include "stepsim/core/fatal.hpp"
 #include "stepsim/fabric/packet.hpp"
+#include "stepsim/nic/rdma_host.hpp"
 
 namespace stepsim::collective {
 
@@ -835,10 +836,10 @@ Result<CollectiveRun> run_collective(const topology::Topology& topo, const Commu
       return Error{"coll.protocol: sharp runs with the simple protocol (got " + chosen.protocol +
                    ")"};
     }
-    chosen.sharp_payload = fabric.mtu.count();
+    chosen.sharp_payload = fabric.segment().count();
     if (chosen.sharp_window < chosen.sharp_payload) {
-      return Error{"coll.sharp.window: at least one packet (" +
-                   std::to_string(chosen.sharp_payload) + " bytes, the MTU)"};
+      return Error{"coll.sharp.window: at least one frame (" +
+                   std::to_string(chosen.sharp_payload) + " bytes, the MTU or the cell)"};
     }
     auto trees = plan_sharp(topo, comm, chosen);
     if (!trees) return trees.error();
@@ -853,6 +854,31 @@ Result<CollectiveRun> run_collective(const topology::Topology& topo, const Commu
   CollectiveRun out{app.result(sync), std::move(r).value(), choice, {}, app.connections()};
   if (sharp) out.sharp = sharp->collect(sync);
   return out;
+}
+
+kernels::AlphaBeta analytical_bound(const topology::Topology& topo, const fabric::Routing& routing,
+                                    const Communicator& comm, Kind kind, std::int64_t bytes,
+                                    const CollectiveParams& params,
+                                    const fabric::FabricParams& fabric) {
+  const int n = comm.size();
+  const std::uint32_t G = comm.gpus_per_server;
+  const double nvlink = static_cast<double>(params.nvlink_payload().bits_per_second()) / 8;
+  kernels::AlphaBeta ab;
+  ab.bytes = busbw_factor(kind, n) * static_cast<double>(bytes);
+  if (static_cast<std::uint32_t>(n) <= G) {
+    ab.latency_s = params.nvlink_latency.seconds();
+    ab.rate = nvlink;
+    return ab;
+  }
+  const topology::PortId a = comm.gpus[0].nic;
+  const topology::PortId b = comm.gpus[G].nic;
+  ab.latency_s = nic::RdmaHost::base_rtt(topo, routing, fabric, a, b).seconds() / 2;
+  const double nic =
+      static_cast<double>(
+          fabric::rdma_goodput(topo.link_rate(topo.ports[a].link), fabric.mtu).bits_per_second()) /
+      8;
+  ab.rate = std::min(G * nic, nvlink);
+  return ab;
 }
 
 }  // namespace stepsim::collective

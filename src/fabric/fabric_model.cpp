@@ -140,7 +140,7 @@ void FabricModel::setup(std::span<const pdes::LpId> local_lps) {
         in.nic_delay = params_.pfc.nic_delay;
         in.dsp_modules = link.cable == topology::CableKind::kOptics ? 2 : 0;
         in.dsp_delay = topo_.phy.dsp_latency;
-        in.mtu = Bytes(params_.mtu.count() + kRoceHeaderBytes);
+        in.mtu = Bytes(params_.segment().count() + kRoceHeaderBytes);  // a whole cell in flight
         ps.headroom = pfc_headroom(in).headroom.count();
       }
     }
@@ -441,9 +441,9 @@ void FabricModel::set_rate(PortState& ps, DataRate rate) {
   ps.frame_bytes = 0;
 }
 
-SimTime FabricModel::frame_time(PortState& ps, std::uint32_t frame) {
+SimTime FabricModel::frame_time(PortState& ps, std::uint32_t frame) const {
   if (ps.frame_bytes != frame) {
-    ps.frame_ser = ps.rate.serialization_time(Bytes(frame + kWireOverheadBytes));
+    ps.frame_ser = ps.rate.serialization_time(Bytes(wire_bytes(frame, params_.mtu.count())));
     ps.frame_bytes = frame;
   }
   return ps.frame_ser;
@@ -522,7 +522,8 @@ bool FabricModel::next_host_packet(pdes::LpContext& ctx, NodeState& n, std::uint
       earliest = std::min(earliest, s.next_allowed);
       continue;
     }
-    const std::int64_t payload = std::min<std::int64_t>(params_.mtu.count(), f.bytes - s.sent);
+    const std::int64_t payload =
+        std::min<std::int64_t>(params_.segment().count(), f.bytes - s.sent);
     if (f.window > 0 && s.sent - s.acked + payload > f.window) continue;  // an ACK will kick
     out = Packet{};
     out.flow = fid;
@@ -533,7 +534,8 @@ bool FabricModel::next_host_packet(pdes::LpContext& ctx, NodeState& n, std::uint
     out.tuple_hash = flow_hash_[fid];
     s.sent += payload;
     if (f.rate.bits_per_second() > 0) {
-      s.next_allowed = ctx.now() + f.rate.serialization_time(Bytes(out.bytes + kWireOverheadBytes));
+      s.next_allowed =
+          ctx.now() + f.rate.serialization_time(Bytes(wire_bytes(out.bytes, params_.mtu.count())));
     }
     if (s.sent >= f.bytes) {
       out.flags |= kLastOfFlow;
@@ -553,8 +555,8 @@ bool FabricModel::next_host_packet(pdes::LpContext& ctx, NodeState& n, std::uint
 }
 
 std::int64_t FabricModel::payload_of(const Flow& f, std::uint32_t seq) const {
-  return std::min<std::int64_t>(params_.mtu.count(),
-                                f.bytes - static_cast<std::int64_t>(seq) * params_.mtu.count());
+  const std::int64_t segment = params_.segment().count();
+  return std::min<std::int64_t>(segment, f.bytes - static_cast<std::int64_t>(seq) * segment);
 }
 
 void FabricModel::on_host_packet(pdes::LpContext& ctx, NodeState& n, std::uint32_t in_port,

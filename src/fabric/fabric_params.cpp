@@ -16,6 +16,10 @@ Result<bool> FabricParams::validate() const {
   }
   if (pfc.priority > 7) return Error{"PFC priority must be 0..7"};
   if (mtu.count() < 64 || mtu.count() > 65536) return Error{"mtu must be 64..65536 bytes"};
+  if (cell.count() != 0 && (cell < mtu || cell.count() > kMaxCellBytes)) {
+    return Error{"cell must be 0 (packet fidelity) or from the mtu (" + to_string(mtu) + ") to " +
+                 to_string(Bytes(kMaxCellBytes)) + " (got " + to_string(cell) + ")"};
+  }
   if (burst_symbols < 1 || burst_symbols > 15) return Error{"burst_symbols must be 1..15"};
   if (ber_override > 0.5) return Error{"BER must be at most 0.5"};
   for (double b : lane_ber) {

@@ -258,7 +258,15 @@ struct RdmaHost::Impl {
   fabric::FabricModel* fabric = nullptr;
   const NicParams& p;
   Stage s_doorbell, s_ctx, s_wqe, s_gen, s_dma, s_mac, s_rx;
-  std::int64_t mtu = 4096;
+  std::int64_t mtu = 4096;       // payload per frame: the MTU, or the cell at cell fidelity
+  std::int64_t wire_mtu = 4096;  // the MTU (a cell pays the wire overhead of its packets)
+  // Cell fidelity: a frame stands for this many MTU packets (1 at packet fidelity). Limits the
+  // parameters count in packets are counted in frames, by bytes: the send pipeline's slots, ACK
+  // coalescing and the NAK threshold.
+  std::int64_t packets_per_frame = 1;
+  std::size_t tx_slots = 64;
+  int ack_coalesce = 8;
+  std::uint32_t nak_threshold = 16;
   SimTime qp_gap;                             // qp_in_order: per-QP spacing of WQEs
   bool int_request = false;                   // HPCC: data packets ask for INT
   bool cnps = false;                          // DCQCN: receivers send CNPs
@@ -271,8 +279,9 @@ struct RdmaHost::Impl {
 
   Impl(RdmaHost& h, const NicParams& params) : host(h), p(params) {}
 
+  // A per-packet stage; a cell occupies it for the packets it stands for.
   Stage stage(const StageParams& sp) const {
-    return Stage{sp.latency, p.cycles(sp.cycles), sp.units};
+    return Stage{sp.latency, p.cycles(sp.cycles) * packets_per_frame, sp.units};
   }
 
   NicState& nic_of(Endpoint& e) { return servers[e.server].nics[e.nic]; }
@@ -563,7 +572,7 @@ struct RdmaHost::Impl {
     const DataRate r = e.cc->rate();
     e.paced = r < n.line;
     if (e.paced) {
-      e.next_allowed = now + r.serialization_time(Bytes(pkt.bytes + fabric::kWireOverheadBytes));
+      e.next_allowed = now + r.serialization_time(Bytes(fabric::wire_bytes(pkt.bytes, wire_mtu)));
     }
     out = TxSlot{pkt, t};
     return true;
@@ -580,7 +589,7 @@ struct RdmaHost::Impl {
   // Fills the NIC's send pipeline from its active endpoints, round robin.
   void fill(pdes::LpContext& ctx, std::uint32_t server, std::uint32_t nic) {
     NicState& n = servers[server].nics[nic];
-    while (n.tx.size() < static_cast<std::size_t>(p.tx_slots) && !n.active.empty()) {
+    while (n.tx.size() < tx_slots && !n.active.empty()) {
       const auto count = static_cast<std::uint32_t>(n.active.size());
       if (n.rr >= count) n.rr = 0;
       const std::uint32_t li = n.active[n.rr];
@@ -815,7 +824,7 @@ struct RdmaHost::Impl {
           ++e.held;
           place(n, at, payload);
         }
-        if (e.held >= static_cast<std::uint32_t>(p.nak_threshold)) send_nak(ctx, e, flow, at);
+        if (e.held >= nak_threshold) send_nak(ctx, e, flow, at);
       } else if (p.retransmission == Retransmission::kGoBackN) {
         send_nak(ctx, e, flow, at);
       }
@@ -855,9 +864,9 @@ struct RdmaHost::Impl {
       }
     }
     if (e.nak_psn != kNoPsn && e.nak_psn < e.epsn) e.nak_psn = kNoPsn;
-    if (e.held > 0 && e.held >= static_cast<std::uint32_t>(p.nak_threshold)) {
+    if (e.held > 0 && e.held >= nak_threshold) {
       send_nak(ctx, e, flow, at);  // the next hole is known already
-    } else if (ack_now || e.since_ack >= p.ack_coalesce) {
+    } else if (ack_now || e.since_ack >= ack_coalesce) {
       send_ack(ctx, e, flow, at, pkt.telemetry);
     }
   }
@@ -1056,7 +1065,17 @@ void RdmaHost::setup(fabric::FabricModel& fabric, std::span<const pdes::LpId> lo
   m.fabric = &fabric;
   const topology::Topology& topo = fabric.topology();
   const fabric::Routing& routing = fabric.routing();
-  m.mtu = fabric.params().mtu.count();
+  m.mtu = fabric.params().segment().count();
+  m.wire_mtu = fabric.params().mtu.count();
+  m.packets_per_frame = (m.mtu + m.wire_mtu - 1) / m.wire_mtu;
+  const auto per_frame = [&m](int packets) {
+    return static_cast<std::uint32_t>(
+        std::max<std::int64_t>(1, (packets + m.packets_per_frame - 1) / m.packets_per_frame));
+  };
+  m.tx_slots = std::max<std::uint32_t>(2, per_frame(params_.tx_slots));
+  m.ack_coalesce = static_cast<int>(per_frame(params_.ack_coalesce));
+  m.nak_threshold = per_frame(params_.nak_threshold);
+
   const NicParams& p = params_;
   m.s_doorbell = m.stage(p.doorbell);
   m.s_ctx = m.stage(p.ctx_lookup);

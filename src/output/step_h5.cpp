@@ -124,6 +124,7 @@ Result<bool> write_step_h5(const std::string& path, const RunMeta& meta_in,
     ok = ok && attr_string(g, "scenario", meta.scenario_text);
     ok = ok && attr_string(g, "sets", meta.sets);
     ok = ok && attr_string(g, "fidelity", meta.fidelity);
+    ok = ok && attr_number(g, "cell_bytes", H5T_NATIVE_INT64, meta.cell_bytes);
     ok = ok && attr_string(g, "model", meta.model);
     ok = ok && attr_string(g, "topology", meta.topology);
     ok = ok && attr_string(g, "gpu", meta.gpu);

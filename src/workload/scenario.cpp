@@ -105,13 +105,17 @@ config::ParamTable scenario_param_table(Scenario& s) {
   t.boolean("fabric.pfc", f.pfc.enabled, "PFC on the lossless class");
   t.boolean("fabric.ecn", f.ecn.enabled, "ECN marking");
   t.bytes("fabric.buffer", f.sw.buffer, 1 << 16, std::int64_t{1} << 34, "switch buffer");
+  t.bytes("fabric.cell", s.cell, 8 << 10, fabric::kMaxCellBytes,
+          "cell fidelity: payload bytes per cell (cut-through, wire time of its MTU packets)");
 
   t.add(text("topology", s.topology, "topology file (relative to the scenario file)"));
-  t.choice("fidelity", s.fidelity, {"packet", "ideal", "analytical"},
-           "packet: every collective at packet level; ideal: NCCL's cost model, no fabric; "
-           "analytical: alpha-beta lower bound, in bulk");
+  t.choice("fidelity", s.fidelity, {"packet", "cell", "ideal", "analytical"},
+           "packet: every collective at packet level; cell: the same fabric in cells of "
+           "fabric.cell bytes; ideal: NCCL's cost model, no fabric; analytical: alpha-beta lower "
+           "bound, in bulk");
   t.boolean("concurrent", s.concurrent,
-            "packet fidelity: each collective runs with its copies on the other TP/CP ranks");
+            "packet and cell fidelity: each collective runs with its copies on the other TP/CP "
+            "ranks");
   t.time("end", s.end, SimTime::us(1), SimTime::s(1e6), "stop the simulated step after this");
   return t;
 }

@@ -125,7 +125,7 @@ class IdealComm final : public MemoizedComm {
 class AnalyticalComm final : public MemoizedComm {
  public:
   AnalyticalComm(const topology::Topology& topo, const Scenario& s)
-      : MemoizedComm(topo, s), routing_(topo), nic_(nic_goodput(topo, s.fabric)) {}
+      : MemoizedComm(topo, s), routing_(topo) {}
   [[nodiscard]] std::string name() const override { return "analytical"; }
   [[nodiscard]] bool wants_all_ops() const override { return true; }
 
@@ -155,27 +155,10 @@ class AnalyticalComm final : public MemoizedComm {
     return with_busbw(op, out);
   }
   kernels::AlphaBeta bound_of(const CommOp& op, const collective::Communicator& comm) const {
-    const int n = comm.size();
-    const std::uint32_t G = comm.gpus_per_server;
-    const double nvlink = static_cast<double>(s_.coll.nvlink_payload().bits_per_second()) / 8;
-    kernels::AlphaBeta ab;
-    ab.bytes = collective::busbw_factor(op.kind, n) * static_cast<double>(op.bytes);
-    if (static_cast<std::uint32_t>(n) <= G) {
-      ab.latency_s = s_.coll.nvlink_latency.seconds();
-      ab.rate = nvlink;
-    } else {
-      // One network hop between the first two servers' NICs (half the unloaded round trip).
-      ab.latency_s =
-          nic::RdmaHost::base_rtt(topo_, routing_, s_.fabric, comm.gpus[0].nic, comm.gpus[G].nic)
-              .seconds() /
-          2;
-      const double nic = static_cast<double>(nic_.bits_per_second()) / 8;
-      ab.rate = std::min(G * nic, nvlink);
-    }
-    return ab;
+    return collective::analytical_bound(topo_, routing_, comm, op.kind, op.bytes, s_.coll,
+                                        s_.fabric);
   }
   fabric::Routing routing_;
-  DataRate nic_;
 };
 
 // Lists the distinct collectives of a step (run_step's first pass for bulk models).
@@ -196,8 +179,12 @@ class PacketComm final : public MemoizedComm {
  public:
   PacketComm(const topology::Topology& topo, const Scenario& s, pdes::Sync& sync,
              pdes::EngineOptions engine)
-      : MemoizedComm(topo, s), sync_(sync), engine_(std::move(engine)) {}
-  [[nodiscard]] std::string name() const override { return "packet"; }
+      : MemoizedComm(topo, s), sync_(sync), engine_(std::move(engine)), fabric_(s.fabric) {
+    if (s.fidelity == "cell") fabric_.cell = s.cell;
+  }
+  [[nodiscard]] std::string name() const override {
+    return fabric_.cell.count() > 0 ? "cell" : "packet";
+  }
 
  private:
   Result<CommCost> compute(const CommOp& op, const collective::Communicator& comm) override {
@@ -229,12 +216,12 @@ class PacketComm final : public MemoizedComm {
       }
       const std::vector<collective::CollectiveSpec> specs(comms.size(), spec);
       auto r =
-          collective::run_collectives(topo_, comms, specs, p, s_.nic, s_.fabric, sync_, engine_);
+          collective::run_collectives(topo_, comms, specs, p, s_.nic, fabric_, sync_, engine_);
       if (!r) return r.error();
       collective::MultiRun run = std::move(r).value();
       return cost_of(op, run.results, run.rdma, std::move(run.connections));
     }
-    auto r = collective::run_collective(topo_, comm, spec, p, s_.nic, s_.fabric, sync_, engine_);
+    auto r = collective::run_collective(topo_, comm, spec, p, s_.nic, fabric_, sync_, engine_);
     if (!r) return r.error();
     collective::CollectiveRun run = std::move(r).value();
     return cost_of(op, {&run.result, 1}, run.rdma, std::move(run.connections));
@@ -273,6 +260,7 @@ class PacketComm final : public MemoizedComm {
 
   pdes::Sync& sync_;
   pdes::EngineOptions engine_;
+  fabric::FabricParams fabric_;  // the scenario's, with the cell at cell fidelity
 };
 
 // The costs of one layer on one GPU, per micro-batch.

@@ -22,6 +22,8 @@
 #include "stepsim/core/log_histogram.hpp"
 #include "stepsim/core/ring_queue.hpp"
 #include "stepsim/fabric/fabric_params.hpp"
+#include "stepsim/fabric/routing.hpp"
+#include "stepsim/kernels/alpha_beta.hpp"
 #include "stepsim/nic/nic_params.hpp"
 #include "stepsim/nic/rdma_run.hpp"
 #include "stepsim/nic/verbs.hpp"
@@ -236,5 +238,15 @@ Result<CollectiveRun> run_collective(const topology::Topology& topo, const Commu
                                      const CollectiveSpec& spec, const CollectiveParams& params,
                                      const nic::NicParams& nic, const fabric::FabricParams& fabric,
                                      pdes::Sync& sync, pdes::EngineOptions engine_options);
+
+/// The analytical (alpha-beta, no contention) cost of a collective, for kernels::alpha_beta: one
+/// network hop's latency (half the unloaded round trip between the first two servers' NICs) or
+/// NVLink's, plus the busbw factor x `bytes` over the GPU's bottleneck, min(GPUs per server x NIC
+/// RDMA goodput, NVLink) between servers and NVLink inside one. A lower bound for the ring, tree
+/// and point-to-point algorithms (not for SHARP or NVLS, which move less).
+kernels::AlphaBeta analytical_bound(const topology::Topology& topo, const fabric::Routing& routing,
+                                    const Communicator& comm, Kind kind, std::int64_t bytes,
+                                    const CollectiveParams& params,
+                                    const fabric::FabricParams& fabric);
 
 }  // namespace stepsim::collective

@@ -218,8 +218,9 @@ class FabricModel final : public pdes::Model {
   bool next_host_packet(pdes::LpContext& ctx, NodeState& n, std::uint32_t index, Packet& out);
   void send_pfc(pdes::LpContext& ctx, NodeState& n, std::uint32_t index, bool pause);
   double loss_probability(PortCold& pc, std::uint32_t frame);
-  /// Wire time of a frame on this port (preamble and gap included), cached for the last size.
-  static SimTime frame_time(PortState& ps, std::uint32_t frame);
+  /// Wire time of a frame on this port (preamble and gap included; a cell pays for the packets it
+  /// stands for), cached for the last size.
+  SimTime frame_time(PortState& ps, std::uint32_t frame) const;
   static void set_rate(PortState& ps, DataRate rate);
   [[nodiscard]] topology::PortId global_port(pdes::LpId node, std::uint32_t index) const {
     return topo_.nodes[node].first_port + index;

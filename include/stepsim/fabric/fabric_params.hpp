@@ -48,12 +48,19 @@ struct FaultSpec {
   int lanes = 0;  ///< kLanes: lanes left
 };
 
+/// Largest cell (payload bytes) of cell fidelity.
+inline constexpr std::int64_t kMaxCellBytes = 4LL << 20;
+
 struct FabricParams {
   SwitchParams sw;
   EcnParams ecn;
   PfcParams pfc;
   LbParams lb;
   Bytes mtu = Bytes(4096);   ///< payload bytes per packet
+  /// Cell fidelity when > 0: the NICs cut data into cells of this many payload bytes, each one
+  /// frame through the fabric (cut-through, PFC, ECN, CC, LB as for packets) with the wire time of
+  /// the MTU packets it stands for (wire_bytes). 0: packet fidelity.
+  Bytes cell = Bytes(0);
   bool fec = true;           ///< KP4 FEC on every link (off: raw BER hits packets)
   int burst_symbols = 1;     ///< FEC error bursts (1 = independent bit errors)
   double ber_override = -1;  ///< >= 0: this pre-FEC BER on every link
@@ -70,6 +77,8 @@ struct FabricParams {
   std::vector<FaultSpec> faults;
   std::uint32_t seed = 1;
 
+  /// Payload bytes per frame the NICs send: the cell at cell fidelity, else the MTU.
+  [[nodiscard]] Bytes segment() const { return cell.count() > 0 ? cell : mtu; }
   /// Checks ranges; the error names the parameter and the allowed values.
   [[nodiscard]] Result<bool> validate() const;
 };

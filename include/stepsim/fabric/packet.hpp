@@ -44,6 +44,16 @@ inline constexpr std::uint32_t kAckFrameBytes = 64;
                                 (payload + kRoceHeaderBytes + kWireOverheadBytes)));
 }
 
+/// Bytes a frame of `frame` bytes (headers included) takes on the wire. At cell fidelity a frame
+/// whose payload exceeds the MTU is a cell standing for ceil(payload / mtu) packets: it pays every
+/// one of them its RoCE headers, preamble and gap, so a cell's wire time is that of its packets.
+[[nodiscard]] inline std::int64_t wire_bytes(std::uint32_t frame, std::int64_t mtu) {
+  const std::int64_t payload = std::int64_t{frame} - kRoceHeaderBytes;
+  if (payload <= mtu) return std::int64_t{frame} + kWireOverheadBytes;
+  const std::int64_t packets = (payload + mtu - 1) / mtu;
+  return std::int64_t{frame} + (packets - 1) * kRoceHeaderBytes + packets * kWireOverheadBytes;
+}
+
 /// Packet::via when the packet is not (or no longer) on a Valiant detour.
 inline constexpr std::uint32_t kNoDetour = 0xffffffffu;
 

@@ -22,6 +22,7 @@ struct RunMeta {
   std::string scenario_text;  ///< the file as read
   std::string sets;           ///< the --set overrides, one per line
   std::string fidelity;
+  std::int64_t cell_bytes = 0;  ///< cell fidelity: payload bytes per cell (0 otherwise)
   std::string model;
   std::string topology;
   std::string gpu;

@@ -72,7 +72,10 @@ struct Scenario {
   nic::NicParams nic;
   fabric::FabricParams fabric;
   std::string topology;             ///< path; relative paths are relative to the scenario file
-  std::string fidelity = "packet";  ///< packet (each collective at packet level) or ideal
+  /// packet (each collective at packet level), cell (the same in cells of `cell` bytes), ideal
+  /// (NCCL's cost model) or analytical (alpha-beta lower bound)
+  std::string fidelity = "packet";
+  Bytes cell = Bytes(64 << 10);  ///< cell fidelity: payload bytes per cell
   /// Packet fidelity: a collective runs together with its copies on the other TP (and CP)
   /// ranks, which share the NICs and the fabric with it.
   bool concurrent = true;

@@ -74,8 +74,9 @@ std::unique_ptr<CommModel> make_ideal_comm(const topology::Topology& topo, const
 /// bandwidth, min(GPUs per server x NIC goodput, NVLink) between servers and NVLink inside one.
 /// A lower bound for the ring, tree and point-to-point algorithms (not for SHARP or NVLS).
 std::unique_ptr<CommModel> make_analytical_comm(const topology::Topology& topo, const Scenario& s);
-/// Each distinct collective run once at packet level on its own GPUs, NICs and fabric (the
-/// other groups' traffic is not simulated alongside). Collective over `sync`.
+/// Each distinct collective run once at packet level (or, when s.fidelity is "cell", in cells of
+/// s.cell bytes) on its own GPUs, NICs and fabric (the other groups' traffic is not simulated
+/// alongside). Collective over `sync`.
 std::unique_ptr<CommModel> make_packet_comm(const topology::Topology& topo, const Scenario& s,
                                             pdes::Sync& sync, pdes::EngineOptions engine);
 
