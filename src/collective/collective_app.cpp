@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <limits>
 
 #include "stepsim/core/fatal.hpp"
@@ -861,23 +862,61 @@ kernels::AlphaBeta analytical_bound(const topology::Topology& topo, const fabric
                                     const CollectiveParams& params,
                                     const fabric::FabricParams& fabric) {
   const int n = comm.size();
-  const std::uint32_t G = comm.gpus_per_server;
+  const std::uint32_t G = std::min<std::uint32_t>(comm.gpus_per_server, n);
+  const int servers = static_cast<int>((n + G - 1) / G);
   const double nvlink = static_cast<double>(params.nvlink_payload().bits_per_second()) / 8;
+  const double nvl = params.nvlink_latency.seconds();
   kernels::AlphaBeta ab;
   ab.bytes = busbw_factor(kind, n) * static_cast<double>(bytes);
-  if (static_cast<std::uint32_t>(n) <= G) {
-    ab.latency_s = params.nvlink_latency.seconds();
-    ab.rate = nvlink;
-    return ab;
+  double net = 0;
+  ab.rate = nvlink;
+  if (servers > 1) {
+    const topology::PortId a = comm.gpus[0].nic;
+    net = nic::RdmaHost::base_rtt(topo, routing, fabric, a, comm.gpus[G].nic).seconds() / 2;
+    const double nic =
+        static_cast<double>(
+            fabric::rdma_goodput(topo.link_rate(topo.ports[a].link), fabric.mtu).bits_per_second()) /
+        8;
+    ab.rate = std::min(G * nic, nvlink);
   }
-  const topology::PortId a = comm.gpus[0].nic;
-  const topology::PortId b = comm.gpus[G].nic;
-  ab.latency_s = nic::RdmaHost::base_rtt(topo, routing, fabric, a, b).seconds() / 2;
-  const double nic =
-      static_cast<double>(
-          fabric::rdma_goodput(topo.link_rate(topo.ports[a].link), fabric.mtu).bits_per_second()) /
-      8;
-  ab.rate = std::min(G * nic, nvlink);
+  // The chain: the protocol's base latency, then the hops a piece of data crosses one after the
+  // other, each at its transport's one-way latency plus the protocol's per-hop overhead (both
+  // are in the packet model too). Ring: 2(n-1) steps for AllReduce, n-1 for the
+  // others, `servers` of every n over the network. Tree (AllReduce): up and down the chain inside
+  // a server and the servers' binary tree. Point to point: one hop. With "auto", the smallest.
+  const bool p2p = kind == Kind::kAllToAll || kind == Kind::kAllToAllv || kind == Kind::kSendRecv;
+  const double steps = kind == Kind::kAllReduce ? 2.0 * (n - 1) : n - 1.0;
+  const double depth = servers > 1 ? std::ceil(std::log2(servers)) : 0;
+  std::vector<std::pair<double, double>> chains;  // (network hops, NVLink hops)
+  if (p2p) {
+    chains.emplace_back(servers > 1 ? 1 : 0, servers > 1 ? 0 : 1);
+  } else {
+    const double inter = servers > 1 ? steps * servers / n : 0;
+    if (params.algorithm != "tree" || kind != Kind::kAllReduce) {
+      chains.emplace_back(inter, steps - inter);
+    }
+    if (params.algorithm != "ring" && kind == Kind::kAllReduce) {
+      chains.emplace_back(2 * depth, 2.0 * (G - 1));
+    }
+  }
+  // Pieces pipeline, so the chain bounds the time on its own; with the bytes, only the base
+  // latency and the last piece's one hop add to the bottleneck's time.
+  std::vector<std::string> protocols = {params.protocol};
+  if (params.protocol == "auto") protocols = {"simple", "ll", "ll128"};
+  ab.latency_s = std::numeric_limits<double>::infinity();
+  ab.chain_s = std::numeric_limits<double>::infinity();
+  for (const std::string& pr : protocols) {
+    CollectiveParams q = params;
+    q.protocol = pr;
+    const double base = q.base_latency().seconds();
+    // Point-to-point pieces over the network count at their completion, with no overhead.
+    const double hop_net = net + (p2p ? 0.0 : q.hop_overhead(false).seconds());
+    const double hop_nvl = nvl + q.hop_overhead(true).seconds();
+    for (const auto& [inter, intra] : chains) {
+      ab.chain_s = std::min(ab.chain_s, base + inter * hop_net + intra * hop_nvl);
+      ab.latency_s = std::min(ab.latency_s, base + (inter > 0 && intra == 0 ? hop_net : hop_nvl));
+    }
+  }
   return ab;
 }
 

@@ -12,7 +12,10 @@ void alpha_beta(std::span<const AlphaBeta> in, std::span<double> out) {
   const AlphaBeta* x = in.data();
   double* y = out.data();
   Kokkos::parallel_for("stepsim::alpha_beta", Kokkos::RangePolicy<Space>(0, in.size()),
-                       [x, y](std::size_t i) { y[i] = x[i].latency_s + x[i].bytes / x[i].rate; });
+                       [x, y](std::size_t i) {
+                         const double t = x[i].latency_s + x[i].bytes / x[i].rate;
+                         y[i] = t > x[i].chain_s ? t : x[i].chain_s;
+                       });
   Kokkos::fence();
 }
 

@@ -104,19 +104,23 @@ struct Stage {
 
 struct Timeline {
   SimTime free[kMaxUnits];
-  // Reserves one unit from `start`; returns when the item leaves the stage.
-  SimTime reserve(const Stage& st, SimTime start) {
+  // Reserves one unit from `start` for `packets` packets' work (a cell at cell fidelity stands
+  // for several); returns when the item (its first packet) leaves the stage.
+  SimTime reserve(const Stage& st, SimTime start, std::int64_t packets = 1) {
     int u = 0;
     for (int i = 1; i < st.units; ++i) {
       if (free[i] < free[u]) u = i;
     }
+    // The first packet leaves when it would alone; the unit stays busy for all of them.
     const SimTime begin = std::max(start, free[u]);
-    free[u] = begin + st.occupancy;
+    free[u] = begin + st.occupancy * packets;
     return begin + std::max(st.latency, st.occupancy);
   }
 };
 
-// A set-associative cache of 64-bit keys with LRU replacement (QP contexts, translations).
+// A set-associative cache of 64-bit keys with LRU replacement (QP contexts, translations). Its
+// arrays are allocated on first use: a NIC that never sends or receives holds none (a 16k-GPU
+// fabric has 16,384 NICs, most of them idle in any one collective).
 class TagCache {
  public:
   TagCache() = default;
@@ -124,13 +128,15 @@ class TagCache {
     ways_ = static_cast<std::uint32_t>(
         std::max<std::int64_t>(1, std::min<std::int64_t>(ways, entries)));
     sets_ = static_cast<std::uint32_t>(std::max<std::int64_t>(1, entries / ways_));
-    tags_.assign(static_cast<std::size_t>(sets_) * ways_, kEmpty);
-    stamp_.assign(tags_.size(), 0);
   }
   // True on a hit; a miss installs the key.
   bool access(std::uint64_t key) {
     if (key == last_) return true;  // the entry just used (the common case) is the newest
     last_ = key;
+    if (tags_.empty()) [[unlikely]] {
+      tags_.assign(static_cast<std::size_t>(sets_) * ways_, kEmpty);
+      stamp_.assign(tags_.size(), 0);
+    }
     const std::size_t base = static_cast<std::size_t>(mix64(key) % sets_) * ways_;
     std::size_t victim = base;
     ++clock_;
@@ -260,9 +266,9 @@ struct RdmaHost::Impl {
   Stage s_doorbell, s_ctx, s_wqe, s_gen, s_dma, s_mac, s_rx;
   std::int64_t mtu = 4096;       // payload per frame: the MTU, or the cell at cell fidelity
   std::int64_t wire_mtu = 4096;  // the MTU (a cell pays the wire overhead of its packets)
-  // Cell fidelity: a frame stands for this many MTU packets (1 at packet fidelity). Limits the
-  // parameters count in packets are counted in frames, by bytes: the send pipeline's slots, ACK
-  // coalescing and the NAK threshold.
+  // Cell fidelity: a full cell stands for this many MTU packets (1 at packet fidelity). Limits
+  // the parameters count in packets are counted in frames, by bytes: the send pipeline's slots,
+  // ACK coalescing and the NAK threshold.
   std::int64_t packets_per_frame = 1;
   std::size_t tx_slots = 64;
   int ack_coalesce = 8;
@@ -279,9 +285,13 @@ struct RdmaHost::Impl {
 
   Impl(RdmaHost& h, const NicParams& params) : host(h), p(params) {}
 
-  // A per-packet stage; a cell occupies it for the packets it stands for.
   Stage stage(const StageParams& sp) const {
-    return Stage{sp.latency, p.cycles(sp.cycles) * packets_per_frame, sp.units};
+    return Stage{sp.latency, p.cycles(sp.cycles), sp.units};
+  }
+  // MTU packets a frame of `payload` bytes stands for: 1 at packet fidelity, up to the packets
+  // per cell at cell fidelity; the per-packet stages work that many times.
+  std::int64_t packets_in(std::int64_t payload) const {
+    return payload <= wire_mtu ? 1 : (payload + wire_mtu - 1) / wire_mtu;
   }
 
   NicState& nic_of(Endpoint& e) { return servers[e.server].nics[e.nic]; }
@@ -542,7 +552,8 @@ struct RdmaHost::Impl {
     } else {
       ++n.stats.ctx_hits;
     }
-    SimTime t = n.gen.reserve(s_gen, t0);
+    const std::int64_t packets = packets_in(payload);
+    SimTime t = n.gen.reserve(s_gen, t0, packets);
     const SimTime t1 = t;
     if (dma && payload > 0) {
       SimTime lat = n.pcie.dma_read_latency;
@@ -553,13 +564,14 @@ struct RdmaHost::Impl {
       } else {
         ++n.stats.mtt_hits;
       }
-      t = n.dma.reserve(s_dma, t);
+      t = n.dma.reserve(s_dma, t, packets);
       const SimTime start = std::max(t1 + lat, n.rd_free);
       n.rd_free = start + transfer_time(n.pcie, Bytes(payload));
-      t = std::max(t, n.rd_free);
+      // A cell goes out once its first packet's bytes are in (cut-through, as its packets would).
+      t = std::max(t, start + transfer_time(n.pcie, Bytes(std::min(payload, wire_mtu))));
     }
     const SimTime t2 = t;
-    t = n.mac.reserve(s_mac, t);
+    t = n.mac.reserve(s_mac, t, packets);
     if (first_of != nullptr) {
       MessageTrace& tr = first_of->trace;
       tr.pkt_gen = (t1 - t0).picoseconds() + (t0 - first_of->ready).picoseconds();
@@ -773,8 +785,7 @@ struct RdmaHost::Impl {
     // In order: place the payload, then it acknowledges its PSN.
     NicState& n = nic_of(e);
     const std::int64_t payload = static_cast<std::int64_t>(pkt.bytes) - fabric::kRoceHeaderBytes;
-    n.wr_free = std::max(at, n.wr_free) + transfer_time(n.pcie, Bytes(payload));
-    acknowledge(ctx, e, psn + 1, n.wr_free);
+    acknowledge(ctx, e, psn + 1, place(n, at, payload));
   }
 
   void on_request(pdes::LpContext& ctx, Endpoint& e, const Packet& pkt, SimTime at) {
@@ -871,8 +882,19 @@ struct RdmaHost::Impl {
     }
   }
 
+  // Writes a payload that arrived (its tail) at `at` over PCIe; returns when it is in memory. A
+  // cell's write starts when its first packet arrived, as its packets' writes would, and ends no
+  // sooner than its last packet's would.
   SimTime place(NicState& n, SimTime at, std::int64_t payload) {
-    n.wr_free = std::max(at, n.wr_free) + transfer_time(n.pcie, Bytes(payload));
+    SimTime head = at;
+    if (payload > wire_mtu) {
+      const auto frame = static_cast<std::uint32_t>(payload + fabric::kRoceHeaderBytes);
+      const auto first = static_cast<std::uint32_t>(wire_mtu + fabric::kRoceHeaderBytes);
+      head -= n.line.serialization_time(
+          Bytes(fabric::wire_bytes(frame, wire_mtu) - fabric::wire_bytes(first, wire_mtu)));
+    }
+    n.wr_free = std::max(std::max(head, n.wr_free) + transfer_time(n.pcie, Bytes(payload)),
+                         at + transfer_time(n.pcie, Bytes(std::min(payload, wire_mtu))));
     return n.wr_free;
   }
 
@@ -915,7 +937,7 @@ struct RdmaHost::Impl {
     } else {
       ++n.stats.ctx_hits;
     }
-    at = n.rx.reserve(s_rx, at);
+    at = n.rx.reserve(s_rx, at, packets_in(std::int64_t{pkt.bytes} - fabric::kRoceHeaderBytes));
     if (e.state == QpState::kError) return;
     switch (pkt.op) {
       case kOpCnp:

@@ -239,11 +239,14 @@ Result<CollectiveRun> run_collective(const topology::Topology& topo, const Commu
                                      const nic::NicParams& nic, const fabric::FabricParams& fabric,
                                      pdes::Sync& sync, pdes::EngineOptions engine_options);
 
-/// The analytical (alpha-beta, no contention) cost of a collective, for kernels::alpha_beta: one
-/// network hop's latency (half the unloaded round trip between the first two servers' NICs) or
-/// NVLink's, plus the busbw factor x `bytes` over the GPU's bottleneck, min(GPUs per server x NIC
-/// RDMA goodput, NVLink) between servers and NVLink inside one. A lower bound for the ring, tree
-/// and point-to-point algorithms (not for SHARP or NVLS, which move less).
+/// The analytical (alpha-beta, no contention) cost of a collective, for kernels::alpha_beta.
+/// Beta: the busbw factor x `bytes` over the GPU's bottleneck, min(GPUs per server x NIC RDMA
+/// goodput, NVLink) between servers and NVLink inside one; alpha: the protocol's base latency and
+/// one hop. The chain, which no size beats: the base latency and every hop a piece crosses one
+/// after another (ring: 2(n-1) steps for AllReduce, n-1 for the others; tree: up and down; point
+/// to point: one), each at its transport's one-way latency (NVLink's, or half the unloaded round
+/// trip between the first two servers' NICs) plus the protocol's per-hop overhead. A lower bound
+/// for the ring, tree and point-to-point algorithms (not for SHARP or NVLS, which move less).
 kernels::AlphaBeta analytical_bound(const topology::Topology& topo, const fabric::Routing& routing,
                                     const Communicator& comm, Kind kind, std::int64_t bytes,
                                     const CollectiveParams& params,
