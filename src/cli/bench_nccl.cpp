@@ -70,6 +70,10 @@ BenchNcclCommand::BenchNcclCommand(CLI::App& parent) {
   cmd_->add_option("--threads", threads_, "OpenMP threads per rank")
       ->capture_default_str()
       ->check(CLI::Range(1, 4096));
+  cmd_->add_option("--partition", partition_,
+                   "Partitioner of LPs onto ranks: metis (weighted by the collective's traffic) "
+                   "or block")
+      ->capture_default_str();
   cmd_->add_option("--json", json_path_, "Also write the results as JSON to this file");
   cmd_->add_flag("--quiet", quiet_, "No progress output");
   for (CLI::Option* opt : cmd_->get_options()) {
@@ -167,9 +171,13 @@ int BenchNcclCommand::execute(int rank, int ranks) {
     if (sizes.empty() || b != sizes.back()) sizes.push_back(b);
     if (s <= 0) break;
   }
+  if (auto p = pdes::make_partitioner(partition_); !p) {
+    return user_error(rank, "--partition: " + p.error().message);
+  }
   pdes::MpiSync sync;
-  const pdes::EngineOptions opts =
+  pdes::EngineOptions opts =
       bench_engine_options(threads_, *end, !quiet_ && sizes.size() == 1, rank);
+  opts.partitioner = partition_;
   const bool rooted = *kind == collective::Kind::kBroadcast || *kind == collective::Kind::kReduce;
   const bool tuned = cp.algorithm == "auto" || cp.protocol == "auto";
   const std::string fidelity_text =
@@ -206,6 +214,9 @@ int BenchNcclCommand::execute(int rank, int ranks) {
   bool stalled = false;
   double wall = 0;
   std::uint64_t events = 0;
+  std::uint64_t windows = 0;
+  std::int64_t simulated_ps = 0;
+  pdes::PartitionQuality partition;  // the same for every size (the same connections)
   nlohmann::json rows = nlohmann::json::array();
   // nccl-tests' columns of one size (the line is left open for extras).
   auto print_row = [&](std::int64_t bytes, double t_us, double algbw, double busbw) {
@@ -247,6 +258,9 @@ int BenchNcclCommand::execute(int rank, int ranks) {
       digest = hash_combine(digest, static_cast<std::uint64_t>(t));
     wall += r->rdma.stats.wall_s;
     events += r->rdma.stats.events;
+    windows += r->rdma.stats.windows;
+    simulated_ps += r->rdma.stats.simulated.picoseconds();
+    partition = r->rdma.partition;
     completed = completed && r->rdma.stats.completed;
     // The engine ran dry but a GPU never finished: packets were lost where nothing resends them
     // (SHARP's in-network packets) or a QP failed.
@@ -288,6 +302,17 @@ int BenchNcclCommand::execute(int rank, int ranks) {
   std::printf("# Avg bus bandwidth    : %g\n#\n", busbw_sum / static_cast<double>(sizes.size()));
   std::printf("# engine: ranks %d, %" PRIu64 " events in %.3f s (%.2f M/s)\n", ranks, events, wall,
               wall > 0 ? static_cast<double>(events) / wall / 1e6 : 0.0);
+  const double windows_per_us =
+      simulated_ps > 0 ? static_cast<double>(windows) * 1e6 / static_cast<double>(simulated_ps) : 0;
+  const double cut_share = partition.total_weight > 0
+                               ? static_cast<double>(partition.cut_weight) /
+                                     static_cast<double>(partition.total_weight)
+                               : 0.0;
+  if (events > 0) {
+    std::printf("# partition %s: %.1f%% of the traffic crosses ranks, imbalance %.3f; %" PRIu64
+                " windows, %.2f per simulated us\n",
+                partition_.c_str(), cut_share * 100, partition.imbalance, windows, windows_per_us);
+  }
   std::printf("digest           %s\n", digest_hex(digest).c_str());
   if (!json_path_.empty()) {
     nlohmann::json j;
@@ -302,6 +327,12 @@ int BenchNcclCommand::execute(int rank, int ranks) {
     j["rows"] = rows;
     j["wall_s"] = wall;
     j["events"] = events;
+    j["engine"] = {{"partition", partition_},
+                   {"ranks", ranks},
+                   {"cut_share", cut_share},
+                   {"imbalance", partition.imbalance},
+                   {"windows", windows},
+                   {"windows_per_us", windows_per_us}};
     j["digest"] = digest_hex(digest);
     if (const int rc = write_json(rank, json_path_, j); rc != kExitOk) return rc;
   }

@@ -37,6 +37,7 @@ class BenchNcclCommand {
   std::vector<std::string> sets_;
   std::string end_ = "10s";
   int threads_ = 1;
+  std::string partition_ = "metis";
   std::string json_path_;
   bool quiet_ = false;
 };

@@ -28,6 +28,10 @@ RunCommand::RunCommand(CLI::App& parent) {
                    "fabric.cell bytes, 64 KiB by default), ideal (NCCL's cost model) or "
                    "analytical (alpha-beta lower bound)");
   cmd_->add_option("--threads", threads_, "OpenMP threads per rank")->capture_default_str();
+  cmd_->add_option("--partition", partition_,
+                   "Partitioner of LPs onto ranks: metis (weighted by each collective's traffic) "
+                   "or block")
+      ->capture_default_str();
   cmd_->add_option("--json", json_path_, "Write the summary as JSON to this file");
   cmd_->add_option("-o,--output", output_,
                    "HDF5 file of the step (docs/hdf5-schema.md); default: SCENARIO stem + .h5");
@@ -98,7 +102,11 @@ int RunCommand::execute(int rank, int ranks) {
   auto ideal_comm = workload::make_ideal_comm(*topo, s);
   auto ideal = workload::run_step(s, *topo, *ideal_comm);
   if (!ideal) return user_error(rank, ideal.error().message);
-  const pdes::EngineOptions opts = bench_engine_options(threads_, s.end, false, rank);
+  if (auto p = pdes::make_partitioner(partition_); !p) {
+    return user_error(rank, "--partition: " + p.error().message);
+  }
+  pdes::EngineOptions opts = bench_engine_options(threads_, s.end, false, rank);
+  opts.partitioner = partition_;
   const bool show = !quiet_ && rank == 0;
   double last_wall = 0;
   const auto t0 = std::chrono::steady_clock::now();
@@ -216,6 +224,12 @@ int RunCommand::execute(int rank, int ranks) {
   std::printf("retransmissions      %" PRIu64 "\n", r.retransmissions);
   std::printf("PFC pause time       %s (summed over ports)\n", seconds_text(r.paused_s).c_str());
   std::printf("# engine: %" PRIu64 " events, wall %.2f s\n", r.events, wall);
+  if (r.events > 0) {
+    std::printf("# partition %s over %d ranks: %.1f%% of the traffic crosses ranks, imbalance "
+                "%.3f; %" PRIu64 " windows, %.2f per simulated us\n",
+                partition_.c_str(), ranks, r.engine.cut_share() * 100, r.engine.imbalance,
+                r.engine.windows, r.engine.windows_per_us());
+  }
   std::printf("digest           %s\n", digest_hex(r.digest).c_str());
   if (!json_path_.empty()) {
     nlohmann::json j;
@@ -248,6 +262,12 @@ int RunCommand::execute(int rank, int ranks) {
     j["retransmissions"] = r.retransmissions;
     j["pfc_paused_s"] = r.paused_s;
     j["events"] = r.events;
+    j["engine"] = {{"partition", partition_},
+                   {"ranks", ranks},
+                   {"cut_share", r.engine.cut_share()},
+                   {"imbalance", r.engine.imbalance},
+                   {"windows", r.engine.windows},
+                   {"windows_per_us", r.engine.windows_per_us()}};
     j["wall_s"] = wall;
     j["digest"] = digest_hex(r.digest);
     if (const int rc = write_json(rank, json_path_, j); rc != kExitOk) return rc;

@@ -21,6 +21,7 @@ class RunCommand {
   std::vector<std::string> sets_;
   std::string fidelity_;
   int threads_ = 1;
+  std::string partition_ = "metis";
   std::string json_path_;
   std::string output_;  // HDF5 file; default: the scenario's stem + .h5
   bool no_output_ = false;

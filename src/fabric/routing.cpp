@@ -2,6 +2,7 @@
 #include "stepsim/fabric/routing.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <utility>
 
@@ -128,6 +129,66 @@ std::size_t Routing::memory_bytes() const {
          (switch_index_.capacity() + edge_index_.capacity() + edge_of_nic_.capacity() +
           nic_port_at_edge_.capacity() + edge_index_of_nic_.capacity()) *
              sizeof(std::uint32_t);
+}
+
+pdes::LpGraph traffic_lp_graph(const topology::Topology& topo, const Routing& routing,
+                               std::span<const std::pair<PortId, PortId>> pairs) {
+  constexpr double kUnit = 1024;
+  std::vector<double> link_load(topo.links.size(), 0.0);
+  std::vector<double> node_load(topo.nodes.size(), 0.0);
+  std::vector<std::pair<NodeId, double>> cur;
+  std::vector<std::pair<NodeId, double>> next;
+  auto spread = [&](PortId src, PortId dst) {
+    if (topo.ports[src].link == kNone || topo.ports[dst].link == kNone) return;
+    link_load[topo.ports[src].link] += kUnit;
+    node_load[topo.ports[src].node] += kUnit;
+    const NodeId last = routing.edge_of_nic(dst);
+    cur.assign(1, {routing.edge_of_nic(src), kUnit});
+    // Minimal routing: every hop is one switch closer, so this ends after the path's length.
+    while (!cur.empty()) {
+      next.clear();
+      for (const auto& [sw, x] : cur) {
+        node_load[sw] += x;
+        if (sw == last) {
+          link_load[topo.ports[dst].link] += x;
+          node_load[topo.ports[dst].node] += x;
+          continue;
+        }
+        const std::span<const std::uint32_t> cand = routing.candidates(sw, dst);
+        const double share = x / static_cast<double>(std::max<std::size_t>(1, cand.size()));
+        for (std::uint32_t c : cand) {
+          const PortId gp = topo.nodes[sw].first_port + c;
+          link_load[topo.ports[gp].link] += share;
+          next.emplace_back(routing.port(gp).peer_node, share);
+        }
+      }
+      // Paths that meet again travel on together.
+      std::sort(next.begin(), next.end());
+      cur.clear();
+      for (const auto& [v, x] : next) {
+        if (!cur.empty() && cur.back().first == v) {
+          cur.back().second += x;
+        } else {
+          cur.emplace_back(v, x);
+        }
+      }
+    }
+  };
+  for (const auto& [a, b] : pairs) {
+    spread(a, b);
+    spread(b, a);
+  }
+  pdes::LpGraph g(static_cast<pdes::LpId>(topo.nodes.size()), topo.name);
+  for (topology::LinkId l = 0; l < topo.links.size(); ++l) {
+    const topology::Link& link = topo.links[l];
+    g.add_edge(topo.ports[link.a].node, topo.ports[link.b].node, link.latency,
+               1 + std::llround(link_load[l] / kUnit));
+  }
+  for (NodeId v = 0; v < topo.nodes.size(); ++v) {
+    g.set_vertex_weight(v, 1 + std::llround(node_load[v] / kUnit));
+  }
+  g.finalize();
+  return g;
 }
 
 }  // namespace stepsim::fabric

@@ -71,15 +71,19 @@ Result<RdmaRun> run_rdma(const topology::Topology& topo, const std::vector<Conne
                    ", which is not a server's NIC port"};
     }
   }
-  const pdes::LpGraph graph = topo.lp_graph();
+  const fabric::Routing routing(topo);
+  std::vector<std::pair<topology::PortId, topology::PortId>> pairs;
+  pairs.reserve(connections.size());
+  for (const Connection& c : connections) pairs.emplace_back(c.a, c.b);
+  const pdes::LpGraph graph = fabric::traffic_lp_graph(topo, routing, pairs);
   auto engine = pdes::Engine::create(graph, sync, std::move(engine_options));
   if (!engine) return engine.error();
-  const fabric::Routing routing(topo);
   fabric::FabricModel model(topo, routing, {}, fabric);
   RdmaHost host(nic, connections, app);
   model.set_host_model(&host);
   model.set_in_network(agent);
   RdmaRun run;
+  run.partition = engine.value()->partition_quality();
   run.stats = engine.value()->run(model);
   run.fabric = model.collect(sync);
   run.summary = fabric::summarize(topo, run.fabric, {});

@@ -244,6 +244,7 @@ RunStats Engine::run(Model& model) {
   stats.completed = !interrupted;
   stats.final_time = interrupted ? g : std::min(g, options_.end);
   stats.windows = windows;
+  stats.simulated = windows > 0 ? window_end : SimTime::zero();
   double tmax = 0;
   double tsum = 0;
   for (auto& wk : workers_) {

@@ -5,11 +5,35 @@
 // and a graph with fewer LPs than parts cannot be cut; both fall back to the block partition.
 #include <metis.h>
 
+#include <algorithm>
+
 #include "src/pdes/partition_registry.hpp"
 #include "stepsim/core/fatal.hpp"
 
 namespace stepsim::pdes {
 namespace {
+
+// With a few heavy LPs among many light ones (a collective on a few servers of a large fabric),
+// METIS may leave a part empty; the engine needs every part to own an LP. Each empty part takes
+// the lightest LP of the part with the most LPs (ties: the lowest id), deterministically.
+void fill_empty_parts(const LpGraph& graph, std::vector<int>& owner, int parts) {
+  std::vector<std::int64_t> count(static_cast<std::size_t>(parts), 0);
+  for (int p : owner) ++count[static_cast<std::size_t>(p)];
+  for (int empty = 0; empty < parts; ++empty) {
+    if (count[static_cast<std::size_t>(empty)] > 0) continue;
+    const auto donor = static_cast<int>(std::max_element(count.begin(), count.end()) - count.begin());
+    LpId pick = kNoLp;
+    for (LpId v = 0; v < owner.size(); ++v) {
+      if (owner[v] == donor &&
+          (pick == kNoLp || graph.vertex_weight(v) < graph.vertex_weight(pick))) {
+        pick = v;
+      }
+    }
+    owner[pick] = empty;
+    --count[static_cast<std::size_t>(donor)];
+    ++count[static_cast<std::size_t>(empty)];
+  }
+}
 
 class MetisPartitioner final : public Partitioner {
  public:
@@ -49,6 +73,7 @@ class MetisPartitioner final : public Partitioner {
                                       " on " + graph.name());
     std::vector<int> owner(n);
     for (LpId v = 0; v < n; ++v) owner[v] = static_cast<int>(part[v]);
+    fill_empty_parts(graph, owner, parts);
     return owner;
   }
 };

@@ -250,6 +250,11 @@ class PacketComm final : public MemoizedComm {
     c.retransmissions = nic::summarize(rdma.rdma).qp.retransmitted;
     c.paused_ps = fs.paused_ps;
     c.events = rdma.stats.events;
+    c.engine.windows = rdma.stats.windows;
+    c.engine.simulated_ps = rdma.stats.simulated.picoseconds();
+    c.engine.cut_weight = rdma.partition.cut_weight;
+    c.engine.total_weight = rdma.partition.total_weight;
+    c.engine.imbalance = rdma.partition.imbalance;
     c.digest = hash_combine(rdma.stats.digest, static_cast<std::uint64_t>(t));
     c.fabric = std::make_shared<const fabric::FabricResults>(std::move(rdma.fabric));
     c.rdma = std::make_shared<const nic::RdmaResults>(std::move(rdma.rdma));
@@ -398,6 +403,7 @@ struct Step {
       out.retransmissions += c->retransmissions;
       out.paused_s += static_cast<double>(c->paused_ps) * 1e-12;
       out.events += c->events;
+      out.engine.add(c->engine);
       digests.push_back(c->digest);
     }
     return c->seconds;

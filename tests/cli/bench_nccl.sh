@@ -46,4 +46,22 @@ expect_error "coll.algorithm: tree is for allreduce only (allowed for alltoall: 
 expect_error "--set coll.chunk: '1' is out of range" \
   bench nccl allreduce --topology "$topo" --set coll.chunk=1
 expect_error "--root 16 is not a rank (0..15)" bench nccl broadcast --topology "$topo" --gpus 16 --root 16
+expect_error "--cell: cell must be 0 (packet fidelity) or from the mtu (4KiB) to 4MiB (got 1KiB)" \
+  bench nccl allreduce --topology "$topo" --fidelity cell --cell 1KiB
+expect_error "--partition: unknown partitioner 'scotch' (allowed: block, metis)" \
+  bench nccl allreduce --topology "$topo" --partition scotch
+# The three fidelities on one size: cell within 1% of packet, the same at 1 and 2 ranks;
+# analytical below both.
+size=(-b 16MiB -e 16MiB --gpus 16 --topology "$topo" --quiet)
+packet=$("$stepsim" bench nccl allreduce "${size[@]}" 2>&1)
+cell=$("$stepsim" bench nccl allreduce "${size[@]}" --fidelity cell 2>&1)
+cell2=$("$mpiexec" -n 2 "${mpiflags[@]}" "$stepsim" bench nccl allreduce "${size[@]}" --fidelity cell 2>&1)
+analytical=$("$stepsim" bench nccl allreduce "${size[@]}" --fidelity analytical 2>&1)
+t() { awk '/^ +16777216 /{print $6}' <<<"$1"; }
+check "cell fidelity named" 'grep -q "fidelity cell (64KiB cells)" <<<"$cell"'
+check "cell within 1% of packet ($(t "$cell") vs $(t "$packet") us)" 'awk -v c="$(t "$cell")" -v p="$(t "$packet")" "BEGIN { exit !(c / p > 0.99 && c / p < 1.01) }"'
+check "cell: the same digest at 2 ranks" '[[ "$(grep ^digest <<<"$cell")" == "$(grep ^digest <<<"$cell2")" ]]'
+check "cell: fewer events than packet" '[[ $(awk "/^# engine/{print \$5}" <<<"$cell") -lt $(awk "/^# engine/{print \$5}" <<<"$packet") ]]'
+check "cell at 2 ranks: the partition line" 'grep -qE "^# partition metis: [0-9.]+% of the traffic crosses ranks, imbalance" <<<"$cell2"'
+check "analytical below packet ($(t "$analytical") vs $(t "$packet") us)" 'awk -v a="$(t "$analytical")" -v p="$(t "$packet")" "BEGIN { exit !(a <= p) }"'
 finish

@@ -27,6 +27,21 @@ out=$("$stepsim" run "$tiny" --quiet --fidelity ideal --set parallel.zero=0 --js
 check "ideal fidelity named" 'grep -q "fidelity ideal" <<<"$out"'
 out=$("$stepsim" run "$tiny" --quiet --no-output --fidelity analytical 2>&1)
 check "analytical fidelity: named, with a step time" 'grep -q "fidelity analytical" <<<"$out" && grep -q "^step time" <<<"$out"'
+# Cell fidelity: named with its cell size (summary and /meta), the same digest at 1, 2 and 4
+# ranks, and the partition line.
+cell_ref=""
+for ranks in 1 2 4; do
+  out=$("$mpiexec" -n "$ranks" "${mpiflags[@]}" "$stepsim" run "$tiny" --quiet --fidelity cell -o cell.h5 2>&1)
+  line="$(grep -E '^(step time|digest)' <<<"$out" | tr -s ' ' | tr '\n' '|')"
+  if [[ -z "$cell_ref" ]]; then
+    cell_ref=$line
+    check "cell fidelity: named with its cells" 'grep -q "cell fidelity in 64KiB cells" <<<"$out"'
+    check "cell fidelity: the partition line" 'grep -q "^# partition metis over 1 ranks" <<<"$out"'
+    check "cell fidelity: /meta says cell, 65536-byte cells" '[[ $(h5dump -a /meta/fidelity cell.h5 | grep -c "\"cell\"") -eq 1 && $(h5dump -a /meta/cell_bytes cell.h5 | grep -c "(0): 65536") -eq 1 ]]'
+  else
+    check "cell fidelity: ranks $ranks: '$line' vs '$cell_ref'" '[[ "$line" == "$cell_ref" ]]'
+  fi
+done
 check "json has step_s and mfu" '/usr/bin/python3 -c "import json,sys; j=json.load(open(sys.argv[1])); assert j[\"step_s\"] > 0 and 0 < j[\"mfu\"] < 1 and j[\"fidelity\"] == \"ideal\"" "$json"'
 rm -f "$json"
 bad=$(mktemp --suffix=.yaml)
@@ -37,7 +52,9 @@ printf 'model: {layers: 4, hiden: 512}\ntopology: x.yaml\n' >"$bad"
 expect_error ":1: model.hiden" run "$bad"
 expect_error "parallel: 64 GPUs, but" run "$tiny" --set parallel.dp=8
 expect_error "model.layers: '-4' is out of range" run "$tiny" --set model.layers=-4
-expect_error "fidelity: 'cell' is not allowed (allowed: packet, ideal, analytical)" run "$tiny" --fidelity cell
+expect_error "fidelity: 'flit' is not allowed (allowed: packet, cell, ideal, analytical)" run "$tiny" --fidelity flit
+expect_error "fabric.cell: '1KiB' is out of range" run "$tiny" --fidelity cell --set fabric.cell=1KiB
+expect_error "--partition: unknown partitioner" run "$tiny" --partition scotch
 rm -f "$bad"
 # SIGTERM during a packet-level step: INTERRUPTED, exit 143, the HDF5 file written and marked
 # incomplete.

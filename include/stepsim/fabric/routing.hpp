@@ -8,6 +8,7 @@
 #include <span>
 #include <vector>
 
+#include "stepsim/pdes/lp_graph.hpp"
 #include "stepsim/topology/topology.hpp"
 
 namespace stepsim::fabric {
@@ -78,5 +79,13 @@ class Routing {
   std::vector<std::uint32_t> ports_;
   std::vector<PortInfo> port_info_;
 };
+
+/// The LP graph of `topo` (one LP per server and switch, one edge per cable) weighted by the
+/// traffic expected between the NIC pairs `pairs` (each pair both ways, one unit each): a pair's
+/// unit is spread over its equal-cost paths, an equal share per candidate port at every switch.
+/// An edge weighs 1 + what its link carries, an LP 1 + what passes through it, in 1/1024 units,
+/// so METIS balances the busy LPs (idle servers weigh 1) and keeps busy links inside a rank.
+pdes::LpGraph traffic_lp_graph(const topology::Topology& topo, const Routing& routing,
+                               std::span<const std::pair<topology::PortId, topology::PortId>> pairs);
 
 }  // namespace stepsim::fabric

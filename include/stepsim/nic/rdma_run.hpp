@@ -24,6 +24,8 @@ RdmaSummary summarize(const RdmaResults& results);
 
 struct RdmaRun {
   pdes::RunStats stats;
+  /// How the LPs were split over the ranks (the LP graph weighted by the connections' traffic).
+  pdes::PartitionQuality partition;
   fabric::FabricResults fabric;
   fabric::FabricSummary summary;
   RdmaResults rdma;

@@ -62,6 +62,7 @@ struct RunStats {
   SimTime lookahead;          ///< L used for windows
   std::uint64_t events = 0;   ///< committed events, all ranks
   std::uint64_t windows = 0;  ///< synchronisation windows
+  SimTime simulated;          ///< virtual time the windows covered (end of the last window)
   std::uint64_t digest = 0;   ///< order-independent hash of final LP states and pending events
   double wall_s = 0;          ///< wall time of the run (max over ranks)
   int ranks = 1;

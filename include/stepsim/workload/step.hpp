@@ -6,6 +6,7 @@
 /// replicas and TP ranks are symmetric, so the pipeline of global rank 0 is simulated, one GPU
 /// per stage; its collectives run on the groups they belong to in the cluster (see CommModel).
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -38,6 +39,34 @@ struct CommOp {
   CommGroup group = CommGroup::kTp;
 };
 
+/// What the engine did for packet- and cell-level collectives, summed over runs: windows over
+/// simulated time (how often the ranks synchronised), and the partition's cut traffic and
+/// load imbalance (PartitionQuality).
+struct EngineTally {
+  std::uint64_t windows = 0;
+  std::int64_t simulated_ps = 0;  ///< virtual time the runs covered, summed
+  std::int64_t cut_weight = 0;    ///< traffic crossing ranks
+  std::int64_t total_weight = 0;  ///< all traffic
+  double imbalance = 1.0;         ///< the worst run's max / mean rank load
+  void add(const EngineTally& x) {
+    windows += x.windows;
+    simulated_ps += x.simulated_ps;
+    cut_weight += x.cut_weight;
+    total_weight += x.total_weight;
+    imbalance = std::max(imbalance, x.imbalance);
+  }
+  /// Synchronisation windows per simulated microsecond (0 if nothing was simulated).
+  [[nodiscard]] double windows_per_us() const {
+    return simulated_ps > 0 ? static_cast<double>(windows) * 1e6 / static_cast<double>(simulated_ps)
+                            : 0.0;
+  }
+  /// The share of the traffic that crosses ranks.
+  [[nodiscard]] double cut_share() const {
+    return total_weight > 0 ? static_cast<double>(cut_weight) / static_cast<double>(total_weight)
+                            : 0.0;
+  }
+};
+
 /// The outcome of one collective.
 struct CommCost {
   double seconds = 0;
@@ -48,6 +77,8 @@ struct CommCost {
   std::int64_t paused_ps = 0;
   std::uint64_t events = 0;
   std::uint64_t digest = 0;
+  /// Packet and cell fidelity: the engine's run and how its LPs were split over the ranks.
+  EngineTally engine;
   // Packet fidelity: what each port and connection carried (shared, read-only).
   std::shared_ptr<const fabric::FabricResults> fabric;
   std::shared_ptr<const nic::RdmaResults> rdma;
@@ -156,6 +187,7 @@ struct StepResult {
   std::uint64_t retransmissions = 0;
   double paused_s = 0;
   std::uint64_t events = 0;
+  EngineTally engine;
   /// Network groups' collectives (all of them): completion-time percentiles.
   double cct_p50_us = 0, cct_p99_us = 0, cct_max_us = 0;
   /// Packet fidelity: RDMA messages' completion times (post to send completion) over the step

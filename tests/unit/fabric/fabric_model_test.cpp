@@ -294,6 +294,63 @@ TEST(FabricModel, BerZeroLosesNothingAndHighBerLosesTheExpectedShare) {
   EXPECT_GT(r.summary.fec_corrected, 0u);
 }
 
+// Cell fidelity (FabricParams::cell): one frame per cell, with the wire time of its packets.
+
+TEST(FabricModel, ACellTakesTheWireTimeOfTheMtuPacketsItStandsFor) {
+  // 64 KiB of payload in 4 KiB packets: 16 x (4096 + 62 headers + 20 preamble and gap).
+  EXPECT_EQ(wire_bytes(65536 + kRoceHeaderBytes, 4096), 16 * (4096 + 62 + 20));
+  EXPECT_EQ(wire_bytes(4096 + kRoceHeaderBytes, 4096), 4096 + 62 + 20);  // a packet is itself
+  EXPECT_EQ(wire_bytes(kAckFrameBytes, 4096), kAckFrameBytes + 20);
+  EXPECT_EQ(wire_bytes(5000 + kRoceHeaderBytes, 4096), 5000 + 2 * 62 + 2 * 20);  // 2 packets
+}
+
+TEST(FabricModel, ASingleFlowInCellsEndsWhenItsPacketsWould) {
+  // Cut-through everywhere: the last byte arrives after the flow's wire time plus the path's
+  // header and pipeline delays, whether it moves in 4 KiB packets or 64 KiB cells.
+  const auto topo = leaf_spine(2, 1, 1);
+  const std::vector<Flow> flows = {flow(0, topo.port_id(0, 0), topo.port_id(1, 0), 40 << 16)};
+  FabricParams p;
+  const auto packets = run(topo, flows, p);
+  p.cell = Bytes(64 << 10);
+  const auto cells = run(topo, flows, p);
+  ASSERT_EQ(cells.summary.flows_complete, 1u);
+  EXPECT_EQ(cells.results.flows[0].end_ps, packets.results.flows[0].end_ps);
+  EXPECT_EQ(cells.summary.packet_hops * 16, packets.summary.packet_hops);
+}
+
+TEST(FabricModel, LosslessIncastInCellsPausesDropsNothingAndTakesAsLong) {
+  // 16 senders into one receiver: PFC still holds the cells back (the headroom is computed for
+  // a whole cell in flight) and the receiver's link still sets the pace.
+  const auto topo = leaf_spine(1, 1, 17);
+  FabricParams p;
+  const auto packets = run(topo, incast(topo, 16, 1 << 20), p);
+  p.cell = Bytes(64 << 10);
+  const auto cells = run(topo, incast(topo, 16, 1 << 20), p);
+  EXPECT_EQ(cells.summary.drops_buffer, 0u);
+  EXPECT_EQ(cells.summary.flows_complete, 16u);
+  EXPECT_GT(cells.summary.pause_frames, 0u);
+  EXPECT_NEAR(cells.summary.last_byte_us / packets.summary.last_byte_us, 1.0, 0.02);
+}
+
+TEST(FabricModel, ACellIsLostWhenAnyOfItsCodewordsFails) {
+  // FEC at cell fidelity: a cell spans the codewords of its packets and is lost if any fails
+  // (its packets' losses, lumped: fewer, larger losses with the same expected bytes lost).
+  const auto topo = leaf_spine(2, 1, 1);
+  const std::int64_t cells = 400;
+  const std::vector<Flow> flows = {
+      flow(0, topo.port_id(0, 0), topo.port_id(1, 0), cells * (64 << 10))};
+  FabricParams p;
+  p.cell = Bytes(64 << 10);
+  p.ber_override = 1.2e-3;
+  const auto r = run(topo, flows, p);
+  const double per_cell = phy::any_failure_probability(
+      phy::codeword_failure_probability(phy::kKp4, 1.2e-3),
+      phy::codewords_spanned(phy::kKp4, Bytes((64 << 10) + kRoceHeaderBytes)));
+  const double want = static_cast<double>(cells) * per_cell;
+  EXPECT_NEAR(static_cast<double>(r.results.ports[topo.port_id(0, 0)].drops_fec), want,
+              5 * std::sqrt(want) + 1);
+}
+
 TEST(FabricModel, ValiantDetoursThroughAThirdGroupOnADragonfly) {
   const auto topo =
       topology::load_topology(std::string(STEPSIM_SOURCE_DIR) + "/topologies/dragonfly-small.yaml")

@@ -25,6 +25,18 @@ TEST(FabricParams, ValidateNamesWhatIsWrong) {
   EXPECT_FALSE(p.validate().ok());
 }
 
+TEST(FabricParams, CellsAreFromTheMtuToFourMiB) {
+  FabricParams p;
+  EXPECT_EQ(p.segment(), p.mtu);  // packet fidelity
+  p.cell = Bytes(64 << 10);
+  EXPECT_TRUE(p.validate().ok());
+  EXPECT_EQ(p.segment(), Bytes(64 << 10));
+  p.cell = Bytes(1024);
+  EXPECT_NE(p.validate().error().message.find("cell must be 0"), std::string::npos);
+  p.cell = Bytes(kMaxCellBytes + 1);
+  EXPECT_FALSE(p.validate().ok());
+}
+
 TEST(FabricParams, FaultsParseFromTheCommandLineForms) {
   std::vector<FaultSpec> f;
   ASSERT_TRUE(parse_fault("down:17@20us", 100, f).ok());
