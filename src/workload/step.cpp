@@ -256,7 +256,17 @@ class PacketComm final : public MemoizedComm {
     c.engine.total_weight = rdma.partition.total_weight;
     c.engine.imbalance = rdma.partition.imbalance;
     c.digest = hash_combine(rdma.stats.digest, static_cast<std::uint64_t>(t));
-    c.fabric = std::make_shared<const fabric::FabricResults>(std::move(rdma.fabric));
+    std::vector<std::pair<std::uint32_t, fabric::PortStats>> used;
+    for (std::uint32_t p = 0; p < rdma.fabric.ports.size(); ++p) {
+      const fabric::PortStats& ps = rdma.fabric.ports[p];
+      if (ps.packets > 0 || ps.pause_sent > 0 || ps.drops_buffer + ps.drops_fec +
+                                                       ps.drops_link_down + ps.drops_unroutable >
+                                                   0) {
+        used.emplace_back(p, ps);
+      }
+    }
+    c.ports = std::make_shared<const std::vector<std::pair<std::uint32_t, fabric::PortStats>>>(
+        std::move(used));
     c.rdma = std::make_shared<const nic::RdmaResults>(std::move(rdma.rdma));
     c.connections = std::make_shared<const std::vector<nic::Connection>>(std::move(conns));
     c.message_fct = std::make_shared<const LogHistogram>(fct);
@@ -833,10 +843,9 @@ Result<StepResult> run_step(const Scenario& s, const topology::Topology& topo, C
         r.flows.push_back(f);
       }
     }
-    if (c.fabric) {
+    if (c.ports) {
       const double k = d->repeats;
-      for (std::size_t p = 0; p < c.fabric->ports.size(); ++p) {
-        const fabric::PortStats& ps = c.fabric->ports[p];
+      for (const auto& [p, ps] : *c.ports) {
         LinkRow& l = links[p];
         l.bytes += k * static_cast<double>(ps.bytes);
         l.packets += k * static_cast<double>(ps.packets);

@@ -79,8 +79,9 @@ struct CommCost {
   std::uint64_t digest = 0;
   /// Packet and cell fidelity: the engine's run and how its LPs were split over the ranks.
   EngineTally engine;
-  // Packet fidelity: what each port and connection carried (shared, read-only).
-  std::shared_ptr<const fabric::FabricResults> fabric;
+  // Packet fidelity: what each port that did anything and each connection carried (shared,
+  // read-only). Sparse: a collective on 16 servers of a 16k-GPU fabric touches few ports.
+  std::shared_ptr<const std::vector<std::pair<std::uint32_t, fabric::PortStats>>> ports;
   std::shared_ptr<const nic::RdmaResults> rdma;
   std::shared_ptr<const std::vector<nic::Connection>> connections;
   std::shared_ptr<const LogHistogram> message_fct;  ///< RDMA messages' completion times (ps)
