@@ -5,6 +5,8 @@
 #include <vector>
 
 #include "src/cli/cli.hpp"
+#include "stepsim/fabric/fabric_model.hpp"
+#include "stepsim/fabric/routing.hpp"
 #include "stepsim/pdes/partition.hpp"
 #include "stepsim/topology/topology_loader.hpp"
 #include "stepsim/topology/topology_metrics.hpp"
@@ -97,6 +99,39 @@ void print_fabric(const topology::Topology& topo) {
 
 }  // namespace
 
+namespace {
+
+// What the fabric model holds per LP before any traffic (default parameters): per-flow state
+// and queued packets come only with traffic, so this is an idle fabric's footprint.
+void print_memory(const topology::Topology& topo) {
+  const fabric::Routing routing(topo);
+  const fabric::FabricParams defaults;
+  fabric::FabricModel model(topo, routing, {}, defaults);
+  std::vector<pdes::LpId> all(topo.nodes.size());
+  for (pdes::LpId v = 0; v < all.size(); ++v) all[v] = v;
+  model.setup(all);
+  double server_bytes = 0;
+  double switch_bytes = 0;
+  std::size_t servers = 0;
+  for (pdes::LpId v = 0; v < all.size(); ++v) {
+    const auto b = static_cast<double>(model.lp_memory_bytes(v));
+    if (topo.is_server(v)) {
+      server_bytes += b;
+      ++servers;
+    } else {
+      switch_bytes += b;
+    }
+  }
+  const std::size_t switches = all.size() - servers;
+  std::printf("memory            %.0f B per server LP, %.0f B per switch LP (idle fabric state); "
+              "routing tables %s per rank\n",
+              servers > 0 ? server_bytes / static_cast<double>(servers) : 0.0,
+              switches > 0 ? switch_bytes / static_cast<double>(switches) : 0.0,
+              to_string(Bytes(static_cast<std::int64_t>(routing.memory_bytes()))).c_str());
+}
+
+}  // namespace
+
 CheckCommand::CheckCommand(CLI::App& parent) {
   cmd_ = parent.add_subcommand(
       "check",
@@ -155,6 +190,7 @@ int CheckCommand::execute(int rank, int ranks) {
             .c_str(),
         percent(q->cut_weight, q->total_weight).c_str(), q->imbalance);
   }
+  print_memory(topo);
   return kExitOk;
 }
 

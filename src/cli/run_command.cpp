@@ -226,9 +226,10 @@ int RunCommand::execute(int rank, int ranks) {
   std::printf("# engine: %" PRIu64 " events, wall %.2f s\n", r.events, wall);
   if (r.events > 0) {
     std::printf("# partition %s over %d ranks: %.1f%% of the traffic crosses ranks, imbalance "
-                "%.3f; %" PRIu64 " windows, %.2f per simulated us\n",
+                "%.3f; %" PRIu64 " windows, %.2f per simulated us, %.2f us of synchronisation "
+                "each\n",
                 partition_.c_str(), ranks, r.engine.cut_share() * 100, r.engine.imbalance,
-                r.engine.windows, r.engine.windows_per_us());
+                r.engine.windows, r.engine.windows_per_us(), r.engine.sync_us_per_window());
   }
   std::printf("digest           %s\n", digest_hex(r.digest).c_str());
   if (!json_path_.empty()) {
@@ -267,7 +268,8 @@ int RunCommand::execute(int rank, int ranks) {
                    {"cut_share", r.engine.cut_share()},
                    {"imbalance", r.engine.imbalance},
                    {"windows", r.engine.windows},
-                   {"windows_per_us", r.engine.windows_per_us()}};
+                   {"windows_per_us", r.engine.windows_per_us()},
+                   {"sync_us_per_window", r.engine.sync_us_per_window()}};
     j["wall_s"] = wall;
     j["digest"] = digest_hex(r.digest);
     if (const int rc = write_json(rank, json_path_, j); rc != kExitOk) return rc;

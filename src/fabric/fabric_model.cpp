@@ -12,6 +12,7 @@
 #include "stepsim/fabric/fabric_model.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "stepsim/core/fatal.hpp"
 #include "stepsim/core/hash.hpp"
@@ -314,9 +315,13 @@ void FabricModel::enqueue(pdes::LpContext& ctx, NodeState& n, std::uint32_t out,
     const std::int64_t kmin = params_.ecn.kmin.count();
     const std::int64_t kmax = params_.ecn.kmax.count();
     if (q > kmin) {
-      const double p = q >= kmax ? 1.0
-                                 : params_.ecn.pmax * static_cast<double>(q - kmin) /
-                                       static_cast<double>(kmax - kmin);
+      double p = q >= kmax ? 1.0
+                           : params_.ecn.pmax * static_cast<double>(q - kmin) /
+                                 static_cast<double>(kmax - kmin);
+      // A cell is marked when any of the packets it stands for would be (cell fidelity).
+      const std::int64_t payload = b - kRoceHeaderBytes;
+      const std::int64_t mtu = params_.mtu.count();
+      if (payload > mtu && p < 1.0) p = 1.0 - std::pow(1.0 - p, (payload + mtu - 1) / mtu);
       if (p >= 1.0 || n.ecn_rng.uniform() < p) {
         pkt.flags |= kEcnCe;
         PortStats& st = cold(n, out).stats;
@@ -754,6 +759,18 @@ FabricResults FabricModel::collect(pdes::Sync& sync) const {
     out.flows[f].ecn_marked = x[3];
   }
   return out;
+}
+
+std::size_t FabricModel::lp_memory_bytes(std::uint32_t slot) const {
+  const NodeState& n = nodes_[slot];
+  std::size_t b = sizeof(NodeState) + n.pool.capacity() * sizeof(QueueEntry) +
+                  n.free.capacity() * sizeof(std::uint32_t);
+  if (n.lb) b += n.lb->memory_bytes();
+  for (std::uint32_t i = 0; i < n.port_count; ++i) {
+    b += sizeof(PortState) + sizeof(PortCold) + sizeof(std::int64_t) +
+         cold_[n.port_base + i].active.capacity() * sizeof(std::uint32_t);
+  }
+  return b;
 }
 
 std::size_t FabricModel::memory_bytes() const {

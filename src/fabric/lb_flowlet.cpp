@@ -28,6 +28,10 @@ class Flowlet final : public LoadBalancer {
     return e.choice;
   }
 
+  [[nodiscard]] std::size_t memory_bytes() const override {
+    return table_.capacity() * sizeof(Entry);
+  }
+
  private:
   struct Entry {
     SimTime last;

@@ -255,6 +255,9 @@ class PacketComm final : public MemoizedComm {
     c.engine.cut_weight = rdma.partition.cut_weight;
     c.engine.total_weight = rdma.partition.total_weight;
     c.engine.imbalance = rdma.partition.imbalance;
+    if (!rdma.stats.per_rank.empty()) {
+      c.engine.sync_s = rdma.stats.per_rank[0].exchange_s + rdma.stats.per_rank[0].allreduce_s;
+    }
     c.digest = hash_combine(rdma.stats.digest, static_cast<std::uint64_t>(t));
     std::vector<std::pair<std::uint32_t, fabric::PortStats>> used;
     for (std::uint32_t p = 0; p < rdma.fabric.ports.size(); ++p) {

@@ -88,6 +88,9 @@ class FabricModel final : public pdes::Model {
   [[nodiscard]] std::int64_t headroom_of(topology::PortId p) const;
   /// Bytes of model state on this rank (ports, queues, flows).
   [[nodiscard]] std::size_t memory_bytes() const;
+  /// Bytes of the state of the local LP in `slot` (node, ports, queued-packet pool); per-flow
+  /// state is not included (by flow id, for local senders and receivers only).
+  [[nodiscard]] std::size_t lp_memory_bytes(std::uint32_t slot) const;
 
   /// Lets `host` run the servers (instead of the raw flows); call before the engine's setup.
   /// `host` must outlive the model.

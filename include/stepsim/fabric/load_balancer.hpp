@@ -37,6 +37,8 @@ class LoadBalancer {
   virtual ~LoadBalancer() = default;
   /// Returns an index into q.candidates (which is never empty).
   virtual std::uint32_t choose(const LbQuery& q) = 0;
+  /// Bytes of state beyond the object itself (a flowlet table).
+  [[nodiscard]] virtual std::size_t memory_bytes() const { return 0; }
 };
 
 /// Creates the policy `p.policy` for switch `switch_id`; the error lists the known policies.

@@ -48,7 +48,9 @@ struct EngineTally {
   std::int64_t cut_weight = 0;    ///< traffic crossing ranks
   std::int64_t total_weight = 0;  ///< all traffic
   double imbalance = 1.0;         ///< the worst run's max / mean rank load
+  double sync_s = 0;  ///< rank 0's time exchanging events and agreeing on windows (wall)
   void add(const EngineTally& x) {
+    sync_s += x.sync_s;
     windows += x.windows;
     simulated_ps += x.simulated_ps;
     cut_weight += x.cut_weight;
@@ -59,6 +61,10 @@ struct EngineTally {
   [[nodiscard]] double windows_per_us() const {
     return simulated_ps > 0 ? static_cast<double>(windows) * 1e6 / static_cast<double>(simulated_ps)
                             : 0.0;
+  }
+  /// Rank 0's synchronisation cost per window (exchange and global minimum), microseconds.
+  [[nodiscard]] double sync_us_per_window() const {
+    return windows > 0 ? sync_s * 1e6 / static_cast<double>(windows) : 0.0;
   }
   /// The share of the traffic that crosses ranks.
   [[nodiscard]] double cut_share() const {
