@@ -23,7 +23,8 @@ expect() {  # file, expected line fragments..., checked in `stepsim check FILE -
 expect fat-tree-k16.yaml "servers           1024" "switches          320 in 1 plane: 128 leaf, 128 spine, 64 core" \
   "links             3072" "bisection         204.8Tbps = 100.0% of what servers [0, 512) inject" \
   "leaf down:up 1:1, spine down:up 1:1" "diameter          6 links server to server (5 switches" \
-  "lookahead         112.9ns" "partition         4 ranks, 1344 LPs" "  block " "  metis "
+  "lookahead         112.9ns" "partition         4 ranks, 1344 LPs" "  block " "  metis " \
+  "B per server LP" "B per switch LP (idle fabric state); routing tables"
 expect fat-tree-k4.yaml "servers           16" "switches          20 in 1 plane: 8 leaf, 8 spine, 4 core" "links             48"
 expect fat-tree-k28.yaml "servers           5488" "switches          980 in 1 plane: 392 leaf, 392 spine, 196 core"
 # 2048 servers x 8 rails; per plane 64 leaves, 64 spines, 32 cores; bisection 1024 x 8 x 1.6T;
