@@ -267,8 +267,8 @@ struct RdmaHost::Impl {
   std::int64_t mtu = 4096;       // payload per frame: the MTU, or the cell at cell fidelity
   std::int64_t wire_mtu = 4096;  // the MTU (a cell pays the wire overhead of its packets)
   // Cell fidelity: a full cell stands for this many MTU packets (1 at packet fidelity). Limits
-  // the parameters count in packets are counted in frames, by bytes: the send pipeline's slots,
-  // ACK coalescing and the NAK threshold.
+  // that the parameters count in packets (the send pipeline's slots, ACK coalescing, the NAK
+  // threshold) count frames here, scaled to the same bytes.
   std::int64_t packets_per_frame = 1;
   std::size_t tx_slots = 64;
   int ack_coalesce = 8;
