@@ -53,6 +53,7 @@ BenchFabricCommand::BenchFabricCommand(CLI::App& parent) {
       ->capture_default_str()
       ->check(CLI::IsMember({"minimal", "valiant"}));
   cmd_->add_option("--mtu", mtu_, "Payload bytes per packet")->capture_default_str();
+  fidelity_.add(cmd_, {"packet", "cell"});
   cmd_->add_option("--buffer", buffer_, "Shared buffer per switch")->capture_default_str();
   cmd_->add_option("--ber", ber_, "Pre-FEC BER on every link (default: the topology's)");
   cmd_->add_option("--fault", faults_,
@@ -130,6 +131,7 @@ int BenchFabricCommand::execute(int rank, int ranks) {
   params_.lb.flowlet_timeout = *timeout;
   params_.lb.seed = traffic_.seed;
   params_.seed = traffic_.seed;
+  if (auto ok = fidelity_.apply(params_); !ok) return user_error(rank, ok.error().message);
   if (auto ok = params_.validate(); !ok) return user_error(rank, ok.error().message);
   if (auto lb = fabric::make_load_balancer(params_.lb, 0); !lb)
     return user_error(rank, "--lb: " + lb.error().message);
@@ -244,11 +246,14 @@ int BenchFabricCommand::execute(int rank, int ranks) {
   std::printf("topology         %s: %zu servers, %zu switches, %zu links, lookahead %s\n",
               topo->name.c_str(), topo->server_count(), topo->switch_count(), topo->links.size(),
               to_string(st.lookahead).c_str());
-  std::printf("traffic          %s, %zu flows of %lld B, entropy %s, lb %s, pfc %s, ecn %s, %s\n",
-              traffic_.pattern.c_str(), flows->size(), static_cast<long long>(traffic_.flow_bytes),
-              entropy_.c_str(), (params_.lb.policy + ", " + params_.routing + " routing").c_str(),
-              no_pfc_ ? "off" : "on", no_ecn_ ? "off" : "on",
-              store_and_forward_ ? "store-and-forward" : "cut-through");
+  std::printf(
+      "traffic          %s, %zu flows of %lld B, entropy %s, lb %s, pfc %s, ecn %s, %s, "
+      "fidelity %s\n",
+      traffic_.pattern.c_str(), flows->size(), static_cast<long long>(traffic_.flow_bytes),
+      entropy_.c_str(), (params_.lb.policy + ", " + params_.routing + " routing").c_str(),
+      no_pfc_ ? "off" : "on", no_ecn_ ? "off" : "on",
+      store_and_forward_ ? "store-and-forward" : "cut-through",
+      fidelity_.describe(params_).c_str());
   if (transport_ == "rdma") {
     std::printf("transport        RDMA WRITE, %s B messages, cc %s, %s\n", message_.c_str(),
                 cc_.c_str(), retransmission_.c_str());
@@ -307,6 +312,8 @@ int BenchFabricCommand::execute(int rank, int ranks) {
     j["flows"] = flows->size();
     j["flow_bytes"] = traffic_.flow_bytes;
     j["lb"] = params_.lb.policy;
+    j["fidelity"] = fidelity_.fidelity;
+    j["cell_bytes"] = params_.cell.count();
     j["transport"] = transport_;
     if (transport_ == "rdma") j["cc"] = cc_;
     j["ranks"] = ranks;

@@ -5,6 +5,8 @@
 // marks, PAUSE frames, path balance) and the digest.
 
 #include <CLI/CLI.hpp>
+
+#include "src/cli/report.hpp"
 #include <string>
 #include <vector>
 
@@ -28,6 +30,7 @@ class BenchFabricCommand {
   std::string flow_bytes_ = "2000000";
   std::string window_ = "0";
   std::string mtu_ = "4096";
+  FidelityOptions fidelity_;  // packet or cell
   std::string end_ = "100ms";
   std::string buffer_ = "64MiB";
   std::string flowlet_timeout_ = "10us";

@@ -55,13 +55,7 @@ BenchNcclCommand::BenchNcclCommand(CLI::App& parent) {
       ->capture_default_str();
   cmd_->add_option("--lb", lb_, "Load balancing: ecmp, flowlet, adaptive, spray")
       ->capture_default_str();
-  cmd_->add_option("--fidelity", fidelity_,
-                   "packet (MTU packets), cell (the same fabric in cells of --cell bytes) or "
-                   "analytical (alpha-beta lower bound, no fabric)")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"packet", "cell", "analytical"}));
-  cmd_->add_option("--cell", cell_, "Cell fidelity: payload bytes per cell (8KiB..4MiB)")
-      ->capture_default_str();
+  fidelity_.add(cmd_, {"packet", "cell", "analytical"});
   cmd_->add_option("--nic-config", nic_config_, "YAML file of NIC/transport/CC parameters");
   cmd_->add_option("--set", sets_,
                    "Override a parameter, key=value (coll.*, gpu.*, nic.*, transport.*, cc.*; "
@@ -142,12 +136,7 @@ int BenchNcclCommand::execute(int rank, int ranks) {
   if (auto ok = nic.validate(); !ok) return user_error(rank, ok.error().message);
   fabric::FabricParams fp;
   fp.lb.policy = lb_;
-  if (fidelity_ == "cell") {
-    auto cell = parse_bytes(cell_);
-    if (!cell) return user_error(rank, "--cell: " + cell.error().message);
-    fp.cell = *cell;
-    if (auto ok = fp.validate(); !ok) return user_error(rank, "--cell: " + ok.error().message);
-  }
+  if (auto ok = fidelity_.apply(fp); !ok) return user_error(rank, ok.error().message);
   if (topology_.empty()) topology_ = std::string(kSourceDir) + "/topologies/rail-128gpu-800g.yaml";
   auto topo = topology::load_topology(topology_);
   if (!topo) return user_error(rank, topo.error().message);
@@ -180,11 +169,10 @@ int BenchNcclCommand::execute(int rank, int ranks) {
   opts.partitioner = partition_;
   const bool rooted = *kind == collective::Kind::kBroadcast || *kind == collective::Kind::kReduce;
   const bool tuned = cp.algorithm == "auto" || cp.protocol == "auto";
-  const std::string fidelity_text =
-      fidelity_ == "cell" ? "cell (" + to_string(fp.cell) + " cells)" : fidelity_;
+  const std::string fidelity_text = fidelity_.describe(fp);
   // Analytical: every size's alpha-beta bound at once (kernels::alpha_beta), no engine run.
   std::vector<double> bound_s;
-  if (fidelity_ == "analytical") {
+  if (fidelity_.fidelity == "analytical") {
     const fabric::Routing routing(*topo);
     std::vector<kernels::AlphaBeta> in;
     for (std::int64_t b : sizes) {
@@ -322,8 +310,8 @@ int BenchNcclCommand::execute(int rank, int ranks) {
     j["topology"] = topo->name;
     j["protocol"] = cp.protocol;
     j["channels"] = cp.channels;
-    j["fidelity"] = fidelity_;
-    j["cell_bytes"] = fidelity_ == "cell" ? fp.cell.count() : 0;
+    j["fidelity"] = fidelity_.fidelity;
+    j["cell_bytes"] = fp.cell.count();
     j["rows"] = rows;
     j["wall_s"] = wall;
     j["events"] = events;

@@ -5,6 +5,8 @@
 // busbw) and the digest.
 
 #include <CLI/CLI.hpp>
+
+#include "src/cli/report.hpp"
 #include <string>
 #include <vector>
 
@@ -31,8 +33,7 @@ class BenchNcclCommand {
   int channels_ = 8;
   std::string cc_ = "none";
   std::string lb_ = "ecmp";
-  std::string fidelity_ = "packet";
-  std::string cell_ = "64KiB";
+  FidelityOptions fidelity_;
   std::string nic_config_;
   std::vector<std::string> sets_;
   std::string end_ = "10s";

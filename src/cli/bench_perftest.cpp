@@ -79,6 +79,7 @@ BenchPerftestCommand::BenchPerftestCommand(CLI::App& parent) {
   cmd_->add_option("--lb", lb_, "Load balancing in the switches: ecmp, flowlet, adaptive, spray")
       ->capture_default_str();
   cmd_->add_option("--mtu", mtu_, "Payload bytes per packet")->capture_default_str();
+  fidelity_.add(cmd_, {"packet", "cell"});
   cmd_->add_option("--pcie", pcie_, "NIC host interface: auto (sized for the port) or e.g. gen5x16")
       ->capture_default_str();
   cmd_->add_option("--pcie-fault", pcie_fault_,
@@ -154,6 +155,7 @@ int BenchPerftestCommand::execute(int rank, int ranks) {
   fp.seed = seed_;
   fp.ber_override = ber_;
   fp.pfc.enabled = !no_pfc_;
+  if (auto ok = fidelity_.apply(fp); !ok) return user_error(rank, ok.error().message);
   if (topology_.empty()) topology_ = std::string(kSourceDir) + "/topologies/toy-2server-1.6t.yaml";
   auto topo = topology::load_topology(topology_);
   if (!topo) return user_error(rank, topo.error().message);
@@ -197,9 +199,10 @@ int BenchPerftestCommand::execute(int rank, int ranks) {
                 static_cast<long long>(nic.inline_threshold), cc_.c_str(),
                 nic::retransmission_name(nic.retransmission).c_str(), to_string(nic.rto).c_str(),
                 static_cast<long long>(fp.mtu.count()));
-    std::printf("test             %d QP(s), %d iterations%s, lb %s, pfc %s\n", qps_, iterations_,
+    std::printf("test             %d QP(s), %d iterations%s, lb %s, pfc %s, fidelity %s\n", qps_,
+                iterations_,
                 latency ? "" : (", tx depth " + std::to_string(tx_depth_)).c_str(), lb_.c_str(),
-                no_pfc_ ? "off" : "on");
+                no_pfc_ ? "off" : "on", fidelity_.describe(fp).c_str());
     std::printf("%10s %12s %12s %12s %12s %12s %12s %14s\n", "#bytes", "#iterations", "t_p50[usec]",
                 "t_p99[usec]", "t_p999[usec]", "t_avg[usec]", "BW[Gb/sec]", "MsgRate[Mpps]");
   }
@@ -292,6 +295,8 @@ int BenchPerftestCommand::execute(int rank, int ranks) {
     j["cc"] = cc_;
     j["retransmission"] = nic::retransmission_name(nic.retransmission);
     j["lb"] = lb_;
+    j["fidelity"] = fidelity_.fidelity;
+    j["cell_bytes"] = fp.cell.count();
     j["rows"] = rows;
     j["retransmitted"] = q.retransmitted;
     j["timeouts"] = q.timeouts;

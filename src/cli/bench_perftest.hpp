@@ -5,6 +5,8 @@
 // message, what the transport and fabric did, and the digest.
 
 #include <CLI/CLI.hpp>
+
+#include "src/cli/report.hpp"
 #include <string>
 #include <vector>
 
@@ -35,6 +37,7 @@ class BenchPerftestCommand {
   std::string retransmission_ = "gbn";
   std::string lb_ = "ecmp";
   std::string mtu_ = "4096";
+  FidelityOptions fidelity_;  // packet or cell
   std::string pcie_ = "auto";
   std::string memory_ = "host";
   std::string pcie_fault_;

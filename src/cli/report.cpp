@@ -70,4 +70,30 @@ int write_json(int rank, const std::string& path, const nlohmann::json& j) {
   return kExitOk;
 }
 
+void FidelityOptions::add(CLI::App* cmd, const std::vector<std::string>& allowed) {
+  std::string names;
+  for (const std::string& a : allowed) names += (names.empty() ? "" : ", ") + a;
+  cmd->add_option("--fidelity", fidelity,
+                  "Network model: " + names +
+                      " (packet: MTU packets; cell: the same fabric in cells of --cell bytes; "
+                      "analytical: alpha-beta lower bound; docs/fidelity.md)")
+      ->capture_default_str()
+      ->check(CLI::IsMember(allowed));
+  cmd->add_option("--cell", cell, "Cell fidelity: payload bytes per cell (the MTU to 4MiB)")
+      ->capture_default_str();
+}
+
+Result<bool> FidelityOptions::apply(fabric::FabricParams& fp) const {
+  if (fidelity != "cell") return true;
+  auto bytes = parse_bytes(cell);
+  if (!bytes) return Error{"--cell: " + bytes.error().message};
+  fp.cell = *bytes;
+  if (auto ok = fp.validate(); !ok) return Error{"--cell: " + ok.error().message};
+  return true;
+}
+
+std::string FidelityOptions::describe(const fabric::FabricParams& fp) const {
+  return fidelity == "cell" ? "cell (" + to_string(fp.cell) + " cells)" : fidelity;
+}
+
 }  // namespace stepsim::cli

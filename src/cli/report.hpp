@@ -6,8 +6,12 @@
 #include <functional>
 #include <string>
 
+#include <vector>
+
+#include <CLI/CLI.hpp>
 #include <nlohmann/json_fwd.hpp>
 
+#include "stepsim/fabric/fabric_params.hpp"
 #include "stepsim/pdes/engine.hpp"
 
 namespace stepsim::cli {
@@ -16,6 +20,19 @@ namespace stepsim::cli {
 /// progress display when `progress`; also installs the SIGINT/SIGTERM handlers and warns when
 /// a rank has fewer CPUs than threads.
 pdes::EngineOptions bench_engine_options(int threads, SimTime end, bool progress, int rank);
+
+/// --fidelity and --cell of a command that simulates the fabric (docs/fidelity.md).
+struct FidelityOptions {
+  std::string fidelity = "packet";
+  std::string cell = "64KiB";
+  /// Adds the options to `cmd`; `allowed` are the fidelities the command runs.
+  void add(CLI::App* cmd, const std::vector<std::string>& allowed);
+  /// Cell fidelity: sets `fp.cell` (checked against the MTU and 4 MiB). The error is the user
+  /// error to print.
+  [[nodiscard]] Result<bool> apply(fabric::FabricParams& fp) const;
+  /// "packet", "cell (64KiB cells)" or "analytical", for the reports.
+  [[nodiscard]] std::string describe(const fabric::FabricParams& fp) const;
+};
 
 /// Writes a benchmark's --json results to `path` (on rank 0); a file that cannot be written is
 /// a user error. Returns the exit code.

@@ -529,7 +529,9 @@ bool FabricModel::next_host_packet(pdes::LpContext& ctx, NodeState& n, std::uint
     }
     const std::int64_t payload =
         std::min<std::int64_t>(params_.segment().count(), f.bytes - s.sent);
-    if (f.window > 0 && s.sent - s.acked + payload > f.window) continue;  // an ACK will kick
+    // An ACK will kick; with nothing in flight one frame goes even if it exceeds the window (a
+    // cell larger than the window).
+    if (f.window > 0 && s.sent > s.acked && s.sent - s.acked + payload > f.window) continue;
     out = Packet{};
     out.flow = fid;
     out.seq = s.next_seq++;

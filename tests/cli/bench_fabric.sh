@@ -33,4 +33,14 @@ out=$("$stepsim" bench fabric --topology "$topo" --flow-bytes 200000 --quiet \
   --fault flap:20@5us,20us,5us,3 --fault lanes:21@1us=2 2>&1)
 if grep -q "faults           7 scheduled link events" <<<"$out" && grep -qE "link down [1-9]" <<<"$out"; then
   passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAIL: faults run:"; echo "$out"; fi
+# Cell fidelity: named, the same digest at 1 and 2 ranks, every flow complete, fewer hops; a
+# cell below the MTU is a user error.
+cell1=$("$stepsim" "${args[@]}" --fidelity cell 2>&1)
+cell2=$("$mpiexec" -n 2 "${mpiflags[@]}" "$stepsim" "${args[@]}" --fidelity cell 2>&1)
+check "cell: named" 'grep -q "fidelity cell (64KiB cells)" <<<"$cell1"'
+check "cell: every flow completes" 'grep -q "flows            16 of 16 complete" <<<"$cell1"'
+check "cell: the same digest at 2 ranks" '[[ "$(grep ^digest <<<"$cell1")" == "$(grep ^digest <<<"$cell2")" ]]'
+check "cell: fewer packet-hops" '[[ $(grep "^packet-hops " <<<"$cell1" | awk "{print \$2}" | tr -d ,) -lt $(echo "$reference" | awk "{print \$NF}" | tr -d ,) ]]'
+expect_error "--cell: cell must be 0 (packet fidelity) or from the mtu (4KiB) to 4MiB (got 2KiB)" \
+  bench fabric --topology "$topo" --fidelity cell --cell 2KiB
 finish

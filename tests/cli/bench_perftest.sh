@@ -56,4 +56,10 @@ check "a --nic-config file sets cc and rto" 'grep -q "cc hpcc, gbn, rto 20us" <<
 out=$("$stepsim" bench perftest write_bw --topology "$topo" -s 64KiB -n 20 --nic-config "$cfg" --cc dcqcn --set transport.rto=30us --quiet 2>&1)
 check "options override the file, --set overrides options" 'grep -q "cc dcqcn, gbn, rto 30us" <<<"$out"'
 expect_error "read_lat" bench perftest read_lat --topology "$topo"
+# Cell fidelity: 1 MiB WRITEs at the bandwidth of packet level within 1%.
+pk=$("$stepsim" bench perftest write_bw --topology "$topo" -s 1MiB -n 50 --quiet 2>&1)
+ce=$("$stepsim" bench perftest write_bw --topology "$topo" -s 1MiB -n 50 --quiet --fidelity cell 2>&1)
+bp=$(awk '$1 == 1048576 {print $7}' <<<"$pk"); bc=$(awk '$1 == 1048576 {print $7}' <<<"$ce")
+check "cell: named" 'grep -q "fidelity cell (64KiB cells)" <<<"$ce"'
+check "cell write_bw within 1% of packet ($bc vs $bp Gb/s)" 'awk -v c="$bc" -v p="$bp" "BEGIN {exit !(c / p > 0.99 && c / p < 1.01)}"'
 finish
