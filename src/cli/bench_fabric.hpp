@@ -6,9 +6,9 @@
 
 #include <CLI/CLI.hpp>
 
-#include "src/cli/report.hpp"
 #include <string>
 #include <vector>
+#include "src/cli/report.hpp"
 
 #include "stepsim/fabric/fabric_params.hpp"
 #include "stepsim/fabric/traffic.hpp"

@@ -292,10 +292,10 @@ int BenchNcclCommand::execute(int rank, int ranks) {
               wall > 0 ? static_cast<double>(events) / wall / 1e6 : 0.0);
   const double windows_per_us =
       simulated_ps > 0 ? static_cast<double>(windows) * 1e6 / static_cast<double>(simulated_ps) : 0;
-  const double cut_share = partition.total_weight > 0
-                               ? static_cast<double>(partition.cut_weight) /
-                                     static_cast<double>(partition.total_weight)
-                               : 0.0;
+  const double cut_share =
+      partition.total_weight > 0
+          ? static_cast<double>(partition.cut_weight) / static_cast<double>(partition.total_weight)
+          : 0.0;
   if (events > 0) {
     std::printf("# partition %s: %.1f%% of the traffic crosses ranks, imbalance %.3f; %" PRIu64
                 " windows, %.2f per simulated us\n",
@@ -315,12 +315,9 @@ int BenchNcclCommand::execute(int rank, int ranks) {
     j["rows"] = rows;
     j["wall_s"] = wall;
     j["events"] = events;
-    j["engine"] = {{"partition", partition_},
-                   {"ranks", ranks},
-                   {"cut_share", cut_share},
-                   {"imbalance", partition.imbalance},
-                   {"windows", windows},
-                   {"windows_per_us", windows_per_us}};
+    j["engine"] = {{"partition", partition_}, {"ranks", ranks},
+                   {"cut_share", cut_share},  {"imbalance", partition.imbalance},
+                   {"windows", windows},      {"windows_per_us", windows_per_us}};
     j["digest"] = digest_hex(digest);
     if (const int rc = write_json(rank, json_path_, j); rc != kExitOk) return rc;
   }

@@ -6,9 +6,9 @@
 
 #include <CLI/CLI.hpp>
 
-#include "src/cli/report.hpp"
 #include <string>
 #include <vector>
+#include "src/cli/report.hpp"
 
 namespace stepsim::cli {
 

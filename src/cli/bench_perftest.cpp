@@ -200,9 +200,8 @@ int BenchPerftestCommand::execute(int rank, int ranks) {
                 nic::retransmission_name(nic.retransmission).c_str(), to_string(nic.rto).c_str(),
                 static_cast<long long>(fp.mtu.count()));
     std::printf("test             %d QP(s), %d iterations%s, lb %s, pfc %s, fidelity %s\n", qps_,
-                iterations_,
-                latency ? "" : (", tx depth " + std::to_string(tx_depth_)).c_str(), lb_.c_str(),
-                no_pfc_ ? "off" : "on", fidelity_.describe(fp).c_str());
+                iterations_, latency ? "" : (", tx depth " + std::to_string(tx_depth_)).c_str(),
+                lb_.c_str(), no_pfc_ ? "off" : "on", fidelity_.describe(fp).c_str());
     std::printf("%10s %12s %12s %12s %12s %12s %12s %14s\n", "#bytes", "#iterations", "t_p50[usec]",
                 "t_p99[usec]", "t_p999[usec]", "t_avg[usec]", "BW[Gb/sec]", "MsgRate[Mpps]");
   }

@@ -123,11 +123,12 @@ void print_memory(const topology::Topology& topo) {
     }
   }
   const std::size_t switches = all.size() - servers;
-  std::printf("memory            %.0f B per server LP, %.0f B per switch LP (idle fabric state); "
-              "routing tables %s per rank\n",
-              servers > 0 ? server_bytes / static_cast<double>(servers) : 0.0,
-              switches > 0 ? switch_bytes / static_cast<double>(switches) : 0.0,
-              to_string(Bytes(static_cast<std::int64_t>(routing.memory_bytes()))).c_str());
+  std::printf(
+      "memory            %.0f B per server LP, %.0f B per switch LP (idle fabric state); "
+      "routing tables %s per rank\n",
+      servers > 0 ? server_bytes / static_cast<double>(servers) : 0.0,
+      switches > 0 ? switch_bytes / static_cast<double>(switches) : 0.0,
+      to_string(Bytes(static_cast<std::int64_t>(routing.memory_bytes()))).c_str());
 }
 
 }  // namespace

@@ -225,11 +225,13 @@ int RunCommand::execute(int rank, int ranks) {
   std::printf("PFC pause time       %s (summed over ports)\n", seconds_text(r.paused_s).c_str());
   std::printf("# engine: %" PRIu64 " events, wall %.2f s\n", r.events, wall);
   if (r.events > 0) {
-    std::printf("# partition %s over %d ranks: %.1f%% of the traffic crosses ranks, imbalance "
-                "%.3f; %" PRIu64 " windows, %.2f per simulated us, %.2f us of synchronisation "
-                "each\n",
-                partition_.c_str(), ranks, r.engine.cut_share() * 100, r.engine.imbalance,
-                r.engine.windows, r.engine.windows_per_us(), r.engine.sync_us_per_window());
+    std::printf(
+        "# partition %s over %d ranks: %.1f%% of the traffic crosses ranks, imbalance "
+        "%.3f; %" PRIu64
+        " windows, %.2f per simulated us, %.2f us of synchronisation "
+        "each\n",
+        partition_.c_str(), ranks, r.engine.cut_share() * 100, r.engine.imbalance, r.engine.windows,
+        r.engine.windows_per_us(), r.engine.sync_us_per_window());
   }
   std::printf("digest           %s\n", digest_hex(r.digest).c_str());
   if (!json_path_.empty()) {

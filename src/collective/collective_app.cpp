@@ -874,8 +874,8 @@ kernels::AlphaBeta analytical_bound(const topology::Topology& topo, const fabric
     const topology::PortId a = comm.gpus[0].nic;
     net = nic::RdmaHost::base_rtt(topo, routing, fabric, a, comm.gpus[G].nic).seconds() / 2;
     const double nic =
-        static_cast<double>(
-            fabric::rdma_goodput(topo.link_rate(topo.ports[a].link), fabric.mtu).bits_per_second()) /
+        static_cast<double>(fabric::rdma_goodput(topo.link_rate(topo.ports[a].link), fabric.mtu)
+                                .bits_per_second()) /
         8;
     ab.rate = std::min(G * nic, nvlink);
   }

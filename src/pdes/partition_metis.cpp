@@ -21,7 +21,8 @@ void fill_empty_parts(const LpGraph& graph, std::vector<int>& owner, int parts) 
   for (int p : owner) ++count[static_cast<std::size_t>(p)];
   for (int empty = 0; empty < parts; ++empty) {
     if (count[static_cast<std::size_t>(empty)] > 0) continue;
-    const auto donor = static_cast<int>(std::max_element(count.begin(), count.end()) - count.begin());
+    const auto donor =
+        static_cast<int>(std::max_element(count.begin(), count.end()) - count.begin());
     LpId pick = kNoLp;
     for (LpId v = 0; v < owner.size(); ++v) {
       if (owner[v] == donor &&

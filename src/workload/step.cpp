@@ -215,8 +215,7 @@ class PacketComm final : public MemoizedComm {
         comms.push_back(std::move(c).value());
       }
       const std::vector<collective::CollectiveSpec> specs(comms.size(), spec);
-      auto r =
-          collective::run_collectives(topo_, comms, specs, p, s_.nic, fabric_, sync_, engine_);
+      auto r = collective::run_collectives(topo_, comms, specs, p, s_.nic, fabric_, sync_, engine_);
       if (!r) return r.error();
       collective::MultiRun run = std::move(r).value();
       return cost_of(op, run.results, run.rdma, std::move(run.connections));
@@ -262,9 +261,8 @@ class PacketComm final : public MemoizedComm {
     std::vector<std::pair<std::uint32_t, fabric::PortStats>> used;
     for (std::uint32_t p = 0; p < rdma.fabric.ports.size(); ++p) {
       const fabric::PortStats& ps = rdma.fabric.ports[p];
-      if (ps.packets > 0 || ps.pause_sent > 0 || ps.drops_buffer + ps.drops_fec +
-                                                       ps.drops_link_down + ps.drops_unroutable >
-                                                   0) {
+      if (ps.packets > 0 || ps.pause_sent > 0 ||
+          ps.drops_buffer + ps.drops_fec + ps.drops_link_down + ps.drops_unroutable > 0) {
         used.emplace_back(p, ps);
       }
     }

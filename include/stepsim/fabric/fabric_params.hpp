@@ -56,7 +56,7 @@ struct FabricParams {
   EcnParams ecn;
   PfcParams pfc;
   LbParams lb;
-  Bytes mtu = Bytes(4096);   ///< payload bytes per packet
+  Bytes mtu = Bytes(4096);  ///< payload bytes per packet
   /// Cell fidelity when > 0: the NICs cut data into cells of this many payload bytes, each one
   /// frame through the fabric (cut-through, PFC, ECN, CC, LB as for packets) with the wire time of
   /// the MTU packets it stands for (wire_bytes). 0: packet fidelity.

@@ -85,7 +85,8 @@ class Routing {
 /// unit is spread over its equal-cost paths, an equal share per candidate port at every switch.
 /// An edge weighs 1 + what its link carries, an LP 1 + what passes through it, in 1/1024 units,
 /// so METIS balances the busy LPs (idle servers weigh 1) and keeps busy links inside a rank.
-pdes::LpGraph traffic_lp_graph(const topology::Topology& topo, const Routing& routing,
-                               std::span<const std::pair<topology::PortId, topology::PortId>> pairs);
+pdes::LpGraph traffic_lp_graph(
+    const topology::Topology& topo, const Routing& routing,
+    std::span<const std::pair<topology::PortId, topology::PortId>> pairs);
 
 }  // namespace stepsim::fabric

@@ -71,7 +71,7 @@ struct Scenario {
   collective::CollectiveParams coll;
   nic::NicParams nic;
   fabric::FabricParams fabric;
-  std::string topology;             ///< path; relative paths are relative to the scenario file
+  std::string topology;  ///< path; relative paths are relative to the scenario file
   /// packet (each collective at packet level), cell (the same in cells of `cell` bytes), ideal
   /// (NCCL's cost model) or analytical (alpha-beta lower bound)
   std::string fidelity = "packet";

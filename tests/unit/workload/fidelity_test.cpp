@@ -107,8 +107,11 @@ TEST(Fidelity, AnalyticalIsALowerBoundAndBulkEqualsOneByOne) {
 }
 
 TEST(Fidelity, TheBulkKernelIsTheChainOrAlphaPlusBytesOverRate) {
-  const std::vector<kernels::AlphaBeta> in = {
-      {1e-6, 1e9, 1e10, 0}, {2e-6, 0, 1, 0}, {0, 5, 2, 0}, {1e-6, 1e3, 1e9, 5e-6}, {0, 1e9, 1e9, 0.5}};
+  const std::vector<kernels::AlphaBeta> in = {{1e-6, 1e9, 1e10, 0},
+                                              {2e-6, 0, 1, 0},
+                                              {0, 5, 2, 0},
+                                              {1e-6, 1e3, 1e9, 5e-6},
+                                              {0, 1e9, 1e9, 0.5}};
   std::vector<double> out(in.size());
   kernels::alpha_beta(in, out);
   EXPECT_DOUBLE_EQ(out[0], 1e-6 + 0.1);
