@@ -202,9 +202,7 @@ int BenchNcclCommand::execute(int rank, int ranks) {
   bool stalled = false;
   double wall = 0;
   std::uint64_t events = 0;
-  std::uint64_t windows = 0;
-  std::int64_t simulated_ps = 0;
-  pdes::PartitionQuality partition;  // the same for every size (the same connections)
+  nic::EngineTally engine;  // summed over the sizes
   nlohmann::json rows = nlohmann::json::array();
   // nccl-tests' columns of one size (the line is left open for extras).
   auto print_row = [&](std::int64_t bytes, double t_us, double algbw, double busbw) {
@@ -246,9 +244,7 @@ int BenchNcclCommand::execute(int rank, int ranks) {
       digest = hash_combine(digest, static_cast<std::uint64_t>(t));
     wall += r->rdma.stats.wall_s;
     events += r->rdma.stats.events;
-    windows += r->rdma.stats.windows;
-    simulated_ps += r->rdma.stats.simulated.picoseconds();
-    partition = r->rdma.partition;
+    engine.add(nic::EngineTally::of(r->rdma));
     completed = completed && r->rdma.stats.completed;
     // The engine ran dry but a GPU never finished: packets were lost where nothing resends them
     // (SHARP's in-network packets) or a QP failed.
@@ -264,18 +260,16 @@ int BenchNcclCommand::execute(int rank, int ranks) {
         std::printf("  %s/%s", r->choice.algorithm.c_str(), r->choice.protocol.c_str());
       }
       std::printf("\n");
-      rows.push_back(
-          {{"bytes", bytes},
-           {"time_us", t_us},
-           {"algbw_gbs", algbw},
-           {"busbw_gbs", busbw},
-           {"network_bytes", r->result.network_bytes},
-           {"nvlink_bytes", r->result.nvlink_bytes},
-           {"drops", r->rdma.summary.drops_buffer + r->rdma.summary.drops_fec +
-                         r->rdma.summary.drops_link_down + r->rdma.summary.drops_unroutable},
-           {"complete", r->result.complete()},
-           {"algorithm", r->choice.algorithm},
-           {"protocol", r->choice.protocol}});
+      rows.push_back({{"bytes", bytes},
+                      {"time_us", t_us},
+                      {"algbw_gbs", algbw},
+                      {"busbw_gbs", busbw},
+                      {"network_bytes", r->result.network_bytes},
+                      {"nvlink_bytes", r->result.nvlink_bytes},
+                      {"drops", r->rdma.summary.drops()},
+                      {"complete", r->result.complete()},
+                      {"algorithm", r->choice.algorithm},
+                      {"protocol", r->choice.protocol}});
     }
     if (!r->rdma.stats.completed) break;
   }
@@ -290,17 +284,7 @@ int BenchNcclCommand::execute(int rank, int ranks) {
   std::printf("# Avg bus bandwidth    : %g\n#\n", busbw_sum / static_cast<double>(sizes.size()));
   std::printf("# engine: ranks %d, %" PRIu64 " events in %.3f s (%.2f M/s)\n", ranks, events, wall,
               wall > 0 ? static_cast<double>(events) / wall / 1e6 : 0.0);
-  const double windows_per_us =
-      simulated_ps > 0 ? static_cast<double>(windows) * 1e6 / static_cast<double>(simulated_ps) : 0;
-  const double cut_share =
-      partition.total_weight > 0
-          ? static_cast<double>(partition.cut_weight) / static_cast<double>(partition.total_weight)
-          : 0.0;
-  if (events > 0) {
-    std::printf("# partition %s: %.1f%% of the traffic crosses ranks, imbalance %.3f; %" PRIu64
-                " windows, %.2f per simulated us\n",
-                partition_.c_str(), cut_share * 100, partition.imbalance, windows, windows_per_us);
-  }
+  if (events > 0) print_partition("partition " + partition_, engine);
   std::printf("digest           %s\n", digest_hex(digest).c_str());
   if (!json_path_.empty()) {
     nlohmann::json j;
@@ -315,9 +299,7 @@ int BenchNcclCommand::execute(int rank, int ranks) {
     j["rows"] = rows;
     j["wall_s"] = wall;
     j["events"] = events;
-    j["engine"] = {{"partition", partition_}, {"ranks", ranks},
-                   {"cut_share", cut_share},  {"imbalance", partition.imbalance},
-                   {"windows", windows},      {"windows_per_us", windows_per_us}};
+    j["engine"] = engine_json(partition_, ranks, engine);
     j["digest"] = digest_hex(digest);
     if (const int rc = write_json(rank, json_path_, j); rc != kExitOk) return rc;
   }

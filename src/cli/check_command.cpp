@@ -97,10 +97,6 @@ void print_fabric(const topology::Topology& topo) {
   }
 }
 
-}  // namespace
-
-namespace {
-
 // What the fabric model holds per LP before any traffic (default parameters): per-flow state
 // and queued packets come only with traffic, so this is an idle fabric's footprint.
 void print_memory(const topology::Topology& topo) {

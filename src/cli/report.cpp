@@ -96,4 +96,21 @@ std::string FidelityOptions::describe(const fabric::FabricParams& fp) const {
   return fidelity == "cell" ? "cell (" + to_string(fp.cell) + " cells)" : fidelity;
 }
 
+void print_partition(const std::string& head, const nic::EngineTally& t) {
+  std::printf("# %s: %.1f%% of the traffic crosses ranks, imbalance %.3f; %" PRIu64
+              " windows, %.2f per simulated us, %.2f us of synchronisation each\n",
+              head.c_str(), t.cut_share() * 100, t.imbalance, t.windows, t.windows_per_us(),
+              t.sync_us_per_window());
+}
+
+nlohmann::json engine_json(const std::string& partition, int ranks, const nic::EngineTally& t) {
+  return {{"partition", partition},
+          {"ranks", ranks},
+          {"cut_share", t.cut_share()},
+          {"imbalance", t.imbalance},
+          {"windows", t.windows},
+          {"windows_per_us", t.windows_per_us()},
+          {"sync_us_per_window", t.sync_us_per_window()}};
+}
+
 }  // namespace stepsim::cli

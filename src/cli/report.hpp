@@ -12,6 +12,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "stepsim/fabric/fabric_params.hpp"
+#include "stepsim/nic/rdma_run.hpp"
 #include "stepsim/pdes/engine.hpp"
 
 namespace stepsim::cli {
@@ -33,6 +34,13 @@ struct FidelityOptions {
   /// "packet", "cell (64KiB cells)" or "analytical", for the reports.
   [[nodiscard]] std::string describe(const fabric::FabricParams& fp) const;
 };
+
+/// The engine's line of a packet- or cell-level report: "# <head>: <cut share>% of the traffic
+/// crosses ranks, imbalance <x>; <n> windows, <w> per simulated us, <s> us of synchronisation
+/// each" (head: "partition metis over 2 ranks", say).
+void print_partition(const std::string& head, const nic::EngineTally& t);
+/// The same for --json (key "engine").
+nlohmann::json engine_json(const std::string& partition, int ranks, const nic::EngineTally& t);
 
 /// Writes a benchmark's --json results to `path` (on rank 0); a file that cannot be written is
 /// a user error. Returns the exit code.

@@ -225,13 +225,8 @@ int RunCommand::execute(int rank, int ranks) {
   std::printf("PFC pause time       %s (summed over ports)\n", seconds_text(r.paused_s).c_str());
   std::printf("# engine: %" PRIu64 " events, wall %.2f s\n", r.events, wall);
   if (r.events > 0) {
-    std::printf(
-        "# partition %s over %d ranks: %.1f%% of the traffic crosses ranks, imbalance "
-        "%.3f; %" PRIu64
-        " windows, %.2f per simulated us, %.2f us of synchronisation "
-        "each\n",
-        partition_.c_str(), ranks, r.engine.cut_share() * 100, r.engine.imbalance, r.engine.windows,
-        r.engine.windows_per_us(), r.engine.sync_us_per_window());
+    print_partition("partition " + partition_ + " over " + std::to_string(ranks) + " ranks",
+                    r.engine);
   }
   std::printf("digest           %s\n", digest_hex(r.digest).c_str());
   if (!json_path_.empty()) {
@@ -265,13 +260,7 @@ int RunCommand::execute(int rank, int ranks) {
     j["retransmissions"] = r.retransmissions;
     j["pfc_paused_s"] = r.paused_s;
     j["events"] = r.events;
-    j["engine"] = {{"partition", partition_},
-                   {"ranks", ranks},
-                   {"cut_share", r.engine.cut_share()},
-                   {"imbalance", r.engine.imbalance},
-                   {"windows", r.engine.windows},
-                   {"windows_per_us", r.engine.windows_per_us()},
-                   {"sync_us_per_window", r.engine.sync_us_per_window()}};
+    j["engine"] = engine_json(partition_, ranks, r.engine);
     j["wall_s"] = wall;
     j["digest"] = digest_hex(r.digest);
     if (const int rc = write_json(rank, json_path_, j); rc != kExitOk) return rc;

@@ -319,9 +319,8 @@ void FabricModel::enqueue(pdes::LpContext& ctx, NodeState& n, std::uint32_t out,
                            : params_.ecn.pmax * static_cast<double>(q - kmin) /
                                  static_cast<double>(kmax - kmin);
       // A cell is marked when any of the packets it stands for would be (cell fidelity).
-      const std::int64_t payload = b - kRoceHeaderBytes;
-      const std::int64_t mtu = params_.mtu.count();
-      if (payload > mtu && p < 1.0) p = 1.0 - std::pow(1.0 - p, (payload + mtu - 1) / mtu);
+      const std::int64_t packets = packets_in_frame(b - kRoceHeaderBytes, params_.mtu.count());
+      if (packets > 1 && p < 1.0) p = 1.0 - std::pow(1.0 - p, static_cast<double>(packets));
       if (p >= 1.0 || n.ecn_rng.uniform() < p) {
         pkt.flags |= kEcnCe;
         PortStats& st = cold(n, out).stats;

@@ -266,10 +266,8 @@ struct RdmaHost::Impl {
   Stage s_doorbell, s_ctx, s_wqe, s_gen, s_dma, s_mac, s_rx;
   std::int64_t mtu = 4096;       // payload per frame: the MTU, or the cell at cell fidelity
   std::int64_t wire_mtu = 4096;  // the MTU (a cell pays the wire overhead of its packets)
-  // Cell fidelity: a full cell stands for this many MTU packets (1 at packet fidelity). Limits
-  // that the parameters count in packets (the send pipeline's slots, ACK coalescing, the NAK
-  // threshold) count frames here, scaled to the same bytes.
-  std::int64_t packets_per_frame = 1;
+  // Limits that the parameters count in packets (the send pipeline's slots, ACK coalescing, the
+  // NAK threshold) count frames here, scaled to the same bytes (cell fidelity; setup()).
   std::size_t tx_slots = 64;
   int ack_coalesce = 8;
   std::uint32_t nak_threshold = 16;
@@ -288,10 +286,9 @@ struct RdmaHost::Impl {
   Stage stage(const StageParams& sp) const {
     return Stage{sp.latency, p.cycles(sp.cycles), sp.units};
   }
-  // MTU packets a frame of `payload` bytes stands for: 1 at packet fidelity, up to the packets
-  // per cell at cell fidelity; the per-packet stages work that many times.
+  // MTU packets a frame of `payload` bytes stands for; the per-packet stages work that many times.
   std::int64_t packets_in(std::int64_t payload) const {
-    return payload <= wire_mtu ? 1 : (payload + wire_mtu - 1) / wire_mtu;
+    return fabric::packets_in_frame(payload, wire_mtu);
   }
 
   NicState& nic_of(Endpoint& e) { return servers[e.server].nics[e.nic]; }
@@ -1089,10 +1086,10 @@ void RdmaHost::setup(fabric::FabricModel& fabric, std::span<const pdes::LpId> lo
   const fabric::Routing& routing = fabric.routing();
   m.mtu = fabric.params().segment().count();
   m.wire_mtu = fabric.params().mtu.count();
-  m.packets_per_frame = (m.mtu + m.wire_mtu - 1) / m.wire_mtu;
-  const auto per_frame = [&m](int packets) {
+  const std::int64_t per_cell = m.packets_in(m.mtu);  // 1 at packet fidelity
+  const auto per_frame = [per_cell](int packets) {
     return static_cast<std::uint32_t>(
-        std::max<std::int64_t>(1, (packets + m.packets_per_frame - 1) / m.packets_per_frame));
+        std::max<std::int64_t>(1, (packets + per_cell - 1) / per_cell));
   };
   m.tx_slots = std::max<std::uint32_t>(2, per_frame(params_.tx_slots));
   m.ack_coalesce = static_cast<int>(per_frame(params_.ack_coalesce));

@@ -1,5 +1,6 @@
 #include "stepsim/nic/rdma_run.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 namespace stepsim::nic {
@@ -42,6 +43,42 @@ RdmaSummary summarize(const RdmaResults& results) {
   s.qp.error = 0;
   for (const NicStats& n : results.nics) accumulate(s.nic, n);
   return s;
+}
+
+EngineTally EngineTally::of(const RdmaRun& run) {
+  EngineTally t;
+  t.windows = run.stats.windows;
+  t.simulated_ps = run.stats.simulated.picoseconds();
+  t.cut_weight = run.partition.cut_weight;
+  t.total_weight = run.partition.total_weight;
+  t.imbalance = run.partition.imbalance;
+  if (!run.stats.per_rank.empty()) {
+    t.sync_s = run.stats.per_rank[0].exchange_s + run.stats.per_rank[0].allreduce_s;
+  }
+  return t;
+}
+
+void EngineTally::add(const EngineTally& x) {
+  windows += x.windows;
+  simulated_ps += x.simulated_ps;
+  cut_weight += x.cut_weight;
+  total_weight += x.total_weight;
+  imbalance = std::max(imbalance, x.imbalance);
+  sync_s += x.sync_s;
+}
+
+double EngineTally::windows_per_us() const {
+  return simulated_ps > 0 ? static_cast<double>(windows) * 1e6 / static_cast<double>(simulated_ps)
+                          : 0.0;
+}
+
+double EngineTally::sync_us_per_window() const {
+  return windows > 0 ? sync_s * 1e6 / static_cast<double>(windows) : 0.0;
+}
+
+double EngineTally::cut_share() const {
+  return total_weight > 0 ? static_cast<double>(cut_weight) / static_cast<double>(total_weight)
+                          : 0.0;
 }
 
 Result<RdmaRun> run_rdma(const topology::Topology& topo, const std::vector<Connection>& connections,

@@ -245,26 +245,16 @@ class PacketComm final : public MemoizedComm {
     }
     CommCost c = with_busbw(op, static_cast<double>(t) * 1e-12);
     const fabric::FabricSummary& fs = rdma.summary;
-    c.drops = fs.drops_buffer + fs.drops_fec + fs.drops_link_down + fs.drops_unroutable;
+    c.drops = fs.drops();
     c.retransmissions = nic::summarize(rdma.rdma).qp.retransmitted;
     c.paused_ps = fs.paused_ps;
     c.events = rdma.stats.events;
-    c.engine.windows = rdma.stats.windows;
-    c.engine.simulated_ps = rdma.stats.simulated.picoseconds();
-    c.engine.cut_weight = rdma.partition.cut_weight;
-    c.engine.total_weight = rdma.partition.total_weight;
-    c.engine.imbalance = rdma.partition.imbalance;
-    if (!rdma.stats.per_rank.empty()) {
-      c.engine.sync_s = rdma.stats.per_rank[0].exchange_s + rdma.stats.per_rank[0].allreduce_s;
-    }
+    c.engine = nic::EngineTally::of(rdma);
     c.digest = hash_combine(rdma.stats.digest, static_cast<std::uint64_t>(t));
     std::vector<std::pair<std::uint32_t, fabric::PortStats>> used;
     for (std::uint32_t p = 0; p < rdma.fabric.ports.size(); ++p) {
       const fabric::PortStats& ps = rdma.fabric.ports[p];
-      if (ps.packets > 0 || ps.pause_sent > 0 ||
-          ps.drops_buffer + ps.drops_fec + ps.drops_link_down + ps.drops_unroutable > 0) {
-        used.emplace_back(p, ps);
-      }
+      if (ps.used()) used.emplace_back(p, ps);
     }
     c.ports = std::make_shared<const std::vector<std::pair<std::uint32_t, fabric::PortStats>>>(
         std::move(used));
@@ -852,8 +842,7 @@ Result<StepResult> run_step(const Scenario& s, const topology::Topology& topo, C
         l.packets += k * static_cast<double>(ps.packets);
         l.ecn_marks += k * static_cast<double>(ps.ecn_marks);
         l.pause_sent += k * static_cast<double>(ps.pause_sent);
-        l.drops += k * static_cast<double>(ps.drops_buffer + ps.drops_fec + ps.drops_link_down +
-                                           ps.drops_unroutable);
+        l.drops += k * static_cast<double>(ps.drops());
         l.busy_s += k * static_cast<double>(ps.busy_ps) * 1e-12;
         l.paused_s += k * static_cast<double>(ps.paused_ps) * 1e-12;
       }

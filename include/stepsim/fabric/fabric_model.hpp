@@ -47,6 +47,12 @@ struct PortStats {
   std::int64_t busy_ps = 0;             ///< time spent serializing frames
   std::int64_t last_pause_ps = -1;      ///< last XOFF sent by this port's ingress (-1: none)
   static constexpr std::size_t kFields = 18;
+  /// Every packet this port lost, whatever the cause.
+  [[nodiscard]] std::uint64_t drops() const {
+    return drops_buffer + drops_fec + drops_link_down + drops_unroutable;
+  }
+  /// Whether the port did anything: sent, paused its upstream or lost a packet.
+  [[nodiscard]] bool used() const { return packets > 0 || pause_sent > 0 || drops() > 0; }
   /// Mean egress backlog while the port was sending (bytes); 0 if it never sent.
   [[nodiscard]] double mean_busy_queue() const {
     return busy_ps > 0 ? static_cast<double>(queue_byte_ns) * 1e3 / static_cast<double>(busy_ps)

@@ -33,6 +33,10 @@ struct FabricSummary {
   /// Bytes over switch uplinks (tier t -> t+1) per tier-1 switch group: max / mean (1 = even).
   double uplink_max_over_mean = 1.0;
   double uplink_cv = 0.0;  ///< coefficient of variation of uplink bytes
+  /// Every packet lost, whatever the cause.
+  [[nodiscard]] std::uint64_t drops() const {
+    return drops_buffer + drops_fec + drops_link_down + drops_unroutable;
+  }
 };
 
 FabricSummary summarize(const topology::Topology& topo, const FabricResults& results,

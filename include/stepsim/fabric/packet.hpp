@@ -44,13 +44,17 @@ inline constexpr std::uint32_t kAckFrameBytes = 64;
                                 (payload + kRoceHeaderBytes + kWireOverheadBytes)));
 }
 
-/// Bytes a frame of `frame` bytes (headers included) takes on the wire. At cell fidelity a frame
-/// whose payload exceeds the MTU is a cell standing for ceil(payload / mtu) packets: it pays every
-/// one of them its RoCE headers, preamble and gap, so a cell's wire time is that of its packets.
+/// MTU packets a frame with `payload` bytes stands for: 1 for a packet (or an ACK), and
+/// ceil(payload / mtu) for a cell at cell fidelity. Per-packet costs (wire overhead, ECN marking
+/// chances, NIC stage work) are paid that many times.
+[[nodiscard]] inline std::int64_t packets_in_frame(std::int64_t payload, std::int64_t mtu) {
+  return payload <= mtu ? 1 : (payload + mtu - 1) / mtu;
+}
+
+/// Bytes a frame of `frame` bytes (headers included) takes on the wire: every packet it stands
+/// for pays its RoCE headers, preamble and gap, so a cell's wire time is that of its packets.
 [[nodiscard]] inline std::int64_t wire_bytes(std::uint32_t frame, std::int64_t mtu) {
-  const std::int64_t payload = std::int64_t{frame} - kRoceHeaderBytes;
-  if (payload <= mtu) return std::int64_t{frame} + kWireOverheadBytes;
-  const std::int64_t packets = (payload + mtu - 1) / mtu;
+  const std::int64_t packets = packets_in_frame(std::int64_t{frame} - kRoceHeaderBytes, mtu);
   return std::int64_t{frame} + (packets - 1) * kRoceHeaderBytes + packets * kWireOverheadBytes;
 }
 

@@ -31,6 +31,27 @@ struct RdmaRun {
   RdmaResults rdma;
 };
 
+/// What the engine did in packet- or cell-level runs, summed over runs: windows over simulated
+/// time (how often the ranks synchronised), the partition's cut traffic and load imbalance
+/// (PartitionQuality), and rank 0's synchronisation time.
+struct EngineTally {
+  std::uint64_t windows = 0;
+  std::int64_t simulated_ps = 0;  ///< virtual time the runs covered, summed
+  std::int64_t cut_weight = 0;    ///< traffic crossing ranks
+  std::int64_t total_weight = 0;  ///< all traffic
+  double imbalance = 1.0;         ///< the worst run's max / mean rank load
+  double sync_s = 0;  ///< rank 0's time exchanging events and agreeing on windows (wall)
+  /// One run's.
+  [[nodiscard]] static EngineTally of(const RdmaRun& run);
+  void add(const EngineTally& x);
+  /// Synchronisation windows per simulated microsecond (0 if nothing was simulated).
+  [[nodiscard]] double windows_per_us() const;
+  /// Rank 0's synchronisation cost per window (exchange and global minimum), microseconds.
+  [[nodiscard]] double sync_us_per_window() const;
+  /// The share of the traffic that crosses ranks.
+  [[nodiscard]] double cut_share() const;
+};
+
 /// Runs `app` on RDMA NICs over `topo` until `end` or until nothing is left to do. Errors are
 /// user errors (bad parameters, a connection that names a switch port). `agent` (optional) runs
 /// the switches' in-network computing. Collective over `sync`.

@@ -6,7 +6,6 @@
 /// replicas and TP ranks are symmetric, so the pipeline of global rank 0 is simulated, one GPU
 /// per stage; its collectives run on the groups they belong to in the cluster (see CommModel).
 
-#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -19,6 +18,7 @@
 #include "stepsim/core/result.hpp"
 #include "stepsim/fabric/fabric_model.hpp"
 #include "stepsim/nic/rdma_host.hpp"
+#include "stepsim/nic/rdma_run.hpp"
 #include "stepsim/pdes/engine.hpp"
 #include "stepsim/pdes/sync.hpp"
 #include "stepsim/topology/topology.hpp"
@@ -39,40 +39,6 @@ struct CommOp {
   CommGroup group = CommGroup::kTp;
 };
 
-/// What the engine did for packet- and cell-level collectives, summed over runs: windows over
-/// simulated time (how often the ranks synchronised), and the partition's cut traffic and
-/// load imbalance (PartitionQuality).
-struct EngineTally {
-  std::uint64_t windows = 0;
-  std::int64_t simulated_ps = 0;  ///< virtual time the runs covered, summed
-  std::int64_t cut_weight = 0;    ///< traffic crossing ranks
-  std::int64_t total_weight = 0;  ///< all traffic
-  double imbalance = 1.0;         ///< the worst run's max / mean rank load
-  double sync_s = 0;  ///< rank 0's time exchanging events and agreeing on windows (wall)
-  void add(const EngineTally& x) {
-    sync_s += x.sync_s;
-    windows += x.windows;
-    simulated_ps += x.simulated_ps;
-    cut_weight += x.cut_weight;
-    total_weight += x.total_weight;
-    imbalance = std::max(imbalance, x.imbalance);
-  }
-  /// Synchronisation windows per simulated microsecond (0 if nothing was simulated).
-  [[nodiscard]] double windows_per_us() const {
-    return simulated_ps > 0 ? static_cast<double>(windows) * 1e6 / static_cast<double>(simulated_ps)
-                            : 0.0;
-  }
-  /// Rank 0's synchronisation cost per window (exchange and global minimum), microseconds.
-  [[nodiscard]] double sync_us_per_window() const {
-    return windows > 0 ? sync_s * 1e6 / static_cast<double>(windows) : 0.0;
-  }
-  /// The share of the traffic that crosses ranks.
-  [[nodiscard]] double cut_share() const {
-    return total_weight > 0 ? static_cast<double>(cut_weight) / static_cast<double>(total_weight)
-                            : 0.0;
-  }
-};
-
 /// The outcome of one collective.
 struct CommCost {
   double seconds = 0;
@@ -84,7 +50,7 @@ struct CommCost {
   std::uint64_t events = 0;
   std::uint64_t digest = 0;
   /// Packet and cell fidelity: the engine's run and how its LPs were split over the ranks.
-  EngineTally engine;
+  nic::EngineTally engine;
   // Packet fidelity: what each port that did anything and each connection carried (shared,
   // read-only). Sparse: a collective on 16 servers of a 16k-GPU fabric touches few ports.
   std::shared_ptr<const std::vector<std::pair<std::uint32_t, fabric::PortStats>>> ports;
@@ -107,10 +73,9 @@ class CommModel {
 
 /// NCCL's cost model (collective::choose): no fabric, no contention.
 std::unique_ptr<CommModel> make_ideal_comm(const topology::Topology& topo, const Scenario& s);
-/// Alpha-beta with no contention, computed in bulk (Kokkos) over all the step's collectives:
-/// one network (or NVLink) latency plus the busbw factor x S over the GPU's bottleneck
-/// bandwidth, min(GPUs per server x NIC goodput, NVLink) between servers and NVLink inside one.
-/// A lower bound for the ring, tree and point-to-point algorithms (not for SHARP or NVLS).
+/// Alpha-beta with no contention (collective::analytical_bound), computed in bulk (Kokkos) over
+/// all the step's collectives. A lower bound for the ring, tree and point-to-point algorithms (not
+/// for SHARP or NVLS).
 std::unique_ptr<CommModel> make_analytical_comm(const topology::Topology& topo, const Scenario& s);
 /// Each distinct collective run once at packet level (or, when s.fidelity is "cell", in cells of
 /// s.cell bytes) on its own GPUs, NICs and fabric (the other groups' traffic is not simulated
@@ -194,7 +159,7 @@ struct StepResult {
   std::uint64_t retransmissions = 0;
   double paused_s = 0;
   std::uint64_t events = 0;
-  EngineTally engine;
+  nic::EngineTally engine;
   /// Network groups' collectives (all of them): completion-time percentiles.
   double cct_p50_us = 0, cct_p99_us = 0, cct_max_us = 0;
   /// Packet fidelity: RDMA messages' completion times (post to send completion) over the step
