@@ -1,10 +1,10 @@
 #pragma once
 /// The packet-level fabric as an engine model: every server and switch of a topology is an LP.
-/// Switches: output-queued ports with a lossless and a lossy class, a shared buffer (dynamic
-/// threshold for lossy traffic), RED/ECN marking, PFC per ingress port with headroom, load
-/// balancing among equal-cost ports, cut-through or store-and-forward. Links: serialization at the
-/// port's data rate, latency, FEC/BER losses, faults. Servers: NICs that send raw flows
-/// (round robin between active flows) and count what they receive.
+/// This class is the node (the LP's event dispatch and state); each mechanism is in its own file
+/// of src/fabric/ (docs/fabric.md, "Where each mechanism lives"): egress_port (queues,
+/// serialization, the pipe), wire_errors (FEC/BER), buffer_admission (shared buffer, dynamic
+/// threshold), ecn_marker, pfc, telemetry (INT), forwarding and valiant_detour (routing, load
+/// balancing), raw_host (raw flows), link_faults, fabric_stats (counters, digest, collect).
 
 #include <cstdint>
 #include <memory>
@@ -24,6 +24,8 @@
 #include "stepsim/topology/topology.hpp"
 
 namespace stepsim::fabric {
+
+class ValiantDetour;
 
 /// Counters of one port's egress direction (one direction of a link), plus the PAUSE frames its
 /// ingress side sent. These feed the HDF5 /links table.
@@ -110,7 +112,7 @@ class FabricModel final : public pdes::Model {
                         const Packet& pkt, SimTime at);
   /// A host model has a packet for NIC port `nic` of the server being run: the port asks for it
   /// now if it is idle, or when it becomes free.
-  void wake(pdes::LpContext& ctx, std::uint32_t nic) { kick(ctx, nodes_[ctx.slot()], nic); }
+  void wake(pdes::LpContext& ctx, std::uint32_t nic);
   /// True if packets of traffic class `prio` are lossless (PFC).
   [[nodiscard]] bool lossless(std::uint8_t prio) const {
     return params_.pfc.enabled && prio == params_.pfc.priority;
@@ -119,75 +121,16 @@ class FabricModel final : public pdes::Model {
   [[nodiscard]] const topology::Topology& topology() const { return topo_; }
   [[nodiscard]] const Routing& routing() const { return routing_; }
   /// The current data rate of a local NIC port (lane faults lower it).
-  [[nodiscard]] DataRate nic_rate(pdes::LpContext& ctx, std::uint32_t nic) const {
-    return ports_[nodes_[ctx.slot()].port_base + nic].rate;
-  }
+  [[nodiscard]] DataRate nic_rate(pdes::LpContext& ctx, std::uint32_t nic) const;
 
  private:
-  struct QueueEntry {
-    Packet pkt;
-    SimTime tail;           // when the packet's last bit is in (cut-through)
-    std::uint32_t in_port;  // ingress port index (PFC accounting)
-    std::uint32_t next;     // next entry of the same queue, kNone at the tail
-  };
-  // A FIFO threaded through the node's entry pool, like cells of a switch's shared buffer: freed
-  // entries are reused first, so the memory a switch touches stays small and warm.
-  struct Fifo {
-    std::uint32_t head = topology::kNone;
-    std::uint32_t tail = topology::kNone;
-    [[nodiscard]] bool empty() const { return head == topology::kNone; }
-  };
-  // What every packet touches, kept small (two cache lines) so that a large fabric's ports stay
-  // in cache; the rest of a port's state is in PortCold.
-  struct alignas(64) PortState {
-    std::int64_t queued[2] = {0, 0};   // bytes waiting, 0 lossless, 1 lossy
-    std::int64_t ingress[2] = {0, 0};  // bytes held in this node that came in here
-    SimTime busy_until;
-    DataRate rate;
-    std::int64_t headroom = 0;
-    SimTime hdr_ser;    // serialization of the header cut-through waits for
-    SimTime frame_ser;  // serialization of a frame of frame_bytes (+ overhead)
-    std::uint32_t frame_bytes = 0;
-    bool paused[2] = {false, false};
-    bool free_pending = false;
-    bool xoff_sent = false;
-    bool down = false;
-    bool errors = false;  // the link has a BER > 0: draw losses
-    Fifo queue[2];
-    std::uint64_t packets = 0;  // PortStats::packets, bytes, max_queue, busy_ps live here
-    std::uint64_t bytes = 0;
-    std::int64_t max_queue = 0;
-    SimTime busy;
-    SimTime queue_since;        // last change of the backlog
-    double queue_integral = 0;  // bytes x ps
-  };
-  struct PortCold {
-    PortStats stats;  // all but packets, bytes, max_queue (see PortState)
-    SimTime pause_start[2];
-    std::uint32_t active_rr = 0;        // hosts: round-robin position among active flows
-    std::vector<std::uint32_t> active;  // hosts: flows sending through this NIC
-    pdes::Rng fec_rng;
-    SimTime tx_last;  // INT: last transmission, and the utilization estimate after it
-    double tx_util = 0;
-    std::uint32_t cached_frame = 0;  // frame size of cached_loss
-    double cached_loss = 0;
-    double ber = 0;
-  };
-  struct NodeState {
-    std::uint32_t port_base = 0;      // first local port
-    topology::PortId first_port = 0;  // first global port
-    std::uint32_t switch_index = 0;   // Routing's dense indices (switches)
-    std::uint32_t edge_index = 0;
-    std::uint32_t port_count = 0;
-    std::int64_t buffer_used = 0;
-    std::uint32_t down_ports = 0;
-    bool is_server = false;
-    pdes::Rng ecn_rng;
-    pdes::Rng route_rng;  // Valiant: choice of the intermediate router
-    std::unique_ptr<LoadBalancer> lb;
-    std::vector<QueueEntry> pool;     // queued packets of all ports
-    std::vector<std::uint32_t> free;  // free entries of the pool
-  };
+  // The state of ports and nodes (src/fabric/egress_port.hpp) and of raw senders
+  // (src/fabric/raw_host.cpp); the mechanisms that act on it each have their own file.
+  struct QueueEntry;
+  struct Fifo;
+  struct PortState;
+  struct PortCold;
+  struct NodeState;
   struct SendState {
     std::int64_t sent = 0;
     std::int64_t acked = 0;  // window-based flows
@@ -196,23 +139,25 @@ class FabricModel final : public pdes::Model {
   };
 
   [[nodiscard]] int klass(const Packet& p) const { return lossless(p.prio) ? 0 : 1; }
-  PortState& port(const NodeState& n, std::uint32_t index) { return ports_[n.port_base + index]; }
-  PortCold& cold(const NodeState& n, std::uint32_t index) { return cold_[n.port_base + index]; }
+  PortState& port(const NodeState& n, std::uint32_t index);
+  PortCold& cold(const NodeState& n, std::uint32_t index);
   /// A port's counters, hot and cold merged.
   [[nodiscard]] PortStats stats_of(std::uint32_t local_port) const;
 
-  static void integrate_queue(PortState& e, std::int64_t backlog, SimTime now) {
-    e.queue_integral +=
-        static_cast<double>(backlog) * static_cast<double>((now - e.queue_since).picoseconds());
-    e.queue_since = now;
-  }
+  static void integrate_queue(PortState& e, std::int64_t backlog, SimTime now);
   static void push(NodeState& n, Fifo& q, const QueueEntry& e);
   static QueueEntry pop(NodeState& n, Fifo& q);
   void on_packet(pdes::LpContext& ctx, NodeState& n, std::uint32_t in_port, Packet pkt);
   void on_host_packet(pdes::LpContext& ctx, NodeState& n, std::uint32_t in_port, const Packet& pkt);
   /// Payload bytes of packet `seq` of flow `f`.
   [[nodiscard]] std::int64_t payload_of(const Flow& f, std::uint32_t seq) const;
-  void choose_detour(pdes::LpContext& ctx, NodeState& n, Packet& pkt);
+  void setup_port(NodeState& n, std::uint32_t index);
+  void start_flow(pdes::LpContext& ctx, NodeState& n, std::uint32_t flow);
+  void schedule_faults();
+  void init_faults(pdes::LpContext& ctx);
+  /// PFC (pfc.hpp): XOFF when an ingress port's bytes rise above XOFF, XON at or below XON.
+  void check_xoff(pdes::LpContext& ctx, NodeState& n, std::uint32_t in_port);
+  void check_xon(pdes::LpContext& ctx, NodeState& n, std::uint32_t in_port);
   void on_pfc(pdes::LpContext& ctx, NodeState& n, std::uint32_t port_index, const PfcFrame& f);
   void on_fault(pdes::LpContext& ctx, NodeState& n, std::uint32_t port_index, const LinkFault& f);
   void enqueue(pdes::LpContext& ctx, NodeState& n, std::uint32_t out, std::uint32_t in_port,
@@ -226,7 +171,6 @@ class FabricModel final : public pdes::Model {
   void transmit(pdes::LpContext& ctx, NodeState& n, std::uint32_t index, Packet pkt, SimTime tail);
   bool next_host_packet(pdes::LpContext& ctx, NodeState& n, std::uint32_t index, Packet& out);
   void send_pfc(pdes::LpContext& ctx, NodeState& n, std::uint32_t index, bool pause);
-  double loss_probability(PortCold& pc, std::uint32_t frame);
   /// Wire time of a frame on this port (preamble and gap included; a cell pays for the packets it
   /// stands for), cached for the last size.
   SimTime frame_time(PortState& ps, std::uint32_t frame) const;
@@ -234,9 +178,6 @@ class FabricModel final : public pdes::Model {
   [[nodiscard]] topology::PortId global_port(pdes::LpId node, std::uint32_t index) const {
     return topo_.nodes[node].first_port + index;
   }
-
-  /// INT (HPCC): stamps the egress port's normalized utilization into a data packet.
-  void stamp_telemetry(NodeState& n, std::uint32_t out, Packet& pkt);
 
   const topology::Topology& topo_;
   const Routing& routing_;
@@ -246,10 +187,9 @@ class FabricModel final : public pdes::Model {
   FabricParams params_;
   std::vector<std::vector<std::uint32_t>> flows_from_node_;  // by node: flows it sends
   std::vector<std::vector<std::uint32_t>> flows_to_node_;    // by node: flows it receives
-  std::vector<std::uint32_t> flow_hash_;  // by flow: CRC-32 of its 5-tuple and label
-  std::vector<std::uint32_t> ack_hash_;   // by flow: the same for its acknowledgements
-  std::vector<std::vector<topology::NodeId>> routers_by_group_;  // Valiant: edge switches by group
-  bool valiant_ = false;
+  std::vector<std::uint32_t> flow_hash_;    // by flow: CRC-32 of its 5-tuple and label
+  std::vector<std::uint32_t> ack_hash_;     // by flow: the same for its acknowledgements
+  std::unique_ptr<ValiantDetour> valiant_;  // Valiant routing (null: minimal)
   std::vector<pdes::LpId> local_;
   std::vector<NodeState> nodes_;             // by slot
   std::vector<PortState> ports_;             // local ports

@@ -1,0 +1,182 @@
+// The egress port: a packet the forwarding chose joins its queue if buffer admission lets it
+// (buffer_admission.hpp), marked on the way by the ECN marker (ecn_marker.hpp) and stamped with
+// telemetry (telemetry.hpp); the port serializes one frame at a time, lossless class first unless
+// paused (pfc.cpp), and puts it on the pipe: the link's latency (plus the next switch's pipeline)
+// after the header (cut-through) or the tail, unless the wire loses it (wire_errors.hpp).
+#include "src/fabric/egress_port.hpp"
+
+#include <algorithm>
+
+#include "src/fabric/pfc.hpp"
+#include "stepsim/fabric/buffer_admission.hpp"
+#include "stepsim/fabric/ecn_marker.hpp"
+
+namespace stepsim::fabric {
+
+using topology::kNone;
+
+namespace {
+constexpr std::uint32_t kHeaderBytes = 64;  // what cut-through waits for
+}  // namespace
+
+void FabricModel::enqueue(pdes::LpContext& ctx, NodeState& n, std::uint32_t out,
+                          std::uint32_t in_port, Packet pkt, SimTime tail) {
+  PortState& e = port(n, out);
+  PortState& in = port(n, in_port);
+  const int c = klass(pkt);
+  const std::int64_t b = pkt.bytes;
+  if (e.down) {
+    ++cold(n, out).stats.drops_link_down;
+    return;
+  }
+  const BufferAdmission admission(params_.sw.buffer.count(), params_.sw.dt_alpha,
+                                  params_.pfc.xoff.count());
+  const Admission a = c == 0 ? admission.lossless(b, in.ingress[0], in.headroom, n.buffer_used)
+                             : admission.lossy(b, e.queued[1], n.buffer_used);
+  if (a != Admission::kAdmit) {
+    // Too little headroom is the ingress port's fault; no room at the egress is the egress's.
+    ++cold(n, a == Admission::kNoHeadroom ? in_port : out).stats.drops_buffer;
+    return;
+  }
+  if (EcnMarker(params_.ecn, params_.mtu).mark(e.queued[c], b, n.ecn_rng)) {
+    pkt.flags |= kEcnCe;
+    PortStats& st = cold(n, out).stats;
+    if (st.ecn_marks++ == 0) st.first_mark_ps = ctx.now().picoseconds();
+  }
+  if ((pkt.flags & kTelemetry) != 0 && params_.telemetry) {
+    stamp_utilization(pkt, backlog_[n.port_base + out], e.rate, cold(n, out).tx.util,
+                      params_.telemetry_rtt);
+  }
+  push(n, e.queue[c], QueueEntry{pkt, tail, in_port, kNone});
+  e.queued[c] += b;
+  integrate_queue(e, backlog_[n.port_base + out], ctx.now());
+  backlog_[n.port_base + out] += b;
+  n.buffer_used += b;
+  in.ingress[c] += b;
+  e.max_queue = std::max(e.max_queue, backlog_[n.port_base + out]);
+  if (c == 0) check_xoff(ctx, n, in_port);
+  kick(ctx, n, out);
+}
+
+void FabricModel::release(pdes::LpContext& ctx, NodeState& n, std::uint32_t index, int c,
+                          const QueueEntry& q) {
+  const std::int64_t b = q.pkt.bytes;
+  port(n, index).queued[c] -= b;
+  integrate_queue(port(n, index), backlog_[n.port_base + index], ctx.now());
+  backlog_[n.port_base + index] -= b;
+  n.buffer_used -= b;
+  port(n, q.in_port).ingress[c] -= b;
+  if (c == 0) check_xon(ctx, n, q.in_port);
+}
+
+void FabricModel::kick(pdes::LpContext& ctx, NodeState& n, std::uint32_t index) {
+  PortState& e = port(n, index);
+  if (e.down) return;
+  if (e.busy_until > ctx.now()) {
+    if (!e.free_pending) {
+      e.free_pending = true;
+      ctx.send(ctx.self(), e.busy_until - ctx.now(), kEvPortFree, index);
+    }
+    return;
+  }
+  Packet pkt;
+  SimTime tail = ctx.now();
+  if (n.is_server && host_ != nullptr) {
+    if (!host_->next_packet(ctx, index, e.paused[0], pkt)) return;
+  } else if (n.is_server) {
+    if (!e.queue[0].empty() && !e.paused[0]) {  // acknowledgements go first
+      pkt = pop(n, e.queue[0]).pkt;
+    } else if (!e.queue[1].empty()) {
+      pkt = pop(n, e.queue[1]).pkt;
+    } else if (!next_host_packet(ctx, n, index, pkt)) {
+      return;
+    }
+  } else {
+    int c = -1;
+    if (!e.queue[0].empty() && !e.paused[0]) {
+      c = 0;
+    } else if (!e.queue[1].empty()) {
+      c = 1;
+    }
+    if (c < 0) return;
+    const QueueEntry q = pop(n, e.queue[c]);
+    pkt = q.pkt;
+    tail = q.tail;
+    release(ctx, n, index, c, q);
+  }
+  transmit(ctx, n, index, pkt, tail);
+  const bool more = (n.is_server && (host_ != nullptr || !cold(n, index).active.empty())) ||
+                    !(e.queue[0].empty() && e.queue[1].empty());
+  if (more && !e.free_pending) {
+    e.free_pending = true;
+    ctx.send(ctx.self(), e.busy_until - ctx.now(), kEvPortFree, index);
+  }
+}
+
+void FabricModel::transmit(pdes::LpContext& ctx, NodeState& n, std::uint32_t index, Packet pkt,
+                           SimTime tail) {
+  PortState& e = port(n, index);
+  const PortInfo& pi = routing_.port(n.first_port + index);
+  const SimTime now = ctx.now();
+  const SimTime ser = frame_time(e, pkt.bytes);
+  e.busy_until = std::max(now + ser, tail);
+  e.busy += ser;
+  ++e.packets;
+  e.bytes += pkt.bytes;
+  if (params_.telemetry) [[unlikely]] {
+    cold(n, index).tx.on_transmit(now, ser, params_.telemetry_rtt);
+  }
+  if (e.errors) [[unlikely]] {
+    PortCold& pc = cold(n, index);
+    if (pc.wire.lose_frame(pkt.bytes, params_, pc.stats)) return;
+  }
+  // The pipe: the header (cut-through into a switch) or the tail crosses the link, then the next
+  // switch's pipeline.
+  const bool to_switch = pi.peer_is_switch;
+  const SimTime head = params_.sw.cut_through && to_switch ? now + e.hdr_ser : e.busy_until;
+  const SimTime arrival = head + pi.latency + (to_switch ? params_.sw.latency : SimTime::zero());
+  ctx.send(pi.peer_node, arrival - now, kEvPacket, pi.peer_index, pkt);
+}
+
+void FabricModel::push(NodeState& n, Fifo& q, const QueueEntry& e) {
+  std::uint32_t i;
+  if (n.free.empty()) {
+    i = static_cast<std::uint32_t>(n.pool.size());
+    n.pool.push_back(e);
+  } else {
+    i = n.free.back();
+    n.free.pop_back();
+    n.pool[i] = e;
+  }
+  if (q.empty()) {
+    q.head = i;
+  } else {
+    n.pool[q.tail].next = i;
+  }
+  q.tail = i;
+}
+
+FabricModel::QueueEntry FabricModel::pop(NodeState& n, Fifo& q) {
+  const std::uint32_t i = q.head;
+  const QueueEntry e = n.pool[i];
+  q.head = e.next;
+  if (q.head == kNone) q.tail = kNone;
+  n.free.push_back(i);
+  return e;
+}
+
+void FabricModel::set_rate(PortState& ps, DataRate rate) {
+  ps.rate = rate;
+  ps.hdr_ser = rate.serialization_time(Bytes(kHeaderBytes));
+  ps.frame_bytes = 0;
+}
+
+SimTime FabricModel::frame_time(PortState& ps, std::uint32_t frame) const {
+  if (ps.frame_bytes != frame) {
+    ps.frame_ser = ps.rate.serialization_time(Bytes(wire_bytes(frame, params_.mtu.count())));
+    ps.frame_bytes = frame;
+  }
+  return ps.frame_ser;
+}
+
+}  // namespace stepsim::fabric
