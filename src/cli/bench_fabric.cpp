@@ -12,12 +12,65 @@
 #include "stepsim/core/fatal.hpp"
 #include "stepsim/core/memory.hpp"
 #include "stepsim/fabric/fabric_run.hpp"
+#include "stepsim/fabric/pfc_headroom.hpp"
 #include "stepsim/nic/bulk_app.hpp"
 #include "stepsim/nic/rdma_run.hpp"
 #include "stepsim/pdes/mpi_sync.hpp"
 #include "stepsim/topology/topology_loader.hpp"
 
 namespace stepsim::cli {
+
+namespace {
+
+// Options that are shorthands for a fabric.* key (scripts and README use them); `--set
+// fabric.KEY=VALUE` reaches every key of `stepsim list fabric`.
+struct ValueShorthand {
+  const char* option;
+  const char* key;
+  const char* help;
+};
+constexpr ValueShorthand kValueShorthands[] = {
+    {"--lb", "fabric.lb", "Load balancing: ecmp, flowlet, adaptive or spray"},
+    {"--flowlet-timeout", "fabric.flowlet_timeout", "flowlet: idle gap (a time)"},
+    {"--routing", "fabric.routing", "minimal, or valiant (dragonfly)"},
+    {"--mtu", "fabric.mtu", "Payload bytes per packet"},
+    {"--buffer", "fabric.buffer", "Shared buffer per switch"},
+    {"--ber", "fabric.ber", "Pre-FEC BER on every link (default: the topology's)"},
+    {"--burst", "fabric.burst_symbols",
+     "FEC error bursts: symbols each error event corrupts (1 = independent)"},
+};
+struct FlagShorthand {
+  const char* option;
+  const char* key;
+  const char* help;
+};
+constexpr FlagShorthand kFlagShorthands[] = {
+    {"--no-fec", "fabric.fec", "No FEC: any bit error loses the frame"},
+    {"--no-reroute", "fabric.reroute", "Drop packets whose chosen port is down"},
+    {"--no-pfc", "fabric.pfc", "Lossy fabric: no PFC (packets beyond the buffer drop)"},
+    {"--no-ecn", "fabric.ecn", "No ECN marking"},
+    {"--store-and-forward", "fabric.cut_through", "Switches wait for the whole packet"},
+};
+
+// The default text of a key (what `stepsim list fabric` prints).
+std::string default_of(const config::ParamTable& table, const std::string& key) {
+  for (const config::Param& p : table.params()) {
+    if (p.key == key) return p.get();
+  }
+  fatal("bench fabric: no fabric key " + key);
+}
+
+bool is_fabric_key(const std::string& assignment) {
+  return assignment.rfind("fabric.", 0) == 0;
+}
+
+}  // namespace
+
+struct BenchFabricCommand::RdmaSetup {
+  nic::NicParams nic;
+  std::vector<nic::Connection> conns;
+  std::vector<nic::Transfer> transfers;
+};
 
 BenchFabricCommand::BenchFabricCommand(CLI::App& parent) {
   cmd_ = parent.add_subcommand(
@@ -45,44 +98,24 @@ BenchFabricCommand::BenchFabricCommand(CLI::App& parent) {
   cmd_->add_option("--entropy", entropy_, "ECMP entropy per QP: fixed, udp_sport or flow_label")
       ->capture_default_str()
       ->check(CLI::IsMember({"fixed", "udp_sport", "flow_label"}));
-  cmd_->add_option("--lb", params_.lb.policy, "Load balancing: ecmp, flowlet, adaptive or spray")
-      ->capture_default_str();
-  cmd_->add_option("--flowlet-timeout", flowlet_timeout_, "flowlet: idle gap (a time)")
-      ->capture_default_str();
-  cmd_->add_option("--routing", params_.routing, "minimal, or valiant (dragonfly)")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"minimal", "valiant"}));
-  cmd_->add_option("--mtu", mtu_, "Payload bytes per packet")->capture_default_str();
+  fabric::FabricParams defaults;
+  const config::ParamTable table = fabric::fabric_param_table(defaults);
+  for (const ValueShorthand& s : kValueShorthands) {
+    std::string& value = shorthand_values_[s.option];
+    value = default_of(table, s.key);
+    cmd_->add_option(s.option, value, std::string(s.help) + " (= --set " + s.key + "=VALUE)")
+        ->capture_default_str();
+  }
+  for (const FlagShorthand& s : kFlagShorthands) {
+    cmd_->add_flag(s.option, shorthand_flags_[s.option],
+                   std::string(s.help) + " (= --set " + s.key + "=false)");
+  }
   fidelity_.add(cmd_, {"packet", "cell"});
-  cmd_->add_option("--buffer", buffer_, "Shared buffer per switch")->capture_default_str();
-  cmd_->add_option("--ber", ber_, "Pre-FEC BER on every link (default: the topology's)");
   cmd_->add_option("--fault", faults_,
                    "A link fault (repeatable): down:LINK@TIME, up:LINK@TIME, lanes:LINK@TIME=N, "
                    "flap:LINK@START,PERIOD,DOWN,COUNT (LINK: index of the link in the topology, in "
                    "generation order)");
-  cmd_->add_option("--burst", params_.burst_symbols,
-                   "FEC error bursts: symbols each error event corrupts (1 = independent)")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 15));
-  cmd_->add_flag("--no-fec", no_fec_, "No FEC: any bit error loses the frame");
-  cmd_->add_flag("--no-reroute", no_reroute_, "Drop packets whose chosen port is down");
-  cmd_->add_flag("--no-pfc", no_pfc_, "Lossy fabric: no PFC (packets beyond the buffer drop)");
-  cmd_->add_flag("--no-ecn", no_ecn_, "No ECN marking");
-  cmd_->add_flag("--store-and-forward", store_and_forward_, "Switches wait for the whole packet");
-  cmd_->add_option("--transport", transport_,
-                   "raw (flows straight from the NIC port) or rdma (RDMA WRITEs through the NIC "
-                   "pipeline and RC transport)")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"raw", "rdma"}));
-  cmd_->add_option("--cc", cc_, "rdma: congestion control (none, dcqcn, hpcc)")
-      ->capture_default_str();
-  cmd_->add_option("--retransmission", retransmission_, "rdma: gbn or selective")
-      ->capture_default_str();
-  cmd_->add_option("--message", message_, "rdma: bytes per WRITE (a flow is several)")
-      ->capture_default_str();
-  cmd_->add_option("--nic-config", nic_config_,
-                   "rdma: YAML file of NIC, transport and congestion-control parameters");
-  cmd_->add_option("--set", sets_, "rdma: override one parameter, key=value (repeatable)");
+  add_transport_options();
   cmd_->add_option("--end", end_, "Simulated time limit")->capture_default_str();
   cmd_->add_option("--seed", traffic_.seed, "Seed of the traffic and the fabric's random choices")
       ->capture_default_str();
@@ -102,17 +135,131 @@ BenchFabricCommand::BenchFabricCommand(CLI::App& parent) {
   }
 }
 
+void BenchFabricCommand::add_transport_options() {
+  cmd_->add_option("--transport", transport_,
+                   "raw (flows straight from the NIC port) or rdma (RDMA WRITEs through the NIC "
+                   "pipeline and RC transport)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"raw", "rdma"}));
+  cmd_->add_option("--cc", cc_, "rdma: congestion control (none, dcqcn, hpcc)")
+      ->capture_default_str();
+  cmd_->add_option("--retransmission", retransmission_, "rdma: gbn or selective")
+      ->capture_default_str();
+  cmd_->add_option("--message", message_, "rdma: bytes per WRITE (a flow is several)")
+      ->capture_default_str();
+  cmd_->add_option("--nic-config", nic_config_,
+                   "rdma: YAML file of NIC, transport and congestion-control parameters");
+  cmd_->add_option("--set", sets_,
+                   "Override one parameter, key=value (repeatable): fabric.* keys (stepsim list "
+                   "fabric), and with rdma the NIC keys (stepsim list nic, stepsim list cc)");
+}
+
+Result<bool> BenchFabricCommand::configure_fabric() {
+  const config::ParamTable table = fabric::fabric_param_table(params_);
+  for (const ValueShorthand& s : kValueShorthands) {
+    if (cmd_->count(s.option) == 0) continue;
+    if (auto ok = table.set(s.key, shorthand_values_.at(s.option)); !ok) {
+      return Error{std::string(s.option) + ": " + ok.error().message};
+    }
+  }
+  for (const FlagShorthand& s : kFlagShorthands) {
+    if (!shorthand_flags_.at(s.option)) continue;
+    if (auto ok = table.set(s.key, "false"); !ok) return ok.error();
+  }
+  for (const std::string& kv : sets_) {
+    if (!is_fabric_key(kv)) {
+      if (transport_ == "rdma") continue;  // a NIC key (configure_rdma)
+      return Error{"--set " + kv +
+                   ": with --transport raw only fabric.* keys apply (stepsim list fabric)"};
+    }
+    if (auto ok = table.apply(kv); !ok) return Error{"--set " + ok.error().message};
+  }
+  params_.lb.seed = traffic_.seed;
+  params_.seed = traffic_.seed;
+  if (auto ok = fidelity_.apply(params_); !ok) return ok.error();
+  if (auto ok = params_.validate(); !ok) return ok.error();
+  return true;
+}
+
+Result<bool> BenchFabricCommand::configure_rdma(const std::vector<fabric::Flow>& flows,
+                                                RdmaSetup& rdma) {
+  const config::ParamTable table = nic::nic_param_table(rdma.nic);
+  if (!nic_config_.empty()) {
+    if (auto ok = table.load_yaml_file(nic_config_); !ok) return ok.error();
+  }
+  for (const auto& [option, key] : {std::pair{"--cc", "cc.algorithm"},
+                                    std::pair{"--retransmission", "transport.retransmission"}}) {
+    if (cmd_->count(option) == 0 && !nic_config_.empty()) continue;  // the file's value
+    const std::string value = cmd_->get_option(option)->as<std::string>();
+    if (auto ok = table.set(key, value); !ok) {
+      return Error{std::string(option) + ": " + ok.error().message};
+    }
+  }
+  for (const std::string& kv : sets_) {
+    if (is_fabric_key(kv)) continue;  // configure_fabric
+    if (auto ok = table.apply(kv); !ok) return Error{"--set " + ok.error().message};
+  }
+  if (auto ok = rdma.nic.validate(); !ok) return ok.error();
+  cc_ = rdma.nic.cc.algorithm;
+  retransmission_ = nic::retransmission_name(rdma.nic.retransmission);
+  auto message = parse_bytes(message_);
+  if (!message || message->count() < 1) {
+    return Error{"--message: " +
+                 (message ? std::string("must be >= 1 byte") : message.error().message)};
+  }
+  // Each flow becomes a connection whose side A writes the flow's bytes in messages.
+  const std::int64_t m = std::min(message->count(), traffic_.flow_bytes);
+  for (const fabric::Flow& f : flows) {
+    rdma.conns.push_back(nic::Connection{f.src_nic, f.dst_nic, f.prio, f.entropy, f.label});
+    nic::Transfer t;
+    t.connection = f.id;
+    t.message_bytes = m;
+    t.messages = static_cast<int>((traffic_.flow_bytes + m - 1) / m);
+    t.depth = 8;
+    t.start = f.start;
+    rdma.transfers.push_back(t);
+  }
+  return true;
+}
+
+namespace {
+
+// One rdma run: the fabric's counters plus flow completion times from the WRITE completions.
+Result<fabric::FabricRun> run_rdma_once(const topology::Topology& topo,
+                                        const std::vector<nic::Transfer>& transfers,
+                                        const std::vector<nic::Connection>& conns,
+                                        const nic::NicParams& nic,
+                                        const fabric::FabricParams& params, pdes::Sync& sync,
+                                        const pdes::EngineOptions& opts) {
+  nic::BulkApp app(transfers, conns, topo, SimTime::zero());
+  auto r = nic::run_rdma(topo, conns, nic, params, &app, sync, opts);
+  if (!r) return r.error();
+  fabric::FabricRun fr;
+  fr.stats = r->stats;
+  fr.results = std::move(r->fabric);
+  fr.summary = r->summary;
+  const nic::BulkResult b = app.result(sync);
+  std::vector<std::pair<std::int64_t, std::int64_t>> done;
+  for (std::size_t t = 0; t < transfers.size(); ++t) {
+    if (b.done_ps[t] >= 0) done.emplace_back(transfers[t].start.picoseconds(), b.done_ps[t]);
+  }
+  fr.summary.flows = transfers.size();
+  fabric::summarize_completions(done, fr.summary);
+  return fr;
+}
+
+// Every flow delivered its last byte (a run that ends with flows left did not complete).
+bool all_flows_complete(const fabric::FabricRun& run) {
+  return run.summary.flows_complete == run.summary.flows;
+}
+
+}  // namespace
+
 int BenchFabricCommand::execute(int rank, int ranks) {
   auto bytes = parse_bytes(flow_bytes_);
   if (!bytes) return user_error(rank, "--flow-bytes: " + bytes.error().message);
-  auto mtu = parse_bytes(mtu_);
-  if (!mtu) return user_error(rank, "--mtu: " + mtu.error().message);
-  auto buffer = parse_bytes(buffer_);
-  if (!buffer) return user_error(rank, "--buffer: " + buffer.error().message);
   auto end = parse_time(end_);
   if (!end) return user_error(rank, "--end: " + end.error().message);
-  auto timeout = parse_time(flowlet_timeout_);
-  if (!timeout) return user_error(rank, "--flowlet-timeout: " + timeout.error().message);
   auto window = parse_bytes(window_);
   if (!window) return user_error(rank, "--window: " + window.error().message);
   traffic_.window = window->count();
@@ -120,21 +267,7 @@ int BenchFabricCommand::execute(int rank, int ranks) {
   if (!entropy) return user_error(rank, "--entropy: " + entropy.error().message);
   traffic_.flow_bytes = bytes->count();
   traffic_.entropy = *entropy;
-  params_.mtu = *mtu;
-  params_.sw.buffer = *buffer;
-  params_.sw.cut_through = !store_and_forward_;
-  params_.pfc.enabled = !no_pfc_;
-  params_.ecn.enabled = !no_ecn_;
-  params_.ber_override = ber_;
-  params_.fec = !no_fec_;
-  params_.reroute = !no_reroute_;
-  params_.lb.flowlet_timeout = *timeout;
-  params_.lb.seed = traffic_.seed;
-  params_.seed = traffic_.seed;
-  if (auto ok = fidelity_.apply(params_); !ok) return user_error(rank, ok.error().message);
-  if (auto ok = params_.validate(); !ok) return user_error(rank, ok.error().message);
-  if (auto lb = fabric::make_load_balancer(params_.lb, 0); !lb)
-    return user_error(rank, "--lb: " + lb.error().message);
+  if (auto ok = configure_fabric(); !ok) return user_error(rank, ok.error().message);
 
   const std::int64_t rss_before = current_rss_bytes();
   auto topo = topology::load_topology(topology_);
@@ -146,8 +279,15 @@ int BenchFabricCommand::execute(int rank, int ranks) {
       return user_error(rank, "--fault: " + ok.error().message);
     }
   }
+  if (auto ok = fabric::check_switch_buffer(params_, *topo); !ok) {
+    return user_error(rank, ok.error().message);
+  }
   auto flows = fabric::make_flows(*topo, traffic_);
   if (!flows) return user_error(rank, "traffic: " + flows.error().message);
+  RdmaSetup rdma;
+  if (transport_ == "rdma") {
+    if (auto ok = configure_rdma(*flows, rdma); !ok) return user_error(rank, ok.error().message);
+  }
 
   pdes::MpiSync sync;
   pdes::EngineOptions opts;
@@ -161,98 +301,60 @@ int BenchFabricCommand::execute(int rank, int ranks) {
   install_stop_handlers();
   warn_if_threads_exceed_cpus(threads_, rank);
 
-  nic::NicParams nic;
-  std::vector<nic::Connection> conns;
-  std::vector<nic::Transfer> transfers;
-  if (transport_ == "rdma") {
-    const config::ParamTable table = nic::nic_param_table(nic);
-    if (!nic_config_.empty()) {
-      if (auto ok = table.load_yaml_file(nic_config_); !ok) {
-        return user_error(rank, ok.error().message);
-      }
-    }
-    for (const auto& [option, key] : {std::pair{"--cc", "cc.algorithm"},
-                                      std::pair{"--retransmission", "transport.retransmission"}}) {
-      if (cmd_->count(option) == 0 && !nic_config_.empty()) continue;  // the file's value
-      const std::string value = cmd_->get_option(option)->as<std::string>();
-      if (auto ok = table.set(key, value); !ok) {
-        return user_error(rank, std::string(option) + ": " + ok.error().message);
-      }
-    }
-    for (const std::string& kv : sets_) {
-      if (auto ok = table.apply(kv); !ok) return user_error(rank, "--set " + ok.error().message);
-    }
-    if (auto ok = nic.validate(); !ok) return user_error(rank, ok.error().message);
-    cc_ = nic.cc.algorithm;
-    retransmission_ = nic::retransmission_name(nic.retransmission);
-    auto message = parse_bytes(message_);
-    if (!message || message->count() < 1) {
-      return user_error(rank, "--message: " + (message ? std::string("must be >= 1 byte")
-                                                       : message.error().message));
-    }
-    // Each flow becomes a connection whose side A writes the flow's bytes in messages.
-    const std::int64_t m = std::min(message->count(), traffic_.flow_bytes);
-    for (const fabric::Flow& f : *flows) {
-      conns.push_back(nic::Connection{f.src_nic, f.dst_nic, f.prio, f.entropy, f.label});
-      nic::Transfer t;
-      t.connection = f.id;
-      t.message_bytes = m;
-      t.messages = static_cast<int>((traffic_.flow_bytes + m - 1) / m);
-      t.depth = 8;
-      t.start = f.start;
-      transfers.push_back(t);
-    }
-  }
   std::vector<fabric::FabricRun> runs;
   for (int i = 0; i < repeat_; ++i) {
-    if (transport_ == "rdma") {
-      nic::BulkApp app(transfers, conns, *topo, SimTime::zero());
-      auto r = nic::run_rdma(*topo, conns, nic, params_, &app, sync, opts);
-      if (!r) return user_error(rank, r.error().message);
-      fabric::FabricRun fr;
-      fr.stats = r->stats;
-      fr.results = std::move(r->fabric);
-      fr.summary = r->summary;
-      // Flow completion times from the WRITE completions.
-      const nic::BulkResult b = app.result(sync);
-      std::vector<std::pair<std::int64_t, std::int64_t>> done;
-      for (std::size_t t = 0; t < transfers.size(); ++t) {
-        if (b.done_ps[t] >= 0) done.emplace_back(transfers[t].start.picoseconds(), b.done_ps[t]);
-      }
-      fr.summary.flows = transfers.size();
-      fabric::summarize_completions(done, fr.summary);
-      runs.push_back(std::move(fr));
-    } else {
-      auto r = fabric::run_fabric(*topo, *flows, params_, sync, opts);
-      if (!r) return user_error(rank, r.error().message);
-      runs.push_back(std::move(r).value());
-    }
-    if (!runs.back().stats.completed) break;
+    auto r = transport_ == "rdma"
+                 ? run_rdma_once(*topo, rdma.transfers, rdma.conns, rdma.nic, params_, sync, opts)
+                 : fabric::run_fabric(*topo, *flows, params_, sync, opts);
+    if (!r) return user_error(rank, r.error().message);
+    runs.push_back(std::move(r).value());
+    if (!runs.back().stats.completed || !all_flows_complete(runs.back())) break;
     STEPSIM_CHECK(runs.back().stats.digest == runs.front().stats.digest,
                   "a repeated fabric run gave a different digest");
   }
   finish_progress();
   const fabric::FabricRun& run =
       runs[median_run(runs.size(), [&](std::size_t i) { return runs[i].stats.wall_s; })];
+  const bool complete = run.stats.completed && all_flows_complete(run);
+  const int rc = !run.stats.completed ? interrupted_exit_code() : complete ? kExitOk : kExitFailure;
+  if (rank != 0) return rc;
+  print_report(*topo, flows->size(), runs, run, ranks, rss_before);
+  if (run.stats.completed && !complete) {
+    std::fflush(stdout);
+    std::fprintf(stderr,
+                 "stepsim: error: %zu of %zu flows did not complete by %s (stalled or lost "
+                 "packets; see pause frames and drops above)\n",
+                 run.summary.flows - run.summary.flows_complete, run.summary.flows,
+                 to_string(run.stats.final_time).c_str());
+  }
+  if (!json_path_.empty()) {
+    if (const int j = write_json_report(rank, *topo, flows->size(), runs, run, ranks); j != kExitOk)
+      return j;
+  }
+  return rc;
+}
+
+void BenchFabricCommand::print_report(const topology::Topology& topo, std::size_t flows,
+                                      const std::vector<fabric::FabricRun>& runs,
+                                      const fabric::FabricRun& run, int ranks,
+                                      std::int64_t rss_before) const {
   const pdes::RunStats& st = run.stats;
   const fabric::FabricSummary& s = run.summary;
-  if (rank != 0) return st.completed ? kExitOk : interrupted_exit_code();
-
   const int cores = ranks * st.threads;
   const double hops_per_s = st.wall_s > 0 ? static_cast<double>(s.packet_hops) / st.wall_s : 0;
   std::int64_t rss_max = 0;
   for (const auto& r : st.per_rank) rss_max = std::max(rss_max, r.peak_rss);
   std::printf("stepsim bench fabric\n");
   std::printf("topology         %s: %zu servers, %zu switches, %zu links, lookahead %s\n",
-              topo->name.c_str(), topo->server_count(), topo->switch_count(), topo->links.size(),
+              topo.name.c_str(), topo.server_count(), topo.switch_count(), topo.links.size(),
               to_string(st.lookahead).c_str());
   std::printf(
       "traffic          %s, %zu flows of %lld B, entropy %s, lb %s, pfc %s, ecn %s, %s, "
       "fidelity %s\n",
-      traffic_.pattern.c_str(), flows->size(), static_cast<long long>(traffic_.flow_bytes),
+      traffic_.pattern.c_str(), flows, static_cast<long long>(traffic_.flow_bytes),
       entropy_.c_str(), (params_.lb.policy + ", " + params_.routing + " routing").c_str(),
-      no_pfc_ ? "off" : "on", no_ecn_ ? "off" : "on",
-      store_and_forward_ ? "store-and-forward" : "cut-through",
+      params_.pfc.enabled ? "on" : "off", params_.ecn.enabled ? "on" : "off",
+      params_.sw.cut_through ? "cut-through" : "store-and-forward",
       fidelity_.describe(params_).c_str());
   if (transport_ == "rdma") {
     std::printf("transport        RDMA WRITE, %s B messages, cc %s, %s\n", message_.c_str(),
@@ -266,6 +368,10 @@ int BenchFabricCommand::execute(int rank, int ranks) {
               partition_.c_str());
   if (!st.completed)
     std::printf("status           INTERRUPTED at %s\n", to_string(st.final_time).c_str());
+  if (st.completed && s.flows_complete != s.flows) {
+    std::printf("status           INCOMPLETE: %zu of %zu flows did not complete\n",
+                s.flows - s.flows_complete, s.flows);
+  }
   if (runs.size() > 1) {
     std::printf("repeats          %zu runs, packet-hops/s (M):", runs.size());
     for (const auto& r : runs)
@@ -286,6 +392,12 @@ int BenchFabricCommand::execute(int rank, int ranks) {
       "0)\n",
       static_cast<double>(rss_max) / 1048576.0, static_cast<double>(rss_before) / 1048576.0,
       static_cast<double>(run.model_bytes) / 1048576.0);
+  print_fabric_lines(s);
+  print_time_split(st, 8, /*thread_imbalance=*/st.threads > 1);
+  std::printf("digest           %s\n", digest_hex(st.digest).c_str());
+}
+
+void BenchFabricCommand::print_fabric_lines(const fabric::FabricSummary& s) {
   std::printf(
       "flows            %zu of %zu complete; FCT p50 %.1f us, p99 %.1f us, max %.1f us; last byte "
       "at %.1f us\n",
@@ -299,49 +411,59 @@ int BenchFabricCommand::execute(int rank, int ranks) {
               s.drops_buffer, s.drops_fec, s.drops_link_down, s.drops_unroutable, s.fec_corrected);
   std::printf("path balance     leaf uplink bytes max/mean %.3f, cv %.3f\n", s.uplink_max_over_mean,
               s.uplink_cv);
-  print_time_split(st, 8, /*thread_imbalance=*/st.threads > 1);
-  std::printf("digest           %s\n", digest_hex(st.digest).c_str());
+}
 
-  if (!json_path_.empty()) {
-    nlohmann::json j;
-    j["benchmark"] = "fabric";
-    j["topology"] = topo->name;
-    j["servers"] = topo->server_count();
-    j["switches"] = topo->switch_count();
-    j["pattern"] = traffic_.pattern;
-    j["flows"] = flows->size();
-    j["flow_bytes"] = traffic_.flow_bytes;
-    j["lb"] = params_.lb.policy;
-    j["fidelity"] = fidelity_.fidelity;
-    j["cell_bytes"] = params_.cell.count();
-    j["transport"] = transport_;
-    if (transport_ == "rdma") j["cc"] = cc_;
-    j["ranks"] = ranks;
-    j["threads"] = st.threads;
-    j["completed"] = st.completed;
-    j["packet_hops"] = s.packet_hops;
-    j["events"] = st.events;
-    j["windows"] = st.windows;
-    j["wall_s"] = st.wall_s;
-    j["packet_hops_per_s"] = hops_per_s;
-    j["packet_hops_per_s_per_core"] = hops_per_s / cores;
-    for (const auto& r : runs)
-      j["packet_hops_per_s_runs"].push_back(static_cast<double>(r.summary.packet_hops) /
-                                            r.stats.wall_s);
-    j["peak_rss_max_bytes"] = rss_max;
-    j["model_bytes_rank0"] = run.model_bytes;
-    j["flows_complete"] = s.flows_complete;
-    j["fct_p50_us"] = s.fct_p50_us;
-    j["fct_p99_us"] = s.fct_p99_us;
-    j["fct_max_us"] = s.fct_max_us;
-    j["ecn_marks"] = s.ecn_marks;
-    j["pause_frames"] = s.pause_frames;
-    j["drops_buffer"] = s.drops_buffer;
-    j["uplink_max_over_mean"] = s.uplink_max_over_mean;
-    j["digest"] = digest_hex(st.digest);
-    if (const int rc = write_json(rank, json_path_, j); rc != kExitOk) return rc;
-  }
-  return st.completed ? kExitOk : interrupted_exit_code();
+int BenchFabricCommand::write_json_report(int rank, const topology::Topology& topo,
+                                          std::size_t flows,
+                                          const std::vector<fabric::FabricRun>& runs,
+                                          const fabric::FabricRun& run, int ranks) const {
+  const pdes::RunStats& st = run.stats;
+  const fabric::FabricSummary& s = run.summary;
+  const int cores = ranks * st.threads;
+  const double hops_per_s = st.wall_s > 0 ? static_cast<double>(s.packet_hops) / st.wall_s : 0;
+  std::int64_t rss_max = 0;
+  for (const auto& r : st.per_rank) rss_max = std::max(rss_max, r.peak_rss);
+  nlohmann::json j;
+  j["benchmark"] = "fabric";
+  j["topology"] = topo.name;
+  j["servers"] = topo.server_count();
+  j["switches"] = topo.switch_count();
+  j["pattern"] = traffic_.pattern;
+  j["flows"] = flows;
+  j["flow_bytes"] = traffic_.flow_bytes;
+  j["lb"] = params_.lb.policy;
+  j["routing"] = params_.routing;
+  j["fidelity"] = fidelity_.fidelity;
+  j["cell_bytes"] = params_.cell.count();
+  j["transport"] = transport_;
+  if (transport_ == "rdma") j["cc"] = cc_;
+  j["ranks"] = ranks;
+  j["threads"] = st.threads;
+  // Completed: the engine was not interrupted and every flow delivered its last byte.
+  j["completed"] = st.completed && all_flows_complete(run);
+  j["interrupted"] = !st.completed;
+  j["packet_hops"] = s.packet_hops;
+  j["events"] = st.events;
+  j["windows"] = st.windows;
+  j["wall_s"] = st.wall_s;
+  j["packet_hops_per_s"] = hops_per_s;
+  j["packet_hops_per_s_per_core"] = hops_per_s / cores;
+  for (const auto& r : runs)
+    j["packet_hops_per_s_runs"].push_back(static_cast<double>(r.summary.packet_hops) /
+                                          r.stats.wall_s);
+  j["peak_rss_max_bytes"] = rss_max;
+  j["model_bytes_rank0"] = run.model_bytes;
+  j["flows_complete"] = s.flows_complete;
+  j["flows_incomplete"] = s.flows - s.flows_complete;
+  j["fct_p50_us"] = s.fct_p50_us;
+  j["fct_p99_us"] = s.fct_p99_us;
+  j["fct_max_us"] = s.fct_max_us;
+  j["ecn_marks"] = s.ecn_marks;
+  j["pause_frames"] = s.pause_frames;
+  j["drops_buffer"] = s.drops_buffer;
+  j["uplink_max_over_mean"] = s.uplink_max_over_mean;
+  j["digest"] = digest_hex(st.digest);
+  return write_json(rank, json_path_, j);
 }
 
 }  // namespace stepsim::cli

@@ -6,11 +6,13 @@
 
 #include <CLI/CLI.hpp>
 
+#include <map>
 #include <string>
 #include <vector>
 #include "src/cli/report.hpp"
 
 #include "stepsim/fabric/fabric_params.hpp"
+#include "stepsim/fabric/fabric_run.hpp"
 #include "stepsim/fabric/traffic.hpp"
 
 namespace stepsim::cli {
@@ -22,6 +24,20 @@ class BenchFabricCommand {
   int execute(int rank, int ranks);
 
  private:
+  struct RdmaSetup;
+  void add_transport_options();
+  /// Shorthands, --set fabric.* and the fidelity into params_; the error names the option.
+  Result<bool> configure_fabric();
+  /// The NIC parameters and one connection + transfer per flow (--transport rdma).
+  Result<bool> configure_rdma(const std::vector<fabric::Flow>& flows, RdmaSetup& rdma);
+  void print_report(const topology::Topology& topo, std::size_t flows,
+                    const std::vector<fabric::FabricRun>& runs, const fabric::FabricRun& run,
+                    int ranks, std::int64_t rss_before) const;
+  static void print_fabric_lines(const fabric::FabricSummary& s);
+  int write_json_report(int rank, const topology::Topology& topo, std::size_t flows,
+                        const std::vector<fabric::FabricRun>& runs, const fabric::FabricRun& run,
+                        int ranks) const;
+
   CLI::App* cmd_;
   std::string topology_;
   fabric::TrafficSpec traffic_;
@@ -29,18 +45,13 @@ class BenchFabricCommand {
   std::string entropy_ = "udp_sport";
   std::string flow_bytes_ = "2000000";
   std::string window_ = "0";
-  std::string mtu_ = "4096";
   FidelityOptions fidelity_;  // packet or cell
   std::string end_ = "100ms";
-  std::string buffer_ = "64MiB";
-  std::string flowlet_timeout_ = "10us";
-  double ber_ = -1;
-  bool no_pfc_ = false;
-  bool no_fec_ = false;
-  bool no_reroute_ = false;
   std::vector<std::string> faults_;
-  bool no_ecn_ = false;
-  bool store_and_forward_ = false;
+  // Shorthand options of fabric.* keys by option name: values (--lb, --mtu, ...) and flags
+  // (--no-pfc, ...).
+  std::map<std::string, std::string> shorthand_values_;
+  std::map<std::string, bool> shorthand_flags_;
   int threads_ = 1;
   int repeat_ = 1;
   std::string partition_ = "metis";

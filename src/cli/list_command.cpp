@@ -53,29 +53,21 @@ void list_load_balancers() {
       to_string(d.flowlet_timeout).c_str(), d.flowlet_table, d.per_switch_seed ? "yes" : "no");
 }
 
-void list_fabric() {
-  const fabric::FabricParams d;
-  std::printf("Fabric parameters and their defaults (docs/fabric.md):\n");
-  std::printf("  switch buffer        %s shared per switch, lossy dynamic threshold alpha %g\n",
-              to_string(d.sw.buffer).c_str(), d.sw.dt_alpha);
-  std::printf("  switch latency       %s, %s\n", to_string(d.sw.latency).c_str(),
-              d.sw.cut_through ? "cut-through" : "store-and-forward");
-  std::printf("  ECN (RED)            Kmin %s, Kmax %s, Pmax %g\n", to_string(d.ecn.kmin).c_str(),
-              to_string(d.ecn.kmax).c_str(), d.ecn.pmax);
-  std::printf("  PFC                  priority %u, XOFF %s, XON %s, headroom %s\n",
-              static_cast<unsigned>(d.pfc.priority), to_string(d.pfc.xoff).c_str(),
-              to_string(d.pfc.xon).c_str(),
-              d.pfc.headroom.count() > 0 ? to_string(d.pfc.headroom).c_str() : "computed per port");
-  std::printf("  packets              MTU %s payload, FEC %s, routing %s\n",
-              to_string(d.mtu).c_str(), d.fec ? "KP4 RS(544,514)" : "off", d.routing.c_str());
-}
-
 // Prints the keys of `table` under `prefix` with their defaults and meaning.
 void print_params(const config::ParamTable& table, const std::string& prefix) {
   for (const config::Param& p : table.params()) {
     if (p.key.rfind(prefix, 0) != 0) continue;
     std::printf("  %-40s %-12s %s\n", p.key.c_str(), p.get().c_str(), p.help.c_str());
   }
+}
+
+void list_fabric() {
+  fabric::FabricParams d;
+  std::printf(
+      "Fabric parameters (key, default, meaning; docs/fabric.md). Set them in a scenario's "
+      "fabric: section, with `stepsim run FILE --set fabric.KEY=VALUE` or `stepsim bench fabric "
+      "--set fabric.KEY=VALUE`:\n");
+  print_params(fabric::fabric_param_table(d), "fabric.");
 }
 
 void list_cc() {

@@ -1,5 +1,9 @@
 #include "stepsim/fabric/fabric_params.hpp"
 
+#include <charconv>
+#include <cmath>
+#include <sstream>
+
 namespace stepsim::fabric {
 
 Result<bool> FabricParams::validate() const {
@@ -29,6 +33,82 @@ Result<bool> FabricParams::validate() const {
     return Error{"unknown routing '" + routing + "' (allowed: minimal, valiant)"};
   }
   return true;
+}
+
+namespace {
+
+// fabric.ber: "topology" (each link's own BER) or one pre-FEC BER for every link.
+config::Param ber_param(double& field) {
+  return config::Param{
+      "fabric.ber", "pre-FEC bit error rate of every link, 0..0.5, or 'topology' (each link's own)",
+      [&field](const std::string& t) -> Result<bool> {
+        if (t == "topology") {
+          field = -1;
+          return true;
+        }
+        double v = 0;
+        const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+        if (ec != std::errc() || end != t.data() + t.size() || !std::isfinite(v)) {
+          return Error{"'" + t + "' is not a number (allowed: 0..0.5 or topology)"};
+        }
+        if (v < 0 || v > 0.5) return Error{"'" + t + "' is out of range (0..0.5 or topology)"};
+        field = v;
+        return true;
+      },
+      [&field] {
+        if (field < 0) return std::string("topology");
+        std::ostringstream s;
+        s << field;
+        return s.str();
+      }};
+}
+
+}  // namespace
+
+config::ParamTable fabric_param_table(FabricParams& p) {
+  config::ParamTable t;
+  const std::int64_t big = std::int64_t{1} << 34;  // 16 GiB
+  t.add({"fabric.lb", "load-balancing policy among equal-cost ports (stepsim list lb)",
+         [&p](const std::string& name) -> Result<bool> {
+           LbParams lb = p.lb;
+           lb.policy = name;
+           if (auto made = make_load_balancer(lb, 0); !made) return made.error();
+           p.lb.policy = name;
+           return true;
+         },
+         [&p] { return p.lb.policy; }});
+  t.time("fabric.flowlet_timeout", p.lb.flowlet_timeout, SimTime::ns(1), SimTime::s(1),
+         "flowlet: idle gap after which a flow may take a new path");
+  t.choice("fabric.routing", p.routing, {"minimal", "valiant"},
+           "minimal (shortest paths) or valiant (dragonfly: via a random third group)");
+  t.boolean("fabric.reroute", p.reroute, "avoid down ports when another equal-cost port exists");
+  t.bytes("fabric.mtu", p.mtu, 64, 65536, "payload bytes per packet");
+  t.bytes("fabric.buffer", p.sw.buffer, 1, big,
+          "shared packet buffer per switch (at least PFC XOFF + headroom when PFC is on)");
+  t.real("fabric.dt_alpha", p.sw.dt_alpha, 1.0 / 64, 64,
+         "lossy dynamic threshold: an egress queue may hold alpha x the free buffer");
+  t.time("fabric.switch_latency", p.sw.latency, SimTime::ns(1), SimTime::us(100),
+         "switch forwarding pipeline latency");
+  t.boolean("fabric.cut_through", p.sw.cut_through,
+            "forward after the header (false: store-and-forward, after the tail)");
+  t.boolean("fabric.ecn", p.ecn.enabled, "RED/ECN marking on egress queues");
+  t.bytes("fabric.ecn_kmin", p.ecn.kmin, 0, big, "ECN: queue bytes where marking starts");
+  t.bytes("fabric.ecn_kmax", p.ecn.kmax, 1, big, "ECN: queue bytes where marking reaches pmax");
+  t.real("fabric.ecn_pmax", p.ecn.pmax, 0, 1, "ECN: marking probability at kmax (1 above)");
+  t.boolean("fabric.pfc", p.pfc.enabled, "PFC on the lossless class (false: lossy fabric)");
+  t.bytes("fabric.pfc_xoff", p.pfc.xoff, 1, big, "PFC: ingress bytes above which PAUSE is sent");
+  t.bytes("fabric.pfc_xon", p.pfc.xon, 0, big, "PFC: ingress bytes at or below which RESUME");
+  t.bytes("fabric.pfc_headroom", p.pfc.headroom, 0, big,
+          "PFC: bytes above XOFF per ingress port; 0 = computed per port from its cable");
+  t.time("fabric.pfc_switch_delay", p.pfc.switch_delay, SimTime::zero(), SimTime::us(100),
+         "PFC headroom formula's T_switch (at least the switch latency is used)");
+  t.time("fabric.pfc_nic_delay", p.pfc.nic_delay, SimTime::zero(), SimTime::us(100),
+         "PFC headroom formula's T_nic");
+  t.boolean("fabric.fec", p.fec, "KP4 FEC on every link (false: any bit error loses the frame)");
+  t.integer("fabric.burst_symbols", p.burst_symbols, 1, 15,
+            "FEC error bursts: symbols each error event corrupts (1 = independent)");
+  t.add(ber_param(p.ber_override));
+  return t;
 }
 
 void add_flapping(std::vector<FaultSpec>& faults, std::uint32_t link, SimTime start, SimTime period,

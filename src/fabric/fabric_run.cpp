@@ -1,6 +1,7 @@
 #include "stepsim/fabric/fabric_run.hpp"
 
 #include "stepsim/core/percentile.hpp"
+#include "stepsim/fabric/pfc_headroom.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -86,6 +87,7 @@ Result<FabricRun> run_fabric(const topology::Topology& topo, const std::vector<F
     return Error{"valiant routing needs a dragonfly topology ('" + topo.name + "' is a " +
                  topo.generator + ")"};
   }
+  if (auto ok = check_switch_buffer(params, topo); !ok) return ok.error();
   const pdes::LpGraph graph = topo.lp_graph();
   auto engine = pdes::Engine::create(graph, sync, std::move(engine_options));
   if (!engine) return engine.error();

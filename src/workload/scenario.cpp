@@ -2,6 +2,8 @@
 
 #include <filesystem>
 
+#include "stepsim/fabric/pfc_headroom.hpp"
+
 namespace stepsim::workload {
 
 namespace {
@@ -99,12 +101,8 @@ config::ParamTable scenario_param_table(Scenario& s) {
   const config::ParamTable nic = nic::nic_param_table(s.nic);
   for (const config::Param& x : nic.params()) t.add(x);
 
-  fabric::FabricParams& f = s.fabric;
-  t.choice("fabric.lb", f.lb.policy, {"ecmp", "flowlet", "adaptive", "spray"}, "load balancing");
-  t.bytes("fabric.mtu", f.mtu, 256, 9000, "payload bytes per packet");
-  t.boolean("fabric.pfc", f.pfc.enabled, "PFC on the lossless class");
-  t.boolean("fabric.ecn", f.ecn.enabled, "ECN marking");
-  t.bytes("fabric.buffer", f.sw.buffer, 1 << 16, std::int64_t{1} << 34, "switch buffer");
+  const config::ParamTable fab = fabric::fabric_param_table(s.fabric);
+  for (const config::Param& x : fab.params()) t.add(x);
   t.bytes("fabric.cell", s.cell, 8 << 10, fabric::kMaxCellBytes,
           "cell fidelity: payload bytes per cell (cut-through, wire time of its MTU packets)");
 
@@ -192,6 +190,7 @@ Result<bool> validate(const Scenario& s, const topology::Topology& topo) {
     return bad("parallel: " + std::to_string(p.world()) + " GPUs, but " + s.topology + " has " +
                std::to_string(topo.gpu_count()));
   }
+  if (auto ok = fabric::check_switch_buffer(s.fabric, topo); !ok) return bad(ok.error().message);
   if (static_cast<std::uint32_t>(p.tp) > per_server || per_server % p.tp != 0) {
     return bad("parallel.tp (" + std::to_string(p.tp) + ") must divide the " +
                std::to_string(per_server) + " GPUs of a server (TP stays on NVLink)");

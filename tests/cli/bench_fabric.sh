@@ -43,4 +43,39 @@ check "cell: the same digest at 2 ranks" '[[ "$(grep ^digest <<<"$cell1")" == "$
 check "cell: fewer packet-hops" '[[ $(grep "^packet-hops " <<<"$cell1" | awk "{print \$2}" | tr -d ,) -lt $(echo "$reference" | awk "{print \$NF}" | tr -d ,) ]]'
 expect_error "--cell: cell must be 0 (packet fidelity) or from the mtu (4KiB) to 4MiB (got 2KiB)" \
   bench fabric --topology "$topo" --fidelity cell --cell 2KiB
+# Fabric keys (issue 13): a shorthand and its --set run the same; a --set key changes the run;
+# `stepsim list fabric` prints every key; keys outside fabric.* need --transport rdma.
+ref=$("$stepsim" "${args[@]}" 2>&1 | grep ^digest)
+a=$("$stepsim" "${args[@]}" --no-ecn 2>&1 | grep ^digest)
+b=$("$stepsim" "${args[@]}" --set fabric.ecn=false 2>&1 | grep ^digest)
+c=$("$stepsim" "${args[@]}" --set fabric.ecn_kmin=1KB --set fabric.ecn_kmax=2KB 2>&1 | grep ^digest)
+check "--no-ecn is --set fabric.ecn=false" '[[ -n "$a" && "$a" == "$b" && "$a" != "$ref" ]]'
+check "--set fabric.ecn_kmin changes the run" '[[ -n "$c" && "$c" != "$ref" ]]'
+out=$("$stepsim" list fabric 2>&1)
+for key in fabric.ecn_kmin fabric.ecn_kmax fabric.ecn_pmax fabric.pfc_xoff fabric.pfc_xon \
+           fabric.dt_alpha fabric.switch_latency fabric.buffer fabric.lb fabric.mtu; do
+  check "list fabric: $key" 'grep -q "^  $key " <<<"$out"'
+done
+expect_error "--set cc.algorithm=hpcc: with --transport raw only fabric.* keys apply" \
+  bench fabric --topology "$topo" --set cc.algorithm=hpcc
+expect_error "--set fabric.ber: 'nan' is not a number" \
+  bench fabric --topology "$topo" --set fabric.ber=nan
+expect_error "--ber: fabric.ber: '-1' is out of range" bench fabric --topology "$topo" --ber -1
+# Issue 15: a buffer below PFC XOFF + headroom is a user error naming the smallest that fits.
+expect_error "fabric.buffer (--buffer): 1KiB is smaller than PFC XOFF + headroom" \
+  bench fabric --topology "$topo" --buffer 1KiB
+check "--buffer 1KiB --no-pfc runs" '"$stepsim" "${args[@]}" --buffer 1KiB --no-pfc >/dev/null 2>&1; [[ $? -ne 2 ]]'
+# Issue 15: a run whose flows did not all complete exits 1 with the count, JSON completed false.
+json=$(mktemp)
+out=$("$stepsim" "${args[@]}" --end 3us --json "$json" 2>&1); rc=$?
+check "incomplete run: exit 1" '[[ $rc -eq 1 ]]'
+check "incomplete run: the count" 'grep -q "flows did not complete by 3us" <<<"$out"'
+check "incomplete run: JSON completed false" 'grep -q "\"completed\": *false" "$json"'
+out=$("$stepsim" "${args[@]}" --json "$json" 2>&1); rc=$?
+check "complete run: exit 0, JSON completed true" '[[ $rc -eq 0 ]] && grep -q "\"completed\": *true" "$json"'
+rm -f "$json"
+# Issue 15: the README's Valiant example on a dragonfly completes (virtual lanes, no deadlock).
+out=$("$stepsim" bench fabric --topology "$topologies/dragonfly-small.yaml" --routing valiant \
+  --lb adaptive --quiet 2>&1); rc=$?
+check "valiant on a dragonfly: every flow" '[[ $rc -eq 0 ]] && grep -q "flows            72 of 72 complete" <<<"$out"'
 finish

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "stepsim/config/param_table.hpp"
 #include "stepsim/core/result.hpp"
 #include "stepsim/core/units.hpp"
 #include "stepsim/fabric/load_balancer.hpp"
@@ -82,6 +83,12 @@ struct FabricParams {
   /// Checks ranges; the error names the parameter and the allowed values.
   [[nodiscard]] Result<bool> validate() const;
 };
+
+/// The fabric's parameters as `fabric.*` keys (name, default, unit, range, meaning), bound to the
+/// fields of `p`: one declaration for scenario YAML (`fabric:` section), `--set fabric.KEY=VALUE`
+/// (stepsim run, bench fabric) and `stepsim list fabric`. Cross-key rules (Kmin < Kmax, XON <
+/// XOFF) are FabricParams::validate's.
+config::ParamTable fabric_param_table(FabricParams& p);
 
 /// Adds down/up pairs for a link that flaps `times` times, each down for `down_for`, every
 /// `period`, starting at `start`.

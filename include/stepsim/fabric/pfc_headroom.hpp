@@ -2,7 +2,10 @@
 /// PFC headroom: the buffer a lossless ingress queue needs above XOFF to absorb what is still in
 /// flight after it sends PAUSE (DOMAIN.md section 3), and the mlx5 driver's formula beside it.
 
+#include "stepsim/core/result.hpp"
 #include "stepsim/core/units.hpp"
+#include "stepsim/fabric/fabric_params.hpp"
+#include "stepsim/topology/topology.hpp"
 
 namespace stepsim::fabric {
 
@@ -32,5 +35,15 @@ Headroom pfc_headroom(const HeadroomInputs& in);
 /// The NVIDIA mlx5 driver's xoff threshold in C integer arithmetic (validation/fabric.md C1):
 /// (301 + 216 * cable_m / 100) * speed_Gbps + 272 * MTU / 100 bytes.
 Bytes mlx5_headroom(std::int64_t speed_gbps, std::int64_t cable_m, std::int64_t mtu_bytes);
+
+/// The PFC headroom of the ports at either end of `link` in a fabric with parameters `p`:
+/// pfc.headroom when set, else DOMAIN.md's formula with the cable's length and kind, the model's
+/// PHY latency, T_switch at least the switch pipeline, and a whole segment (cell) in flight.
+Bytes port_headroom(const FabricParams& p, const topology::Topology& topo, topology::LinkId link);
+
+/// With PFC on, every switch's shared buffer must hold one ingress port's XOFF + headroom, or
+/// the buffer could not bound a lossless queue; the error names fabric.buffer and the smallest
+/// buffer that fits (the largest XOFF + headroom of the topology's switch ports).
+Result<bool> check_switch_buffer(const FabricParams& p, const topology::Topology& topo);
 
 }  // namespace stepsim::fabric

@@ -17,12 +17,12 @@ TEST(FabricParams, ValidateNamesWhatIsWrong) {
   FabricParams p;
   p.pfc.xon = Bytes(200'000);
   EXPECT_NE(p.validate().error().message.find("PFC needs xon < xoff"), std::string::npos);
-  p = FabricParams{};
-  p.routing = "ugal";
-  EXPECT_NE(p.validate().error().message.find("allowed: minimal, valiant"), std::string::npos);
-  p = FabricParams{};
-  p.lane_ber = {1e-5, 0.9};
-  EXPECT_FALSE(p.validate().ok());
+  FabricParams q;
+  q.routing = "ugal";
+  EXPECT_NE(q.validate().error().message.find("allowed: minimal, valiant"), std::string::npos);
+  FabricParams r;
+  r.lane_ber = {1e-5, 0.9};
+  EXPECT_FALSE(r.validate().ok());
 }
 
 TEST(FabricParams, CellsAreFromTheMtuToFourMiB) {
@@ -76,6 +76,76 @@ TEST(FabricParams, BadFaultsSayWhyAndShowTheForms) {
                 .message.find("down for less than the period"),
             std::string::npos);
   EXPECT_TRUE(f.empty());
+}
+
+}  // namespace
+}  // namespace stepsim::fabric
+
+namespace stepsim::fabric {
+namespace {
+
+TEST(FabricParamTable, EveryKeyRoundTripsThroughItsText) {
+  // The listing, scenario YAML and --set all rely on printing a value and parsing it back.
+  FabricParams p;
+  p.ber_override = 1e-6;
+  p.sw.dt_alpha = 0.25;
+  const config::ParamTable t = fabric_param_table(p);
+  ASSERT_GE(t.params().size(), 20u);
+  for (const config::Param& x : t.params()) {
+    EXPECT_EQ(x.key.rfind("fabric.", 0), 0u) << x.key;
+    const std::string before = x.get();
+    ASSERT_TRUE(t.set(x.key, before).ok()) << x.key << " = " << before;
+    EXPECT_EQ(x.get(), before) << x.key;
+  }
+  EXPECT_TRUE(p.validate().ok());
+}
+
+TEST(FabricParamTable, SetsTheFieldsTheModelReads) {
+  FabricParams p;
+  const config::ParamTable t = fabric_param_table(p);
+  ASSERT_TRUE(t.apply("fabric.ecn_kmin=10KB").ok());
+  ASSERT_TRUE(t.apply("fabric.ecn_kmax=40KB").ok());
+  ASSERT_TRUE(t.apply("fabric.ecn_pmax=0.5").ok());
+  ASSERT_TRUE(t.apply("fabric.pfc_xoff=200KB").ok());
+  ASSERT_TRUE(t.apply("fabric.pfc_xon=100KB").ok());
+  ASSERT_TRUE(t.apply("fabric.dt_alpha=2").ok());
+  ASSERT_TRUE(t.apply("fabric.switch_latency=500ns").ok());
+  ASSERT_TRUE(t.apply("fabric.lb=spray").ok());
+  ASSERT_TRUE(t.apply("fabric.ber=topology").ok());
+  EXPECT_EQ(p.ecn.kmin, Bytes(10'000));
+  EXPECT_EQ(p.ecn.kmax, Bytes(40'000));
+  EXPECT_EQ(p.ecn.pmax, 0.5);
+  EXPECT_EQ(p.pfc.xoff, Bytes(200'000));
+  EXPECT_EQ(p.pfc.xon, Bytes(100'000));
+  EXPECT_EQ(p.sw.dt_alpha, 2.0);
+  EXPECT_EQ(p.sw.latency, SimTime::ns(500));
+  EXPECT_EQ(p.lb.policy, "spray");
+  EXPECT_LT(p.ber_override, 0);
+  // The YAML form of a scenario's fabric: section reaches the same fields.
+  ASSERT_TRUE(t.load_yaml_text("fabric:\n  ecn_kmin: 5KB\n  pfc: false\n", "test.yaml").ok());
+  EXPECT_EQ(p.ecn.kmin, Bytes(5'000));
+  EXPECT_FALSE(p.pfc.enabled);
+}
+
+TEST(FabricParamTable, RejectsBadValuesNamingKeyAndRange) {
+  FabricParams p;
+  const config::ParamTable t = fabric_param_table(p);
+  for (const char* bad : {"nan", "-1", "0.6", "1e-3x"}) {
+    auto r = t.set("fabric.ber", bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_NE(r.error().message.find("fabric.ber: '"), std::string::npos) << r.error().message;
+  }
+  EXPECT_NE(t.set("fabric.ecn_pmax", "1.5").error().message.find("out of range (0..1)"),
+            std::string::npos);
+  EXPECT_NE(
+      t.set("fabric.lb", "random")
+          .error()
+          .message.find(
+              "unknown load-balancing policy 'random' (allowed: adaptive, ecmp, flowlet, spray)"),
+      std::string::npos);
+  EXPECT_NE(t.set("fabric.kmin", "1KB").error().message.find("unknown key (allowed: fabric.lb"),
+            std::string::npos);
+  EXPECT_EQ(p.ber_override, -1);  // nothing bad was stored
 }
 
 }  // namespace
