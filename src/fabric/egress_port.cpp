@@ -20,10 +20,11 @@ constexpr std::uint32_t kHeaderBytes = 64;  // what cut-through waits for
 }  // namespace
 
 void FabricModel::enqueue(pdes::LpContext& ctx, NodeState& n, std::uint32_t out,
-                          std::uint32_t in_port, Packet pkt, SimTime tail) {
+                          std::uint32_t in_port, Packet pkt, SimTime tail, Classes k) {
   PortState& e = port(n, out);
   PortState& in = port(n, in_port);
-  const int c = klass(pkt);
+  const int c = k.egress;
+  const int ic = k.ingress;
   const std::int64_t b = pkt.bytes;
   if (e.down) {
     ++cold(n, out).stats.drops_link_down;
@@ -31,8 +32,9 @@ void FabricModel::enqueue(pdes::LpContext& ctx, NodeState& n, std::uint32_t out,
   }
   const BufferAdmission admission(params_.sw.buffer.count(), params_.sw.dt_alpha,
                                   params_.pfc.xoff.count());
-  const Admission a = c == 0 ? admission.lossless(b, in.ingress[0], in.headroom, n.buffer_used)
-                             : admission.lossy(b, e.queued[1], n.buffer_used);
+  const Admission a = c != kLossyClass
+                          ? admission.lossless(b, in.ingress[ic], in.headroom, n.buffer_used)
+                          : admission.lossy(b, e.queued[kLossyClass], n.buffer_used);
   if (a != Admission::kAdmit) {
     // Too little headroom is the ingress port's fault; no room at the egress is the egress's.
     ++cold(n, a == Admission::kNoHeadroom ? in_port : out).stats.drops_buffer;
@@ -47,14 +49,14 @@ void FabricModel::enqueue(pdes::LpContext& ctx, NodeState& n, std::uint32_t out,
     stamp_utilization(pkt, backlog_[n.port_base + out], e.rate, cold(n, out).tx.util,
                       params_.telemetry_rtt);
   }
-  push(n, e.queue[c], QueueEntry{pkt, tail, in_port, kNone});
+  push(n, e.queue[c], QueueEntry{pkt, tail, in_port, static_cast<std::uint32_t>(ic), kNone});
   e.queued[c] += b;
   integrate_queue(e, backlog_[n.port_base + out], ctx.now());
   backlog_[n.port_base + out] += b;
   n.buffer_used += b;
-  in.ingress[c] += b;
+  in.ingress[ic] += b;
   e.max_queue = std::max(e.max_queue, backlog_[n.port_base + out]);
-  if (c == 0) check_xoff(ctx, n, in_port);
+  if (ic != kLossyClass) check_xoff(ctx, n, in_port, ic);
   kick(ctx, n, out);
 }
 
@@ -65,8 +67,8 @@ void FabricModel::release(pdes::LpContext& ctx, NodeState& n, std::uint32_t inde
   integrate_queue(port(n, index), backlog_[n.port_base + index], ctx.now());
   backlog_[n.port_base + index] -= b;
   n.buffer_used -= b;
-  port(n, q.in_port).ingress[c] -= b;
-  if (c == 0) check_xon(ctx, n, q.in_port);
+  port(n, q.in_port).ingress[q.in_class] -= b;
+  if (q.in_class != kLossyClass) check_xon(ctx, n, q.in_port, static_cast<int>(q.in_class));
 }
 
 void FabricModel::kick(pdes::LpContext& ctx, NodeState& n, std::uint32_t index) {
@@ -92,12 +94,7 @@ void FabricModel::kick(pdes::LpContext& ctx, NodeState& n, std::uint32_t index) 
       return;
     }
   } else {
-    int c = -1;
-    if (!e.queue[0].empty() && !e.paused[0]) {
-      c = 0;
-    } else if (!e.queue[1].empty()) {
-      c = 1;
-    }
+    const int c = next_class(e);
     if (c < 0) return;
     const QueueEntry q = pop(n, e.queue[c]);
     pkt = q.pkt;
@@ -105,12 +102,34 @@ void FabricModel::kick(pdes::LpContext& ctx, NodeState& n, std::uint32_t index) 
     release(ctx, n, index, c, q);
   }
   transmit(ctx, n, index, pkt, tail);
-  const bool more = (n.is_server && (host_ != nullptr || !cold(n, index).active.empty())) ||
-                    !(e.queue[0].empty() && e.queue[1].empty());
+  const bool more =
+      (n.is_server && (host_ != nullptr || !cold(n, index).active.empty())) || has_queued(e);
   if (more && !e.free_pending) {
     e.free_pending = true;
     ctx.send(ctx.self(), e.busy_until - ctx.now(), kEvPortFree, index);
   }
+}
+
+int FabricModel::next_class(const PortState& e) const {
+  if (lanes_) [[unlikely]] {
+    // Virtual lanes: the lane closest to the destination first.
+    for (int c = kClasses - 1; c > kLossyClass; --c) {
+      if (!e.queue[c].empty() && !e.paused[c]) return c;
+    }
+  }
+  if (!e.queue[0].empty() && !e.paused[0]) return 0;
+  if (!e.queue[kLossyClass].empty()) return kLossyClass;
+  return -1;
+}
+
+bool FabricModel::has_queued(const PortState& e) const {
+  if (!e.queue[0].empty() || !e.queue[kLossyClass].empty()) return true;
+  if (lanes_) [[unlikely]] {
+    for (int c = kLossyClass + 1; c < kClasses; ++c) {
+      if (!e.queue[c].empty()) return true;
+    }
+  }
+  return false;
 }
 
 void FabricModel::transmit(pdes::LpContext& ctx, NodeState& n, std::uint32_t index, Packet pkt,

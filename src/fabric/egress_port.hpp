@@ -12,15 +12,25 @@
 
 #include "stepsim/fabric/fabric_model.hpp"
 #include "stepsim/fabric/telemetry.hpp"
+#include "stepsim/fabric/valiant_detour.hpp"
 #include "stepsim/fabric/wire_errors.hpp"
 
 namespace stepsim::fabric {
 
+// Traffic classes of a port: 0 the lossless class (lane 0), 1 the lossy class, 2.. the lossless
+// virtual lanes 1..3 of a dragonfly (valiant_detour.hpp). Without lanes only 0 and 1 are used.
+inline constexpr int kClasses = 1 + kVirtualLanes;
+inline constexpr int kLossyClass = 1;
+[[nodiscard]] inline int lossless_class(std::uint8_t lane) {
+  return lane == 0 ? 0 : lane + 1;
+}
+
 struct FabricModel::QueueEntry {
   Packet pkt;
-  SimTime tail;           // when the packet's last bit is in (cut-through)
-  std::uint32_t in_port;  // ingress port index (PFC accounting)
-  std::uint32_t next;     // next entry of the same queue, kNone at the tail
+  SimTime tail;                // when the packet's last bit is in (cut-through)
+  std::uint32_t in_port : 24;  // ingress port index (PFC accounting)
+  std::uint32_t in_class : 8;  // the class it holds ingress bytes in
+  std::uint32_t next;          // next entry of the same queue, kNone at the tail
 };
 
 // A FIFO threaded through the node's entry pool: freed entries are reused first, so the memory a
@@ -34,20 +44,20 @@ struct FabricModel::Fifo {
 // What every packet touches, kept small (two cache lines) so that a large fabric's ports stay in
 // cache; the rest of a port's state is in PortCold.
 struct alignas(64) FabricModel::PortState {
-  std::int64_t queued[2] = {0, 0};   // bytes waiting, 0 lossless, 1 lossy
-  std::int64_t ingress[2] = {0, 0};  // bytes held in this node that came in here
+  std::int64_t queued[kClasses] = {};   // bytes waiting, by class
+  std::int64_t ingress[kClasses] = {};  // bytes held in this node that came in here, by class
   SimTime busy_until;
   DataRate rate;
   std::int64_t headroom = 0;
   SimTime hdr_ser;    // serialization of the header cut-through waits for
   SimTime frame_ser;  // serialization of a frame of frame_bytes (+ overhead)
   std::uint32_t frame_bytes = 0;
-  bool paused[2] = {false, false};
+  bool paused[kClasses] = {};
+  bool xoff_sent[kClasses] = {};
   bool free_pending = false;
-  bool xoff_sent = false;
   bool down = false;
   bool errors = false;  // the link has a BER > 0: draw losses
-  Fifo queue[2];
+  Fifo queue[kClasses];
   std::uint64_t packets = 0;  // PortStats::packets, bytes, max_queue, busy_ps live here
   std::uint64_t bytes = 0;
   std::int64_t max_queue = 0;
@@ -58,7 +68,7 @@ struct alignas(64) FabricModel::PortState {
 
 struct FabricModel::PortCold {
   PortStats stats;  // all but packets, bytes, max_queue (see PortState)
-  SimTime pause_start[2];
+  SimTime pause_start[kClasses];
   std::uint32_t active_rr = 0;        // hosts: round-robin position among active flows
   std::vector<std::uint32_t> active;  // hosts: flows sending through this NIC
   WireErrors wire;                    // FEC / BER losses of the link this port sends on

@@ -43,6 +43,7 @@ FabricModel::FabricModel(const topology::Topology& topo, const Routing& routing,
     ack_hash_.push_back(tuple_hash(f.dst_nic, f.src_nic, f.entropy, f.label));
   }
   if (params_.routing == "valiant") valiant_ = std::make_unique<ValiantDetour>(topo_, routing_);
+  lanes_ = topo_.generator == "dragonfly";
   schedule_faults();
 }
 
@@ -108,24 +109,7 @@ void FabricModel::setup_port(NodeState& n, std::uint32_t i) {
   }
   ps.errors = ber > 0;
   pc.wire.reset(pdes::Rng(params_.seed, gp, kStreamFec), ber);
-  if (params_.pfc.headroom.count() > 0) {
-    ps.headroom = params_.pfc.headroom.count();
-    return;
-  }
-  HeadroomInputs in;
-  in.rate = ps.rate;
-  in.length = link.length;
-  in.per_metre =
-      link.cable == topology::CableKind::kDac ? topo_.phy.dac_per_metre : topo_.phy.per_metre;
-  // The model's own delays: PHY/FEC on the cable both ways, and a switch that counts a packet only
-  // after its pipeline (so T_switch is at least the pipeline latency).
-  in.phy_latency = topo_.phy.phy_latency;
-  in.switch_delay = std::max(params_.pfc.switch_delay, params_.sw.latency);
-  in.nic_delay = params_.pfc.nic_delay;
-  in.dsp_modules = link.cable == topology::CableKind::kOptics ? 2 : 0;
-  in.dsp_delay = topo_.phy.dsp_latency;
-  in.mtu = Bytes(params_.segment().count() + kRoceHeaderBytes);  // a whole cell in flight
-  ps.headroom = pfc_headroom(in).headroom.count();
+  ps.headroom = port_headroom(params_, topo_, tp.link).count();
 }
 
 std::int64_t FabricModel::headroom_of(PortId p) const {
@@ -176,7 +160,8 @@ void FabricModel::handle(pdes::LpContext& ctx, const pdes::Event& ev) {
       }
       break;
     case kEvInNetworkEmit:
-      enqueue(ctx, n, ev.aux & 0xffffu, ev.aux >> 16, ev.payload_as<Packet>(), ctx.now());
+      enqueue(ctx, n, ev.aux & 0xffffu, ev.aux >> 16, ev.payload_as<Packet>(), ctx.now(),
+              Classes{klass(ev.payload_as<Packet>()), klass(ev.payload_as<Packet>())});
       break;
     case kEvPortFree:
       port(n, ev.aux).free_pending = false;

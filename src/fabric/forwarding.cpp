@@ -11,12 +11,25 @@ namespace stepsim::fabric {
 void FabricModel::on_packet(pdes::LpContext& ctx, NodeState& n, std::uint32_t in_port, Packet pkt) {
   std::uint32_t out;
   std::uint32_t dst_edge = routing_.edge_index_of_nic(pkt.dst_nic);
+  const int c = klass(pkt);
+  Classes k{c, c};
+  if (lanes_ && c == 0) [[unlikely]] {
+    // The lane the packet came in on, as the upstream switch chose it (hosts send on lane 0).
+    const PortInfo& from = routing_.port(n.first_port + in_port);
+    if (from.peer_is_switch) {
+      k.ingress =
+          lossless_class(virtual_lane(topo_, routing_, pkt.via, from.peer_node, pkt.dst_nic));
+    }
+  }
   if (valiant_) [[unlikely]] {
     if (pkt.via == ctx.self()) pkt.via = kNoDetour;  // detour done: minimal from here
     if (!routing_.port(n.first_port + in_port).peer_is_switch) {
       valiant_->choose(ctx.self(), pkt, n.route_rng);
     }
     if (pkt.via != kNoDetour) dst_edge = routing_.edge_index(pkt.via);
+  }
+  if (lanes_ && c == 0) [[unlikely]] {
+    k.egress = lossless_class(virtual_lane(topo_, routing_, pkt.via, ctx.self(), pkt.dst_nic));
   }
   if (pkt.via == kNoDetour && dst_edge == n.edge_index) {
     out = routing_.nic_port_at_edge(pkt.dst_nic);
@@ -28,15 +41,15 @@ void FabricModel::on_packet(pdes::LpContext& ctx, NodeState& n, std::uint32_t in
     }
     std::uint32_t usable[256];
     if (n.down_ports > 0 && params_.reroute) {
-      std::uint32_t k = 0;
-      for (std::uint32_t c : cand) {
-        if (!port(n, c).down && k < 256) usable[k++] = c;
+      std::uint32_t up = 0;
+      for (std::uint32_t p : cand) {
+        if (!port(n, p).down && up < 256) usable[up++] = p;
       }
-      if (k == 0) {
+      if (up == 0) {
         ++cold(n, cand[0]).stats.drops_link_down;
         return;
       }
-      cand = std::span<const std::uint32_t>(usable, k);
+      cand = std::span<const std::uint32_t>(usable, up);
     }
     out = cand.size() == 1
               ? cand[0]
@@ -47,7 +60,7 @@ void FabricModel::on_packet(pdes::LpContext& ctx, NodeState& n, std::uint32_t in
     PortState& in = port(n, in_port);
     tail += frame_time(in, pkt.bytes) - in.hdr_ser;
   }
-  enqueue(ctx, n, out, in_port, pkt, tail);
+  enqueue(ctx, n, out, in_port, pkt, tail, k);
 }
 
 void FabricModel::emit_from_switch(pdes::LpContext& ctx, std::uint32_t out, std::uint32_t in_port,
@@ -57,7 +70,7 @@ void FabricModel::emit_from_switch(pdes::LpContext& ctx, std::uint32_t out, std:
                     in_port < 0x10000,
                 "emit_from_switch: bad port");
   if (at <= ctx.now()) {
-    enqueue(ctx, n, out, in_port, pkt, ctx.now());
+    enqueue(ctx, n, out, in_port, pkt, ctx.now(), Classes{klass(pkt), klass(pkt)});
   } else {
     ctx.send(ctx.self(), at - ctx.now(), kEvInNetworkEmit, out | in_port << 16, pkt);
   }

@@ -46,7 +46,7 @@ void FabricModel::on_fault(pdes::LpContext& ctx, NodeState& n, std::uint32_t ind
     if (e.down) return;
     e.down = true;
     ++n.down_ports;
-    for (int c = 0; c < 2; ++c) {
+    for (int c = 0; c < kClasses; ++c) {
       while (!e.queue[c].empty()) {
         const QueueEntry q = pop(n, e.queue[c]);
         ++cold(n, index).stats.drops_link_down;

@@ -8,32 +8,51 @@ namespace {
 constexpr std::uint32_t kPfcFrameBytes = 64;
 }  // namespace
 
-void FabricModel::send_pfc(pdes::LpContext& ctx, NodeState& n, std::uint32_t index, bool pause) {
+namespace {
+
+// Lossless class <-> PFC priority: lane v of a dragonfly is the base priority + v (mod 8).
+std::uint8_t priority_of(int c, std::uint8_t base) {
+  const int lane = c == 0 ? 0 : c - 1;
+  return static_cast<std::uint8_t>((base + lane) % 8);
+}
+
+int class_of(std::uint8_t prio, std::uint8_t base) {
+  const int lane = (prio + 8 - base) % 8;
+  return lane >= kVirtualLanes ? -1 : lossless_class(static_cast<std::uint8_t>(lane));
+}
+
+}  // namespace
+
+void FabricModel::send_pfc(pdes::LpContext& ctx, NodeState& n, std::uint32_t index, int c,
+                           bool pause) {
   PortState& in = port(n, index);
-  in.xoff_sent = pause;
+  in.xoff_sent[c] = pause;
   PortStats& st = cold(n, index).stats;
   if (pause && st.pause_sent++ == 0) st.first_pause_ps = ctx.now().picoseconds();
   if (pause) st.last_pause_ps = ctx.now().picoseconds();
   const PortInfo& pi = routing_.port(n.first_port + index);
   const SimTime delay =
       pi.latency + in.rate.serialization_time(Bytes(kPfcFrameBytes + kWireOverheadBytes));
-  ctx.send(pi.peer_node, delay, kEvPfc, pi.peer_index,
-           PfcFrame{params_.pfc.priority, static_cast<std::uint8_t>(pause ? 1 : 0)});
+  ctx.send(
+      pi.peer_node, delay, kEvPfc, pi.peer_index,
+      PfcFrame{priority_of(c, params_.pfc.priority), static_cast<std::uint8_t>(pause ? 1 : 0)});
 }
 
 void FabricModel::on_pfc(pdes::LpContext& ctx, NodeState& n, std::uint32_t index,
                          const PfcFrame& f) {
   PortState& e = port(n, index);
+  const int c = class_of(f.prio, params_.pfc.priority);
+  if (c < 0) return;  // a priority the fabric does not use
   if (f.pause != 0) {
-    if (!e.paused[0]) {
-      e.paused[0] = true;
-      cold(n, index).pause_start[0] = ctx.now();
+    if (!e.paused[c]) {
+      e.paused[c] = true;
+      cold(n, index).pause_start[c] = ctx.now();
       ++cold(n, index).stats.pause_received;
     }
-  } else if (e.paused[0]) {
-    e.paused[0] = false;
+  } else if (e.paused[c]) {
+    e.paused[c] = false;
     PortCold& pc = cold(n, index);
-    pc.stats.paused_ps += (ctx.now() - pc.pause_start[0]).picoseconds();
+    pc.stats.paused_ps += (ctx.now() - pc.pause_start[c]).picoseconds();
     kick(ctx, n, index);
   }
 }

@@ -87,7 +87,8 @@ void FabricModel::on_host_packet(pdes::LpContext& ctx, NodeState& n, std::uint32
     ack.prio = f.prio;
     ack.flags = kAck;
     ack.tuple_hash = ack_hash_[pkt.flow];
-    push(n, port(n, in_port).queue[klass(ack)], QueueEntry{ack, ctx.now(), in_port, kNone});
+    const auto c = static_cast<std::uint32_t>(klass(ack));
+    push(n, port(n, in_port).queue[c], QueueEntry{ack, ctx.now(), in_port, c, kNone});
     kick(ctx, n, in_port);
   }
   FlowRecord& r = recv_[pkt.flow];

@@ -61,7 +61,22 @@ Routing::Routing(const topology::Topology& topo) {
     if (edge_of_nic_[p] != kNone) edge_index_of_nic_[p] = edge_index_[edge_of_nic_[p]];
   }
   table_.assign(switches.size() * edges_, Entry{0, 0, std::numeric_limits<std::uint16_t>::max()});
+  build_table(topo, switches, edges);
+}
 
+void Routing::build_table(const topology::Topology& topo, const std::vector<NodeId>& switches,
+                          const std::vector<NodeId>& edges) {
+  // Dragonflies route minimally as Kim et al. define it: local hops, one global hop, local hops.
+  // Toward an edge switch of group G, a global link is usable only if one of its ends is in G; a
+  // plain BFS would also take two or three global hops through third groups where they are as
+  // short, and the virtual lanes that keep PFC deadlock-free (valiant_detour.hpp) count on one
+  // global hop per minimal route.
+  const bool dragonfly = topo.generator == "dragonfly";
+  auto usable = [&](NodeId v, NodeId w, std::uint32_t group) {
+    const std::uint32_t gv = topo.nodes[v].group;
+    const std::uint32_t gw = topo.nodes[w].group;
+    return !dragonfly || gv == gw || gv == group || gw == group;
+  };
   constexpr std::uint32_t kInf = std::numeric_limits<std::uint32_t>::max();
   std::vector<std::uint32_t> dist(switches.size());
   std::vector<std::uint32_t> queue;
@@ -72,6 +87,7 @@ Routing::Routing(const topology::Topology& topo) {
     std::fill(dist.begin(), dist.end(), kInf);
     queue.clear();
     const std::uint32_t root = switch_index_[edges[e]];
+    const std::uint32_t group = topo.nodes[edges[e]].group;
     dist[root] = 0;
     queue.push_back(root);
     for (std::size_t head = 0; head < queue.size(); ++head) {
@@ -79,7 +95,7 @@ Routing::Routing(const topology::Topology& topo) {
       for (const topology::Port& port : topo.ports_of(v)) {
         if (port.link == kNone) continue;
         const NodeId w = topo.ports[port.peer].node;
-        if (topo.is_server(w)) continue;
+        if (topo.is_server(w) || !usable(v, w, group)) continue;
         const std::uint32_t wi = switch_index_[w];
         if (dist[wi] == kInf) {
           dist[wi] = dist[queue[head]] + 1;
@@ -96,7 +112,8 @@ Routing::Routing(const topology::Topology& topo) {
       for (const topology::Port& port : topo.ports_of(switches[si])) {
         if (port.link == kNone) continue;
         const NodeId w = topo.ports[port.peer].node;
-        if (!topo.is_server(w) && dist[switch_index_[w]] + 1 == dist[si])
+        if (!topo.is_server(w) && usable(switches[si], w, group) &&
+            dist[switch_index_[w]] + 1 == dist[si])
           list.push_back(port.index);
       }
       // Most destinations share a switch's few distinct lists (all of a leaf's remote edges use

@@ -25,8 +25,8 @@ class BufferAdmission {
   /// Lossless: `ingress` bytes already held from the packet's ingress port with `headroom`.
   [[nodiscard]] Admission lossless(std::int64_t bytes, std::int64_t ingress, std::int64_t headroom,
                                    std::int64_t used) const {
-    (void)used;
     if (ingress + bytes > xoff_ + headroom) return Admission::kNoHeadroom;
+    if (used + bytes > buffer_) return Admission::kNoBuffer;
     return Admission::kAdmit;
   }
 

@@ -131,6 +131,12 @@ class FabricModel final : public pdes::Model {
   struct PortState;
   struct PortCold;
   struct NodeState;
+  /// The traffic class a packet joins at its egress and holds its ingress bytes in (they differ
+  /// where a dragonfly's virtual lane changes).
+  struct Classes {
+    int egress;
+    int ingress;
+  };
   struct SendState {
     std::int64_t sent = 0;
     std::int64_t acked = 0;  // window-based flows
@@ -156,12 +162,16 @@ class FabricModel final : public pdes::Model {
   void schedule_faults();
   void init_faults(pdes::LpContext& ctx);
   /// PFC (pfc.hpp): XOFF when an ingress port's bytes rise above XOFF, XON at or below XON.
-  void check_xoff(pdes::LpContext& ctx, NodeState& n, std::uint32_t in_port);
-  void check_xon(pdes::LpContext& ctx, NodeState& n, std::uint32_t in_port);
+  void check_xoff(pdes::LpContext& ctx, NodeState& n, std::uint32_t in_port, int c);
+  void check_xon(pdes::LpContext& ctx, NodeState& n, std::uint32_t in_port, int c);
   void on_pfc(pdes::LpContext& ctx, NodeState& n, std::uint32_t port_index, const PfcFrame& f);
   void on_fault(pdes::LpContext& ctx, NodeState& n, std::uint32_t port_index, const LinkFault& f);
   void enqueue(pdes::LpContext& ctx, NodeState& n, std::uint32_t out, std::uint32_t in_port,
-               Packet pkt, SimTime tail);
+               Packet pkt, SimTime tail, Classes k);
+  /// The class a switch port sends from next (-1: none ready): lanes nearest the destination
+  /// first, then lossless, then lossy; a paused class waits.
+  [[nodiscard]] int next_class(const PortState& e) const;
+  [[nodiscard]] bool has_queued(const PortState& e) const;
   /// Undoes a dequeued switch packet's buffer accounting (egress, ingress, shared buffer) and
   /// sends XON when its ingress drops below XON.
   void release(pdes::LpContext& ctx, NodeState& n, std::uint32_t index, int c, const QueueEntry& q);
@@ -170,7 +180,7 @@ class FabricModel final : public pdes::Model {
   /// Puts one packet on the wire from `index` at ctx.now(); returns when the port is free again.
   void transmit(pdes::LpContext& ctx, NodeState& n, std::uint32_t index, Packet pkt, SimTime tail);
   bool next_host_packet(pdes::LpContext& ctx, NodeState& n, std::uint32_t index, Packet& out);
-  void send_pfc(pdes::LpContext& ctx, NodeState& n, std::uint32_t index, bool pause);
+  void send_pfc(pdes::LpContext& ctx, NodeState& n, std::uint32_t index, int c, bool pause);
   /// Wire time of a frame on this port (preamble and gap included; a cell pays for the packets it
   /// stands for), cached for the last size.
   SimTime frame_time(PortState& ps, std::uint32_t frame) const;
@@ -190,6 +200,7 @@ class FabricModel final : public pdes::Model {
   std::vector<std::uint32_t> flow_hash_;    // by flow: CRC-32 of its 5-tuple and label
   std::vector<std::uint32_t> ack_hash_;     // by flow: the same for its acknowledgements
   std::unique_ptr<ValiantDetour> valiant_;  // Valiant routing (null: minimal)
+  bool lanes_ = false;  // dragonfly: lossless virtual lanes (valiant_detour.hpp)
   std::vector<pdes::LpId> local_;
   std::vector<NodeState> nodes_;             // by slot
   std::vector<PortState> ports_;             // local ports

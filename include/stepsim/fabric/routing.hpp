@@ -64,6 +64,9 @@ class Routing {
   [[nodiscard]] std::size_t memory_bytes() const;
 
  private:
+  /// One BFS per edge switch: the distances and the equal-cost ports of every switch.
+  void build_table(const topology::Topology& topo, const std::vector<topology::NodeId>& switches,
+                   const std::vector<topology::NodeId>& edges);
   struct Entry {
     std::uint32_t offset;
     std::uint16_t count;

@@ -4,6 +4,8 @@
 // intermediate, goes there minimally, then minimally to its destination. Spreads adversarial
 // traffic over all global links at the cost of up to twice the hops. Simplification: the
 // intermediate is drawn per packet (not per flow), uniformly over groups, then routers.
+// Virtual lanes keep the lossless class deadlock-free under PFC (docs/fabric.md): the lane rises
+// at every global hop and at the intermediate, so the channel dependency graph is acyclic.
 
 #include <cstdint>
 #include <vector>
@@ -14,6 +16,22 @@
 #include "stepsim/topology/topology.hpp"
 
 namespace stepsim::fabric {
+
+/// Lossless virtual lanes on a dragonfly: 0 and 1 on the way to the Valiant intermediate (before
+/// and after the global hop into its group), 2 and 3 on the way to the destination (minimal
+/// routes use only these two).
+inline constexpr int kVirtualLanes = 4;
+
+/// The lane a lossless packet takes out of switch `at` (or took out of it, for the switch
+/// downstream): it follows from where the packet is and where it is bound, so a packet carries no
+/// lane; minimal routes take one global hop (routing.cpp), which is what makes this exact.
+[[nodiscard]] inline std::uint8_t virtual_lane(const topology::Topology& topo,
+                                               const Routing& routing, std::uint32_t via,
+                                               topology::NodeId at, topology::PortId dst_nic) {
+  const std::uint32_t group = topo.nodes[at].group;
+  if (via != kNoDetour) return group == topo.nodes[via].group ? 1 : 0;
+  return group == topo.nodes[routing.edge_of_nic(dst_nic)].group ? 3 : 2;
+}
 
 /// The choice of a Valiant intermediate router.
 class ValiantDetour {

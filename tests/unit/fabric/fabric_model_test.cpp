@@ -143,6 +143,38 @@ TEST(FabricModel, TooLittleHeadroomDrops) {
   EXPECT_GT(r.summary.drops_buffer, 0u);
 }
 
+TEST(FabricModel, TheSharedBufferBoundsLosslessQueues) {
+  // 16 ingress ports may each hold XOFF + headroom; a 1 MB shared buffer must still bound the
+  // queue (issue 15: before, the buffer had no effect with PFC on).
+  const auto topo = leaf_spine(1, 1, 17);
+  FabricParams p;
+  const auto big = run(topo, incast(topo, 16, 1'000'000), p);
+  ASSERT_GT(big.summary.max_queue, 1'000'000);
+  p.sw.buffer = Bytes(1'000'000);
+  const auto small = run(topo, incast(topo, 16, 1'000'000), p);
+  EXPECT_LE(small.summary.max_queue, 1'000'000);
+  EXPECT_GT(small.summary.drops_buffer, 0u);
+}
+
+TEST(FabricModel, ABufferBelowXoffPlusHeadroomIsAUserError) {
+  const auto topo = leaf_spine(1, 1, 3);
+  FabricParams p;
+  p.pfc.headroom = Bytes(50'000);  // XOFF 150 KB + 50 KB: at least 200,000 bytes
+  p.sw.buffer = Bytes(199'999);
+  pdes::SerialSync sync;
+  const auto flows = incast(topo, 2, 10'000);
+  const auto bad = run_fabric(topo, flows, p, sync, {});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("fabric.buffer (--buffer): "), std::string::npos);
+  EXPECT_NE(bad.error().message.find("give at least 200000 bytes"), std::string::npos)
+      << bad.error().message;
+  p.sw.buffer = Bytes(200'000);
+  EXPECT_TRUE(run_fabric(topo, flows, p, sync, {}).ok());
+  p.sw.buffer = Bytes(1024);  // a lossy fabric may have any buffer
+  p.pfc.enabled = false;
+  EXPECT_TRUE(run_fabric(topo, flows, p, sync, {}).ok());
+}
+
 TEST(FabricModel, EcnMarksBeforeTheFirstPauseWhenThresholdsFollowTheRule) {
   // Kmin < Kmax < XON < XOFF (DOMAIN.md section 3): the defaults.
   const auto topo = leaf_spine(1, 1, 9);
@@ -379,6 +411,27 @@ TEST(FabricModel, ValiantDetoursThroughAThirdGroupOnADragonfly) {
   const auto err = run_fabric(ft, {flow(0, ft.port_id(0, 0), ft.port_id(2, 0), 4096)}, p, sync, {});
   ASSERT_FALSE(err.ok());
   EXPECT_NE(err.error().message.find("valiant routing needs a dragonfly"), std::string::npos);
+}
+
+TEST(FabricModel, ValiantOnADragonflyDoesNotDeadlock) {
+  // The README's example (issue 15): with one lossless lane, Valiant paths close cycles of PAUSE
+  // between global and local links and 71 of 72 flows stalled. Virtual lanes per global hop
+  // (valiant_detour.hpp) make the dependencies acyclic.
+  const auto topo =
+      topology::load_topology(std::string(STEPSIM_SOURCE_DIR) + "/topologies/dragonfly-small.yaml")
+          .value();
+  TrafficSpec spec;
+  spec.flow_bytes = 2'000'000;
+  const auto flows = make_flows(topo, spec).value();
+  FabricParams p;
+  p.routing = "valiant";
+  for (const char* lb : {"adaptive", "ecmp"}) {
+    p.lb.policy = lb;
+    const auto r = run(topo, flows, p);
+    EXPECT_EQ(r.summary.flows_complete, flows.size()) << lb;
+    EXPECT_EQ(r.summary.drops(), 0u) << lb;
+    EXPECT_GT(r.summary.pause_frames, 0u) << lb;  // PFC did act
+  }
 }
 
 TEST(FabricModel, ResultsDoNotDependOnThreads) {
