@@ -56,6 +56,19 @@ TEST(PipelineSchedule, InterleavedRotatesChunksEveryPMicroBatches) {
             "F0.0 F1.0 F0.1 B0.1 F1.1 B1.1 F2.0 B0.0 F3.0 B1.0 F2.1 B2.1 F3.1 B3.1 B2.0 B3.0");
 }
 
+// Runs `check` on pipelines of one and several stages, with and without interleaving, with
+// fewer micro-batches than stages and with three chunks.
+void for_each_shape(void (*check)(const PipelineShape&)) {
+  for (const PipelineShape& shape :
+       {PipelineShape{1, 1, 3}, PipelineShape{2, 1, 4}, PipelineShape{4, 1, 8},
+        PipelineShape{4, 1, 2}, PipelineShape{2, 2, 4}, PipelineShape{4, 2, 8},
+        PipelineShape{4, 3, 4}, PipelineShape{1, 2, 2}}) {
+    SCOPED_TRACE(std::to_string(shape.stages) + "x" + std::to_string(shape.chunks) + " m" +
+                 std::to_string(shape.micro_batches));
+    check(shape);
+  }
+}
+
 // Properties of every shape: each (kind, chunk, micro-batch) exactly once per stage; the
 // warm-up forwards lead and as many backwards close (the cool-down); forward before backward.
 void check_stage_properties(const PipelineShape& shape) {
@@ -86,14 +99,7 @@ void check_stage_properties(const PipelineShape& shape) {
 }
 
 TEST(PipelineSchedule, EveryShapeRunsEachPassOnceForwardFirst) {
-  for (const PipelineShape& shape :
-       {PipelineShape{1, 1, 3}, PipelineShape{2, 1, 4}, PipelineShape{4, 1, 8},
-        PipelineShape{4, 1, 2}, PipelineShape{2, 2, 4}, PipelineShape{4, 2, 8},
-        PipelineShape{4, 3, 4}, PipelineShape{1, 2, 2}}) {
-    SCOPED_TRACE(std::to_string(shape.stages) + "x" + std::to_string(shape.chunks) + " m" +
-                 std::to_string(shape.micro_batches));
-    check_stage_properties(shape);
-  }
+  for_each_shape(check_stage_properties);
 }
 
 // Runs every stage's schedule as far as inputs allow (the executors' rule) and counts the
@@ -142,14 +148,7 @@ void check_sends_and_progress(const PipelineShape& shape) {
 }
 
 TEST(PipelineSchedule, SendsMatchReceivesAndNothingDeadlocks) {
-  for (const PipelineShape& shape :
-       {PipelineShape{1, 1, 3}, PipelineShape{2, 1, 4}, PipelineShape{4, 1, 8},
-        PipelineShape{4, 1, 2}, PipelineShape{2, 2, 4}, PipelineShape{4, 2, 8},
-        PipelineShape{4, 3, 4}, PipelineShape{1, 2, 2}}) {
-    SCOPED_TRACE(std::to_string(shape.stages) + "x" + std::to_string(shape.chunks) + " m" +
-                 std::to_string(shape.micro_batches));
-    check_sends_and_progress(shape);
-  }
+  for_each_shape(check_sends_and_progress);
 }
 
 TEST(PipelineSchedule, InputsComeFromTheNeighbouringVirtualStage) {
