@@ -188,7 +188,6 @@ Result<double> StepExecutor::fsdp_gather(int st) {
 Result<bool> StepExecutor::run_layer(int st, const PipelinePass& pass, int layer, OpRecord r) {
   StageTime& g = stages_[idx(st)].time;
   const bool fwd = pass.kind == PassKind::kForward;
-  const int n_layers = layers_in(shape_, s_.model.layers, st, pass.chunk);
   if (!fwd && s_.par.recompute == "full") {
     // The recomputed forward and its collectives come first.
     r.kind = OpKind::kForward;
@@ -200,11 +199,7 @@ Result<bool> StepExecutor::run_layer(int st, const PipelinePass& pass, int layer
     if (auto ok = layer_comm(st, PassKind::kForward, r); !ok) return ok;
     r.kind = OpKind::kBackward;
   }
-  const bool last_virtual = st == shape_.stages - 1 && pass.chunk == shape_.chunks - 1;
-  double dt = fwd ? lc_.fwd_s : lc_.bwd_s;
-  if (!fwd && s_.par.recompute == "selective") dt += lc_.recompute_s;
-  if (last_virtual && fwd && layer == n_layers - 1) dt += lc_.logits_fwd_s;
-  if (last_virtual && !fwd && layer == n_layers - 1) dt += lc_.logits_bwd_s;
+  const double dt = layer_pass_seconds(s_, lc_, shape_, st, pass.chunk, pass.kind, layer);
   r.start_s = g.t;
   g.t += dt;
   g.compute += dt;
@@ -227,9 +222,9 @@ Result<bool> StepExecutor::layer_comm(int st, PassKind kind, const OpRecord& bas
 Result<bool> StepExecutor::add_gradients(int st, int chunk, int layer) {
   Stage& g = stages_[idx(st)];
   const Parallelism& p = s_.par;
-  const double emb = layer == 0 ? embedding_params(s_, shape_, st, chunk) : 0;
-  g.pending[kDense] += (lp_.dense + emb) * p.grad_bytes;
-  g.pending[kExpert] += lp_.expert * p.grad_bytes;
+  const LayerParams bytes = layer_gradient_bytes(s_, shape_, st, chunk, layer);
+  g.pending[kDense] += bytes.dense;
+  g.pending[kExpert] += bytes.expert;
   if (p.zero == 3 || p.overlap_grad_reduce) {
     for (int cls = 0; cls < 2; ++cls) {
       if (auto ok = reduce_buckets(st, cls, g.time.t, p.zero == 3); !ok) return ok;

@@ -119,6 +119,37 @@ TEST(ComputeCost, StageParametersAddUpToTheModel) {
   EXPECT_EQ(embedding_params(s, shape, 0, 1), 0.0);
 }
 
+TEST(ComputeCost, APassAddsTheOutputLayerAndSelectiveRecomputation) {
+  Scenario s = gpt();
+  s.par.recompute = "selective";
+  const LayerCosts lc = layer_costs(s);
+  const PipelineShape shape{2, 2, 4};  // 8 layers: 2 per virtual stage
+  using enum PassKind;
+  EXPECT_EQ(layer_pass_seconds(s, lc, shape, 0, 0, kForward, 1), lc.fwd_s);
+  EXPECT_EQ(layer_pass_seconds(s, lc, shape, 0, 0, kBackward, 1), lc.bwd_s + lc.recompute_s);
+  // The output layer: the last layer of the last virtual stage only.
+  EXPECT_EQ(layer_pass_seconds(s, lc, shape, 1, 1, kForward, 1), lc.fwd_s + lc.logits_fwd_s);
+  EXPECT_EQ(layer_pass_seconds(s, lc, shape, 1, 1, kForward, 0), lc.fwd_s);
+  EXPECT_EQ(layer_pass_seconds(s, lc, shape, 1, 0, kForward, 1), lc.fwd_s);
+  EXPECT_EQ(layer_pass_seconds(s, lc, shape, 1, 1, kBackward, 1),
+            lc.bwd_s + lc.recompute_s + lc.logits_bwd_s);
+  // Full recomputation's forward is not in the pass (it runs first, with its collectives).
+  s.par.recompute = "full";
+  EXPECT_EQ(layer_pass_seconds(s, layer_costs(s), shape, 0, 0, kBackward, 0), lc.bwd_s);
+}
+
+TEST(ComputeCost, GradientBytesCarryTheEmbeddingOnTheFirstLayer) {
+  Scenario s = gpt();
+  s.par.grad_bytes = 4;
+  const PipelineShape shape{2, 1, 4};
+  const double layer = (4.0 * 1024 * 1024 + 2.0 * 1024 * 4096) / 2;
+  const double emb = 32000.0 * 1024 / 2;
+  EXPECT_EQ(layer_gradient_bytes(s, shape, 0, 0, 0).dense, (layer + emb) * 4);
+  EXPECT_EQ(layer_gradient_bytes(s, shape, 0, 0, 1).dense, layer * 4);
+  EXPECT_EQ(layer_gradient_bytes(s, shape, 1, 0, 0).dense, (layer + emb) * 4);  // untied output
+  EXPECT_EQ(layer_gradient_bytes(s, shape, 0, 0, 0).expert, 0.0);
+}
+
 TEST(ComputeCost, TheOptimizerReadsAndWritesItsShard) {
   Scenario s = gpt();
   const double params = 1e9;
