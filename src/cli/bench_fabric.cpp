@@ -23,13 +23,13 @@ namespace stepsim::cli {
 namespace {
 
 // Options that are shorthands for a fabric.* key (scripts and README use them); `--set
-// fabric.KEY=VALUE` reaches every key of `stepsim list fabric`.
-struct ValueShorthand {
+// fabric.KEY=VALUE` reaches every key of `stepsim list fabric`. A flag sets its key to false.
+struct Shorthand {
   const char* option;
   const char* key;
   const char* help;
 };
-constexpr ValueShorthand kValueShorthands[] = {
+constexpr Shorthand kValueShorthands[] = {
     {"--lb", "fabric.lb", "Load balancing: ecmp, flowlet, adaptive or spray"},
     {"--flowlet-timeout", "fabric.flowlet_timeout", "flowlet: idle gap (a time)"},
     {"--routing", "fabric.routing", "minimal, or valiant (dragonfly)"},
@@ -39,12 +39,7 @@ constexpr ValueShorthand kValueShorthands[] = {
     {"--burst", "fabric.burst_symbols",
      "FEC error bursts: symbols each error event corrupts (1 = independent)"},
 };
-struct FlagShorthand {
-  const char* option;
-  const char* key;
-  const char* help;
-};
-constexpr FlagShorthand kFlagShorthands[] = {
+constexpr Shorthand kFlagShorthands[] = {
     {"--no-fec", "fabric.fec", "No FEC: any bit error loses the frame"},
     {"--no-reroute", "fabric.reroute", "Drop packets whose chosen port is down"},
     {"--no-pfc", "fabric.pfc", "Lossy fabric: no PFC (packets beyond the buffer drop)"},
@@ -100,13 +95,13 @@ BenchFabricCommand::BenchFabricCommand(CLI::App& parent) {
       ->check(CLI::IsMember({"fixed", "udp_sport", "flow_label"}));
   fabric::FabricParams defaults;
   const config::ParamTable table = fabric::fabric_param_table(defaults);
-  for (const ValueShorthand& s : kValueShorthands) {
+  for (const Shorthand& s : kValueShorthands) {
     std::string& value = shorthand_values_[s.option];
     value = default_of(table, s.key);
     cmd_->add_option(s.option, value, std::string(s.help) + " (= --set " + s.key + "=VALUE)")
         ->capture_default_str();
   }
-  for (const FlagShorthand& s : kFlagShorthands) {
+  for (const Shorthand& s : kFlagShorthands) {
     cmd_->add_flag(s.option, shorthand_flags_[s.option],
                    std::string(s.help) + " (= --set " + s.key + "=false)");
   }
@@ -156,13 +151,13 @@ void BenchFabricCommand::add_transport_options() {
 
 Result<bool> BenchFabricCommand::configure_fabric() {
   const config::ParamTable table = fabric::fabric_param_table(params_);
-  for (const ValueShorthand& s : kValueShorthands) {
+  for (const Shorthand& s : kValueShorthands) {
     if (cmd_->count(s.option) == 0) continue;
     if (auto ok = table.set(s.key, shorthand_values_.at(s.option)); !ok) {
       return Error{std::string(s.option) + ": " + ok.error().message};
     }
   }
-  for (const FlagShorthand& s : kFlagShorthands) {
+  for (const Shorthand& s : kFlagShorthands) {
     if (!shorthand_flags_.at(s.option)) continue;
     if (auto ok = table.set(s.key, "false"); !ok) return ok.error();
   }

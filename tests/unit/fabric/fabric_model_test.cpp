@@ -36,6 +36,12 @@ Flow flow(std::uint32_t id, topology::PortId src, topology::PortId dst, std::int
   return f;
 }
 
+topology::Topology dragonfly_small() {
+  return topology::load_topology(std::string(STEPSIM_SOURCE_DIR) +
+                                 "/topologies/dragonfly-small.yaml")
+      .value();
+}
+
 TEST(FabricModel, SingleFlowCompletesWhenComputedByHand) {
   // host -> leaf -> spine -> leaf -> host, cut-through, one flow of N full packets at line rate:
   // the last packet leaves the source at (N-1) ser; each switch forwards its header after
@@ -384,9 +390,7 @@ TEST(FabricModel, ACellIsLostWhenAnyOfItsCodewordsFails) {
 }
 
 TEST(FabricModel, ValiantDetoursThroughAThirdGroupOnADragonfly) {
-  const auto topo =
-      topology::load_topology(std::string(STEPSIM_SOURCE_DIR) + "/topologies/dragonfly-small.yaml")
-          .value();
+  const auto topo = dragonfly_small();
   TrafficSpec spec;
   spec.flow_bytes = 100'000;
   const auto flows = make_flows(topo, spec).value();
@@ -417,9 +421,7 @@ TEST(FabricModel, ValiantOnADragonflyDoesNotDeadlock) {
   // The README's example (issue 15): with one lossless lane, Valiant paths close cycles of PAUSE
   // between global and local links and 71 of 72 flows stalled. Virtual lanes per global hop
   // (valiant_detour.hpp) make the dependencies acyclic.
-  const auto topo =
-      topology::load_topology(std::string(STEPSIM_SOURCE_DIR) + "/topologies/dragonfly-small.yaml")
-          .value();
+  const auto topo = dragonfly_small();
   TrafficSpec spec;
   spec.flow_bytes = 2'000'000;
   const auto flows = make_flows(topo, spec).value();
