@@ -6,6 +6,7 @@
 #include <deque>
 #include <string>
 
+#include "stepsim/collective/collective_algorithm.hpp"
 #include "stepsim/core/fatal.hpp"
 #include "stepsim/core/hash.hpp"
 #include "stepsim/fabric/fabric_model.hpp"
@@ -47,10 +48,8 @@ Result<std::vector<SharpTree>> plan_sharp(const topology::Topology& topo, const 
                                           const CollectiveParams& params) {
   const std::uint32_t G = comm.gpus_per_server;
   const auto n = static_cast<std::uint32_t>(comm.size());
-  if (n % G != 0 || n / G < 2) {
-    return Error{"coll.algorithm: sharp needs whole servers, at least two (got " +
-                 std::to_string(n) + " GPUs, " + std::to_string(G) + " per server)"};
-  }
+  const CollectiveShape shape = CollectiveShape::of(Kind::kAllReduce, 0, comm.size(), G);
+  if (auto a = check_algorithm("sharp", shape, params); !a) return a.error();
   std::vector<SharpTree> trees(G);
   std::vector<std::uint32_t> trees_at(topo.nodes.size(), 0);
   for (std::uint32_t l = 0; l < G; ++l) {
@@ -249,6 +248,22 @@ std::vector<SharpSwitchStats> SharpAgent::collect(pdes::Sync& sync) const {
                 sizeof(SharpSwitchStats));
   }
   return out;
+}
+
+Result<std::unique_ptr<SharpAgent>> make_sharp_agent(const topology::Topology& topo,
+                                                     const Communicator& comm,
+                                                     CollectiveParams& params,
+                                                     const fabric::FabricParams& fabric) {
+  params.sharp_payload = fabric.segment().count();
+  if (params.sharp_window < params.sharp_payload) {
+    return Error{"coll.sharp.window: at least one frame (" + std::to_string(params.sharp_payload) +
+                 " bytes, the MTU or the cell)"};
+  }
+  auto trees = plan_sharp(topo, comm, params);
+  if (!trees) return trees.error();
+  return std::make_unique<SharpAgent>(
+      topo, std::move(trees).value(), params,
+      static_cast<std::uint32_t>(params.sharp_window / params.sharp_payload));
 }
 
 }  // namespace stepsim::collective

@@ -23,6 +23,7 @@
 #include <set>
 #include <tuple>
 
+#include "stepsim/collective/collective_algorithm.hpp"
 #include "stepsim/collective/collective_app.hpp"
 #include "stepsim/core/fatal.hpp"
 #include "stepsim/core/hash.hpp"
@@ -112,7 +113,9 @@ class IdealComm final : public MemoizedComm {
  private:
   Result<CommCost> compute(const CommOp& op, const collective::Communicator& comm) override {
     collective::CollectiveParams p = s_.coll;
-    if (p.algorithm == "nvls" || p.algorithm == "sharp") p.algorithm = "auto";
+    // Algorithms that need NVLS or SHARP hardware: the tuner's choice instead.
+    const collective::CollectiveAlgorithm* a = collective::find_algorithm(p.algorithm, op.kind);
+    if (a != nullptr && a->support().needs_hardware()) p.algorithm = "auto";
     const collective::Choice ch = collective::choose(
         op.kind, op.bytes, static_cast<int>(op.gpus.size()), comm.gpus_per_server, p, nic_);
     return with_busbw(op, ch.predicted_s);
@@ -188,16 +191,10 @@ class PacketComm final : public MemoizedComm {
 
  private:
   Result<CommCost> compute(const CommOp& op, const collective::Communicator& comm) override {
-    collective::CollectiveParams p = s_.coll;
     // Algorithms with restrictions apply where they can; the ring elsewhere.
-    const bool one_server = comm.gpus.front().server == comm.gpus.back().server;
-    const bool allreduce = op.kind == Kind::kAllReduce;
-    if ((p.algorithm == "tree" && !allreduce) ||
-        (p.algorithm == "nvls" && !(allreduce && one_server)) ||
-        (p.algorithm == "sharp" && !(allreduce && !one_server))) {
-      p.algorithm = "ring";
-    }
-    if (p.algorithm == "sharp") p.protocol = "simple";
+    const collective::CollectiveParams p = collective::applicable_params(
+        s_.coll, collective::CollectiveShape::of(op.kind, op.bytes, static_cast<int>(comm.size()),
+                                                 comm.gpus_per_server));
     collective::CollectiveSpec spec;
     spec.kind = op.kind;
     spec.bytes = op.bytes;
@@ -205,7 +202,7 @@ class PacketComm final : public MemoizedComm {
     const int copies = op.group == CommGroup::kTp   ? 1
                        : op.group == CommGroup::kCp ? s_.par.tp
                                                     : s_.par.tp * s_.par.cp;
-    if (s_.concurrent && copies > 1 && p.algorithm != "sharp") {
+    if (s_.concurrent && copies > 1 && collective::runs_concurrently(p, op.kind)) {
       std::vector<collective::Communicator> comms{comm};
       for (int k = 1; k < copies; ++k) {
         std::vector<std::uint32_t> gpus = op.gpus;
