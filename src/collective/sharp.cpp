@@ -42,6 +42,66 @@ std::string switch_name(const topology::Topology& topo, NodeId v) {
   return topo.tier_name(topo.nodes[v].tier) + " switch " + std::to_string(v);
 }
 
+// The root of rail `l`'s tree: the switch whose farthest leaf is nearest; equal choices are
+// spread over the rails (kNone: no switch reaches every leaf).
+NodeId pick_root(const topology::Topology& topo, const std::vector<NodeId>& leaves,
+                 std::uint32_t l) {
+  std::vector<std::uint32_t> worst(topo.nodes.size(), 0);
+  for (NodeId leaf : leaves) {
+    const std::vector<std::uint32_t> d = switch_distances(topo, leaf);
+    for (NodeId v = 0; v < topo.nodes.size(); ++v) worst[v] = std::max(worst[v], d[v]);
+  }
+  std::uint32_t best = kNone;
+  std::vector<NodeId> roots;
+  for (NodeId v = 0; v < topo.nodes.size(); ++v) {
+    if (topo.is_server(v) || worst[v] == kNone) continue;
+    if (worst[v] < best) {
+      best = worst[v];
+      roots.clear();
+    }
+    if (worst[v] == best) roots.push_back(v);
+  }
+  return roots.empty() ? kNone : roots[l % roots.size()];
+}
+
+// The switches of tree `t` (rail `l`): each leaf climbs toward the root along shortest paths
+// (rail l takes the l-th way up where there are several); paths merge where they meet.
+void grow_tree(const topology::Topology& topo, SharpTree& t, NodeId root,
+               const std::vector<NodeId>& leaves, std::uint32_t l) {
+  const std::vector<std::uint32_t> dist = switch_distances(topo, root);
+  std::vector<std::uint32_t> index_of(topo.nodes.size(), kNone);
+  auto node_of = [&](NodeId v) -> SharpTreeNode& {
+    if (index_of[v] == kNone) {
+      index_of[v] = static_cast<std::uint32_t>(t.nodes.size());
+      t.nodes.push_back(SharpTreeNode{v, kNone, {}});
+    }
+    return t.nodes[index_of[v]];
+  };
+  node_of(root);
+  for (PortId nic : t.members) {
+    const PortId down = topo.ports[nic].peer;
+    node_of(topo.ports[down].node).child_ports.push_back(topo.ports[down].index);
+  }
+  for (NodeId leaf : leaves) {
+    NodeId u = leaf;
+    while (u != root && node_of(u).parent_port == kNone) {
+      std::vector<std::uint32_t> up;
+      for (const topology::Port& p : topo.ports_of(u)) {
+        if (p.link == kNone) continue;
+        const NodeId w = topo.ports[p.peer].node;
+        if (!topo.is_server(w) && dist[w] + 1 == dist[u]) up.push_back(p.index);
+      }
+      STEPSIM_CHECK(!up.empty(), "sharp: no way up from a switch on a shortest path");
+      const std::uint32_t pi = up[l % up.size()];
+      node_of(u).parent_port = pi;
+      const PortId peer = topo.ports[topo.port_id(u, pi)].peer;
+      const NodeId w = topo.ports[peer].node;
+      node_of(w).child_ports.push_back(topo.ports[peer].index);
+      u = w;
+    }
+  }
+}
+
 }  // namespace
 
 Result<std::vector<SharpTree>> plan_sharp(const topology::Topology& topo, const Communicator& comm,
@@ -66,60 +126,12 @@ Result<std::vector<SharpTree>> plan_sharp(const topology::Topology& topo, const 
     }
     std::sort(leaves.begin(), leaves.end());
     leaves.erase(std::unique(leaves.begin(), leaves.end()), leaves.end());
-    // The root: the switch whose farthest leaf is nearest; equal choices are spread over trees.
-    std::vector<std::uint32_t> worst(topo.nodes.size(), 0);
-    for (NodeId leaf : leaves) {
-      const std::vector<std::uint32_t> d = switch_distances(topo, leaf);
-      for (NodeId v = 0; v < topo.nodes.size(); ++v) worst[v] = std::max(worst[v], d[v]);
-    }
-    std::uint32_t best = kNone;
-    std::vector<NodeId> roots;
-    for (NodeId v = 0; v < topo.nodes.size(); ++v) {
-      if (topo.is_server(v) || worst[v] == kNone) continue;
-      if (worst[v] < best) {
-        best = worst[v];
-        roots.clear();
-      }
-      if (worst[v] == best) roots.push_back(v);
-    }
-    if (roots.empty()) {
+    const NodeId root = pick_root(topo, leaves, l);
+    if (root == kNone) {
       return Error{"coll.algorithm: sharp: no switch reaches all NICs of rail " +
                    std::to_string(l)};
     }
-    const NodeId root = roots[l % roots.size()];
-    // Each leaf climbs toward the root along shortest paths; paths merge where they meet.
-    const std::vector<std::uint32_t> dist = switch_distances(topo, root);
-    std::vector<std::uint32_t> index_of(topo.nodes.size(), kNone);
-    auto node_of = [&](NodeId v) -> SharpTreeNode& {
-      if (index_of[v] == kNone) {
-        index_of[v] = static_cast<std::uint32_t>(t.nodes.size());
-        t.nodes.push_back(SharpTreeNode{v, kNone, {}});
-      }
-      return t.nodes[index_of[v]];
-    };
-    node_of(root);
-    for (PortId nic : t.members) {
-      const PortId down = topo.ports[nic].peer;
-      node_of(topo.ports[down].node).child_ports.push_back(topo.ports[down].index);
-    }
-    for (NodeId leaf : leaves) {
-      NodeId u = leaf;
-      while (u != root && node_of(u).parent_port == kNone) {
-        std::vector<std::uint32_t> up;
-        for (const topology::Port& p : topo.ports_of(u)) {
-          if (p.link == kNone) continue;
-          const NodeId w = topo.ports[p.peer].node;
-          if (!topo.is_server(w) && dist[w] + 1 == dist[u]) up.push_back(p.index);
-        }
-        STEPSIM_CHECK(!up.empty(), "sharp: no way up from a switch on a shortest path");
-        const std::uint32_t pi = up[l % up.size()];
-        node_of(u).parent_port = pi;
-        const PortId peer = topo.ports[topo.port_id(u, pi)].peer;
-        const NodeId w = topo.ports[peer].node;
-        node_of(w).child_ports.push_back(topo.ports[peer].index);
-        u = w;
-      }
-    }
+    grow_tree(topo, t, root, leaves, l);
     for (const SharpTreeNode& x : t.nodes) {
       if (++trees_at[x.sw] > static_cast<std::uint32_t>(params.sharp_trees)) {
         return Error{"coll.sharp.trees: " + switch_name(topo, x.sw) + " would hold " +
