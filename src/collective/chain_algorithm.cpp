@@ -2,15 +2,15 @@
 // ring, Reduce from the root's successor to the root, piece by piece (runtime: LaneRun,
 // lane_run.hpp). NCCL's ring Broadcast/Reduce; its tuning.cc prices them as n-1 steps.
 // Simplified: the chain has no tree variant.
-#include "src/collective/algorithm_declarations.hpp"
 #include "src/collective/lane_run.hpp"
 
 namespace stepsim::collective {
 
 namespace {
 
-class Chain final : public CollectiveAlgorithm {
+class Chain final : public LaneAlgorithm {
  public:
+  Chain() : LaneAlgorithm(true) {}
   [[nodiscard]] std::string name() const override { return "chain"; }
   [[nodiscard]] std::string selected_by() const override { return "ring"; }
   [[nodiscard]] std::string description() const override {
@@ -21,15 +21,6 @@ class Chain final : public CollectiveAlgorithm {
     s.kinds = {Kind::kBroadcast, Kind::kReduce};
     s.tuned = true;
     return s;
-  }
-  [[nodiscard]] TunerCost tuner_cost(const CollectiveShape& s, const TunerRates& r) const override {
-    return ring_tuner_cost(s, r);
-  }
-  [[nodiscard]] std::optional<BoundChain> bound_chain(const CollectiveShape& s) const override {
-    return ring_bound_chain(s);
-  }
-  [[nodiscard]] std::unique_ptr<AlgorithmRun> make_run(CollectiveCore& core) const override {
-    return std::make_unique<LaneRun>(core, true);
   }
 };
 

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "src/collective/algorithm_declarations.hpp"
 #include "src/collective/collective_core.hpp"
 
 namespace stepsim::collective {
@@ -73,6 +74,26 @@ class LaneRun final : public AlgorithmRun {
   std::int64_t pieces_per_step_ = 1;
   std::vector<Lane> lanes_;
   std::vector<std::uint32_t> owner_of_endpoint_;  // the lane that posts or receives on it
+};
+
+/// The ring and the chain: one runtime (LaneRun) and the ring's costs; they differ in name,
+/// description and kinds.
+class LaneAlgorithm : public CollectiveAlgorithm {
+ public:
+  /// `chain`: the chain's runtime.
+  explicit LaneAlgorithm(bool chain) : chain_(chain) {}
+  [[nodiscard]] TunerCost tuner_cost(const CollectiveShape& s, const TunerRates& r) const override {
+    return ring_tuner_cost(s, r);
+  }
+  [[nodiscard]] std::optional<BoundChain> bound_chain(const CollectiveShape& s) const override {
+    return ring_bound_chain(s);
+  }
+  [[nodiscard]] std::unique_ptr<AlgorithmRun> make_run(CollectiveCore& core) const override {
+    return std::make_unique<LaneRun>(core, chain_);
+  }
+
+ private:
+  bool chain_;
 };
 
 }  // namespace stepsim::collective

@@ -31,8 +31,9 @@ BoundChain ring_bound_chain(const CollectiveShape& s) {
 
 namespace {
 
-class Ring final : public CollectiveAlgorithm {
+class Ring final : public LaneAlgorithm {
  public:
+  Ring() : LaneAlgorithm(false) {}
   [[nodiscard]] std::string name() const override { return "ring"; }
   [[nodiscard]] std::string description() const override {
     return "AllReduce, ReduceScatter, AllGather: NCCL's rings on the rails (PXN between "
@@ -43,15 +44,6 @@ class Ring final : public CollectiveAlgorithm {
     s.kinds = {Kind::kAllReduce, Kind::kReduceScatter, Kind::kAllGather};
     s.tuned = true;
     return s;
-  }
-  [[nodiscard]] TunerCost tuner_cost(const CollectiveShape& s, const TunerRates& r) const override {
-    return ring_tuner_cost(s, r);
-  }
-  [[nodiscard]] std::optional<BoundChain> bound_chain(const CollectiveShape& s) const override {
-    return ring_bound_chain(s);
-  }
-  [[nodiscard]] std::unique_ptr<AlgorithmRun> make_run(CollectiveCore& core) const override {
-    return std::make_unique<LaneRun>(core, false);
   }
 };
 
