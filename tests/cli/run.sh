@@ -54,6 +54,9 @@ expect_error "parallel: 64 GPUs, but" run "$tiny" --set parallel.dp=8
 expect_error "model.layers: '-4' is out of range" run "$tiny" --set model.layers=-4
 expect_error "fidelity: 'flit' is not allowed (allowed: packet, cell, ideal, analytical)" run "$tiny" --fidelity flit
 expect_error "fabric.cell: '1KiB' is out of range" run "$tiny" --fidelity cell --set fabric.cell=1KiB
+# The fabric's parameter table (issue 13): its keys and its buffer rule (issue 15) reach stepsim run.
+expect_error "fabric.buffer (--buffer): 1KiB is smaller than PFC XOFF + headroom" run "$tiny" --set fabric.buffer=1KiB
+expect_error "fabric.ecn_pmax: '2' is out of range (0..1)" run "$tiny" --set fabric.ecn_pmax=2
 expect_error "--partition: unknown partitioner" run "$tiny" --partition scotch
 rm -f "$bad"
 # SIGTERM during a packet-level step: INTERRUPTED, exit 143, the HDF5 file written and marked
