@@ -28,23 +28,22 @@ struct Shorthand {
   const char* option;
   const char* key;
   const char* help;
+  bool flag;  ///< a flag: sets the key to false
 };
-constexpr Shorthand kValueShorthands[] = {
-    {"--lb", "fabric.lb", "Load balancing: ecmp, flowlet, adaptive or spray"},
-    {"--flowlet-timeout", "fabric.flowlet_timeout", "flowlet: idle gap (a time)"},
-    {"--routing", "fabric.routing", "minimal, or valiant (dragonfly)"},
-    {"--mtu", "fabric.mtu", "Payload bytes per packet"},
-    {"--buffer", "fabric.buffer", "Shared buffer per switch"},
-    {"--ber", "fabric.ber", "Pre-FEC BER on every link (default: the topology's)"},
+constexpr Shorthand kShorthands[] = {
+    {"--lb", "fabric.lb", "Load balancing: ecmp, flowlet, adaptive or spray", false},
+    {"--flowlet-timeout", "fabric.flowlet_timeout", "flowlet: idle gap (a time)", false},
+    {"--routing", "fabric.routing", "minimal, or valiant (dragonfly)", false},
+    {"--mtu", "fabric.mtu", "Payload bytes per packet", false},
+    {"--buffer", "fabric.buffer", "Shared buffer per switch", false},
+    {"--ber", "fabric.ber", "Pre-FEC BER on every link (default: the topology's)", false},
     {"--burst", "fabric.burst_symbols",
-     "FEC error bursts: symbols each error event corrupts (1 = independent)"},
-};
-constexpr Shorthand kFlagShorthands[] = {
-    {"--no-fec", "fabric.fec", "No FEC: any bit error loses the frame"},
-    {"--no-reroute", "fabric.reroute", "Drop packets whose chosen port is down"},
-    {"--no-pfc", "fabric.pfc", "Lossy fabric: no PFC (packets beyond the buffer drop)"},
-    {"--no-ecn", "fabric.ecn", "No ECN marking"},
-    {"--store-and-forward", "fabric.cut_through", "Switches wait for the whole packet"},
+     "FEC error bursts: symbols each error event corrupts (1 = independent)", false},
+    {"--no-fec", "fabric.fec", "No FEC: any bit error loses the frame", true},
+    {"--no-reroute", "fabric.reroute", "Drop packets whose chosen port is down", true},
+    {"--no-pfc", "fabric.pfc", "Lossy fabric: no PFC (packets beyond the buffer drop)", true},
+    {"--no-ecn", "fabric.ecn", "No ECN marking", true},
+    {"--store-and-forward", "fabric.cut_through", "Switches wait for the whole packet", true},
 };
 
 // The default text of a key (what `stepsim list fabric` prints).
@@ -95,15 +94,16 @@ BenchFabricCommand::BenchFabricCommand(CLI::App& parent) {
       ->check(CLI::IsMember({"fixed", "udp_sport", "flow_label"}));
   fabric::FabricParams defaults;
   const config::ParamTable table = fabric::fabric_param_table(defaults);
-  for (const Shorthand& s : kValueShorthands) {
+  for (const Shorthand& s : kShorthands) {
+    if (s.flag) {
+      cmd_->add_flag(s.option, shorthand_flags_[s.option],
+                     std::string(s.help) + " (= --set " + s.key + "=false)");
+      continue;
+    }
     std::string& value = shorthand_values_[s.option];
     value = default_of(table, s.key);
     cmd_->add_option(s.option, value, std::string(s.help) + " (= --set " + s.key + "=VALUE)")
         ->capture_default_str();
-  }
-  for (const Shorthand& s : kFlagShorthands) {
-    cmd_->add_flag(s.option, shorthand_flags_[s.option],
-                   std::string(s.help) + " (= --set " + s.key + "=false)");
   }
   fidelity_.add(cmd_, {"packet", "cell"});
   cmd_->add_option("--fault", faults_,
@@ -151,15 +151,12 @@ void BenchFabricCommand::add_transport_options() {
 
 Result<bool> BenchFabricCommand::configure_fabric() {
   const config::ParamTable table = fabric::fabric_param_table(params_);
-  for (const Shorthand& s : kValueShorthands) {
-    if (cmd_->count(s.option) == 0) continue;
-    if (auto ok = table.set(s.key, shorthand_values_.at(s.option)); !ok) {
+  for (const Shorthand& s : kShorthands) {
+    if (s.flag ? !shorthand_flags_.at(s.option) : cmd_->count(s.option) == 0) continue;
+    const std::string value = s.flag ? "false" : shorthand_values_.at(s.option);
+    if (auto ok = table.set(s.key, value); !ok) {
       return Error{std::string(s.option) + ": " + ok.error().message};
     }
-  }
-  for (const Shorthand& s : kFlagShorthands) {
-    if (!shorthand_flags_.at(s.option)) continue;
-    if (auto ok = table.set(s.key, "false"); !ok) return ok.error();
   }
   for (const std::string& kv : sets_) {
     if (!is_fabric_key(kv)) {
