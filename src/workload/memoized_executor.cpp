@@ -33,8 +33,9 @@ MemoizedExecutor::MemoizedExecutor(const Scenario& s, CommModel& comm, Progress 
   trace_.stages.resize(idx(P));
   for (int st = 0; st < P; ++st) stages_[idx(st)].passes = stage_schedule(shape_, st);
   for (PassKind k : {PassKind::kForward, PassKind::kBackward}) {
-    for (int st = 0; st < P; ++st)
+    for (int st = 0; st < P; ++st) {
       layer_ops_[idx(k)].push_back(layer_collectives(s, place_, st, k));
+    }
     fin_[idx(k)].assign(idx(P * shape_.chunks * shape_.micro_batches), -1.0);
   }
 }
