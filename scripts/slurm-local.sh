@@ -74,6 +74,9 @@ SchedulerType=sched/backfill
 ReturnToService=2
 StateSaveLocation=$dir/ctld
 SlurmdSpoolDir=$dir/slurmd
+# Job steps' temporary files, the PMIx plugin's directories among them (spmix_appdir_UID_JOB.STEP:
+# a fresh state restarts job ids, so they must not outlive this directory).
+TmpFS=$dir/tmp
 SlurmctldPidFile=$dir/slurmctld.pid
 SlurmdPidFile=$dir/slurmd.pid
 SlurmctldLogFile=$dir/log/slurmctld.log
@@ -105,8 +108,10 @@ start() {
     return 0
   fi
   stop_daemons  # leftovers of a half-started instance
-  mkdir -p "$dir"/{munge,ctld,slurmd,log}
+  rm -rf "$dir/tmp"
+  mkdir -p "$dir"/{munge,ctld,slurmd,log,tmp}
   chmod 0700 "$dir/ctld" "$dir/slurmd"
+  chmod 1777 "$dir/tmp"
   chmod 0755 "$dir" "$dir/munge"  # job users reach the munge socket
   if [[ ! -s $dir/munge/munge.key ]]; then
     (umask 077 && dd if=/dev/urandom of="$dir/munge/munge.key" bs=1024 count=1 status=none)

@@ -2,7 +2,8 @@
 # jobs/ on a real one-node Slurm (scripts/slurm-local.sh, private state and ports, stopped at
 # the end even on failure): `sbatch jobs/step.sbatch workloads/tiny.yaml` gives mpirun's digest;
 # scancel mid-step leaves an HDF5 file with /meta complete = 0; jobs/submit_sweep.sh --tiny
-# completes every variant and writes the comparison; a failing variant ends with exit 2 and the
+# completes every variant and writes the comparison; srun without PMIx fails with exit 4 (stepsim
+# did not run), not a code of stepsim's; a failing variant ends with exit 2 and the
 # comparison still runs (names it missing, exits 1) instead of waiting forever. Skipped (exit 77,
 # one line) only where Slurm cannot start: not root, or its Debian packages not installed.
 set -uo pipefail
@@ -26,8 +27,11 @@ export SLURM_CONF=$STEPSIM_SLURM_DIR/slurm.conf STEPSIM=$stepsim LOGS=$work
 slurm_local=$src/scripts/slurm-local.sh
 cleanup() {
   "$slurm_local" stop >/dev/null 2>&1 || "$slurm_local" stop
-  if [[ $failed -eq 0 ]]; then rm -rf "$STEPSIM_SLURM_DIR"; else echo "Slurm's logs: $STEPSIM_SLURM_DIR/log"; fi
-  rm -rf "$work"
+  if [[ $failed -eq 0 ]]; then
+    rm -rf "$STEPSIM_SLURM_DIR" "$work"
+  else
+    echo "kept: Slurm's logs in $STEPSIM_SLURM_DIR/log, the jobs' logs and results in $work"
+  fi
 }
 "$slurm_local" stop >/dev/null 2>&1
 rm -rf "$STEPSIM_SLURM_DIR"
@@ -65,6 +69,9 @@ step=$(OUT=$work/tiny.h5 sbatch --parsable -o "$work/step-%j.log" jobs/step.sbat
 # 2. A long packet-level step (GPT-3 175B), cancelled once it is running.
 long=$(OUT=$work/long.h5 sbatch --parsable -o "$work/long-%j.log" jobs/step.sbatch \
   workloads/gpt3-175b.yaml)
+# 2b. srun without PMIx: Open MPI cannot start, and the job says so (exit 4, not stepsim's 1).
+nopmix=$(SLURM_MPI_TYPE=none OUT=$work/nopmix.h5 sbatch --parsable -o "$work/nopmix-%j.log" \
+  jobs/step.sbatch workloads/tiny.yaml)
 # 3. The tiny sweep, and 4. a sweep whose second variant is a bad option.
 sweep=$(RESULTS=$work/sweep jobs/submit_sweep.sh --tiny)
 printf 'baseline\nbroken fabric.lb=nonsense\n' >"$work/bad.txt"
@@ -95,6 +102,13 @@ check "scancel: the step says INTERRUPTED" 'grep -q "^# status: INTERRUPTED" <<<
 check "scancel: HDF5 written with /meta complete = 0" \
   '[[ $(h5dump -a /meta/complete "$work/long.h5" | grep -c "(0): 0") -eq 1 ]]'
 
+wait_job "$nopmix" 60
+out=$(cat "$work/nopmix-$nopmix.log")
+check "srun --mpi=none: job FAILED with exit 4:0" \
+  '[[ $(job_field "$nopmix" JobState) == FAILED && $(job_field "$nopmix" ExitCode) == 4:0 ]]'
+check "srun --mpi=none: the log says stepsim did not run" \
+  'grep -q "^step.sbatch: stepsim did not run (exit .* srun or MPI could not start it" <<<"$out"'
+
 read -r array compare <<<"$(sed -nE 's/^sweep: array job ([0-9]+) .* comparison job ([0-9]+)$/\1 \2/p' <<<"$sweep")"
 wait_job "$compare" 180
 out=$(cat "$work/sweep/compare.md" 2>/dev/null)
@@ -105,7 +119,7 @@ check "tiny sweep: comparison COMPLETED, exit 0:0" \
 check "tiny sweep: compare.md has every variant, nothing missing" \
   '[[ $(grep -cE "^## (1.6t|spray|hpcc)$" <<<"$out") -eq 3 ]] && ! grep -q missing <<<"$out"'
 check "tiny sweep: every variant's HDF5 complete" \
-  'for n in baseline 1.6t spray hpcc; do h5dump -a /meta/complete "$work/sweep/$n.h5" | grep -q "(0): 1" || exit 1; done'
+  '(for n in baseline 1.6t spray hpcc; do h5dump -a /meta/complete "$work/sweep/$n.h5" | grep -q "(0): 1" || exit 1; done)'
 
 read -r array compare <<<"$(sed -nE 's/^sweep: array job ([0-9]+) .* comparison job ([0-9]+)$/\1 \2/p' <<<"$bad")"
 wait_job "$compare" 120
@@ -124,7 +138,7 @@ check "stop: daemons gone" 'for p in $pids; do [[ ! -e /proc/$p ]] || exit 1; do
 leftovers() {
   local p env
   for p in /proc/[0-9]*; do
-    env=$(tr '\0' '\n' <"$p/environ" 2>/dev/null) || continue
+    env=$(tr '\0' '\n' 2>/dev/null <"$p/environ") || continue
     if grep -qxF "SLURM_CONF=$SLURM_CONF" <<<"$env" && grep -q '^SLURM_JOB_ID=' <<<"$env"; then
       echo "${p#/proc/} $(cat "$p/comm")"
     elif ls -l "$p/fd" 2>/dev/null | grep -qF -- "-> $STEPSIM_SLURM_DIR/"; then
