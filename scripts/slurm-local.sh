@@ -22,6 +22,12 @@ fail() {
   say "$*"
   exit 1
 }
+# give_up MESSAGE: a daemon did not come up; stop those that did, then fail.
+give_up() {
+  say "$*"
+  stop_daemons
+  exit 1
+}
 
 # pid_of NAME: the pid in NAME's pid file if that process is alive and is NAME, else nothing.
 pid_of() {
@@ -121,16 +127,16 @@ start() {
   munged --force --socket="$sock" --key-file="$dir/munge/munge.key" \
     --pid-file="$dir/munged.pid" --log-file="$dir/log/munged.log" \
     --seed-file="$dir/munge/munged.seed" ||
-    fail "munged did not start; see $dir/log/munged.log"
+    give_up "munged did not start; see $dir/log/munged.log"
   wait_for 10 bash -c "munge -n -S '$sock' | unmunge -S '$sock'" ||
-    fail "munge does not answer on $sock; see $dir/log/munged.log"
+    give_up "munge does not answer on $sock; see $dir/log/munged.log"
 
-  slurmctld -f "$conf" -i || fail "slurmctld did not start; see $dir/log/slurmctld.log"
+  slurmctld -f "$conf" -i || give_up "slurmctld did not start; see $dir/log/slurmctld.log"
   wait_for 20 env SLURM_CONF="$conf" scontrol ping ||
-    fail "slurmctld does not answer on port $port; see $dir/log/slurmctld.log"
+    give_up "slurmctld does not answer on port $port; see $dir/log/slurmctld.log"
   slurmd -f "$conf" -N "$(hostname -s)" ||
-    fail "slurmd did not start; see $dir/log/slurmd.log"
-  wait_for 30 node_ready || fail "the node did not come up; see $dir/log/slurmd.log"
+    give_up "slurmd did not start; see $dir/log/slurmd.log"
+  wait_for 30 node_ready || give_up "the node did not come up; see $dir/log/slurmd.log"
   say "up: node $(hostname -s), $(SLURM_CONF=$conf sinfo -h -o %c) CPUs, MpiDefault=$(sed -n 's/^MpiDefault=//p' "$conf"), state in $dir"
   echo "export SLURM_CONF=$conf"
 }

@@ -99,6 +99,8 @@ wait_job "$long" 60
 out=$(cat "$work/long-$long.log")
 check "scancel: job CANCELLED" '[[ $(job_field "$long" JobState) == CANCELLED ]]'
 check "scancel: the step says INTERRUPTED" 'grep -q "^# status: INTERRUPTED" <<<"$out"'
+check "scancel: the job's last line says signal 15, file written" \
+  '[[ $(tail -n 1 <<<"$out") == "step.sbatch: stopped by signal 15; $work/long.h5 says complete = 0" ]]'
 check "scancel: HDF5 written with /meta complete = 0" \
   '[[ $(h5dump -a /meta/complete "$work/long.h5" | grep -c "(0): 0") -eq 1 ]]'
 
