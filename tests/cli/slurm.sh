@@ -61,6 +61,10 @@ wait_job() {
   return 1
 }
 digest_of() { grep -E '^digest ' "$1" | tr -s ' '; }
+# ended_as ID STATE CODE: the job's state and exit code ("2:0": exit 2, no signal).
+ended_as() { [[ $(job_field "$1" JobState) == "$2" && $(job_field "$1" ExitCode) == "$3" ]]; }
+# sweep_ids OUTPUT: "ARRAY COMPARE" from jobs/submit_sweep.sh's last line.
+sweep_ids() { sed -nE 's/^sweep: array job ([0-9]+) .* comparison job ([0-9]+)$/\1 \2/p' <<<"$1"; }
 
 # 1. One step of workloads/tiny.yaml on 2 ranks (srun --mpi=pmix): the digest of mpirun's run.
 ref=$("$mpiexec" -n 2 "${mpiflags[@]}" "$stepsim" run workloads/tiny.yaml --quiet --no-output |
@@ -80,7 +84,7 @@ bad=$(SCENARIO=workloads/tiny.yaml VARIANTS=$work/bad.txt RESULTS=$work/bad jobs
 wait_job "$step" 120
 out=$(cat "$work/step-$step.log")
 check "sbatch step.sbatch tiny: COMPLETED, exit 0:0" \
-  '[[ $(job_field "$step" JobState) == COMPLETED && $(job_field "$step" ExitCode) == 0:0 ]]'
+  'ended_as "$step" COMPLETED 0:0'
 check "sbatch step.sbatch tiny: srun --mpi=pmix on 2 ranks" \
   'grep -q "2 rank(s) x 1 thread(s) on 1 node(s), srun --mpi=pmix" <<<"$out"'
 check "sbatch step.sbatch tiny: digest '$(digest_of "$work/step-$step.log")' = mpirun's '$ref'" \
@@ -107,29 +111,29 @@ check "scancel: HDF5 written with /meta complete = 0" \
 wait_job "$nopmix" 60
 out=$(cat "$work/nopmix-$nopmix.log")
 check "srun --mpi=none: job FAILED with exit 4:0" \
-  '[[ $(job_field "$nopmix" JobState) == FAILED && $(job_field "$nopmix" ExitCode) == 4:0 ]]'
+  'ended_as "$nopmix" FAILED 4:0'
 check "srun --mpi=none: the log says stepsim did not run" \
   'grep -q "^step.sbatch: stepsim did not run (exit .* srun or MPI could not start it" <<<"$out"'
 
-read -r array compare <<<"$(sed -nE 's/^sweep: array job ([0-9]+) .* comparison job ([0-9]+)$/\1 \2/p' <<<"$sweep")"
+read -r array compare <<<"$(sweep_ids "$sweep")"
 wait_job "$compare" 180
 out=$(cat "$work/sweep/compare.md" 2>/dev/null)
 check "tiny sweep: 4 array tasks COMPLETED" \
   '[[ $(job_field "$array" JobState | grep -c "^COMPLETED$") -eq 4 ]]'
 check "tiny sweep: comparison COMPLETED, exit 0:0" \
-  '[[ $(job_field "$compare" JobState) == COMPLETED && $(job_field "$compare" ExitCode) == 0:0 ]]'
+  'ended_as "$compare" COMPLETED 0:0'
 check "tiny sweep: compare.md has every variant, nothing missing" \
   '[[ $(grep -cE "^## (1.6t|spray|hpcc)$" <<<"$out") -eq 3 ]] && ! grep -q missing <<<"$out"'
 check "tiny sweep: every variant's HDF5 complete" \
   '(for n in baseline 1.6t spray hpcc; do h5dump -a /meta/complete "$work/sweep/$n.h5" | grep -q "(0): 1" || exit 1; done)'
 
-read -r array compare <<<"$(sed -nE 's/^sweep: array job ([0-9]+) .* comparison job ([0-9]+)$/\1 \2/p' <<<"$bad")"
+read -r array compare <<<"$(sweep_ids "$bad")"
 wait_job "$compare" 120
 out=$(cat "$work/bad/compare.md" 2>/dev/null)
 check "failed variant: its task FAILED with exit 2:0 (bad option)" \
-  '[[ $(job_field "${array}_1" JobState) == FAILED && $(job_field "${array}_1" ExitCode) == 2:0 ]]'
+  'ended_as "${array}_1" FAILED 2:0'
 check "failed variant: the comparison still ran, exit 1:0" \
-  '[[ $(job_field "$compare" JobState) == FAILED && $(job_field "$compare" ExitCode) == 1:0 ]]'
+  'ended_as "$compare" FAILED 1:0'
 check "failed variant: compare.md names it missing" 'grep -q "^missing: .*/broken.h5$" <<<"$out"'
 
 # Nothing of this Slurm keeps running: its daemons and every process of its jobs.
