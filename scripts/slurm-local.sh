@@ -124,7 +124,7 @@ start() {
   fi
   write_conf
 
-  munged --force --socket="$sock" --key-file="$dir/munge/munge.key" \
+  munged --socket="$sock" --key-file="$dir/munge/munge.key" \
     --pid-file="$dir/munged.pid" --log-file="$dir/log/munged.log" \
     --seed-file="$dir/munge/munged.seed" ||
     give_up "munged did not start; see $dir/log/munged.log"
