@@ -10,6 +10,7 @@
 #include "src/cli/cli.hpp"
 #include "src/cli/progress.hpp"
 #include "src/cli/report.hpp"
+#include "stepsim/output/chrome_trace.hpp"
 #include "stepsim/output/step_h5.hpp"
 #include "stepsim/pdes/mpi_sync.hpp"
 #include "stepsim/topology/topology_loader.hpp"
@@ -53,36 +54,6 @@ std::string seconds_text(double s) {
     std::snprintf(buf, sizeof buf, "%.3f us", s * 1e6);
   }
   return buf;
-}
-
-// The op timeline as Chrome trace events (chrome://tracing, ui.perfetto.dev): one process per
-// stage, thread 0 the compute stream (forward, backward, optimizer, blocking collectives) and
-// thread 1 the waits for other stages.
-int write_trace(int rank, const std::string& path, const workload::StepResult& r) {
-  if (rank != 0) return kExitOk;
-  static const char* const kKinds[] = {"forward", "backward", "optimizer", "comm", "wait"};
-  nlohmann::json events = nlohmann::json::array();
-  for (const workload::OpRecord& o : r.ops) {
-    std::string name = kKinds[o.kind];
-    if (o.kind == 3) {
-      name = workload::comm_group_name(static_cast<workload::CommGroup>(o.group));
-    }
-    if (o.kind <= 1) name += " mb" + std::to_string(o.micro) + " L" + std::to_string(o.layer);
-    events.push_back({{"name", name},
-                      {"cat", kKinds[o.kind]},
-                      {"ph", "X"},
-                      {"ts", o.start_s * 1e6},
-                      {"dur", (o.end_s - o.start_s) * 1e6},
-                      {"pid", o.stage},
-                      {"tid", o.kind == 4 ? 1 : 0}});
-  }
-  nlohmann::json j;
-  j["traceEvents"] = events;
-  j["displayTimeUnit"] = "ms";
-  std::ofstream out(path);
-  if (!out) return user_error(rank, "--trace: cannot write '" + path + "'");
-  out << j.dump() << "\n";
-  return kExitOk;
 }
 
 }  // namespace
@@ -158,6 +129,7 @@ int RunCommand::execute(int rank, int ranks) {
     meta.model = s.model.name;
     meta.topology = topo->name;
     meta.gpu = s.gpu.name;
+    meta.tokens_per_step = static_cast<double>(s.par.global_batch) * s.model.seq_len;
     meta.gpus = p.world();
     meta.ranks = ranks;
     meta.threads = threads_;
@@ -169,7 +141,9 @@ int RunCommand::execute(int rank, int ranks) {
     if (rank == 0 && !quiet_) std::fprintf(stderr, "stepsim: wrote %s\n", path.c_str());
   }
   if (!trace_.empty()) {
-    if (const int rc = write_trace(rank, trace_, *res); rc != kExitOk) return rc;
+    const auto stride = static_cast<std::uint32_t>(p.tp * p.cp * p.data_parallel());
+    auto ok = rank == 0 ? output::write_chrome_trace(trace_, *res, stride) : Result<bool>(true);
+    if (!ok) return user_error(rank, ok.error().message);
   }
   if (rank != 0) return interrupted ? interrupted_exit_code() : kExitOk;
   std::printf(
