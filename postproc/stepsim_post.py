@@ -367,6 +367,7 @@ def heatmap_figure(meta, tables, name):
         ax.text(width - 0.5, row, f" max {np.nanmax(grid[row]):.1f} %", va="center",
                 fontsize="x-small", color="white", ha="right")
     fig.colorbar(im, ax=ax, label="busy (% of the step)")
+    ax.set_ylabel("tier of the sending node")
     ax.set_xlabel(f"sending port (node/port, sorted by port; row: {', '.join(TIERS[t] if t < len(TIERS) else str(t) for t in tiers)})")
     fig.suptitle(name, fontsize="medium")
     return fig, ax
