@@ -320,15 +320,21 @@ def cdf_figure(meta, tables, name):
         ax.step(t, np.arange(1, len(t) + 1) / len(t), where="post", label=f"{g} ({len(t)})")
         drawn += 1
     ax.set_title("completion time of the network groups' collectives")
-    if drawn:
-        ax.set_xscale("log")
-        ax.set_xlabel("collective completion time (us)")
-        ax.set_ylabel("CDF (fraction of collectives)")
-        ax.legend()
-    else:
-        _unavailable(ax, "no collectives outside TP in this step")
+    _finish_log_x(ax, drawn, "collective completion time (us)", "CDF (fraction of collectives)",
+                  "no collectives outside TP in this step")
     fig.suptitle(name, fontsize="medium")
     return fig, ax
+
+
+def _finish_log_x(ax, drawn, xlabel, ylabel, missing):
+    """Labels a log-x plot with a legend, or says what is `missing` when nothing was drawn."""
+    if drawn:
+        ax.set_xscale("log")
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.legend()
+    else:
+        _unavailable(ax, missing)
 
 
 def heatmap_figure(meta, tables, name):
@@ -384,13 +390,7 @@ def busbw_figure(meta, tables, name):
         if len(sel):
             ax.scatter(sel["bytes"], sel["busbw_gbs"], s=8, label=g)
             drawn += 1
-    if drawn:
-        ax.set_xscale("log")
-        ax.set_xlabel("size S (bytes)")
-        ax.set_ylabel("busbw (GB/s)")
-        ax.legend()
-    else:
-        _unavailable(ax, "no collectives in this step")
+    _finish_log_x(ax, drawn, "size S (bytes)", "busbw (GB/s)", "no collectives in this step")
     fig.suptitle(name, fontsize="medium")
     return fig, ax
 
