@@ -48,19 +48,14 @@ Result<std::int64_t> parse_binary_size(const std::string& text) {
 }
 
 std::string fit_number(double value, int width) {
-  // Digits of the integer part (at least one).
-  int digits = 1;
-  for (double p = 10; p <= value && digits < 40; p *= 10) ++digits;
+  // The most decimals (2, 1, 0) that fit; rounding may add a digit (9999.995 -> 10000.00), so
+  // each candidate is checked by its printed length.
   char buf[64];
-  if (digits + 3 <= width) {
-    std::snprintf(buf, sizeof buf, "%*.2f", width, value);
-  } else if (digits + 2 <= width) {
-    std::snprintf(buf, sizeof buf, "%*.1f", width, value);
-  } else if (digits <= width) {
-    std::snprintf(buf, sizeof buf, "%*.0f", width, value);
-  } else {
-    std::snprintf(buf, sizeof buf, "%*.1e", width, value);
+  for (int decimals = 2; decimals >= 0; --decimals) {
+    const int n = std::snprintf(buf, sizeof buf, "%*.*f", width, decimals, value);
+    if (n <= width) return buf;
   }
+  std::snprintf(buf, sizeof buf, "%*.1e", width, value);
   return buf;
 }
 
