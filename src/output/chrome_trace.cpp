@@ -9,7 +9,7 @@
 namespace stepsim::output {
 namespace {
 
-constexpr const char* kOpKinds[] = {"forward", "backward", "optimizer", "comm", "wait"};
+using workload::OpKind;
 constexpr int kComputeTid = 0;
 constexpr int kWaitTid = 1;
 
@@ -21,21 +21,22 @@ nlohmann::json name_event(const char* what, std::uint32_t pid, int tid, const st
 }
 
 nlohmann::json op_event(const workload::OpRecord& o) {
-  std::string name = kOpKinds[o.kind];
+  std::string name = workload::op_kind_name(o.kind);
   nlohmann::json args = {{"micro", o.micro}, {"chunk", o.chunk}, {"layer", o.layer}};
-  if (o.kind == 3) {
-    name = workload::comm_group_name(static_cast<workload::CommGroup>(o.group));
-    name += " (blocking)";
-    args["group"] = workload::comm_group_name(static_cast<workload::CommGroup>(o.group));
+  if (o.kind == OpKind::kComm) {
+    name = std::string(workload::comm_group_name(o.group)) + " (blocking)";
+    args["group"] = workload::comm_group_name(o.group);
   }
-  if (o.kind <= 1) name += " mb" + std::to_string(o.micro) + " L" + std::to_string(o.layer);
+  if (o.kind == OpKind::kForward || o.kind == OpKind::kBackward) {
+    name += " mb" + std::to_string(o.micro) + " L" + std::to_string(o.layer);
+  }
   return {{"name", name},
-          {"cat", kOpKinds[o.kind]},
+          {"cat", workload::op_kind_name(o.kind)},
           {"ph", "X"},
           {"ts", o.start_s * 1e6},
           {"dur", (o.end_s - o.start_s) * 1e6},
           {"pid", o.stage},
-          {"tid", o.kind == 4 ? kWaitTid : kComputeTid},
+          {"tid", o.kind == OpKind::kWait ? kWaitTid : kComputeTid},
           {"args", args}};
 }
 
