@@ -299,7 +299,7 @@ def timeline_figure(meta, tables, name):
                  f'{fmt_time(float(meta["compute_s"]))} on the critical stage')
     ax.legend([plt.Rectangle((0, 0), 1, 1, color=OP_COLORS[k]) for k in OP_COLORS],
               ["forward (compute)", "backward (compute)", "optimizer", "blocking comm", "wait"],
-              loc="upper right", fontsize="small")
+              loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small")
     if not len(ops):
         _unavailable(ax, "no ops recorded")
     fig.suptitle(name, fontsize="medium")
