@@ -38,6 +38,18 @@ LayerCosts layer_costs(const Scenario& s) {
   return k;
 }
 
+double layer_pass_seconds(const Scenario& s, const LayerCosts& lc, const PipelineShape& shape,
+                          int stage, int chunk, PassKind kind, int layer) {
+  const bool fwd = kind == PassKind::kForward;
+  const bool last_virtual = stage == shape.stages - 1 && chunk == shape.chunks - 1;
+  const bool last_layer = layer == layers_in(shape, s.model.layers, stage, chunk) - 1;
+  double dt = fwd ? lc.fwd_s : lc.bwd_s;
+  if (!fwd && s.par.recompute == "selective") dt += lc.recompute_s;
+  if (last_virtual && fwd && last_layer) dt += lc.logits_fwd_s;
+  if (last_virtual && !fwd && last_layer) dt += lc.logits_bwd_s;
+  return dt;
+}
+
 LayerParams layer_params(const Scenario& s) {
   const ModelSpec& m = s.model;
   const Parallelism& p = s.par;
@@ -55,6 +67,13 @@ double embedding_params(const Scenario& s, const PipelineShape& shape, int stage
     e += emb;
   }
   return e;
+}
+
+LayerParams layer_gradient_bytes(const Scenario& s, const PipelineShape& shape, int stage,
+                                 int chunk, int layer) {
+  const LayerParams lp = layer_params(s);
+  const double emb = layer == 0 ? embedding_params(s, shape, stage, chunk) : 0;
+  return {(lp.dense + emb) * s.par.grad_bytes, lp.expert * s.par.grad_bytes};
 }
 
 double stage_params(const Scenario& s, const PipelineShape& shape, int stage) {

@@ -3,7 +3,7 @@
 #include "stepsim/workload/step.hpp"
 
 #include "src/workload/memoized_comm.hpp"
-#include "src/workload/step_executor.hpp"
+#include "src/workload/memoized_executor.hpp"
 
 namespace stepsim::workload {
 
@@ -11,13 +11,14 @@ Result<StepResult> run_step(const Scenario& s, const topology::Topology& topo, C
                             const std::function<bool(double)>& progress) {
   if (comm.wants_all_ops()) {
     ListingComm listing;
-    StepExecutor first(s, listing, {});
+    MemoizedExecutor first(s, listing, {});
     if (auto ok = first.run(); !ok) return ok.error();
     if (auto ok = comm.prepare(listing.ops); !ok) return ok.error();
   }
-  StepExecutor step(s, comm, progress);
-  if (auto ok = step.run(); !ok) return ok.error();
-  return summarize_step(s, topo, std::move(step.trace()));
+  MemoizedExecutor step(s, comm, progress);
+  auto trace = step.run();
+  if (!trace) return trace.error();
+  return summarize_step(s, topo, std::move(trace).value());
 }
 
 }  // namespace stepsim::workload

@@ -23,6 +23,13 @@ struct LayerCosts {
 /// The roofline costs of one layer of `s`'s model on one GPU.
 LayerCosts layer_costs(const Scenario& s);
 
+/// Compute time of one layer's forward or backward pass on virtual stage (`stage`, `chunk`);
+/// `layer` is the index within the chunk. Selective recomputation is in the backward, the
+/// output layer in the last layer of the last virtual stage. Full recomputation's extra forward
+/// is not (it runs first, with its collectives: `LayerCosts::recompute_s`).
+double layer_pass_seconds(const Scenario& s, const LayerCosts& lc, const PipelineShape& shape,
+                          int stage, int chunk, PassKind kind, int layer);
+
 /// Parameters of one layer on one GPU: dense (attention, and the FFN of a dense model) and
 /// expert parts (reduced over the expert-data-parallel group).
 struct LayerParams {
@@ -34,6 +41,11 @@ LayerParams layer_params(const Scenario& s);
 /// Embedding parameters on virtual stage (`stage`, `chunk`): the input embedding on the first,
 /// the output layer on the last unless tied.
 double embedding_params(const Scenario& s, const PipelineShape& shape, int stage, int chunk);
+
+/// Gradient bytes one layer (index `layer` within chunk `chunk`) hands to the data-parallel
+/// buckets: dense (with the chunk's embeddings on its first layer) and expert.
+LayerParams layer_gradient_bytes(const Scenario& s, const PipelineShape& shape, int stage,
+                                 int chunk, int layer);
 
 /// Parameters one GPU of `stage` holds: its layers of every chunk and its embeddings.
 double stage_params(const Scenario& s, const PipelineShape& shape, int stage);

@@ -1,5 +1,5 @@
-// The memoized step executor (see step_executor.hpp).
-#include "src/workload/step_executor.hpp"
+// The memoized step executor (see memoized_executor.hpp).
+#include "src/workload/memoized_executor.hpp"
 
 #include <algorithm>
 
@@ -19,7 +19,7 @@ std::size_t idx(PassKind k) {
 }
 }  // namespace
 
-StepExecutor::StepExecutor(const Scenario& s, CommModel& comm, Progress progress)
+MemoizedExecutor::MemoizedExecutor(const Scenario& s, CommModel& comm, Progress progress)
     : s_(s),
       comm_(comm),
       progress_(std::move(progress)),
@@ -39,28 +39,28 @@ StepExecutor::StepExecutor(const Scenario& s, CommModel& comm, Progress progress
   }
 }
 
-double& StepExecutor::finished(PassKind kind, int st, int c, int mb) {
+double& MemoizedExecutor::finished(PassKind kind, int st, int c, int mb) {
   return fin_[idx(kind)][idx((st * shape_.chunks + c) * shape_.micro_batches + mb)];
 }
 
-Error StepExecutor::interrupt() {
+Error MemoizedExecutor::interrupt() {
   trace_.stop = StepStop::kInterrupted;
   return Error{"the step was interrupted"};
 }
 
-Result<bool> StepExecutor::run() {
+Result<StepTrace> MemoizedExecutor::run() {
   auto ok = run_schedules();
   if (ok && trace_.stop == StepStop::kDone) {
     for (int st = 0; st < shape_.stages && ok; ++st) ok = finish_stage(st);
   }
   for (std::size_t st = 0; st < stages_.size(); ++st) trace_.stages[st] = stages_[st].time;
   if (!ok && trace_.stop != StepStop::kInterrupted) return ok.error();
-  return true;
+  return std::move(trace_);
 }
 
 // Runs each stage's passes as far as their inputs allow, stage after stage, until every
 // stage is through its schedule (or one passes `end`).
-Result<bool> StepExecutor::run_schedules() {
+Result<bool> MemoizedExecutor::run_schedules() {
   const double end = s_.end.seconds();
   bool all = false;
   while (!all) {
@@ -91,7 +91,7 @@ Result<bool> StepExecutor::run_schedules() {
 
 // When the input of a pass is at this stage (-1: not yet known): the producing pass's end plus
 // the pipeline send, when it ran on another stage.
-Result<double> StepExecutor::input_ready(int st, const PipelinePass& pass) {
+Result<double> MemoizedExecutor::input_ready(int st, const PipelinePass& pass) {
   const PassInput in = input_of(shape_, st, pass.kind, pass.chunk);
   if (in.external) return 0.0;
   const double done = finished(in.kind, in.stage, in.chunk, pass.micro);
@@ -107,7 +107,7 @@ Result<double> StepExecutor::input_ready(int st, const PipelinePass& pass) {
 }
 
 // The compute stream idles until the pass's input is in: a bubble.
-void StepExecutor::wait_until(int st, const PipelinePass& pass, double ready) {
+void MemoizedExecutor::wait_until(int st, const PipelinePass& pass, double ready) {
   StageTime& g = stages_[idx(st)].time;
   if (ready <= g.t) return;
   OpRecord w;
@@ -122,7 +122,7 @@ void StepExecutor::wait_until(int st, const PipelinePass& pass, double ready) {
   g.t = ready;
 }
 
-Result<bool> StepExecutor::run_pass(int st, const PipelinePass& pass, double ready) {
+Result<bool> MemoizedExecutor::run_pass(int st, const PipelinePass& pass, double ready) {
   wait_until(st, pass, ready);
   Stage& g = stages_[idx(st)];
   const bool fwd = pass.kind == PassKind::kForward;
@@ -151,7 +151,7 @@ Result<bool> StepExecutor::run_pass(int st, const PipelinePass& pass, double rea
 // FSDP: each layer's parameters are gathered on the data-parallel stream while the layer
 // before it computes (the first layer of a pass waits for its own). `next_ready` carries when
 // the next layer's parameters are in.
-Result<bool> StepExecutor::fsdp_wait(int st, int k, int n_layers, double& next_ready) {
+Result<bool> MemoizedExecutor::fsdp_wait(int st, int k, int n_layers, double& next_ready) {
   StageTime& g = stages_[idx(st)].time;
   if (k == 0) {
     auto d = fsdp_gather(st);
@@ -172,7 +172,7 @@ Result<bool> StepExecutor::fsdp_wait(int st, int k, int n_layers, double& next_r
 }
 
 // One layer's parameters gathered on the data-parallel stream; returns when they are in.
-Result<double> StepExecutor::fsdp_gather(int st) {
+Result<double> MemoizedExecutor::fsdp_gather(int st) {
   Stage& g = stages_[idx(st)];
   const double start = std::max(g.dp_free, g.time.t);
   const CommOp op{Kind::kAllGather, static_cast<std::int64_t>((lp_.dense + lp_.expert) * 2),
@@ -185,10 +185,9 @@ Result<double> StepExecutor::fsdp_gather(int st) {
 
 // One layer of a pass: the recomputed forward (full recomputation), the layer's compute, its
 // collectives, and (last micro-batch's backward) its gradients into the buckets.
-Result<bool> StepExecutor::run_layer(int st, const PipelinePass& pass, int layer, OpRecord r) {
+Result<bool> MemoizedExecutor::run_layer(int st, const PipelinePass& pass, int layer, OpRecord r) {
   StageTime& g = stages_[idx(st)].time;
   const bool fwd = pass.kind == PassKind::kForward;
-  const int n_layers = layers_in(shape_, s_.model.layers, st, pass.chunk);
   if (!fwd && s_.par.recompute == "full") {
     // The recomputed forward and its collectives come first.
     r.kind = OpKind::kForward;
@@ -200,11 +199,7 @@ Result<bool> StepExecutor::run_layer(int st, const PipelinePass& pass, int layer
     if (auto ok = layer_comm(st, PassKind::kForward, r); !ok) return ok;
     r.kind = OpKind::kBackward;
   }
-  const bool last_virtual = st == shape_.stages - 1 && pass.chunk == shape_.chunks - 1;
-  double dt = fwd ? lc_.fwd_s : lc_.bwd_s;
-  if (!fwd && s_.par.recompute == "selective") dt += lc_.recompute_s;
-  if (last_virtual && fwd && layer == n_layers - 1) dt += lc_.logits_fwd_s;
-  if (last_virtual && !fwd && layer == n_layers - 1) dt += lc_.logits_bwd_s;
+  const double dt = layer_pass_seconds(s_, lc_, shape_, st, pass.chunk, pass.kind, layer);
   r.start_s = g.t;
   g.t += dt;
   g.compute += dt;
@@ -216,7 +211,7 @@ Result<bool> StepExecutor::run_layer(int st, const PipelinePass& pass, int layer
   return true;
 }
 
-Result<bool> StepExecutor::layer_comm(int st, PassKind kind, const OpRecord& base) {
+Result<bool> MemoizedExecutor::layer_comm(int st, PassKind kind, const OpRecord& base) {
   for (const CommOp& op : layer_ops_[idx(kind)][idx(st)]) {
     if (auto ok = blocking(st, op, base); !ok) return ok;
   }
@@ -224,12 +219,12 @@ Result<bool> StepExecutor::layer_comm(int st, PassKind kind, const OpRecord& bas
 }
 
 // A layer's gradients join the pending buckets; with overlap (or FSDP) full buckets go.
-Result<bool> StepExecutor::add_gradients(int st, int chunk, int layer) {
+Result<bool> MemoizedExecutor::add_gradients(int st, int chunk, int layer) {
   Stage& g = stages_[idx(st)];
   const Parallelism& p = s_.par;
-  const double emb = layer == 0 ? embedding_params(s_, shape_, st, chunk) : 0;
-  g.pending[kDense] += (lp_.dense + emb) * p.grad_bytes;
-  g.pending[kExpert] += lp_.expert * p.grad_bytes;
+  const LayerParams bytes = layer_gradient_bytes(s_, shape_, st, chunk, layer);
+  g.pending[kDense] += bytes.dense;
+  g.pending[kExpert] += bytes.expert;
   if (p.zero == 3 || p.overlap_grad_reduce) {
     for (int cls = 0; cls < 2; ++cls) {
       if (auto ok = reduce_buckets(st, cls, g.time.t, p.zero == 3); !ok) return ok;
@@ -240,7 +235,7 @@ Result<bool> StepExecutor::add_gradients(int st, int chunk, int layer) {
 
 // Launches gradient buckets of `cls` holding at least `bucket` bytes, or everything pending
 // when `flush`, one after another on the data-parallel stream.
-Result<bool> StepExecutor::reduce_buckets(int st, int cls, double at, bool flush) {
+Result<bool> MemoizedExecutor::reduce_buckets(int st, int cls, double at, bool flush) {
   Stage& g = stages_[idx(st)];
   const Parallelism& p = s_.par;
   const auto bucket = static_cast<double>(p.bucket);
@@ -263,7 +258,7 @@ Result<bool> StepExecutor::reduce_buckets(int st, int cls, double at, bool flush
 }
 
 // Data parallelism's tail, the optimizer and (ZeRO 1/2) the parameter all-gather.
-Result<bool> StepExecutor::finish_stage(int st) {
+Result<bool> MemoizedExecutor::finish_stage(int st) {
   Stage& g = stages_[idx(st)];
   for (int cls = 0; cls < 2; ++cls) {
     if (auto ok = reduce_buckets(st, cls, g.time.t, true); !ok) return ok;
@@ -289,7 +284,7 @@ Result<bool> StepExecutor::finish_stage(int st) {
 // ZeRO 1/2: the updated parameters (bf16), bucket by bucket. Overlapped with the next step's
 // first forward pass (the steady state of back-to-back steps), only what outlasts that pass is
 // exposed.
-Result<bool> StepExecutor::param_gather(int st, double params) {
+Result<bool> MemoizedExecutor::param_gather(int st, double params) {
   Stage& g = stages_[idx(st)];
   const Parallelism& p = s_.par;
   double left = params * 2;
@@ -312,7 +307,7 @@ Result<bool> StepExecutor::param_gather(int st, double params) {
 }
 
 // Costs a collective that starts at `start`, records it, and returns its duration.
-Result<double> StepExecutor::run_comm(int st, const CommOp& op, double start) {
+Result<double> MemoizedExecutor::run_comm(int st, const CommOp& op, double start) {
   if (op.bytes <= 0 || op.gpus.size() < 2) return 0.0;
   auto c = comm_.cost(op);
   if (!c) return c.error();
@@ -336,7 +331,7 @@ Result<double> StepExecutor::run_comm(int st, const CommOp& op, double start) {
 }
 
 // A collective on the compute stream: the stream waits for it.
-Result<bool> StepExecutor::blocking(int st, const CommOp& op, const OpRecord& base) {
+Result<bool> MemoizedExecutor::blocking(int st, const CommOp& op, const OpRecord& base) {
   StageTime& g = stages_[idx(st)].time;
   auto d = run_comm(st, op, g.t);
   if (!d) return d.error();
