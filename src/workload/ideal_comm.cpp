@@ -2,6 +2,7 @@
 // prediction) on the GPUs' NIC goodput. No fabric and no contention; NVLS and SHARP, which
 // the tuner does not cost, fall back to the tuner's own choice.
 #include "src/workload/memoized_comm.hpp"
+#include "stepsim/collective/collective_algorithm.hpp"
 
 namespace stepsim::workload {
 namespace {
@@ -26,7 +27,9 @@ class IdealComm final : public MemoizedComm {
  private:
   Result<CommCost> compute(const CommOp& op, const collective::Communicator& comm) override {
     collective::CollectiveParams p = s_.coll;
-    if (p.algorithm == "nvls" || p.algorithm == "sharp") p.algorithm = "auto";
+    // Algorithms that need NVLS or SHARP hardware: the tuner's choice instead.
+    const collective::CollectiveAlgorithm* a = collective::find_algorithm(p.algorithm, op.kind);
+    if (a != nullptr && a->support().needs_hardware()) p.algorithm = "auto";
     const collective::Choice ch = collective::choose(
         op.kind, op.bytes, static_cast<int>(op.gpus.size()), comm.gpus_per_server, p, nic_);
     return with_busbw(op, ch.predicted_s);

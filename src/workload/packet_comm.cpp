@@ -6,12 +6,11 @@
 #include <span>
 
 #include "src/workload/memoized_comm.hpp"
+#include "stepsim/collective/collective_algorithm.hpp"
 #include "stepsim/core/hash.hpp"
 
 namespace stepsim::workload {
 namespace {
-
-using collective::Kind;
 
 class PacketComm final : public MemoizedComm {
  public:
@@ -26,16 +25,10 @@ class PacketComm final : public MemoizedComm {
 
  private:
   Result<CommCost> compute(const CommOp& op, const collective::Communicator& comm) override {
-    collective::CollectiveParams p = s_.coll;
     // Algorithms with restrictions apply where they can; the ring elsewhere.
-    const bool one_server = comm.gpus.front().server == comm.gpus.back().server;
-    const bool allreduce = op.kind == Kind::kAllReduce;
-    if ((p.algorithm == "tree" && !allreduce) ||
-        (p.algorithm == "nvls" && !(allreduce && one_server)) ||
-        (p.algorithm == "sharp" && !(allreduce && !one_server))) {
-      p.algorithm = "ring";
-    }
-    if (p.algorithm == "sharp") p.protocol = "simple";
+    const collective::CollectiveParams p = collective::applicable_params(
+        s_.coll,
+        collective::CollectiveShape::of(op.kind, op.bytes, comm.size(), comm.gpus_per_server));
     collective::CollectiveSpec spec;
     spec.kind = op.kind;
     spec.bytes = op.bytes;
@@ -43,7 +36,7 @@ class PacketComm final : public MemoizedComm {
     const int copies = op.group == CommGroup::kTp   ? 1
                        : op.group == CommGroup::kCp ? s_.par.tp
                                                     : s_.par.tp * s_.par.cp;
-    if (s_.concurrent && copies > 1 && p.algorithm != "sharp") {
+    if (s_.concurrent && copies > 1 && collective::runs_concurrently(p, op.kind)) {
       return run_with_copies(op, comm, spec, p, copies);
     }
     auto r = collective::run_collective(topo_, comm, spec, p, s_.nic, fabric_, sync_, engine_);
