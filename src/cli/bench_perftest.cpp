@@ -197,7 +197,7 @@ int BenchPerftestCommand::execute(int rank, int ranks) {
     std::printf("nic              %s, memory %s, inline %lld B, cc %s, %s, rto %s, mtu %lld\n",
                 nic::describe(nic::size_for_port(nic.pcie, line)).c_str(), memory_.c_str(),
                 static_cast<long long>(nic.inline_threshold), cc_.c_str(),
-                nic::retransmission_name(nic.retransmission).c_str(), to_string(nic.rto).c_str(),
+                nic.retransmission.c_str(), to_string(nic.rto).c_str(),
                 static_cast<long long>(fp.mtu.count()));
     std::printf("test             %d QP(s), %d iterations%s, lb %s, pfc %s, fidelity %s\n", qps_,
                 iterations_, latency ? "" : (", tx depth " + std::to_string(tx_depth_)).c_str(),
@@ -292,7 +292,7 @@ int BenchPerftestCommand::execute(int rank, int ranks) {
     j["topology"] = topo->name;
     j["qps"] = qps_;
     j["cc"] = cc_;
-    j["retransmission"] = nic::retransmission_name(nic.retransmission);
+    j["retransmission"] = nic.retransmission;
     j["lb"] = lb_;
     j["fidelity"] = fidelity_.fidelity;
     j["cell_bytes"] = fp.cell.count();

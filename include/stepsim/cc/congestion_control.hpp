@@ -1,8 +1,10 @@
 #pragma once
 /// Congestion control of one sender (queue pair): an interface, parameters and a registry.
-/// One file per algorithm in src/cc/ ("none", "dcqcn", "hpcc"). The NIC calls the hooks, paces the
-/// QP at rate(), keeps at most window() bytes unacknowledged (when it is > 0) and schedules an
-/// event at next_timer().
+/// One file per algorithm in src/cc/ ("none", "dcqcn", "hpcc"), each registering its name, a
+/// one-line description, its parameters and what it needs from the transport and the fabric
+/// (CcNeeds: INT telemetry, CNPs, an ACK per packet). The NIC calls the hooks, paces the QP at
+/// rate(), keeps at most window() bytes unacknowledged (when it is > 0) and schedules an event at
+/// next_timer().
 
 #include <cstdint>
 #include <memory>
@@ -11,6 +13,10 @@
 
 #include "stepsim/core/result.hpp"
 #include "stepsim/core/units.hpp"
+
+namespace stepsim::config {
+class ParamTable;
+}
 
 namespace stepsim::cc {
 
@@ -73,10 +79,34 @@ class CongestionControl {
   virtual void on_timer(SimTime now) = 0;
 };
 
+/// What an algorithm needs from the transport and the fabric, declared by its registry entry (as
+/// ns-3's TcpCongestionOps tells the socket what it needs); the NIC and the fabric read this,
+/// never the algorithm's name.
+struct CcNeeds {
+  bool int_telemetry = false;   ///< switches stamp INT into data packets, ACKs echo it (HPCC)
+  bool cnp = false;             ///< receivers send CNPs for ECN-marked packets (DCQCN)
+  bool ack_per_packet = false;  ///< every data packet asks for an ACK (a window needs each one)
+  SimTime cnp_interval;         ///< when cnp: at most one CNP per QP per interval
+  SimTime telemetry_rtt;        ///< when int_telemetry: the switches' INT window; 0: the fabric's
+};
+
+/// One registered algorithm, as `stepsim list cc` shows it.
+struct CcAlgorithmInfo {
+  std::string name;
+  std::string description;  ///< one line: what it models and after which paper
+};
+
 /// Creates `p.algorithm` for a QP on `path`; the error lists the algorithms.
 Result<std::unique_ptr<CongestionControl>> make_congestion_control(const CcParams& p,
                                                                    const CcPath& path);
+/// What `p.algorithm` needs (with its parameters); the error lists the algorithms.
+Result<CcNeeds> congestion_control_needs(const CcParams& p);
+/// Registered names, sorted.
 std::vector<std::string> congestion_control_names();
+/// Registered algorithms with their descriptions, sorted by name.
+std::vector<CcAlgorithmInfo> congestion_control_algorithms();
+/// Declares `cc.algorithm` and every algorithm's parameters ("cc.<name>.<key>") bound to `p`.
+void declare_cc_params(config::ParamTable& table, CcParams& p);
 
 /// The notification point (receiver) of DCQCN: at most one CNP per QP per interval, sent when an
 /// ECN-marked packet arrives.
