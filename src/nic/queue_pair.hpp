@@ -11,6 +11,7 @@
 #include <span>
 #include <vector>
 
+#include "src/nic/rc_wire.hpp"
 #include "stepsim/cc/congestion_control.hpp"
 #include "stepsim/core/ring_queue.hpp"
 #include "stepsim/core/units.hpp"
@@ -152,7 +153,7 @@ struct QueuePair {
   bool active = false;  ///< in its NIC's list of endpoints with packets to send
   /// The last PSN NAKed. Both sides use it: the responder sends one NAK per hole of its requests;
   /// the requester re-requests a READ's hole once. (One field, as the outputs were made with.)
-  std::uint32_t nak_psn = 0xffffffffu;
+  std::uint32_t nak_psn = kNoPsn;
   Requester rq;
   Responder rs;
   CompletionQueue cq;

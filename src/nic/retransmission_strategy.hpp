@@ -48,7 +48,7 @@ class RetransmissionStrategy {
   /// recovery): resend from there, and the next hole may be NAKed again.
   static void go_back_to_una(QueuePair& qp) {
     qp.rq.go_back(qp.rq.una);
-    qp.nak_psn = 0xffffffffu;
+    qp.nak_psn = kNoPsn;
   }
 };
 

@@ -21,6 +21,17 @@ TEST(Dcqcn, RegistryHasDcqcnHpccAndNone) {
   EXPECT_TRUE(none->next_timer().is_never());
 }
 
+TEST(Dcqcn, DeclaresCnpsAtItsIntervalAndNoIntOrPerPacketAck) {
+  CcParams p;
+  p.algorithm = "dcqcn";
+  p.dcqcn.cnp_interval = SimTime::us(7);
+  const CcNeeds n = congestion_control_needs(p).value();
+  EXPECT_TRUE(n.cnp);
+  EXPECT_EQ(n.cnp_interval, SimTime::us(7));
+  EXPECT_FALSE(n.int_telemetry);
+  EXPECT_FALSE(n.ack_per_packet);
+}
+
 // The reaction point's trajectory, recomputed here from the algorithm's statement
 // (validation/fabric.md C3): the implementation must match it step by step.
 TEST(Dcqcn, FollowsTheStatedTrajectoryThroughCutRecoveryAndIncrease) {
