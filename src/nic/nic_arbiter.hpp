@@ -5,6 +5,7 @@
 // between in-network (SHARP) packets and RDMA data when both are ready. A packet is "ready" when
 // it left the send pipeline; a lossless one may not go while PFC pauses its class.
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -96,6 +97,21 @@ NicArbiter::Source NicArbiter::take(SimTime now, Allowed&& allowed, fabric::Pack
     return Source::kData;
   }
   return Source::kNone;
+}
+
+// --- inline: called per packet -------------------------------------------------------------
+
+inline SimTime NicArbiter::next_ready(SimTime now) const {
+  SimTime head = SimTime::never();
+  for (const RingQueue<TxSlot>* q : {&ctrl, &tx, &innet}) {
+    if (!q->empty() && q->front().ready > now) head = std::min(head, q->front().ready);
+  }
+  return head;
+}
+
+inline SimTime NicArbiter::head() const {
+  return std::min(tx.empty() ? SimTime::never() : tx.front().ready,
+                  ctrl.empty() ? SimTime::never() : ctrl.front().ready);
 }
 
 }  // namespace stepsim::nic

@@ -6,11 +6,13 @@
 // parameters at the NIC clock); PipelineState is one NIC port's timelines, PCIe and caches.
 // Simplifications: a stage's units are identical; PCIe reads and writes each have one queue.
 
+#include <algorithm>
 #include <cstdint>
 
 #include "src/nic/stage_timeline.hpp"
 #include "src/nic/tag_cache.hpp"
 #include "stepsim/core/units.hpp"
+#include "stepsim/fabric/packet.hpp"
 #include "stepsim/nic/nic_params.hpp"
 #include "stepsim/nic/pcie.hpp"
 #include "stepsim/nic/rdma_stats.hpp"
@@ -86,5 +88,75 @@ class NicPipeline {
   std::int64_t wire_mtu_;
   Stage doorbell_, ctx_, wqe_, gen_, dma_, mac_, rx_;
 };
+
+// --- the per-packet stages, inline (the hot path) -------------------------------------------
+
+inline std::int64_t NicPipeline::packets_in(std::int64_t payload) const {
+  return fabric::packets_in_frame(payload, wire_mtu_);
+}
+
+inline SimTime NicPipeline::context(PipelineState& s, NicStats& stats, std::uint64_t qp,
+                                    SimTime t) const {
+  if (!s.ctx_cache.access(qp)) {
+    ++stats.ctx_misses;
+    return t + s.pcie.read_latency;
+  }
+  ++stats.ctx_hits;
+  return t;
+}
+
+inline SendTiming NicPipeline::send(PipelineState& s, NicStats& stats, std::uint64_t qp,
+                                    const PacketWork& work, SimTime now) const {
+  // Generating a packet reads the QP's context (PSN, addresses): a miss reads it over PCIe,
+  // which is what makes thousands of active QPs slower than a few.
+  SendTiming tm;
+  tm.start = context(s, stats, qp, now);
+  const std::int64_t packets = packets_in(work.payload);
+  tm.generated = s.gen.reserve(gen_, tm.start, packets);
+  tm.fetched = tm.generated;
+  if (work.dma && work.payload > 0) tm.fetched = dma_read(s, stats, work, tm.generated, packets);
+  tm.ready = s.mac.reserve(mac_, tm.fetched, packets);
+  return tm;
+}
+
+// The payload read: the memory's latency (a translation miss adds a PCIe read), the DMA engine,
+// and the bytes at the link's rate after the reads before them.
+inline SimTime NicPipeline::dma_read(PipelineState& s, NicStats& stats, const PacketWork& work,
+                                     SimTime t, std::int64_t packets) const {
+  SimTime lat = s.pcie.dma_read_latency;
+  if (p_.memory == MemoryKind::kGpuRootComplex) lat = s.pcie.root_complex_read_latency;
+  if (!s.mtt.access(work.page_key)) {
+    ++stats.mtt_misses;
+    lat += s.pcie.read_latency;
+  } else {
+    ++stats.mtt_hits;
+  }
+  const SimTime engine = s.dma.reserve(dma_, t, packets);
+  const SimTime start = std::max(t + lat, s.rd_free);
+  s.rd_free = start + transfer_time(s.pcie, Bytes(work.payload));
+  // A cell goes out once its first packet's bytes are in (cut-through, as its packets would).
+  return std::max(engine, start + transfer_time(s.pcie, Bytes(std::min(work.payload, wire_mtu_))));
+}
+
+inline SimTime NicPipeline::receive(PipelineState& s, NicStats& stats, std::uint64_t qp,
+                                    std::int64_t payload, SimTime now) const {
+  return s.rx.reserve(rx_, context(s, stats, qp, now), packets_in(payload));
+}
+
+// A cell's write starts when its first packet arrived, as its packets' writes would, and ends no
+// sooner than its last packet's would.
+inline SimTime NicPipeline::place(PipelineState& s, DataRate line, SimTime at,
+                                  std::int64_t payload) const {
+  SimTime head = at;
+  if (payload > wire_mtu_) {
+    const auto frame = static_cast<std::uint32_t>(payload + fabric::kRoceHeaderBytes);
+    const auto first = static_cast<std::uint32_t>(wire_mtu_ + fabric::kRoceHeaderBytes);
+    head -= line.serialization_time(
+        Bytes(fabric::wire_bytes(frame, wire_mtu_) - fabric::wire_bytes(first, wire_mtu_)));
+  }
+  s.wr_free = std::max(std::max(head, s.wr_free) + transfer_time(s.pcie, Bytes(payload)),
+                       at + transfer_time(s.pcie, Bytes(std::min(payload, wire_mtu_))));
+  return s.wr_free;
+}
 
 }  // namespace stepsim::nic

@@ -10,18 +10,6 @@ namespace stepsim::nic {
 
 // --- Wqe ---------------------------------------------------------------------------------------
 
-std::int64_t Wqe::payload_of(std::uint32_t psn, std::int64_t mtu) const {
-  const std::int64_t k = psn - first_psn;
-  return std::clamp<std::int64_t>(wr.bytes - k * mtu, 0, mtu);
-}
-
-std::int64_t Wqe::frame_of(std::uint32_t psn, std::int64_t mtu) const {
-  if (wr.opcode == Opcode::kRead) {
-    return psn == first_psn ? fabric::kRoceHeaderBytes + kReadReqHeader : 0;
-  }
-  return payload_of(psn, mtu) + fabric::kRoceHeaderBytes;
-}
-
 // --- Requester ---------------------------------------------------------------------------------
 
 void Requester::number(Wqe& w, std::int64_t mtu) {
@@ -30,24 +18,8 @@ void Requester::number(Wqe& w, std::int64_t mtu) {
   next_wqe_psn += w.npkts;
 }
 
-std::uint32_t Requester::seek(std::uint32_t psn) const {
-  std::uint32_t i = 0;
-  while (i < sq.size() && psn >= sq[i].end_psn()) ++i;
-  return i;
-}
-
 void Requester::queue_resend(std::uint32_t psn) {
   if (std::find(resend.begin(), resend.end(), psn) == resend.end()) resend.push_back(psn);
-}
-
-bool Requester::pop_resend(std::uint32_t& psn, std::uint32_t& wqe) {
-  while (!resend.empty()) {
-    psn = resend.front();
-    resend.erase(resend.begin());
-    wqe = seek(psn);
-    if (psn >= una && wqe < sq.size()) return true;  // else acknowledged meanwhile
-  }
-  return false;
 }
 
 void Requester::after_acknowledge() {
@@ -70,28 +42,6 @@ bool Responder::hold(std::uint32_t psn, bool completes_message, std::uint32_t im
   ooo_imm[i] = imm;
   ++held;
   return true;
-}
-
-bool Responder::take_held(bool& completes_message, std::uint32_t& imm) {
-  if (held == 0) return false;
-  const std::uint32_t i = epsn & (window() - 1);
-  if (ooo[i] == 0) return false;
-  completes_message = ooo[i] == 2;
-  imm = ooo_imm[i];
-  ooo[i] = 0;
-  --held;
-  return true;
-}
-
-ReadJob* Responder::next_read() {
-  for (ReadJob& j : reads) {
-    if (j.next < j.end) return &j;
-  }
-  return nullptr;
-}
-
-bool Responder::has_reads() const {
-  return std::any_of(reads.begin(), reads.end(), [](const ReadJob& j) { return j.next < j.end; });
 }
 
 void Responder::start_read(std::uint32_t psn, std::uint32_t packets, std::int64_t bytes) {

@@ -15,6 +15,7 @@
 #include "stepsim/cc/congestion_control.hpp"
 #include "stepsim/core/ring_queue.hpp"
 #include "stepsim/core/units.hpp"
+#include "stepsim/fabric/packet.hpp"
 #include "stepsim/nic/rdma_stats.hpp"
 #include "stepsim/nic/verbs.hpp"
 #include "stepsim/topology/topology.hpp"
@@ -208,6 +209,58 @@ void QueuePair::fail(QpError why, Flush&& flush) {
   rq.cursor = 0;
   rq.resend.clear();
   rs.reads.clear();
+}
+
+// --- inline: called per packet -------------------------------------------------------------
+
+inline std::int64_t Wqe::payload_of(std::uint32_t psn, std::int64_t mtu) const {
+  const std::int64_t k = psn - first_psn;
+  return std::clamp<std::int64_t>(wr.bytes - k * mtu, 0, mtu);
+}
+
+inline std::int64_t Wqe::frame_of(std::uint32_t psn, std::int64_t mtu) const {
+  if (wr.opcode == Opcode::kRead) {
+    return psn == first_psn ? fabric::kRoceHeaderBytes + kReadReqHeader : 0;
+  }
+  return payload_of(psn, mtu) + fabric::kRoceHeaderBytes;
+}
+
+inline std::uint32_t Requester::seek(std::uint32_t psn) const {
+  std::uint32_t i = 0;
+  while (i < sq.size() && psn >= sq[i].end_psn()) ++i;
+  return i;
+}
+
+inline bool Requester::pop_resend(std::uint32_t& psn, std::uint32_t& wqe) {
+  while (!resend.empty()) {
+    psn = resend.front();
+    resend.erase(resend.begin());
+    wqe = seek(psn);
+    if (psn >= una && wqe < sq.size()) return true;  // else acknowledged meanwhile
+  }
+  return false;
+}
+
+inline bool Responder::take_held(bool& completes_message, std::uint32_t& imm) {
+  if (held == 0) return false;
+  const std::uint32_t i = epsn & (window() - 1);
+  if (ooo[i] == 0) return false;
+  completes_message = ooo[i] == 2;
+  imm = ooo_imm[i];
+  ooo[i] = 0;
+  --held;
+  return true;
+}
+
+inline ReadJob* Responder::next_read() {
+  for (ReadJob& j : reads) {
+    if (j.next < j.end) return &j;
+  }
+  return nullptr;
+}
+
+inline bool Responder::has_reads() const {
+  return std::any_of(reads.begin(), reads.end(), [](const ReadJob& j) { return j.next < j.end; });
 }
 
 }  // namespace stepsim::nic

@@ -88,7 +88,7 @@ void RcTransport::fill(pdes::LpContext& ctx, std::uint32_t server, std::uint32_t
 }
 
 // Builds the endpoint's next packet, if it has one it may send now.
-bool RcTransport::next_of(pdes::LpContext& ctx, QueuePair& qp, NicPort& n, TxSlot& out) {
+inline bool RcTransport::next_of(pdes::LpContext& ctx, QueuePair& qp, NicPort& n, TxSlot& out) {
   const SimTime now = ctx.now();
   if (qp.state == QpState::kError) return false;
   if (qp.paced && qp.next_allowed > now) {
@@ -116,7 +116,7 @@ bool RcTransport::next_of(pdes::LpContext& ctx, QueuePair& qp, NicPort& n, TxSlo
   return true;
 }
 
-Packet RcTransport::packet_header(const QueuePair& qp) const {
+inline Packet RcTransport::packet_header(const QueuePair& qp) const {
   Packet pkt;
   pkt.dst_nic = qp.peer_nic;
   pkt.prio = qp.prio;
@@ -125,7 +125,8 @@ Packet RcTransport::packet_header(const QueuePair& qp) const {
   return pkt;
 }
 
-void RcTransport::build_read_response(QueuePair& qp, ReadJob& job, Packet& pkt, PacketWork& work) {
+inline void RcTransport::build_read_response(QueuePair& qp, ReadJob& job, Packet& pkt,
+                                             PacketWork& work) {
   const std::int64_t k = job.next - job.first;
   work.payload = std::clamp<std::int64_t>(job.bytes - k * mtu_, 0, mtu_);
   work.page_key = (static_cast<std::uint64_t>(qp.id) << 32) |
@@ -142,8 +143,8 @@ void RcTransport::build_read_response(QueuePair& qp, ReadJob& job, Packet& pkt, 
 
 // A resend (selective repeat) or the next new PSN, if the WQE is in the NIC and the congestion
 // window allows it; moves the PSNs on and starts the retransmission timer.
-bool RcTransport::build_request(pdes::LpContext& ctx, QueuePair& qp, Packet& pkt, PacketWork& work,
-                                Wqe*& first_of) {
+inline bool RcTransport::build_request(pdes::LpContext& ctx, QueuePair& qp, Packet& pkt,
+                                       PacketWork& work, Wqe*& first_of) {
   Requester& rq = qp.rq;
   std::uint32_t psn = 0;
   std::uint32_t wi = 0;
@@ -183,8 +184,8 @@ bool RcTransport::build_request(pdes::LpContext& ctx, QueuePair& qp, Packet& pkt
 }
 
 // The header of PSN `psn` of `w`, and what its payload needs from the pipeline.
-void RcTransport::fill_request(const QueuePair& qp, const Wqe& w, std::uint32_t psn, Packet& pkt,
-                               PacketWork& work) const {
+inline void RcTransport::fill_request(const QueuePair& qp, const Wqe& w, std::uint32_t psn,
+                                      Packet& pkt, PacketWork& work) const {
   pkt.flow = qp.id;
   pkt.seq = psn;
   pkt.op = op_of(w.wr.opcode);
@@ -211,8 +212,8 @@ void RcTransport::fill_request(const QueuePair& qp, const Wqe& w, std::uint32_t 
 }
 
 // The congestion control sees the packet; the rate limiter spaces the next one.
-void RcTransport::after_sent(pdes::LpContext& ctx, QueuePair& qp, const NicPort& n,
-                             const Packet& pkt) {
+inline void RcTransport::after_sent(pdes::LpContext& ctx, QueuePair& qp, const NicPort& n,
+                                    const Packet& pkt) {
   ++qp.stats.packets;
   qp.cc->on_sent(ctx.now(), pkt.bytes);
   arm_cc_timer(ctx, qp);
@@ -255,7 +256,7 @@ bool RcTransport::next_packet(pdes::LpContext& ctx, std::uint32_t nic, bool paus
 }
 
 // A message's first packet starts on the wire: its trace is complete on the sender's side.
-void RcTransport::stamp_sent(QueuePair& qp, std::uint32_t psn, SimTime now) {
+inline void RcTransport::stamp_sent(QueuePair& qp, std::uint32_t psn, SimTime now) {
   const std::uint32_t wi = qp.rq.seek(psn);
   if (wi < qp.rq.sq.size() && qp.rq.sq[wi].trace.sent_ps < 0) {
     qp.rq.sq[wi].trace.sent_ps = now.picoseconds();

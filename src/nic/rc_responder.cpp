@@ -38,8 +38,8 @@ void RcTransport::on_packet(pdes::LpContext& ctx, std::uint32_t nic, const Packe
 }
 
 // `pkt` for `qp`, out of the receive stage at `at`.
-void RcTransport::on_transport_packet(pdes::LpContext& ctx, QueuePair& qp, const Packet& pkt,
-                                      SimTime at) {
+inline void RcTransport::on_transport_packet(pdes::LpContext& ctx, QueuePair& qp, const Packet& pkt,
+                                             SimTime at) {
   const bool ce = (pkt.flags & fabric::kEcnCe) != 0;
   switch (pkt.op) {
     case kOpCnp:
@@ -87,7 +87,8 @@ void RcTransport::on_read_request(pdes::LpContext& ctx, QueuePair& qp, const Pac
 }
 
 // A WRITE or SEND packet.
-void RcTransport::on_request(pdes::LpContext& ctx, QueuePair& qp, const Packet& pkt, SimTime at) {
+inline void RcTransport::on_request(pdes::LpContext& ctx, QueuePair& qp, const Packet& pkt,
+                                    SimTime at) {
   Responder& rs = qp.rs;
   NicPort& n = port_of(qp);
   const std::uint32_t psn = pkt.seq;
@@ -137,8 +138,8 @@ void RcTransport::on_out_of_order(pdes::LpContext& ctx, QueuePair& qp, const Pac
 
 // The packet at epsn is in memory at `placed`: epsn moves on; the end of a SEND or a WRITE with
 // immediate becomes a receive completion a PCIe write later.
-void RcTransport::consume(pdes::LpContext& ctx, QueuePair& qp, const Packet& pkt, bool completes,
-                          SimTime placed, std::uint32_t imm) {
+inline void RcTransport::consume(pdes::LpContext& ctx, QueuePair& qp, const Packet& pkt,
+                                 bool completes, SimTime placed, std::uint32_t imm) {
   Responder& rs = qp.rs;
   ++rs.epsn;
   ++rs.since_ack;

@@ -122,13 +122,6 @@ void RcTransport::add_endpoint(const Connection& c, std::uint32_t connection, in
 
 // --- helpers -----------------------------------------------------------------------------------
 
-void RcTransport::schedule_once(pdes::LpContext& ctx, SimTime& pending, SimTime at,
-                                std::uint32_t kind, std::uint32_t aux) {
-  if (at >= pending) return;  // an event at or before `at` is already coming
-  pending = at;
-  ctx.send(ctx.self(), std::max(SimTime::zero(), at - ctx.now()), kind, aux);
-}
-
 // The port has a packet ready at `ready`: wake the fabric now, or an event then.
 void RcTransport::wake_at(pdes::LpContext& ctx, NicPort& n, std::uint32_t nic, SimTime ready) {
   if (ready <= ctx.now()) {
@@ -136,21 +129,6 @@ void RcTransport::wake_at(pdes::LpContext& ctx, NicPort& n, std::uint32_t nic, S
   } else {
     schedule_once(ctx, n.wake_at, ready, kEvNicWake, nic);
   }
-}
-
-void RcTransport::catch_up_cc(pdes::LpContext& ctx, QueuePair& qp) {
-  for (SimTime t = qp.cc->next_timer(); t <= ctx.now(); t = qp.cc->next_timer()) {
-    qp.cc->on_timer(t);
-  }
-}
-
-// The algorithm's timers run only while the endpoint has packets to send; an idle endpoint
-// catches up on the timers it missed when it has work again (catch_up_cc), with the same result,
-// since nothing else reaches the algorithm while it is idle.
-void RcTransport::arm_cc_timer(pdes::LpContext& ctx, QueuePair& qp) {
-  if (!qp.has_more()) return;
-  const SimTime t = qp.cc->next_timer();
-  if (!t.is_never()) schedule_once(ctx, qp.cc_at, t, kEvCcTimer, qp.id);
 }
 
 void RcTransport::arm_rto(pdes::LpContext& ctx, QueuePair& qp) {

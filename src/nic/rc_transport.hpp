@@ -10,6 +10,7 @@
 // - READ recovery is go-back-N in both strategies: the requester re-requests from the missing PSN.
 // - The requester learns of a lost ACK from the next one (cumulative) or a timeout.
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -158,5 +159,29 @@ class RcTransport {
   std::vector<std::vector<std::uint32_t>> qps_of_server_;
   std::vector<std::uint32_t> server_of_node_;  ///< by node id: local server index or kNone
 };
+
+// --- inline: called per packet from every part of the transport --------------------------------
+
+inline void RcTransport::schedule_once(pdes::LpContext& ctx, SimTime& pending, SimTime at,
+                                       std::uint32_t kind, std::uint32_t aux) {
+  if (at >= pending) return;  // an event at or before `at` is already coming
+  pending = at;
+  ctx.send(ctx.self(), std::max(SimTime::zero(), at - ctx.now()), kind, aux);
+}
+
+inline void RcTransport::catch_up_cc(pdes::LpContext& ctx, QueuePair& qp) {
+  for (SimTime t = qp.cc->next_timer(); t <= ctx.now(); t = qp.cc->next_timer()) {
+    qp.cc->on_timer(t);
+  }
+}
+
+// The algorithm's timers run only while the endpoint has packets to send; an idle endpoint
+// catches up on the timers it missed when it has work again (catch_up_cc), with the same result,
+// since nothing else reaches the algorithm while it is idle.
+inline void RcTransport::arm_cc_timer(pdes::LpContext& ctx, QueuePair& qp) {
+  if (!qp.has_more()) return;
+  const SimTime t = qp.cc->next_timer();
+  if (!t.is_never()) schedule_once(ctx, qp.cc_at, t, kEvCcTimer, qp.id);
+}
 
 }  // namespace stepsim::nic

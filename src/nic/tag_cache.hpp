@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "stepsim/core/hash.hpp"
+
 namespace stepsim::nic {
 
 class TagCache {
@@ -35,5 +37,26 @@ class TagCache {
   std::vector<std::uint64_t> tags_;
   std::vector<std::uint64_t> stamp_;
 };
+
+// Inline: every packet looks up its QP's context and its page's translation.
+inline bool TagCache::lookup(std::uint64_t key) {
+  if (tags_.empty()) [[unlikely]] {
+    tags_.assign(static_cast<std::size_t>(sets_) * ways_, kEmpty);
+    stamp_.assign(tags_.size(), 0);
+  }
+  const std::size_t base = static_cast<std::size_t>(mix64(key) % sets_) * ways_;
+  std::size_t victim = base;
+  ++clock_;
+  for (std::size_t i = base; i < base + ways_; ++i) {
+    if (tags_[i] == key) {
+      stamp_[i] = clock_;
+      return true;
+    }
+    if (stamp_[i] < stamp_[victim]) victim = i;
+  }
+  tags_[victim] = key;
+  stamp_[victim] = clock_;
+  return false;
+}
 
 }  // namespace stepsim::nic
