@@ -7,10 +7,12 @@
 /// next_timer().
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "stepsim/core/fatal.hpp"
 #include "stepsim/core/result.hpp"
 #include "stepsim/core/units.hpp"
 
@@ -42,10 +44,61 @@ struct HpccParams {
   SimTime base_rtt;   ///< T; 0: the NIC's estimate of the QP's path RTT
 };
 
+/// The parameter structs of algorithms that keep them in their own file (docs/extending.md), by
+/// algorithm name; copies are deep. DCQCN's and HPCC's are CcParams members (public API).
+class CcParamBlocks {
+ public:
+  CcParamBlocks() = default;
+  CcParamBlocks(const CcParamBlocks& other) { *this = other; }
+  CcParamBlocks& operator=(const CcParamBlocks& other) {
+    if (this == &other) return *this;
+    blocks_.clear();
+    for (const auto& [name, block] : other.blocks_) blocks_.emplace(name, block->clone());
+    return *this;
+  }
+  CcParamBlocks(CcParamBlocks&&) noexcept = default;
+  CcParamBlocks& operator=(CcParamBlocks&&) noexcept = default;
+  ~CcParamBlocks() = default;
+
+  /// `name`'s parameters, created as T{} (its defaults) on first use.
+  template <class T>
+  T& get(const std::string& name) {
+    auto it = blocks_.find(name);
+    if (it == blocks_.end()) it = blocks_.emplace(name, std::make_unique<Holder<T>>()).first;
+    auto* h = dynamic_cast<Holder<T>*>(it->second.get());
+    STEPSIM_CHECK(h != nullptr, "cc parameters of '" + name + "' read as another type");
+    return h->value;
+  }
+  /// `name`'s parameters; the defaults if none were set.
+  template <class T>
+  [[nodiscard]] T get(const std::string& name) const {
+    const auto it = blocks_.find(name);
+    if (it == blocks_.end()) return T{};
+    const auto* h = dynamic_cast<const Holder<T>*>(it->second.get());
+    STEPSIM_CHECK(h != nullptr, "cc parameters of '" + name + "' read as another type");
+    return h->value;
+  }
+
+ private:
+  struct Block {
+    virtual ~Block() = default;
+    [[nodiscard]] virtual std::unique_ptr<Block> clone() const = 0;
+  };
+  template <class T>
+  struct Holder final : Block {
+    T value{};
+    [[nodiscard]] std::unique_ptr<Block> clone() const override {
+      return std::make_unique<Holder<T>>(*this);
+    }
+  };
+  std::map<std::string, std::unique_ptr<Block>> blocks_;
+};
+
 struct CcParams {
   std::string algorithm = "dcqcn";
   DcqcnParams dcqcn;
   HpccParams hpcc;
+  CcParamBlocks more;  ///< every other algorithm's parameters, by its name
 };
 
 /// What an algorithm knows of its QP's path when it is created.

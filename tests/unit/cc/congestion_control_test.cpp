@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <utility>
 
 #include "stepsim/config/param_table.hpp"
 
@@ -58,6 +59,28 @@ TEST(CongestionControl, EachAlgorithmBindsItsOwnParametersUnderItsName) {
   ASSERT_FALSE(bad.ok());
   ASSERT_TRUE(t.apply("cc.hpcc.base_rtt=9us").ok());
   EXPECT_EQ(p.hpcc.base_rtt, SimTime::us(9));
+}
+
+// An algorithm whose parameters live in its own file keeps them in CcParams::more.
+struct ExampleParams {
+  double beta = 0.5;
+  SimTime period = SimTime::us(10);
+};
+
+TEST(CongestionControl, ParameterBlocksStartAtTheirDefaultsBindAndCopyDeeply) {
+  CcParams p;
+  EXPECT_EQ(std::as_const(p).more.get<ExampleParams>("example").beta, 0.5);  // not created
+  config::ParamTable t;
+  ExampleParams& mine = p.more.get<ExampleParams>("example");
+  t.real("cc.example.beta", mine.beta, 0, 1, "decrease factor");
+  t.time("cc.example.period", mine.period, SimTime::ns(1), SimTime::s(1), "increase period");
+  ASSERT_TRUE(t.apply("cc.example.beta=0.25").ok());
+  ASSERT_TRUE(t.apply("cc.example.period=3us").ok());
+  const CcParams copy = p;  // a NicParams copy carries its own parameters
+  p.more.get<ExampleParams>("example").beta = 0.75;
+  EXPECT_EQ(copy.more.get<ExampleParams>("example").beta, 0.25);
+  EXPECT_EQ(copy.more.get<ExampleParams>("example").period, SimTime::us(3));
+  EXPECT_EQ(std::as_const(p).more.get<ExampleParams>("example").beta, 0.75);
 }
 
 }  // namespace
