@@ -141,7 +141,7 @@ TEST(QueuePair, AReadRequestQueuesResponsesAndARepeatResumesThem) {
   rs.start_read(0, 4, 4 * 4096);
   EXPECT_EQ(rs.epsn, 4u);
   ASSERT_NE(rs.next_read(), nullptr);
-  rs.next_read()->next = 3;  // three responses sent
+  rs.next_read()->next = 3;       // three responses sent
   rs.start_read(1, 3, 3 * 4096);  // the requester re-asks from PSN 1
   EXPECT_EQ(rs.reads.size(), 1u);
   EXPECT_EQ(rs.next_read()->next, 1u);
@@ -193,8 +193,8 @@ TEST(QueuePair, FailingFlushesTheQueueFailedFirstAndStopsEverySend) {
           [&](const Wqe& w, bool first) { flushed.emplace_back(w.wr.wr_id, first); });
   EXPECT_EQ(qp.state, QpState::kError);
   EXPECT_EQ(qp.error, QpError::kRetryExceeded);
-  EXPECT_EQ(flushed, (std::vector<std::pair<std::uint64_t, bool>>{
-                         {1, true}, {2, false}, {3, false}}));
+  EXPECT_EQ(flushed,
+            (std::vector<std::pair<std::uint64_t, bool>>{{1, true}, {2, false}, {3, false}}));
   EXPECT_FALSE(qp.has_more());
   EXPECT_TRUE(qp.rq.rto_deadline.is_never());
   EXPECT_FALSE(transition_allowed(qp.state, QpState::kRts));  // ERROR goes only to RESET
