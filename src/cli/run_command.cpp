@@ -131,8 +131,9 @@ std::unique_ptr<workload::CommModel> fidelity_comm(const LoadedRun& run, pdes::S
                                                    const pdes::EngineOptions& opts,
                                                    std::unique_ptr<workload::CommModel> ideal) {
   const std::string& f = run.scenario.fidelity;
-  if (f == "packet" || f == "cell")
+  if (f == "packet" || f == "cell") {
     return workload::make_packet_comm(run.topo, run.scenario, sync, opts);
+  }
   if (f == "analytical") return workload::make_analytical_comm(run.topo, run.scenario);
   return ideal;
 }
@@ -142,7 +143,8 @@ Result<workload::StepResult> simulate(const RunOptions& opt, const LoadedRun& ru
                                       double& wall_s) {
   const workload::Scenario& s = run.scenario;
   pdes::MpiSync sync;
-  // The ideal model first: fast, and the yardstick for the progress display's ETA.
+  // The ideal model first: fast, and a collective that cannot run fails here, before a long
+  // packet run.
   auto ideal_comm = workload::make_ideal_comm(run.topo, s);
   if (auto ideal = workload::run_step(s, run.topo, *ideal_comm); !ideal) return ideal.error();
   if (auto p = pdes::make_partitioner(opt.partition); !p) {
