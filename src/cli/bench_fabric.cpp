@@ -193,7 +193,7 @@ Result<bool> BenchFabricCommand::configure_rdma(const std::vector<fabric::Flow>&
   }
   if (auto ok = rdma.nic.validate(); !ok) return ok.error();
   cc_ = rdma.nic.cc.algorithm;
-  retransmission_ = nic::retransmission_name(rdma.nic.retransmission);
+  retransmission_ = rdma.nic.retransmission;
   auto message = parse_bytes(message_);
   if (!message || message->count() < 1) {
     return Error{"--message: " +
