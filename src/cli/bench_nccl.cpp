@@ -267,6 +267,10 @@ int BenchNcclCommand::execute(int rank, int ranks) {
                       {"network_bytes", r->result.network_bytes},
                       {"nvlink_bytes", r->result.nvlink_bytes},
                       {"drops", r->rdma.summary.drops()},
+                      {"pause_frames", r->rdma.summary.pause_frames},
+                      {"ecn_marks", r->rdma.summary.ecn_marks},
+                      {"max_queue_bytes", r->rdma.summary.max_queue},
+                      {"uplink_max_over_mean", r->rdma.summary.uplink_max_over_mean},
                       {"complete", r->result.complete()},
                       {"algorithm", r->choice.algorithm},
                       {"protocol", r->choice.protocol}});
