@@ -26,15 +26,19 @@ MemoizedExecutor::MemoizedExecutor(const Scenario& s, CommModel& comm, Progress 
       shape_{s.par.pp, s.par.vpp, static_cast<int>(s.par.micro_batches())},
       place_{s.par.tp, s.par.cp, s.par.data_parallel(), s.par.pp},
       lc_(layer_costs(s)),
-      lp_(layer_params(s)),
       send_bytes_(pipeline_send_bytes(s)) {
   const int P = shape_.stages;
-  stages_.resize(idx(P));
   trace_.stages.resize(idx(P));
-  for (int st = 0; st < P; ++st) stages_[idx(st)].passes = stage_schedule(shape_, st);
+  stages_.reserve(idx(P));
+  for (int st = 0; st < P; ++st) {
+    stages_.emplace_back(GradientBuckets(s, place_, st));
+    stages_.back().passes = stage_schedule(shape_, st);
+    stages_.back().fsdp_gather = fsdp_gather_op(s, place_, st);
+  }
   for (PassKind k : {PassKind::kForward, PassKind::kBackward}) {
-    for (int st = 0; st < P; ++st)
+    for (int st = 0; st < P; ++st) {
       layer_ops_[idx(k)].push_back(layer_collectives(s, place_, st, k));
+    }
     fin_[idx(k)].assign(idx(P * shape_.chunks * shape_.micro_batches), -1.0);
   }
 }
@@ -175,9 +179,7 @@ Result<bool> MemoizedExecutor::fsdp_wait(int st, int k, int n_layers, double& ne
 Result<double> MemoizedExecutor::fsdp_gather(int st) {
   Stage& g = stages_[idx(st)];
   const double start = std::max(g.dp_free, g.time.t);
-  const CommOp op{Kind::kAllGather, static_cast<std::int64_t>((lp_.dense + lp_.expert) * 2),
-                  place_.dp_group(st, 1, s_.par.data_parallel()), CommGroup::kDp};
-  auto d = run_comm(st, op, start);
+  auto d = run_comm(st, g.fsdp_gather, start);
   if (!d) return d.error();
   g.dp_free = start + *d;
   return g.dp_free;
@@ -222,35 +224,22 @@ Result<bool> MemoizedExecutor::layer_comm(int st, PassKind kind, const OpRecord&
 Result<bool> MemoizedExecutor::add_gradients(int st, int chunk, int layer) {
   Stage& g = stages_[idx(st)];
   const Parallelism& p = s_.par;
-  const LayerParams bytes = layer_gradient_bytes(s_, shape_, st, chunk, layer);
-  g.pending[kDense] += bytes.dense;
-  g.pending[kExpert] += bytes.expert;
+  g.buckets.add(layer_gradient_bytes(s_, shape_, st, chunk, layer));
   if (p.zero == 3 || p.overlap_grad_reduce) {
-    for (int cls = 0; cls < 2; ++cls) {
+    for (GradClass cls : {GradClass::kDense, GradClass::kExpert}) {
       if (auto ok = reduce_buckets(st, cls, g.time.t, p.zero == 3); !ok) return ok;
     }
   }
   return true;
 }
 
-// Launches gradient buckets of `cls` holding at least `bucket` bytes, or everything pending
-// when `flush`, one after another on the data-parallel stream.
-Result<bool> MemoizedExecutor::reduce_buckets(int st, int cls, double at, bool flush) {
+// Reduces the buckets of `cls` that are due (all pending when `flush`), one after another on
+// the data-parallel stream, from `at` on.
+Result<bool> MemoizedExecutor::reduce_buckets(int st, GradClass cls, double at, bool flush) {
   Stage& g = stages_[idx(st)];
-  const Parallelism& p = s_.par;
-  const auto bucket = static_cast<double>(p.bucket);
-  while (g.pending[cls] >= bucket || (flush && g.pending[cls] > 0)) {
-    const double b = std::min(g.pending[cls], bucket);
-    g.pending[cls] -= b;
-    const int dp = p.data_parallel();
-    const Kind kind = p.zero == 0 ? Kind::kAllReduce : Kind::kReduceScatter;
-    // nccl-tests' S for a reduce-scatter is the whole array: the bucket.
-    const CommOp op{
-        kind, static_cast<std::int64_t>(b),
-        cls == kDense ? place_.dp_group(st, 1, dp) : place_.dp_group(st, p.ep, dp / p.ep),
-        CommGroup::kDp};
+  while (const std::optional<CommOp> op = g.buckets.next(cls, flush)) {
     const double start = std::max(at, g.dp_free);
-    auto d = run_comm(st, op, start);
+    auto d = run_comm(st, *op, start);
     if (!d) return d.error();
     g.dp_free = start + *d;
   }
@@ -260,7 +249,7 @@ Result<bool> MemoizedExecutor::reduce_buckets(int st, int cls, double at, bool f
 // Data parallelism's tail, the optimizer and (ZeRO 1/2) the parameter all-gather.
 Result<bool> MemoizedExecutor::finish_stage(int st) {
   Stage& g = stages_[idx(st)];
-  for (int cls = 0; cls < 2; ++cls) {
+  for (GradClass cls : {GradClass::kDense, GradClass::kExpert}) {
     if (auto ok = reduce_buckets(st, cls, g.time.t, true); !ok) return ok;
   }
   if (g.dp_free > g.time.t) {
@@ -286,20 +275,13 @@ Result<bool> MemoizedExecutor::finish_stage(int st) {
 // exposed.
 Result<bool> MemoizedExecutor::param_gather(int st, double params) {
   Stage& g = stages_[idx(st)];
-  const Parallelism& p = s_.par;
-  double left = params * 2;
-  const auto bucket = static_cast<double>(p.bucket);
   double gather = 0;
-  while (left > 0) {
-    const double b = std::min(left, bucket);
-    left -= b;
-    const CommOp op{Kind::kAllGather, static_cast<std::int64_t>(b),
-                    place_.dp_group(st, 1, p.data_parallel()), CommGroup::kDp};
+  for (const CommOp& op : param_gather_ops(s_, place_, st, params)) {
     auto d = run_comm(st, op, g.time.t + gather);
     if (!d) return d.error();
     gather += *d;
   }
-  const double hidden = p.overlap_param_gather ? std::max(0.0, g.first_fwd_s) : 0.0;
+  const double hidden = s_.par.overlap_param_gather ? std::max(0.0, g.first_fwd_s) : 0.0;
   const double exposed = std::max(0.0, gather - hidden);
   g.time.t += exposed;
   g.time.exposed[static_cast<int>(CommGroup::kDp)] += exposed;

@@ -22,6 +22,7 @@
 #include "src/workload/memoized_comm.hpp"
 #include "src/workload/step_executor.hpp"
 #include "stepsim/workload/compute_cost.hpp"
+#include "stepsim/workload/data_parallel_comm.hpp"
 #include "stepsim/workload/pipeline_schedule.hpp"
 #include "stepsim/workload/placement.hpp"
 #include "stepsim/workload/step_summary.hpp"
@@ -41,14 +42,15 @@ class MemoizedExecutor final : public StepExecutor {
  private:
   // One stage's compute stream, data-parallel stream and gradient buckets.
   struct Stage {
+    explicit Stage(GradientBuckets b) : buckets(std::move(b)) {}
     std::vector<PipelinePass> passes;
-    std::size_t next = 0;        // the next pass to run
-    StageTime time;              // time.t: the compute stream
-    double dp_free = 0;          // when the data-parallel stream is free
-    double pending[2] = {0, 0};  // gradient bytes not yet in a bucket: dense, expert
-    double first_fwd_s = -1;     // the first forward pass (what hides the parameter gather)
+    std::size_t next = 0;     // the next pass to run
+    StageTime time;           // time.t: the compute stream
+    double dp_free = 0;       // when the data-parallel stream is free
+    GradientBuckets buckets;  // gradients not yet reduced
+    CommOp fsdp_gather;       // FSDP: one layer's parameter gather
+    double first_fwd_s = -1;  // the first forward pass (what hides the parameter gather)
   };
-  enum GradClass : int { kDense = 0, kExpert = 1 };
 
   Result<bool> run_schedules();
   Result<bool> finish_stage(int st);
@@ -60,7 +62,7 @@ class MemoizedExecutor final : public StepExecutor {
   Result<bool> run_layer(int st, const PipelinePass& pass, int layer, OpRecord r);
   Result<bool> layer_comm(int st, PassKind kind, const OpRecord& base);
   Result<bool> add_gradients(int st, int chunk, int layer);
-  Result<bool> reduce_buckets(int st, int cls, double at, bool flush);
+  Result<bool> reduce_buckets(int st, GradClass cls, double at, bool flush);
   Result<bool> param_gather(int st, double params);
   Result<double> run_comm(int st, const CommOp& op, double start);
   Result<bool> blocking(int st, const CommOp& op, const OpRecord& base);
@@ -74,7 +76,6 @@ class MemoizedExecutor final : public StepExecutor {
   PipelineShape shape_;
   Placement place_;
   LayerCosts lc_;
-  LayerParams lp_;
   std::int64_t send_bytes_ = 0;  // one pipeline send
   // The TP / CP / EP collectives of a layer's pass, by stage and pass kind.
   std::vector<std::vector<CommOp>> layer_ops_[2];
