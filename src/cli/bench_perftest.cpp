@@ -389,7 +389,7 @@ void BenchPerftestCommand::print_details(const Setup& s, const Totals& t, int ra
               nic::describe(nic::size_for_port(s.nic.pcie, s.line)).c_str(),
               nic::memory_kind_name(s.nic.memory).c_str(),
               static_cast<long long>(s.nic.inline_threshold), s.nic.cc.algorithm.c_str(),
-              nic::retransmission_name(s.nic.retransmission).c_str(), to_string(s.nic.rto).c_str(),
+              s.nic.retransmission.c_str(), to_string(s.nic.rto).c_str(),
               static_cast<long long>(s.fp.mtu.count()));
   std::printf("test             %d QP(s), %d iterations%s, lb %s, pfc %s, fidelity %s\n",
               flags_.qps, s.iterations,
@@ -436,7 +436,7 @@ int BenchPerftestCommand::write_json_file(int rank, const Setup& s, const Totals
   j["qps"] = flags_.qps;
   j["iterations"] = s.iterations;
   j["cc"] = s.nic.cc.algorithm;
-  j["retransmission"] = nic::retransmission_name(s.nic.retransmission);
+  j["retransmission"] = s.nic.retransmission;
   j["lb"] = sim_.lb;
   j["fidelity"] = sim_.fidelity.fidelity;
   j["cell_bytes"] = s.fp.cell.count();
