@@ -465,9 +465,16 @@ Result<bool> BenchNcclCommand::simulate_size(const Setup& s, Row& row, Totals& t
     t.tuner.push_back(std::to_string(row.bytes) + " " + r->choice.algorithm + "/" +
                       r->choice.protocol);
   }
-  extra = {{"network_bytes", r->result.network_bytes}, {"nvlink_bytes", r->result.nvlink_bytes},
-           {"drops", r->rdma.summary.drops()},         {"complete", r->result.complete()},
-           {"algorithm", r->choice.algorithm},         {"protocol", r->choice.protocol}};
+  extra = {{"network_bytes", r->result.network_bytes},
+           {"nvlink_bytes", r->result.nvlink_bytes},
+           {"drops", r->rdma.summary.drops()},
+           {"complete", r->result.complete()},
+           {"algorithm", r->choice.algorithm},
+           {"protocol", r->choice.protocol},
+           {"pause_frames", r->rdma.summary.pause_frames},
+           {"ecn_marks", r->rdma.summary.ecn_marks},
+           {"max_queue_bytes", r->rdma.summary.max_queue},
+           {"uplink_max_over_mean", r->rdma.summary.uplink_max_over_mean}};
   return r->rdma.stats.completed;
 }
 

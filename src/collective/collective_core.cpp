@@ -46,9 +46,9 @@ CollectiveCore::CollectiveCore(const Communicator& comm, CollectiveSpec spec,
   timers_.resize(servers);
 }
 
-int CollectiveCore::channels_for_size() const {
-  return static_cast<int>(
-      std::clamp<std::int64_t>(spec_.bytes / (std::int64_t{n_} * 65536), 1, p_.channels));
+int CollectiveCore::channels_for_size(bool per_gpu) const {
+  const std::int64_t split = per_gpu ? std::int64_t{n_} : 1;
+  return static_cast<int>(std::clamp<std::int64_t>(spec_.bytes / (split * 65536), 1, p_.channels));
 }
 
 std::int64_t CollectiveCore::wire_bytes(std::int64_t payload) const {

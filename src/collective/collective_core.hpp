@@ -32,9 +32,10 @@ class CollectiveCore {
     return comm_.gpus[rank].server == v.server();
   }
 
-  /// Channels for the spec's size (as NCCL: at least 64 KiB per GPU and channel), at most
-  /// coll.channels.
-  [[nodiscard]] int channels_for_size() const;
+  /// Channels for the spec's size, at most coll.channels: at least 64 KiB per GPU and channel
+  /// when a channel's data is split among the GPUs (ring, NVLS), else (`per_gpu` false: the
+  /// tree, whose every GPU handles all of its channel's data) at least 64 KiB per channel.
+  [[nodiscard]] int channels_for_size(bool per_gpu = true) const;
   /// Wire bytes of a payload under the protocol.
   [[nodiscard]] std::int64_t wire_bytes(std::int64_t payload) const;
 

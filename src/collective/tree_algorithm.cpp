@@ -1,10 +1,11 @@
 // NCCL's double binary tree AllReduce (Sanders, Speck, Träff, "Two-tree algorithms for full
-// bandwidth broadcast, reduction and scan", 2009; NCCL 2.4). Channel c uses tree c % 2 over the
-// servers (the second tree is the first shifted by one server, so a leaf of one is mostly inside
-// the other) and rail r = c mod GPUs per server. Inside a server the GPUs form a chain from GPU
-// r, whose head joins the server tree. Pieces go up (reduced at every node once all its
-// children's pieces are in) and, from the root, down. Simplified: a node has at most 3 children.
+// bandwidth broadcast, reduction and scan", 2009; NCCL 2.4). As NCCL, every channel is a pair: tree
+// 0 and tree 1 (the first shifted by one server, so a leaf of one is mostly inside the other) on
+// rail r = channel mod GPUs per server. Inside a server the GPUs form a chain from GPU r, whose
+// head joins the server tree. Pieces go up (reduced at every node once all its children's pieces
+// are in) and, from the root, down. Simplified: a node has at most 3 children.
 #include <algorithm>
+#include <bit>
 #include <cmath>
 
 #include "src/collective/algorithm_declarations.hpp"
@@ -55,8 +56,7 @@ class TreeRun final : public AlgorithmRun {
   };
 
   [[nodiscard]] std::int64_t piece_bytes(std::int64_t i) const {
-    const std::int64_t chunk = core_.params().chunk;
-    return std::clamp<std::int64_t>(channel_bytes_ - i * chunk, 0, chunk);
+    return std::clamp<std::int64_t>(channel_bytes_ - i * chunk_, 0, chunk_);
   }
   [[nodiscard]] std::uint32_t node_of(std::uint32_t gpu, int c) const {
     return gpu * static_cast<std::uint32_t>(channels_) + static_cast<std::uint32_t>(c);
@@ -70,6 +70,7 @@ class TreeRun final : public AlgorithmRun {
   int n_;
   int channels_ = 1;
   std::int64_t channel_bytes_ = 0;
+  std::int64_t chunk_ = 0;   // bytes per piece (coll.chunk, smaller in deep trees as NCCL)
   std::int64_t pieces_ = 1;  // per channel
   std::uint32_t G_ = 1;      // GPUs per server in the communicator
   std::vector<Node> tree_;
@@ -87,11 +88,29 @@ void build_btree(std::uint32_t lo, std::uint32_t hi, std::uint32_t parent,
 }
 
 TreeRun::TreeRun(CollectiveCore& core) : AlgorithmRun(core), n_(core.size()) {
-  channels_ = core_.channels_for_size();
+  // Every node handles all of its channel's bytes (no split among the GPUs as in the ring), so
+  // the channel count does not shrink with the communicator (NCCL: only ring/LL's per-thread
+  // threshold grows with the rank count, enqueue.cc and tuning.cc).
+  // NCCL pairs the channels: channel c runs tree 0 and its twin c + channels runs tree 1 on the
+  // same NIC, so every NIC carries both trees (inner node in one, mostly a leaf in the other).
+  channels_ = 2 * core_.channels_for_size(/*per_gpu=*/false);
   channel_bytes_ = ceil_div(std::max<std::int64_t>(core_.spec().bytes, 0), channels_);
-  pieces_ = std::max<std::int64_t>(1, ceil_div(channel_bytes_, core_.params().chunk));
   G_ = std::min<std::uint32_t>(core_.comm().gpus_per_server, static_cast<std::uint32_t>(n_));
   const auto servers = static_cast<std::uint32_t>(ceil_div(n_, G_));
+  chunk_ = core_.params().chunk;
+  if (parse_protocol(core_.params().protocol).value() == Protocol::kSimple) {
+    // NCCL (enqueue.cc, tree up/down with Simple) halves the chunk while a channel has fewer
+    // than 8, 4, 1 chunks per level of the tree's depth, down to 128, 64, 32 KiB: a deep tree's
+    // pipeline fills in depth x (chunk time + hop latency), so it needs more, smaller pieces.
+    const std::int64_t depth = (G_ - 1) + static_cast<std::int64_t>(std::bit_width(servers) - 1);
+    const auto shrink = [&](std::int64_t per_level, std::int64_t floor) {
+      while (channel_bytes_ / chunk_ < depth * per_level && chunk_ > floor) chunk_ /= 2;
+    };
+    shrink(8, 128 << 10);
+    shrink(4, 64 << 10);
+    shrink(1, 32 << 10);
+  }
+  pieces_ = std::max<std::int64_t>(1, ceil_div(channel_bytes_, chunk_));
   tree_.resize(static_cast<std::size_t>(n_) * static_cast<std::size_t>(channels_));
   for (int c = 0; c < channels_; ++c) build_channel(c, servers);
   edge_of_endpoint_.assign(core_.connections().size() * 2, EdgeRef{kNone, 0});
@@ -108,7 +127,7 @@ TreeRun::TreeRun(CollectiveCore& core) : AlgorithmRun(core), n_(core.size()) {
 }
 
 void TreeRun::build_channel(int c, std::uint32_t servers) {
-  const std::uint32_t r = static_cast<std::uint32_t>(c) % G_;
+  const std::uint32_t r = static_cast<std::uint32_t>(c / 2) % G_;
   std::vector<std::uint32_t> parent_of(servers, kNone);
   build_btree(0, servers, kNone, parent_of);
   const auto shift = static_cast<std::uint32_t>(c % 2);
