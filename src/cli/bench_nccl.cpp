@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "src/cli/cli.hpp"
+#include "src/cli/input_checks.hpp"
 #include "src/cli/progress.hpp"
 #include "src/cli/report.hpp"
 #include "stepsim/collective/collective_app.hpp"
@@ -37,9 +38,10 @@ BenchNcclCommand::BenchNcclCommand(CLI::App& parent) {
   cmd_->add_option("-e,--maxbytes", max_bytes_, "Largest size")->capture_default_str();
   cmd_->add_option("-f,--stepfactor", factor_, "Size multiplier between sizes")
       ->capture_default_str()
-      ->check(CLI::Range(1.01, 1024.0));
+      ->check(finite_range(1.01, 1024.0));
   cmd_->add_option("--gpus", gpus_, "GPUs in the communicator (the first servers' GPUs)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 24));
   cmd_->add_option("-r,--root", root_, "Root rank (broadcast, reduce)")->capture_default_str();
   cmd_->add_option(
           "--algo", algo_,
@@ -75,24 +77,11 @@ BenchNcclCommand::BenchNcclCommand(CLI::App& parent) {
   }
 }
 
-namespace {
-
-// nccl-tests' sizes: a number with an optional K, M or G (powers of 1024: -e 8G is 8 GiB), or
-// any of stepsim's byte units (8GiB, 8GB).
-Result<Bytes> parse_nccl_size(const std::string& text) {
-  if (!text.empty() && text.find_first_not_of("0123456789") == text.size() - 1) {
-    const char u = static_cast<char>(std::toupper(static_cast<unsigned char>(text.back())));
-    const std::int64_t mult = u == 'K' ? 1 << 10 : u == 'M' ? 1 << 20 : u == 'G' ? 1 << 30 : 0;
-    if (mult > 0 && text.size() > 1 && text.size() < 12) {
-      return Bytes(std::stoll(text.substr(0, text.size() - 1)) * mult);
-    }
-  }
-  return parse_bytes(text);
-}
-
-}  // namespace
-
 int BenchNcclCommand::execute(int rank, int ranks) {
+  std::vector<OutputFile> outputs;
+  add_output(outputs, *cmd_, "--json", json_path_);
+  if (auto ok = check_outputs(outputs, {topology_, nic_config_}); !ok)
+    return user_error(rank, ok.error().message);
   auto kind = collective::parse_kind(kind_);
   if (!kind) return user_error(rank, kind.error().message);
   auto lo = parse_nccl_size(min_bytes_);
@@ -140,6 +129,7 @@ int BenchNcclCommand::execute(int rank, int ranks) {
   if (topology_.empty()) topology_ = std::string(kSourceDir) + "/topologies/rail-128gpu-800g.yaml";
   auto topo = topology::load_topology(topology_);
   if (!topo) return user_error(rank, topo.error().message);
+  if (auto ok = check_fabric_memory(*topo, ranks); !ok) return user_error(rank, ok.error().message);
   auto comm = collective::make_communicator(*topo, gpus_);
   if (!comm) return user_error(rank, comm.error().message);
   if (root_ < 0 || root_ >= gpus_) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "src/cli/cli.hpp"
+#include "src/cli/input_checks.hpp"
 #include "src/cli/progress.hpp"
 #include "src/cli/report.hpp"
 #include "stepsim/core/hash.hpp"
@@ -89,7 +90,8 @@ BenchPerftestCommand::BenchPerftestCommand(CLI::App& parent) {
   cmd_->add_option("--inline", inline_, "BlueFlame inline up to this many bytes (0: off)")
       ->capture_default_str();
   cmd_->add_option("--rto", rto_, "Retransmission timeout")->capture_default_str();
-  cmd_->add_option("--ber", ber_, "Pre-FEC BER on every link (default: the topology's)");
+  cmd_->add_option("--ber", ber_, "Pre-FEC BER on every link (default: the topology's)")
+      ->check(finite_range(0.0, 0.5));
   cmd_->add_flag("--no-pfc", no_pfc_, "Lossy fabric (no PFC)");
   cmd_->add_option("--end", end_, "Simulated time limit per run")->capture_default_str();
   cmd_->add_option("--seed", seed_, "Seed of the fabric's random choices")->capture_default_str();
@@ -110,6 +112,10 @@ BenchPerftestCommand::BenchPerftestCommand(CLI::App& parent) {
 }
 
 int BenchPerftestCommand::execute(int rank, int ranks) {
+  std::vector<OutputFile> outputs;
+  add_output(outputs, *cmd_, "--json", json_path_);
+  if (auto ok = check_outputs(outputs, {topology_, nic_config_}); !ok)
+    return user_error(rank, ok.error().message);
   nic::NicParams nic;
   fabric::FabricParams fp;
   auto kind = nic::parse_perftest_kind(test_);
@@ -159,6 +165,7 @@ int BenchPerftestCommand::execute(int rank, int ranks) {
   if (topology_.empty()) topology_ = std::string(kSourceDir) + "/topologies/toy-2server-1.6t.yaml";
   auto topo = topology::load_topology(topology_);
   if (!topo) return user_error(rank, topo.error().message);
+  if (auto ok = check_fabric_memory(*topo, ranks); !ok) return user_error(rank, ok.error().message);
   auto a = parse_position(a_, *topo);
   if (!a) return user_error(rank, "--from: " + a.error().message);
   auto b = parse_position(b_, *topo);

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "src/cli/cli.hpp"
+#include "src/cli/input_checks.hpp"
 #include "src/cli/progress.hpp"
 #include "src/cli/report.hpp"
 #include "stepsim/output/step_h5.hpp"
@@ -96,6 +97,22 @@ int RunCommand::execute(int rank, int ranks) {
   auto topo = topology::load_topology(s.topology);
   if (!topo) return user_error(rank, "topology: " + topo.error().message);
   if (auto ok = workload::validate(s, *topo); !ok) return user_error(rank, ok.error().message);
+  {  // Every output is checked before the step is simulated, not found unwritable after it.
+    std::vector<OutputFile> outputs;
+    const std::string h5 =
+        cmd_->count("-o") > 0 ? output_ : std::filesystem::path(scenario_).stem().string() + ".h5";
+    if (!no_output_) add_output(outputs, *cmd_, "-o", h5);
+    add_output(outputs, *cmd_, "--json", json_path_);
+    add_output(outputs, *cmd_, "--trace", trace_);
+    if (auto ok = check_outputs(outputs, {scenario_, s.topology}); !ok) {
+      return user_error(rank, ok.error().message);
+    }
+  }
+  if (s.fidelity == "packet" || s.fidelity == "cell") {
+    if (auto ok = check_fabric_memory(*topo, ranks); !ok) {
+      return user_error(rank, ok.error().message);
+    }
+  }
 
   pdes::MpiSync sync;
   // The ideal model first: fast, and the yardstick for the progress display's ETA.
@@ -186,8 +203,12 @@ int RunCommand::execute(int rank, int ranks) {
     std::printf("# status: INCOMPLETE (stopped at end = %s)\n", to_string(s.end).c_str());
   }
   std::printf("step time            %s\n", seconds_text(r.step_s).c_str());
-  std::printf("MFU                  %.2f %%  (%.4g model FLOP per step, %s peak %.4g FLOP/s)\n",
-              r.mfu * 100, r.model_flops, s.model.precision.c_str(), r.peak_flops);
+  if (r.complete) {
+    std::printf("MFU                  %.2f %%  (%.4g model FLOP per step, %s peak %.4g FLOP/s)\n",
+                r.mfu * 100, r.model_flops, s.model.precision.c_str(), r.peak_flops);
+  } else {  // the whole step's FLOPs over part of its time would overstate it
+    std::printf("MFU                  n/a (the step did not complete)\n");
+  }
   std::printf("tokens per second    %.4g per GPU\n",
               static_cast<double>(p.global_batch) * s.model.seq_len / r.step_s / p.world());
   std::printf("# where the time went (stage %u, the last to finish)\n", r.critical_stage);
@@ -242,7 +263,7 @@ int RunCommand::execute(int rank, int ranks) {
     j["cell_bytes"] = s.fidelity == "cell" ? s.cell.count() : 0;
     j["complete"] = r.complete;
     j["step_s"] = r.step_s;
-    j["mfu"] = r.mfu;
+    j["mfu"] = r.complete ? nlohmann::json(r.mfu) : nlohmann::json(nullptr);
     j["model_flops"] = r.model_flops;
     j["compute_s"] = r.compute_s;
     j["bubble_s"] = r.bubble_s;
