@@ -109,7 +109,7 @@ BenchFabricCommand::BenchFabricCommand(CLI::App& parent) {
 int BenchFabricCommand::execute(int rank, int ranks) {
   std::vector<OutputFile> outputs;
   add_output(outputs, *cmd_, "--json", json_path_);
-  if (auto ok = check_outputs(outputs, {topology_, nic_config_}); !ok)
+  if (auto ok = check_outputs_once(outputs, {topology_, nic_config_}, rank); !ok)
     return user_error(rank, ok.error().message);
   auto bytes = parse_bytes(flow_bytes_);
   if (!bytes) return user_error(rank, "--flow-bytes: " + bytes.error().message);

@@ -80,7 +80,7 @@ BenchNcclCommand::BenchNcclCommand(CLI::App& parent) {
 int BenchNcclCommand::execute(int rank, int ranks) {
   std::vector<OutputFile> outputs;
   add_output(outputs, *cmd_, "--json", json_path_);
-  if (auto ok = check_outputs(outputs, {topology_, nic_config_}); !ok)
+  if (auto ok = check_outputs_once(outputs, {topology_, nic_config_}, rank); !ok)
     return user_error(rank, ok.error().message);
   auto kind = collective::parse_kind(kind_);
   if (!kind) return user_error(rank, kind.error().message);
@@ -189,7 +189,7 @@ int BenchNcclCommand::execute(int rank, int ranks) {
   std::uint64_t digest = 0;
   double busbw_sum = 0;
   bool completed = true;
-  bool stalled = false;
+  int stalled = 0;  // sizes whose collective never finished on every GPU
   double wall = 0;
   std::uint64_t events = 0;
   nic::EngineTally engine;  // summed over the sizes
@@ -238,7 +238,7 @@ int BenchNcclCommand::execute(int rank, int ranks) {
     completed = completed && r->rdma.stats.completed;
     // The engine ran dry but a GPU never finished: packets were lost where nothing resends them
     // (SHARP's in-network packets) or a QP failed.
-    stalled = stalled || (r->rdma.stats.completed && !r->result.complete());
+    stalled += r->rdma.stats.completed && !r->result.complete() ? 1 : 0;
     const double t_us = static_cast<double>(r->result.time_ps) * 1e-6;
     const double algbw = r->result.algbw_gbs(bytes);
     const double busbw = algbw * collective::busbw_factor(*kind, gpus_);
@@ -264,12 +264,13 @@ int BenchNcclCommand::execute(int rank, int ranks) {
     if (!r->rdma.stats.completed) break;
   }
   finish_progress();
-  if (rank != 0) return completed ? kExitOk : interrupted_exit_code();
+  if (rank != 0) return !completed ? interrupted_exit_code() : stalled > 0 ? kExitFailure : kExitOk;
   if (!completed) std::printf("# status: INTERRUPTED\n");
-  if (stalled) {
+  if (stalled > 0) {
     std::printf(
-        "# status: INCOMPLETE (a collective never finished on every GPU: see the drop counters "
-        "of --json)\n");
+        "# status: INCOMPLETE (%d of %zu sizes: a collective never finished on every GPU; see the "
+        "drop counters of --json)\n",
+        stalled, sizes.size());
   }
   std::printf("# Avg bus bandwidth    : %g\n#\n", busbw_sum / static_cast<double>(sizes.size()));
   std::printf("# engine: ranks %d, %" PRIu64 " events in %.3f s (%.2f M/s)\n", ranks, events, wall,
@@ -294,7 +295,7 @@ int BenchNcclCommand::execute(int rank, int ranks) {
     if (const int rc = write_json(rank, json_path_, j); rc != kExitOk) return rc;
   }
   if (!completed) return interrupted_exit_code();
-  return stalled ? kExitFailure : kExitOk;
+  return stalled > 0 ? kExitFailure : kExitOk;
 }
 
 }  // namespace stepsim::cli

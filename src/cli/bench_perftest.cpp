@@ -114,7 +114,7 @@ BenchPerftestCommand::BenchPerftestCommand(CLI::App& parent) {
 int BenchPerftestCommand::execute(int rank, int ranks) {
   std::vector<OutputFile> outputs;
   add_output(outputs, *cmd_, "--json", json_path_);
-  if (auto ok = check_outputs(outputs, {topology_, nic_config_}); !ok)
+  if (auto ok = check_outputs_once(outputs, {topology_, nic_config_}, rank); !ok)
     return user_error(rank, ok.error().message);
   nic::NicParams nic;
   fabric::FabricParams fp;

@@ -85,7 +85,8 @@ int BenchPholdCommand::execute(int rank, int ranks) {
   if (auto ok = params_.validate(); !ok) return user_error(rank, ok.error().message);
   std::vector<OutputFile> outputs;
   add_output(outputs, *cmd_, "--json", json_path_);
-  if (auto ok = check_outputs(outputs, {}); !ok) return user_error(rank, ok.error().message);
+  if (auto ok = check_outputs_once(outputs, {}, rank); !ok)
+    return user_error(rank, ok.error().message);
   {
     // Every rank holds the LP graph; the LPs' state and pending events (an Event is 64 B, up to
     // twice the population in queues and exchange buffers) are split over the ranks.
@@ -95,7 +96,9 @@ int BenchPholdCommand::execute(int rank, int ranks) {
     char what[128];
     std::snprintf(what, sizeof what, "%u LPs with %u events each on %d rank%s of this node",
                   params_.lps, params_.events_per_lp, local, local == 1 ? "" : "s");
-    if (auto ok = check_memory(local * (lps * kGraphLpBytes + spread / ranks), what); !ok) {
+    if (auto ok =
+            agree_on_all_ranks(check_memory(local * (lps * kGraphLpBytes + spread / ranks), what));
+        !ok) {
       return user_error(rank, ok.error().message);
     }
   }

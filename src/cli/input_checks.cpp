@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "stepsim/core/memory.hpp"
+#include "stepsim/pdes/mpi_sync.hpp"
 
 namespace stepsim::cli {
 
@@ -173,9 +174,10 @@ Result<bool> check_outputs(const std::vector<OutputFile>& outputs,
     if (fs::is_directory(o.path, ec)) {
       return Error{o.option + ": '" + o.path + "' is a directory, not a file"};
     }
-    const fs::path abs = fs::weakly_canonical(o.path, ec);
+    const fs::path abs = fs::absolute(o.path, ec).lexically_normal();
     for (std::size_t j = 0; j < i; ++j) {
-      if (fs::weakly_canonical(outputs[j].path, ec) == abs) {
+      if (fs::absolute(outputs[j].path, ec).lexically_normal() == abs ||
+          fs::equivalent(outputs[j].path, o.path, ec)) {
         return Error{o.option + " and " + outputs[j].option + " name the same file '" + o.path +
                      "'; give each output its own file"};
       }
@@ -201,8 +203,6 @@ Result<bool> check_outputs(const std::vector<OutputFile>& outputs,
 
 MemoryEstimate estimate_fabric_memory(const topology::Topology& topo) {
   MemoryEstimate e;
-  double cabled_ports = 0;
-  for (const topology::Port& p : topo.ports) cabled_ports += p.link != topology::kNone ? 1 : 0;
   std::vector<char> edge(topo.nodes.size(), 0);
   for (topology::NodeId v = 0; v < topo.nodes.size(); ++v) {
     if (!topo.is_server(v)) continue;
@@ -218,8 +218,8 @@ MemoryEstimate estimate_fabric_memory(const topology::Topology& topo) {
   const auto links = static_cast<double>(topo.links.size());
   e.replicated_bytes = nodes * sizeof(topology::Node) + ports * sizeof(topology::Port) +
                        links * sizeof(topology::Link) + switches * edges * kRoutingEntryBytes +
-                       ports * 32;  // routing's per-port information
-  e.lp_bytes = nodes * kLpBaseBytes + cabled_ports * kLpPortBytes;
+                       ports * 32;                           // routing's per-port information
+  e.lp_bytes = nodes * kLpBaseBytes + ports * kLpPortBytes;  // cabled or not
   return e;
 }
 
@@ -242,16 +242,34 @@ Result<bool> check_fabric_memory(const topology::Topology& topo, int ranks) {
                 "%s (%zu servers, %zu switches, %zu links) on %d rank%s of this node",
                 topo.name.c_str(), topo.server_count(), topo.switch_count(), topo.links.size(),
                 local, local == 1 ? "" : "s");
-  return check_memory(e.per_node(std::max(1, ranks), local), what);
+  return agree_on_all_ranks(check_memory(e.per_node(std::max(1, ranks), local), what));
+}
+
+Result<bool> agree_on_all_ranks(const Result<bool>& mine) {
+  if (pdes::all_ranks_ok(mine.ok())) return true;
+  if (!mine) return mine;
+  return Error{"another rank refused the run (its message is printed by that rank only)"};
+}
+
+Result<bool> check_outputs_once(const std::vector<OutputFile>& outputs,
+                                const std::vector<std::string>& inputs, int rank) {
+  return agree_on_all_ranks(rank == 0 ? check_outputs(outputs, inputs) : Result<bool>(true));
 }
 
 Result<bool> check_memory(double estimate_bytes, const std::string& what) {
-  const std::int64_t have = available_memory_bytes();
+  std::int64_t have = available_memory_bytes();
+  // STEPSIM_MEMORY_LIMIT (a size, "8GiB") caps it: a share of a node, or a test.
+  if (const char* limit = std::getenv("STEPSIM_MEMORY_LIMIT")) {
+    const auto b = parse_bytes(limit);
+    if (!b) return Error{"STEPSIM_MEMORY_LIMIT: " + b.error().message};
+    have = have > 0 ? std::min(have, b->count()) : b->count();
+  }
   if (have <= 0 || estimate_bytes <= static_cast<double>(have)) return true;
   char buf[256];
   std::snprintf(buf, sizeof buf,
                 "too large: %s needs about %.1f GiB of memory, but this machine has "
-                "%.1f GiB available (/proc/meminfo); use a smaller input or more ranks and nodes",
+                "%.1f GiB available (/proc/meminfo, STEPSIM_MEMORY_LIMIT); use a smaller input or "
+                "more nodes",
                 what.c_str(), estimate_bytes / (1 << 30), static_cast<double>(have) / (1 << 30));
   return Error{buf};
 }

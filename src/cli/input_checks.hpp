@@ -67,7 +67,7 @@ Result<bool> check_outputs(const std::vector<OutputFile>& outputs,
 /// What a packet- or cell-level simulation of a topology holds before any traffic, estimated
 /// from its counts (no model is built): the topology and the routing tables on every rank, the
 /// fabric LPs' state spread over the ranks. The per-LP figures are those `stepsim check`
-/// measures (176 B per LP plus 472 B per cabled port; a unit test keeps them honest).
+/// measures (176 B per LP plus 472 B per port; a unit test keeps them honest).
 struct MemoryEstimate {
   double replicated_bytes = 0;  ///< on every rank: topology and routing tables
   double lp_bytes = 0;          ///< all LPs together (split over the ranks)
@@ -87,7 +87,18 @@ int local_rank_count();
 /// Refuses a simulation of `topo` on `ranks` ranks whose estimate exceeds the machine's memory.
 Result<bool> check_fabric_memory(const topology::Topology& topo, int ranks);
 
-/// Refuses a run whose estimated memory (bytes, per rank) exceeds what the machine has;
+/// The outcome of a check every rank made (or only rank 0, for `mine` on the others: true),
+/// agreed: an error on every rank if any rank has one. A rank without its own error gets a
+/// generic one (only rank 0 prints). Collective: every rank must call it.
+Result<bool> agree_on_all_ranks(const Result<bool>& mine);
+
+/// check_outputs() on rank 0 (the rank that writes; no race between ranks creating and removing
+/// the same file), agreed on all ranks.
+Result<bool> check_outputs_once(const std::vector<OutputFile>& outputs,
+                                const std::vector<std::string>& inputs, int rank);
+
+/// Refuses a run whose estimated memory (bytes) exceeds what the machine has (MemAvailable, or
+/// the environment's STEPSIM_MEMORY_LIMIT when smaller);
 /// `what` says what was counted ("524,288 servers and 81,920 switches").
 Result<bool> check_memory(double estimate_bytes, const std::string& what);
 

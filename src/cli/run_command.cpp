@@ -104,7 +104,7 @@ int RunCommand::execute(int rank, int ranks) {
     if (!no_output_) add_output(outputs, *cmd_, "-o", h5);
     add_output(outputs, *cmd_, "--json", json_path_);
     add_output(outputs, *cmd_, "--trace", trace_);
-    if (auto ok = check_outputs(outputs, {scenario_, s.topology}); !ok) {
+    if (auto ok = check_outputs_once(outputs, {scenario_, s.topology}, rank); !ok) {
       return user_error(rank, ok.error().message);
     }
   }

@@ -79,9 +79,15 @@ expect_clean "topology.phy.phy_latency: '100000s' is out of range" check slowphy
 # Sizes with no bound: refused with an estimate before anything is built.
 expect_clean "too large: 1073741824 LPs with 16 events each" bench phold --lps 1073741824 --quiet
 expect_clean "--qps: Value 100000000 not in range" bench fabric --topology "$toy" --pattern pair --qps 100000000 --quiet
-printf 'topology:\n  name: huge-rail\n  kind: rail_optimized\n  servers: 1048576\n  port: 400G\n' > huge.yaml
+printf 'topology:\n  name: huge-rail\n  kind: rail_optimized\n  servers: 1048576\n  switch_radix: 256\n  port: 400G\n' > huge.yaml
 out=$(timeout 300 "$stepsim" check huge.yaml 2>&1); rc=$?
-check "1M-server rail: too large, with the estimate (exit $rc)" '[[ $rc -eq 2 && "$out" == *"too large"*"GiB of memory"* ]] || [[ $rc -eq 2 && "$out" == *"out of range"* ]]'
+check "1M-server rail: too large, with the estimate (exit $rc)" '[[ $rc -eq 2 && "$out" == *"too large: huge-rail (1048576 servers"*"GiB of memory"* ]]'
+sed 's/k: 8/k: 128/' "$src/topologies/fat-tree-k8.yaml" > ft128.yaml
+start=$SECONDS
+out=$(STEPSIM_MEMORY_LIMIT=1GiB timeout 300 "$mpiexec" -n 2 "${mpiflags[@]}" "$stepsim" check ft128.yaml 2>&1); rc=$?
+check "fat_tree k 128 in 1 GiB: too large at once (exit $rc, $((SECONDS - start)) s)" '[[ $rc -eq 2 && $(grep -c "too large: fat-tree-k8 (524288 servers, 20480 switches" <<<"$out") -eq 1 && $((SECONDS - start)) -lt 120 ]]'
+STEPSIM_MEMORY_LIMIT=lots expect_clean "STEPSIM_MEMORY_LIMIT: 'lots' is not a size" check "$toy"
+STEPSIM_MEMORY_LIMIT=1MiB expect_clean "too large: 1048576 LPs" bench phold --lps 1048576 --quiet
 
 # NaN and out-of-range values.
 expect_clean "--ber: Value nan not in range" bench fabric --topology "$toy" --ber nan --quiet
@@ -111,8 +117,14 @@ expect_clean "-o: the file name is empty" run "$tiny" --quiet -o ""
 expect_clean "--json: '$work' is a directory" run "$tiny" --quiet --no-output --json "$work"
 check "no file left behind by the checks" '[[ ! -e same.out && ! -e tiny.h5 ]]'
 
+# A scenario over 64 KiB: its text is the dataset /meta/scenario (an attribute cannot hold it).
+{ cat scen.yaml; for i in $(seq 1 1200); do echo "# padding line $i of a long comment to exceed 64 KiB ......"; done; } > big.yaml
+out=$("$stepsim" run big.yaml --quiet --fidelity ideal -o big.h5 2>&1); rc=$?
+size=$(stat -c %s big.yaml)
+check "64+ KiB scenario: written (exit $rc), all $size bytes in dataset /meta/scenario" '[[ $rc -eq 0 ]] && h5dump -H -d /meta/scenario big.h5 | grep -q "STRSIZE $size;"'
+
 # Incomplete step: no MFU, exit 1.
-out=$("$stepsim" run "$tiny" --quiet --no-output --set end=1us 2>&1); rc=$?
+out=$("$stepsim" run "$tiny" --quiet --no-output --fidelity ideal --set end=1us 2>&1); rc=$?
 check "incomplete step: exit 1 ($rc), no MFU percentage" '[[ $rc -eq 1 && "$out" == *"MFU                  n/a (the step did not complete)"* && "$out" != *"MFU "*"%"* ]]'
 
 # Unknown subcommands list the subcommands.

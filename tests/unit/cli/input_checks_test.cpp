@@ -188,7 +188,8 @@ TEST(InputChecks, MemoryEstimateBoundsTheMeasuredFootprint) {
   for (const char* name : {"fat-tree-k8.yaml", "rail-128gpu-800g.yaml", "dragonfly-small.yaml"}) {
     const topology::Topology topo = load(name);
     const fabric::Routing routing(topo);
-    fabric::FabricModel model(topo, routing, {}, fabric::FabricParams{});
+    const fabric::FabricParams defaults;
+    fabric::FabricModel model(topo, routing, {}, defaults);
     std::vector<pdes::LpId> all(topo.nodes.size());
     for (pdes::LpId v = 0; v < all.size(); ++v) all[v] = v;
     model.setup(all);
