@@ -125,7 +125,7 @@ target_link_libraries(stepsim_metis INTERFACE ${STEPSIM_METIS_LIBRARY})
 if(STEPSIM_BUILD_TESTS)
   find_package(GTest QUIET)
   if(NOT GTest_FOUND)
-    stepsim_missing("GoogleTest" "libgtest-dev libgmock-dev")
+    stepsim_missing("GoogleTest" "libgtest-dev")
   endif()
 endif()
 

@@ -4,14 +4,18 @@
 #                                 cannot install them)
 set -euo pipefail
 
+# Build: compilers, MPI, parallel HDF5, Kokkos, the header libraries; tests: GoogleTest, h5dump;
+# postproc/: Python with numpy, h5py, matplotlib; jobs/ and their tests: a one-node Slurm
+# (scripts/slurm-local.sh) from munge, slurmctld, slurmd and the client commands.
 packages=(
-  cmake g++ make pkg-config
+  cmake g++ make
   libopenmpi-dev openmpi-bin
   libhdf5-openmpi-dev hdf5-tools
   libtrilinos-kokkos-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
+  libgtest-dev
   libyaml-cpp-dev libcli11-dev librandom123-dev libmetis-dev nlohmann-json3-dev
   python3 python3-numpy python3-h5py python3-matplotlib
+  munge slurmctld slurmd slurm-client
 )
 
 missing=()

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "src/cli/cli.hpp"
+#include "src/cli/data_dir.hpp"
 #include "src/cli/input_checks.hpp"
 #include "src/cli/progress.hpp"
 #include "src/cli/report.hpp"
@@ -16,7 +17,6 @@
 #include "stepsim/kernels/alpha_beta.hpp"
 #include "stepsim/pdes/mpi_sync.hpp"
 #include "stepsim/topology/topology_loader.hpp"
-#include "stepsim/version.hpp"
 
 namespace stepsim::cli {
 
@@ -31,7 +31,7 @@ BenchNcclCommand::BenchNcclCommand(CLI::App& parent) {
       ->check(CLI::IsMember({"allreduce", "allgather", "reducescatter", "alltoall", "broadcast",
                              "reduce", "sendrecv"}));
   cmd_->add_option("--topology", topology_,
-                   "Topology file (default: topologies/rail-128gpu-800g.yaml of the source tree)");
+                   "Topology file (default: topologies/rail-128gpu-800g.yaml of the data files)");
   cmd_->add_option("-b,--minbytes", min_bytes_,
                    "Smallest size (8, 64K, 1M, 8G as nccl-tests: powers of 1024; or 4KiB, 1GB)")
       ->capture_default_str();
@@ -126,7 +126,7 @@ int BenchNcclCommand::execute(int rank, int ranks) {
   fabric::FabricParams fp;
   fp.lb.policy = lb_;
   if (auto ok = fidelity_.apply(fp); !ok) return user_error(rank, ok.error().message);
-  if (topology_.empty()) topology_ = std::string(kSourceDir) + "/topologies/rail-128gpu-800g.yaml";
+  if (topology_.empty()) topology_ = data_dir() + "/topologies/rail-128gpu-800g.yaml";
   auto topo = topology::load_topology(topology_);
   if (!topo) return user_error(rank, topo.error().message);
   if (auto ok = check_fabric_memory(*topo, ranks); !ok) return user_error(rank, ok.error().message);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "src/cli/cli.hpp"
+#include "src/cli/data_dir.hpp"
 #include "src/cli/input_checks.hpp"
 #include "src/cli/progress.hpp"
 #include "src/cli/report.hpp"
@@ -14,7 +15,6 @@
 #include "stepsim/nic/rdma_run.hpp"
 #include "stepsim/pdes/mpi_sync.hpp"
 #include "stepsim/topology/topology_loader.hpp"
-#include "stepsim/version.hpp"
 
 namespace stepsim::cli {
 namespace {
@@ -59,7 +59,7 @@ BenchPerftestCommand::BenchPerftestCommand(CLI::App& parent) {
       ->required()
       ->check(CLI::IsMember({"write_lat", "write_bw", "send_lat", "read_bw"}));
   cmd_->add_option("--topology", topology_,
-                   "Topology file (default: topologies/toy-2server-1.6t.yaml of the source tree)");
+                   "Topology file (default: topologies/toy-2server-1.6t.yaml of the data files)");
   cmd_->add_option("--from", a_, "The client's NIC: SERVER[:NIC] (server index, NIC index)")
       ->capture_default_str();
   cmd_->add_option("--to", b_, "The server's NIC: SERVER[:NIC]")->capture_default_str();
@@ -162,7 +162,7 @@ int BenchPerftestCommand::execute(int rank, int ranks) {
   fp.ber_override = ber_;
   fp.pfc.enabled = !no_pfc_;
   if (auto ok = fidelity_.apply(fp); !ok) return user_error(rank, ok.error().message);
-  if (topology_.empty()) topology_ = std::string(kSourceDir) + "/topologies/toy-2server-1.6t.yaml";
+  if (topology_.empty()) topology_ = data_dir() + "/topologies/toy-2server-1.6t.yaml";
   auto topo = topology::load_topology(topology_);
   if (!topo) return user_error(rank, topo.error().message);
   if (auto ok = check_fabric_memory(*topo, ranks); !ok) return user_error(rank, ok.error().message);

@@ -4,6 +4,7 @@
 
 #include "src/cli/cli.hpp"
 #include "stepsim/collective/collective.hpp"
+#include "stepsim/collective/collective_algorithm.hpp"
 #include "stepsim/fabric/fabric_params.hpp"
 #include "stepsim/fabric/load_balancer.hpp"
 #include "stepsim/nic/nic_params.hpp"
@@ -111,6 +112,31 @@ void list_collective() {
   print_params(table, "gpu.");
 }
 
+void list_algorithms() {
+  std::printf(
+      "Collective algorithms (coll.algorithm, --algo; docs/collectives.md). `selected by` is the "
+      "coll.algorithm value that runs it for its kinds; auto: the tuner's choice among those "
+      "marked tuned:\n");
+  for (const collective::CollectiveAlgorithm* a : collective::collective_algorithms()) {
+    const collective::AlgorithmSupport s = a->support();
+    std::string kinds;
+    for (collective::Kind k : s.kinds) kinds += (kinds.empty() ? "" : ",") + kind_name(k);
+    std::string protocols;
+    for (collective::Protocol p : s.protocols) {
+      protocols += (protocols.empty() ? "" : ",") + protocol_name(p);
+    }
+    const char* servers = s.servers == collective::Servers::kOne       ? "one server"
+                          : s.servers == collective::Servers::kSeveral ? "2+ whole servers"
+                                                                       : "any";
+    std::printf("\n%s (selected by %s): %s\n", a->name().c_str(), a->selected_by().c_str(),
+                a->description().c_str());
+    std::printf("  kinds %s; servers %s; protocols %s%s%s%s%s\n", kinds.c_str(), servers,
+                protocols.c_str(), s.needs_nvls ? "; needs NVLS" : "",
+                s.needs_sharp ? "; needs SHARP switches" : "", s.tuned ? "; tuned" : "",
+                s.concurrent ? "" : "; not concurrent");
+  }
+}
+
 void list_scenario() {
   workload::Scenario d;
   std::printf(
@@ -135,12 +161,13 @@ ListCommand::ListCommand(CLI::App& parent) {
                                "List a registry: topologies (generators, parameters, "
                                "link classes), partitioners, lb (load-balancing policies), "
                                "fabric (fabric parameters and defaults), cc (congestion "
-                               "control), nic (NIC parameters and defaults), collective or "
-                               "scenario (the keys of stepsim run)");
+                               "control), nic (NIC parameters and defaults), collective, "
+                               "algorithms (collective algorithms) or scenario (the keys of "
+                               "stepsim run)");
   cmd_->add_option("what", what_, "What to list")
       ->required()
-      ->check(CLI::IsMember(
-          {"topologies", "partitioners", "lb", "fabric", "cc", "nic", "collective", "scenario"}));
+      ->check(CLI::IsMember({"topologies", "partitioners", "lb", "fabric", "cc", "nic",
+                             "collective", "algorithms", "scenario"}));
 }
 
 int ListCommand::execute(int rank) {
@@ -157,6 +184,8 @@ int ListCommand::execute(int rank) {
     list_nic();
   } else if (what_ == "collective") {
     list_collective();
+  } else if (what_ == "algorithms") {
+    list_algorithms();
   } else if (what_ == "scenario") {
     list_scenario();
   } else {

@@ -22,27 +22,46 @@ namespace stepsim::cli {
 RunCommand::RunCommand(CLI::App& parent) {
   cmd_ = parent.add_subcommand(
       "run", "One training step of a scenario (workloads/*.yaml): step time, MFU, breakdown");
-  cmd_->add_option("scenario", scenario_, "Scenario file (workloads/*.yaml)")->required();
-  cmd_->add_option("--set", sets_, "Override a scenario key: key=value (repeatable)");
-  cmd_->add_option("--fidelity", fidelity_,
+  cmd_->add_option("scenario", opt_.scenario, "Scenario file (workloads/*.yaml)")->required();
+  cmd_->add_option("--set", opt_.sets, "Override a scenario key: key=value (repeatable)");
+  cmd_->add_option("--fidelity", opt_.fidelity,
                    "packet (every collective at packet level), cell (the same fabric in cells of "
                    "fabric.cell bytes, 64 KiB by default), ideal (NCCL's cost model) or "
                    "analytical (alpha-beta lower bound)");
-  cmd_->add_option("--threads", threads_, "OpenMP threads per rank")->capture_default_str();
-  cmd_->add_option("--partition", partition_,
+  cmd_->add_option("--threads", opt_.threads, "OpenMP threads per rank")->capture_default_str();
+  cmd_->add_option("--partition", opt_.partition,
                    "Partitioner of LPs onto ranks: metis (weighted by each collective's traffic) "
                    "or block")
       ->capture_default_str();
-  cmd_->add_option("--json", json_path_, "Write the summary as JSON to this file");
-  cmd_->add_option("-o,--output", output_,
+  cmd_->add_option("--json", opt_.json_path, "Write the summary as JSON to this file");
+  cmd_->add_option("-o,--output", opt_.output,
                    "HDF5 file of the step (docs/hdf5-schema.md); default: SCENARIO stem + .h5");
-  cmd_->add_flag("--no-output", no_output_, "Do not write the HDF5 file");
-  cmd_->add_option("--trace", trace_,
+  cmd_->add_flag("--no-output", opt_.no_output, "Do not write the HDF5 file");
+  cmd_->add_option("--trace", opt_.trace,
                    "Write the op timeline as a Chrome/Perfetto trace (JSON) to this file");
-  cmd_->add_flag("--quiet", quiet_, "No progress output");
+  cmd_->add_flag("--quiet", opt_.quiet, "No progress output");
 }
 
 namespace {
+
+using workload::CommGroup;
+using workload::OpKind;
+
+// A loaded and validated run: the scenario (with --set and --fidelity applied) and its topology.
+struct LoadedRun {
+  std::vector<std::string> sets;  // --set, then fidelity=
+  workload::Scenario scenario;
+  topology::Topology topo;
+};
+
+// What the summary, the JSON and the HDF5 file report.
+struct StepReport {
+  const RunOptions& opt;
+  const LoadedRun& run;
+  const workload::StepResult& r;
+  int ranks = 1;
+  double wall_s = 0;
+};
 
 std::string seconds_text(double s) {
   char buf[64];
@@ -56,26 +75,112 @@ std::string seconds_text(double s) {
   return buf;
 }
 
+const char* group_name(int g) {
+  return workload::comm_group_name(static_cast<CommGroup>(g));
+}
+
+// The scenario with the command line's overrides, its topology, and the checks that need both.
+// The error is the user error to print.
+Result<LoadedRun> load_run(const RunOptions& opt) {
+  std::vector<std::string> sets = opt.sets;
+  if (!opt.fidelity.empty()) sets.push_back("fidelity=" + opt.fidelity);
+  auto sc = workload::load_scenario(opt.scenario, sets);
+  if (!sc) return sc.error();
+  auto topo = topology::load_topology(sc->topology);
+  if (!topo) return Error{"topology: " + topo.error().message};
+  if (auto ok = workload::validate(*sc, *topo); !ok) return ok.error();
+  return LoadedRun{std::move(sets), std::move(sc).value(), std::move(topo).value()};
+}
+
+// The progress display: pipeline passes done (forward or backward of a model chunk on a stage)
+// of all, and the furthest simulated time. Its answer says whether to go on.
+class StepProgress {
+ public:
+  StepProgress(const workload::Scenario& s, bool show)
+      : s_(s),
+        show_(show),
+        total_(2ULL * static_cast<std::uint64_t>(s.par.pp) * static_cast<std::uint64_t>(s.par.vpp) *
+               static_cast<std::uint64_t>(s.par.micro_batches())) {}
+  bool operator()(double sim) {
+    ++done_;
+    sim_max_ = std::max(sim_max_, sim);
+    const double wall = elapsed_s();
+    if (show_ && wall - last_wall_ >= progress_interval()) {
+      last_wall_ = wall;
+      print_step_progress(done_, total_, sim_max_, wall);
+    }
+    // Between collectives an ideal run may stop at once; a packet run stops inside the engine,
+    // where every rank agrees on it.
+    return !(s_.fidelity == "ideal" && pdes::Engine::stop_requested());
+  }
+  [[nodiscard]] double elapsed_s() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+  }
+
+ private:
+  const workload::Scenario& s_;
+  bool show_;
+  std::uint64_t total_;
+  std::uint64_t done_ = 0;
+  double sim_max_ = 0;
+  double last_wall_ = 0;
+  std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
+};
+
+// The comm model of the scenario's fidelity (`ideal` is reused at ideal fidelity).
+std::unique_ptr<workload::CommModel> fidelity_comm(const LoadedRun& run, pdes::Sync& sync,
+                                                   const pdes::EngineOptions& opts,
+                                                   std::unique_ptr<workload::CommModel> ideal) {
+  const std::string& f = run.scenario.fidelity;
+  if (f == "packet" || f == "cell") {
+    return workload::make_packet_comm(run.topo, run.scenario, sync, opts);
+  }
+  if (f == "analytical") return workload::make_analytical_comm(run.topo, run.scenario);
+  return ideal;
+}
+
+// The step at the scenario's fidelity; `wall_s` is the time it took (after the ideal run).
+Result<workload::StepResult> simulate(const RunOptions& opt, const LoadedRun& run, int rank,
+                                      double& wall_s) {
+  const workload::Scenario& s = run.scenario;
+  pdes::MpiSync sync;
+  // The ideal model first: fast, and a collective that cannot run fails here, before a long
+  // packet run.
+  auto ideal_comm = workload::make_ideal_comm(run.topo, s);
+  if (auto ideal = workload::run_step(s, run.topo, *ideal_comm); !ideal) return ideal.error();
+  if (auto p = pdes::make_partitioner(opt.partition); !p) {
+    return Error{"--partition: " + p.error().message};
+  }
+  pdes::EngineOptions opts = bench_engine_options(opt.threads, s.end, false, rank);
+  opts.partitioner = opt.partition;
+  const bool show = !opt.quiet && rank == 0;
+  StepProgress progress(s, show);
+  auto comm = fidelity_comm(run, sync, opts, std::move(ideal_comm));
+  auto res = workload::run_step(s, run.topo, *comm, std::ref(progress));
+  if (show) finish_progress();
+  wall_s = progress.elapsed_s();
+  return res;
+}
+
 // The op timeline as Chrome trace events (chrome://tracing, ui.perfetto.dev): one process per
 // stage, thread 0 the compute stream (forward, backward, optimizer, blocking collectives) and
 // thread 1 the waits for other stages.
 int write_trace(int rank, const std::string& path, const workload::StepResult& r) {
   if (rank != 0) return kExitOk;
-  static const char* const kKinds[] = {"forward", "backward", "optimizer", "comm", "wait"};
   nlohmann::json events = nlohmann::json::array();
   for (const workload::OpRecord& o : r.ops) {
-    std::string name = kKinds[o.kind];
-    if (o.kind == 3) {
-      name = workload::comm_group_name(static_cast<workload::CommGroup>(o.group));
+    const char* kind = workload::op_kind_name(o.kind);
+    std::string name = o.kind == OpKind::kComm ? workload::comm_group_name(o.group) : kind;
+    if (o.kind == OpKind::kForward || o.kind == OpKind::kBackward) {
+      name += " mb" + std::to_string(o.micro) + " L" + std::to_string(o.layer);
     }
-    if (o.kind <= 1) name += " mb" + std::to_string(o.micro) + " L" + std::to_string(o.layer);
     events.push_back({{"name", name},
-                      {"cat", kKinds[o.kind]},
+                      {"cat", kind},
                       {"ph", "X"},
                       {"ts", o.start_s * 1e6},
                       {"dur", (o.end_s - o.start_s) * 1e6},
                       {"pid", o.stage},
-                      {"tid", o.kind == 4 ? 1 : 0}});
+                      {"tid", o.kind == OpKind::kWait ? 1 : 0}});
   }
   nlohmann::json j;
   j["traceEvents"] = events;
@@ -86,116 +191,47 @@ int write_trace(int rank, const std::string& path, const workload::StepResult& r
   return kExitOk;
 }
 
-}  // namespace
-
-int RunCommand::execute(int rank, int ranks) {
-  std::vector<std::string> sets = sets_;
-  if (!fidelity_.empty()) sets.push_back("fidelity=" + fidelity_);
-  auto sc = workload::load_scenario(scenario_, sets);
-  if (!sc) return user_error(rank, sc.error().message);
-  const workload::Scenario& s = *sc;
-  auto topo = topology::load_topology(s.topology);
-  if (!topo) return user_error(rank, "topology: " + topo.error().message);
-  if (auto ok = workload::validate(s, *topo); !ok) return user_error(rank, ok.error().message);
-  {  // Every output is checked before the step is simulated, not found unwritable after it.
-    std::vector<OutputFile> outputs;
-    const std::string h5 =
-        cmd_->count("-o") > 0 ? output_ : std::filesystem::path(scenario_).stem().string() + ".h5";
-    if (!no_output_) add_output(outputs, *cmd_, "-o", h5);
-    add_output(outputs, *cmd_, "--json", json_path_);
-    add_output(outputs, *cmd_, "--trace", trace_);
-    if (auto ok = check_outputs_once(outputs, {scenario_, s.topology}, rank); !ok) {
-      return user_error(rank, ok.error().message);
-    }
-  }
-  if (s.fidelity == "packet" || s.fidelity == "cell") {
-    if (auto ok = check_fabric_memory(*topo, ranks); !ok) {
-      return user_error(rank, ok.error().message);
-    }
-  }
-
-  pdes::MpiSync sync;
-  // The ideal model first: fast, and the yardstick for the progress display's ETA.
-  auto ideal_comm = workload::make_ideal_comm(*topo, s);
-  auto ideal = workload::run_step(s, *topo, *ideal_comm);
-  if (!ideal) return user_error(rank, ideal.error().message);
-  if (auto p = pdes::make_partitioner(partition_); !p) {
-    return user_error(rank, "--partition: " + p.error().message);
-  }
-  pdes::EngineOptions opts = bench_engine_options(threads_, s.end, false, rank);
-  opts.partitioner = partition_;
-  const bool show = !quiet_ && rank == 0;
-  double last_wall = 0;
-  const auto t0 = std::chrono::steady_clock::now();
-  std::uint64_t ops = 0;
-  // Progress: pipeline ops done (forward or backward of a model chunk on a stage) of all.
-  const std::uint64_t total_ops = 2ULL * static_cast<std::uint64_t>(s.par.pp) *
-                                  static_cast<std::uint64_t>(s.par.vpp) *
-                                  static_cast<std::uint64_t>(s.par.micro_batches());
-  double sim_max = 0;
-  auto progress = [&](double sim) {
-    ++ops;
-    sim_max = std::max(sim_max, sim);
-    const double wall =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (show && wall - last_wall >= progress_interval()) {
-      last_wall = wall;
-      print_step_progress(ops, total_ops, sim_max, wall);
-    }
-    // Between collectives an ideal run may stop at once; a packet run stops inside the engine,
-    // where every rank agrees on it.
-    return !(s.fidelity == "ideal" && pdes::Engine::stop_requested());
-  };
-  Result<workload::StepResult> res = ideal;
-  std::unique_ptr<workload::CommModel> packet;
-  if (s.fidelity == "packet" || s.fidelity == "cell") {
-    packet = workload::make_packet_comm(*topo, s, sync, opts);
-    res = workload::run_step(s, *topo, *packet, progress);
-  } else if (s.fidelity == "analytical") {
-    auto analytical = workload::make_analytical_comm(*topo, s);
-    res = workload::run_step(s, *topo, *analytical, progress);
-  } else {
-    res = workload::run_step(s, *topo, *ideal_comm, progress);
-  }
-  if (show) finish_progress();
-  if (!res) return user_error(rank, res.error().message);
-  const bool interrupted = res->interrupted;
-  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+// The HDF5 file of the step (every rank takes part). Returns the exit code.
+int write_h5(int rank, const StepReport& rep) {
+  const RunOptions& opt = rep.opt;
+  const workload::Scenario& s = rep.run.scenario;
   const workload::Parallelism& p = s.par;
-  if (!no_output_) {
-    std::string path = output_;
-    if (path.empty()) path = std::filesystem::path(scenario_).stem().string() + ".h5";
-    output::RunMeta meta;
-    meta.scenario_path = scenario_;
-    std::ifstream in(scenario_);
-    meta.scenario_text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    for (const std::string& kv : sets) meta.sets += kv + "\n";
-    meta.fidelity = s.fidelity;
-    meta.cell_bytes = s.fidelity == "cell" ? s.cell.count() : 0;
-    meta.model = s.model.name;
-    meta.topology = topo->name;
-    meta.gpu = s.gpu.name;
-    meta.gpus = p.world();
-    meta.ranks = ranks;
-    meta.threads = threads_;
-    meta.gpu_stride = static_cast<std::uint32_t>(p.tp * p.cp * p.data_parallel());
-    meta.wall_s = wall;
-    if (auto ok = output::write_step_h5(path, meta, *res, MPI_COMM_WORLD); !ok) {
-      return user_error(rank, ok.error().message);
-    }
-    if (rank == 0 && !quiet_) std::fprintf(stderr, "stepsim: wrote %s\n", path.c_str());
+  std::string path = opt.output;
+  if (path.empty()) path = std::filesystem::path(opt.scenario).stem().string() + ".h5";
+  output::RunMeta meta;
+  meta.scenario_path = opt.scenario;
+  std::ifstream in(opt.scenario);
+  meta.scenario_text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  for (const std::string& kv : rep.run.sets) meta.sets += kv + "\n";
+  meta.fidelity = s.fidelity;
+  meta.cell_bytes = s.fidelity == "cell" ? s.cell.count() : 0;
+  meta.model = s.model.name;
+  meta.topology = rep.run.topo.name;
+  meta.gpu = s.gpu.name;
+  meta.gpus = p.world();
+  meta.ranks = rep.ranks;
+  meta.threads = opt.threads;
+  meta.gpu_stride = static_cast<std::uint32_t>(p.tp * p.cp * p.data_parallel());
+  meta.wall_s = rep.wall_s;
+  if (auto ok = output::write_step_h5(path, meta, rep.r, MPI_COMM_WORLD); !ok) {
+    return user_error(rank, ok.error().message);
   }
-  if (!trace_.empty()) {
-    if (const int rc = write_trace(rank, trace_, *res); rc != kExitOk) return rc;
-  }
-  if (rank != 0) return interrupted ? interrupted_exit_code() : kExitOk;
+  if (rank == 0 && !opt.quiet) std::fprintf(stderr, "stepsim: wrote %s\n", path.c_str());
+  return kExitOk;
+}
+
+// The heading, the status when the step did not finish, and the step time, MFU and tokens/s.
+void print_headline(const StepReport& rep) {
+  const workload::Scenario& s = rep.run.scenario;
+  const workload::Parallelism& p = s.par;
+  const workload::StepResult& r = rep.r;
   std::printf(
       "# stepsim run %s: %s on %s, %d GPUs %s (TP %d, PP %d x %d, CP %d, EP %d, DP %d), "
       "fidelity %s, ranks %d\n",
-      scenario_.c_str(), s.model.name.c_str(), topo->name.c_str(), p.world(), s.gpu.name.c_str(),
-      p.tp, p.pp, p.vpp, p.cp, p.ep, p.data_parallel(), s.fidelity.c_str(), ranks);
-  const workload::StepResult& r = *res;
-  if (interrupted) {
+      rep.opt.scenario.c_str(), s.model.name.c_str(), rep.run.topo.name.c_str(), p.world(),
+      s.gpu.name.c_str(), p.tp, p.pp, p.vpp, p.cp, p.ep, p.data_parallel(), s.fidelity.c_str(),
+      rep.ranks);
+  if (r.interrupted) {
     std::printf(
         "# status: INTERRUPTED (the numbers below cover what was done; the HDF5 file "
         "says complete = 0)\n");
@@ -211,24 +247,29 @@ int RunCommand::execute(int rank, int ranks) {
   }
   std::printf("tokens per second    %.4g per GPU\n",
               static_cast<double>(p.global_batch) * s.model.seq_len / r.step_s / p.world());
+}
+
+// Where the critical stage's time went.
+void print_time_went(const workload::StepResult& r) {
   std::printf("# where the time went (stage %u, the last to finish)\n", r.critical_stage);
   std::printf("compute              %s\n", seconds_text(r.compute_s).c_str());
   for (int g = 0; g < workload::kCommGroups; ++g) {
     // Pipeline sends never block the compute stream: their time is in the bubble.
-    if (r.collectives[g] == 0 || g == static_cast<int>(workload::CommGroup::kPp)) continue;
-    std::printf("exposed %-12s %s\n",
-                workload::comm_group_name(static_cast<workload::CommGroup>(g)),
-                seconds_text(r.exposed_s[g]).c_str());
+    if (r.collectives[g] == 0 || g == static_cast<int>(CommGroup::kPp)) continue;
+    std::printf("exposed %-12s %s\n", group_name(g), seconds_text(r.exposed_s[g]).c_str());
   }
   std::printf("pipeline bubble      %s  (waiting for other stages and pipeline sends)\n",
               seconds_text(r.bubble_s).c_str());
   std::printf("optimizer            %s\n", seconds_text(r.optimizer_s).c_str());
+}
+
+// busbw per group, collective completion times and RDMA message completion times.
+void print_collectives(const workload::StepResult& r) {
   std::printf("# collectives (all stages)\n");
   for (int g = 0; g < workload::kCommGroups; ++g) {
     if (r.collectives[g] == 0) continue;
-    std::printf("busbw %-14s %.2f GB/s  (%" PRIu64 " collectives, %.4g bytes)\n",
-                workload::comm_group_name(static_cast<workload::CommGroup>(g)), r.busbw_gbs[g],
-                r.collectives[g], r.comm_bytes[g]);
+    std::printf("busbw %-14s %.2f GB/s  (%" PRIu64 " collectives, %.4g bytes)\n", group_name(g),
+                r.busbw_gbs[g], r.collectives[g], r.comm_bytes[g]);
   }
   std::printf("collective time      p50 %.2f us, p99 %.2f us, max %.2f us (network groups)\n",
               r.cct_p50_us, r.cct_p99_us, r.cct_max_us);
@@ -237,6 +278,12 @@ int RunCommand::execute(int rank, int ranks) {
                 " RDMA messages, 9%% bins)\n",
                 r.fct_p50_us, r.fct_p99_us, r.fct_max_us, r.messages);
   }
+}
+
+// What the fabric and the engine saw, and the digest.
+void print_fabric(const StepReport& rep) {
+  const workload::Scenario& s = rep.run.scenario;
+  const workload::StepResult& r = rep.r;
   const std::string cells =
       s.fidelity == "cell" ? " in " + to_string(s.cell) + " cells" : std::string();
   std::printf("# fabric (%s fidelity%s: %" PRIu64 " distinct collectives simulated)\n",
@@ -244,50 +291,97 @@ int RunCommand::execute(int rank, int ranks) {
   std::printf("drops                %" PRIu64 "\n", r.drops);
   std::printf("retransmissions      %" PRIu64 "\n", r.retransmissions);
   std::printf("PFC pause time       %s (summed over ports)\n", seconds_text(r.paused_s).c_str());
-  std::printf("# engine: %" PRIu64 " events, wall %.2f s\n", r.events, wall);
+  std::printf("# engine: %" PRIu64 " events, wall %.2f s\n", r.events, rep.wall_s);
   if (r.events > 0) {
-    print_partition("partition " + partition_ + " over " + std::to_string(ranks) + " ranks",
-                    r.engine);
+    print_partition(
+        "partition " + rep.opt.partition + " over " + std::to_string(rep.ranks) + " ranks",
+        r.engine);
   }
   std::printf("digest           %s\n", digest_hex(r.digest).c_str());
-  if (!json_path_.empty()) {
-    nlohmann::json j;
-    j["command"] = "run";
-    j["version"] = kVersion;
-    j["scenario"] = scenario_;
-    j["model"] = s.model.name;
-    j["topology"] = topo->name;
-    j["gpus"] = p.world();
-    j["gpu"] = s.gpu.name;
-    j["fidelity"] = s.fidelity;
-    j["cell_bytes"] = s.fidelity == "cell" ? s.cell.count() : 0;
-    j["complete"] = r.complete;
-    j["step_s"] = r.step_s;
-    j["mfu"] = r.complete ? nlohmann::json(r.mfu) : nlohmann::json(nullptr);
-    j["model_flops"] = r.model_flops;
-    j["compute_s"] = r.compute_s;
-    j["bubble_s"] = r.bubble_s;
-    j["optimizer_s"] = r.optimizer_s;
-    for (int g = 0; g < workload::kCommGroups; ++g) {
-      const std::string n = workload::comm_group_name(static_cast<workload::CommGroup>(g));
-      j["exposed_s"][n] = r.exposed_s[g];
-      j["busbw_gbs"][n] = r.busbw_gbs[g];
-      j["collectives"][n] = r.collectives[g];
+}
+
+// The summary as --json writes it (other tools read these keys).
+nlohmann::json step_json(const StepReport& rep) {
+  const workload::Scenario& s = rep.run.scenario;
+  const workload::StepResult& r = rep.r;
+  nlohmann::json j;
+  j["command"] = "run";
+  j["version"] = kVersion;
+  j["scenario"] = rep.opt.scenario;
+  j["model"] = s.model.name;
+  j["topology"] = rep.run.topo.name;
+  j["gpus"] = s.par.world();
+  j["gpu"] = s.gpu.name;
+  j["fidelity"] = s.fidelity;
+  j["cell_bytes"] = s.fidelity == "cell" ? s.cell.count() : 0;
+  j["complete"] = r.complete;
+  j["step_s"] = r.step_s;
+  j["mfu"] = r.complete ? nlohmann::json(r.mfu) : nlohmann::json(nullptr);
+  j["model_flops"] = r.model_flops;
+  j["compute_s"] = r.compute_s;
+  j["bubble_s"] = r.bubble_s;
+  j["optimizer_s"] = r.optimizer_s;
+  for (int g = 0; g < workload::kCommGroups; ++g) {
+    j["exposed_s"][group_name(g)] = r.exposed_s[g];
+    j["busbw_gbs"][group_name(g)] = r.busbw_gbs[g];
+    j["collectives"][group_name(g)] = r.collectives[g];
+  }
+  j["collective_time_us"] = {{"p50", r.cct_p50_us}, {"p99", r.cct_p99_us}, {"max", r.cct_max_us}};
+  j["message_fct_us"] = {
+      {"p50", r.fct_p50_us}, {"p99", r.fct_p99_us}, {"max", r.fct_max_us}, {"count", r.messages}};
+  j["drops"] = r.drops;
+  j["retransmissions"] = r.retransmissions;
+  j["pfc_paused_s"] = r.paused_s;
+  j["events"] = r.events;
+  j["engine"] = engine_json(rep.opt.partition, rep.ranks, r.engine);
+  j["wall_s"] = rep.wall_s;
+  j["digest"] = digest_hex(r.digest);
+  return j;
+}
+
+}  // namespace
+
+int RunCommand::execute(int rank, int ranks) {
+  auto run = load_run(opt_);
+  if (!run) return user_error(rank, run.error().message);
+  {  // Every output is checked before the step is simulated, not found unwritable after it.
+    std::vector<OutputFile> outputs;
+    const std::string h5 = cmd_->count("-o") > 0
+                               ? opt_.output
+                               : std::filesystem::path(opt_.scenario).stem().string() + ".h5";
+    if (!opt_.no_output) add_output(outputs, *cmd_, "-o", h5);
+    add_output(outputs, *cmd_, "--json", opt_.json_path);
+    add_output(outputs, *cmd_, "--trace", opt_.trace);
+    if (auto ok = check_outputs_once(outputs, {opt_.scenario, run->scenario.topology}, rank); !ok) {
+      return user_error(rank, ok.error().message);
     }
-    j["collective_time_us"] = {{"p50", r.cct_p50_us}, {"p99", r.cct_p99_us}, {"max", r.cct_max_us}};
-    j["message_fct_us"] = {
-        {"p50", r.fct_p50_us}, {"p99", r.fct_p99_us}, {"max", r.fct_max_us}, {"count", r.messages}};
-    j["drops"] = r.drops;
-    j["retransmissions"] = r.retransmissions;
-    j["pfc_paused_s"] = r.paused_s;
-    j["events"] = r.events;
-    j["engine"] = engine_json(partition_, ranks, r.engine);
-    j["wall_s"] = wall;
-    j["digest"] = digest_hex(r.digest);
-    if (const int rc = write_json(rank, json_path_, j); rc != kExitOk) return rc;
+  }
+  if (run->scenario.fidelity == "packet" || run->scenario.fidelity == "cell") {
+    if (auto ok = check_fabric_memory(run->topo, ranks); !ok) {
+      return user_error(rank, ok.error().message);
+    }
+  }
+  double wall_s = 0;
+  auto res = simulate(opt_, *run, rank, wall_s);
+  if (!res) return user_error(rank, res.error().message);
+  const StepReport rep{opt_, *run, *res, ranks, wall_s};
+  if (!opt_.no_output) {
+    if (const int rc = write_h5(rank, rep); rc != kExitOk) return rc;
+  }
+  if (!opt_.trace.empty()) {
+    if (const int rc = write_trace(rank, opt_.trace, rep.r); rc != kExitOk) return rc;
+  }
+  const bool interrupted = rep.r.interrupted;
+  if (rank != 0) return interrupted ? interrupted_exit_code() : kExitOk;
+  print_headline(rep);
+  print_time_went(rep.r);
+  print_collectives(rep.r);
+  print_fabric(rep);
+  if (!opt_.json_path.empty()) {
+    if (const int rc = write_json(rank, opt_.json_path, step_json(rep)); rc != kExitOk) return rc;
   }
   if (interrupted) return interrupted_exit_code();
-  return r.complete ? kExitOk : kExitFailure;
+  return rep.r.complete ? kExitOk : kExitFailure;
 }
 
 }  // namespace stepsim::cli

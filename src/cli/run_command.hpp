@@ -9,6 +9,20 @@
 
 namespace stepsim::cli {
 
+/// `stepsim run`'s command line.
+struct RunOptions {
+  std::string scenario;
+  std::vector<std::string> sets;  ///< --set key=value
+  std::string fidelity;           ///< --fidelity: empty, or the scenario's fidelity key
+  int threads = 1;
+  std::string partition = "metis";
+  std::string json_path;
+  std::string output;  ///< HDF5 file; default: the scenario's stem + .h5
+  bool no_output = false;
+  std::string trace;  ///< Chrome/Perfetto trace JSON
+  bool quiet = false;
+};
+
 class RunCommand {
  public:
   explicit RunCommand(CLI::App& parent);
@@ -17,16 +31,7 @@ class RunCommand {
 
  private:
   CLI::App* cmd_;
-  std::string scenario_;
-  std::vector<std::string> sets_;
-  std::string fidelity_;
-  int threads_ = 1;
-  std::string partition_ = "metis";
-  std::string json_path_;
-  std::string output_;  // HDF5 file; default: the scenario's stem + .h5
-  bool no_output_ = false;
-  std::string trace_;  // Chrome/Perfetto trace JSON
-  bool quiet_ = false;
+  RunOptions opt_;
 };
 
 }  // namespace stepsim::cli

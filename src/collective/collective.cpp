@@ -1,7 +1,8 @@
 #include "stepsim/collective/collective.hpp"
 
 #include <algorithm>
-#include <cmath>
+
+#include "stepsim/collective/collective_algorithm.hpp"
 
 namespace stepsim::collective {
 
@@ -78,11 +79,28 @@ std::string protocol_name(Protocol p) {
   return "?";
 }
 
+namespace {
+
+// The coll.algorithm values: the registry's, and "auto".
+std::vector<std::string> algorithm_values() {
+  std::vector<std::string> names = selectable_algorithms();
+  names.emplace_back("auto");
+  return names;
+}
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+}  // namespace
+
 Result<bool> CollectiveParams::validate() const {
-  if (algorithm != "ring" && algorithm != "tree" && algorithm != "nvls" && algorithm != "sharp" &&
-      algorithm != "auto") {
+  const std::vector<std::string> algorithms = algorithm_values();
+  if (std::find(algorithms.begin(), algorithms.end(), algorithm) == algorithms.end()) {
     return Error{"coll.algorithm: '" + algorithm +
-                 "' is not available (allowed: ring, tree, nvls, sharp, auto)"};
+                 "' is not available (allowed: " + joined(algorithms) + ")"};
   }
   if (protocol != "auto") {
     if (auto p = parse_protocol(protocol); !p) return Error{"coll.protocol: " + p.error().message};
@@ -154,7 +172,7 @@ SimTime CollectiveParams::base_latency() const {
 config::ParamTable collective_param_table(CollectiveParams& p) {
   config::ParamTable t;
   const SimTime max_time = SimTime::s(1);
-  t.choice("coll.algorithm", p.algorithm, {"ring", "tree", "nvls", "sharp", "auto"},
+  t.choice("coll.algorithm", p.algorithm, algorithm_values(),
            "ring, tree (AllReduce: double binary tree), nvls (AllReduce in one server: NVLink "
            "SHARP), sharp (AllReduce: in-network aggregation on the switches) or auto (the "
            "tuner: ring or tree)");
@@ -206,73 +224,6 @@ config::ParamTable collective_param_table(CollectiveParams& p) {
   t.bytes("coll.sharp.window", p.sharp_window, 64, std::int64_t{1} << 32,
           "SHARP: bytes a GPU may have in its tree before results come back");
   return t;
-}
-
-Choice choose(Kind kind, std::int64_t bytes, int gpus, std::uint32_t gpus_per_server,
-              const CollectiveParams& p, DataRate nic_rate) {
-  const int n = gpus;
-  const auto G =
-      static_cast<int>(std::min<std::uint32_t>(gpus_per_server, static_cast<std::uint32_t>(n)));
-  const int servers = (n + G - 1) / G;
-  const double nvlink = static_cast<double>(p.nvlink_payload().bits_per_second()) / 8.0;
-  const double nic = static_cast<double>(nic_rate.bits_per_second()) / 8.0;
-  const double ring_bw = servers > 1 ? std::min(G * nic, nvlink) : nvlink;
-  // Transport latency of one step (what the simulator models under the overheads).
-  const double net_latency = 2.5e-6;
-  const double nvlink_latency = p.nvlink_latency.seconds();
-  std::vector<std::string> algos;
-  if (p.algorithm != "auto") {
-    algos.push_back(p.algorithm);
-  } else {
-    algos.push_back("ring");
-    if (kind == Kind::kAllReduce && n > 1) algos.push_back("tree");
-  }
-  std::vector<std::string> protos;
-  if (p.protocol != "auto") {
-    protos.push_back(p.protocol);
-  } else if (p.algorithm == "sharp") {
-    protos.push_back("simple");  // CollNet runs Simple only
-  } else {
-    protos = {"simple", "ll", "ll128"};
-  }
-  Choice best;
-  best.predicted_s = -1;
-  for (const std::string& a : algos) {
-    for (const std::string& pr : protos) {
-      CollectiveParams q = p;
-      q.protocol = pr;
-      double steps_intra = 0;
-      double steps_inter = 0;
-      double bw = ring_bw;
-      if (a == "sharp") {
-        // Reduce-scatter and all-gather over NVLink (2(G-1)/G S per GPU) overlap the shard's
-        // trip through the tree (S/G per NIC, each way once): the slower one sets the pace.
-        steps_intra = 2;
-        steps_inter = 2;
-        const double nv = 2.0 * (G - 1) / G / nvlink;
-        const double net = 1.0 / G / nic;
-        bw = busbw_factor(kind, n) / std::max(nv, net);
-      } else if (a == "tree") {
-        // Up and down: the server tree's depth between servers, the chain inside.
-        const double depth = servers > 1 ? std::ceil(std::log2(servers)) : 0;
-        steps_inter = 2 * depth;
-        steps_intra = 2.0 * (G - 1);
-        bw = ring_bw * 2.0 / 3.0;
-      } else {
-        const double steps = kind == Kind::kAllReduce                              ? 2.0 * (n - 1)
-                             : (kind == Kind::kBroadcast || kind == Kind::kReduce) ? n - 1
-                                                                                   : n - 1;
-        steps_inter = servers > 1 ? steps * servers / n : 0;
-        steps_intra = steps - steps_inter;
-      }
-      const double t = q.base_latency().seconds() +
-                       steps_intra * (nvlink_latency + q.hop_overhead(true).seconds()) +
-                       steps_inter * (net_latency + q.hop_overhead(false).seconds()) +
-                       busbw_factor(kind, n) * static_cast<double>(bytes) / (bw / q.wire_factor());
-      if (best.predicted_s < 0 || t < best.predicted_s) best = Choice{a, pr, t};
-    }
-  }
-  return best;
 }
 
 namespace {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "src/collective/timer_table.hpp"
 #include "stepsim/collective/collective_app.hpp"
 #include "stepsim/core/fatal.hpp"
 
@@ -61,10 +62,8 @@ class MultiApp final : public nic::RdmaApp {
     AppVerbs av(v, *this, a);
     apps_[a]->on_cq(av, endpoint - base_[a]);
   }
-  void on_timer(nic::Verbs& v, std::uint32_t slot) override {
-    Timers& t = timers_[v.server()];
-    const Timer timer = t.slots[slot];
-    t.free.push_back(slot);
+  void on_timer(nic::Verbs& v, std::uint32_t tag) override {
+    const Timer timer = timers_.take(v.server(), tag);
     AppVerbs av(v, *this, timer.app);
     apps_[timer.app]->on_timer(av, timer.tag);
   }
@@ -73,17 +72,9 @@ class MultiApp final : public nic::RdmaApp {
     fatal("collective: in-network packets with concurrent collectives (SHARP is not supported)");
   }
 
-  // A timer of collective `app`: a slot of this server's table carries it to on_timer.
-  std::uint32_t timer_slot(topology::NodeId server, std::uint32_t app, std::uint32_t tag) {
-    Timers& t = timers_[server];
-    if (t.free.empty()) {
-      t.slots.push_back(Timer{app, tag});
-      return static_cast<std::uint32_t>(t.slots.size() - 1);
-    }
-    const std::uint32_t s = t.free.back();
-    t.free.pop_back();
-    t.slots[s] = Timer{app, tag};
-    return s;
+  // A timer of collective `app`: this server's table carries the app's tag to on_timer.
+  std::uint32_t timer_tag(topology::NodeId server, std::uint32_t app, std::uint32_t tag) {
+    return timers_.put(server, Timer{app, tag});
   }
 
  private:
@@ -91,15 +82,10 @@ class MultiApp final : public nic::RdmaApp {
     std::uint32_t app = 0;
     std::uint32_t tag = 0;
   };
-  // Per server (callbacks of a server run on one thread at a time).
-  struct Timers {
-    std::vector<Timer> slots;
-    std::vector<std::uint32_t> free;
-  };
   std::vector<std::unique_ptr<CollectiveApp>> apps_;
   std::vector<std::uint32_t> base_;  // by collective: its first endpoint
   std::vector<nic::Connection> conns_;
-  std::vector<Timers> timers_;  // by server node id
+  TimerTable<Timer> timers_;  // by server node id
 };
 
 bool AppVerbs::post(std::uint32_t endpoint, const nic::WorkRequest& wr) {
@@ -114,7 +100,7 @@ nic::QpState AppVerbs::state(std::uint32_t endpoint) const {
   return v_.state(endpoint + m_.base(app_));
 }
 void AppVerbs::schedule(SimTime delay, std::uint32_t tag) {
-  v_.schedule(delay, m_.timer_slot(v_.server(), app_, tag));
+  v_.schedule(delay, m_.timer_tag(v_.server(), app_, tag));
 }
 
 }  // namespace
@@ -131,8 +117,9 @@ Result<MultiRun> run_collectives(const topology::Topology& topo,
     Choice choice;
     auto p = prepare_collective(topo, comms[a], specs[a], params, fabric, choice);
     if (!p) return p.error();
-    if (p->algorithm == "sharp") {
-      return Error{"coll.algorithm: sharp is not supported with concurrent collectives"};
+    if (!runs_concurrently(*p, specs[a].kind)) {
+      return Error{"coll.algorithm: " + p->algorithm +
+                   " is not supported with concurrent collectives"};
     }
     chosen.push_back(std::move(p).value());
   }

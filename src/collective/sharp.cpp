@@ -6,6 +6,7 @@
 #include <deque>
 #include <string>
 
+#include "stepsim/collective/collective_algorithm.hpp"
 #include "stepsim/core/fatal.hpp"
 #include "stepsim/core/hash.hpp"
 #include "stepsim/fabric/fabric_model.hpp"
@@ -41,16 +42,74 @@ std::string switch_name(const topology::Topology& topo, NodeId v) {
   return topo.tier_name(topo.nodes[v].tier) + " switch " + std::to_string(v);
 }
 
+// The root of rail `l`'s tree: the switch whose farthest leaf is nearest; equal choices are
+// spread over the rails (kNone: no switch reaches every leaf).
+NodeId pick_root(const topology::Topology& topo, const std::vector<NodeId>& leaves,
+                 std::uint32_t l) {
+  std::vector<std::uint32_t> worst(topo.nodes.size(), 0);
+  for (NodeId leaf : leaves) {
+    const std::vector<std::uint32_t> d = switch_distances(topo, leaf);
+    for (NodeId v = 0; v < topo.nodes.size(); ++v) worst[v] = std::max(worst[v], d[v]);
+  }
+  std::uint32_t best = kNone;
+  std::vector<NodeId> roots;
+  for (NodeId v = 0; v < topo.nodes.size(); ++v) {
+    if (topo.is_server(v) || worst[v] == kNone) continue;
+    if (worst[v] < best) {
+      best = worst[v];
+      roots.clear();
+    }
+    if (worst[v] == best) roots.push_back(v);
+  }
+  return roots.empty() ? kNone : roots[l % roots.size()];
+}
+
+// The switches of tree `t` (rail `l`): each leaf climbs toward the root along shortest paths
+// (rail l takes the l-th way up where there are several); paths merge where they meet.
+void grow_tree(const topology::Topology& topo, SharpTree& t, NodeId root,
+               const std::vector<NodeId>& leaves, std::uint32_t l) {
+  const std::vector<std::uint32_t> dist = switch_distances(topo, root);
+  std::vector<std::uint32_t> index_of(topo.nodes.size(), kNone);
+  auto node_of = [&](NodeId v) -> SharpTreeNode& {
+    if (index_of[v] == kNone) {
+      index_of[v] = static_cast<std::uint32_t>(t.nodes.size());
+      t.nodes.push_back(SharpTreeNode{v, kNone, {}});
+    }
+    return t.nodes[index_of[v]];
+  };
+  node_of(root);
+  for (PortId nic : t.members) {
+    const PortId down = topo.ports[nic].peer;
+    node_of(topo.ports[down].node).child_ports.push_back(topo.ports[down].index);
+  }
+  for (NodeId leaf : leaves) {
+    NodeId u = leaf;
+    while (u != root && node_of(u).parent_port == kNone) {
+      std::vector<std::uint32_t> up;
+      for (const topology::Port& p : topo.ports_of(u)) {
+        if (p.link == kNone) continue;
+        const NodeId w = topo.ports[p.peer].node;
+        if (!topo.is_server(w) && dist[w] + 1 == dist[u]) up.push_back(p.index);
+      }
+      STEPSIM_CHECK(!up.empty(), "sharp: no way up from a switch on a shortest path");
+      const std::uint32_t pi = up[l % up.size()];
+      node_of(u).parent_port = pi;
+      const PortId peer = topo.ports[topo.port_id(u, pi)].peer;
+      const NodeId w = topo.ports[peer].node;
+      node_of(w).child_ports.push_back(topo.ports[peer].index);
+      u = w;
+    }
+  }
+}
+
 }  // namespace
 
 Result<std::vector<SharpTree>> plan_sharp(const topology::Topology& topo, const Communicator& comm,
                                           const CollectiveParams& params) {
   const std::uint32_t G = comm.gpus_per_server;
   const auto n = static_cast<std::uint32_t>(comm.size());
-  if (n % G != 0 || n / G < 2) {
-    return Error{"coll.algorithm: sharp needs whole servers, at least two (got " +
-                 std::to_string(n) + " GPUs, " + std::to_string(G) + " per server)"};
-  }
+  const CollectiveShape shape = CollectiveShape::of(Kind::kAllReduce, 0, comm.size(), G);
+  if (auto a = check_algorithm("sharp", shape, params); !a) return a.error();
   std::vector<SharpTree> trees(G);
   std::vector<std::uint32_t> trees_at(topo.nodes.size(), 0);
   for (std::uint32_t l = 0; l < G; ++l) {
@@ -67,60 +126,12 @@ Result<std::vector<SharpTree>> plan_sharp(const topology::Topology& topo, const 
     }
     std::sort(leaves.begin(), leaves.end());
     leaves.erase(std::unique(leaves.begin(), leaves.end()), leaves.end());
-    // The root: the switch whose farthest leaf is nearest; equal choices are spread over trees.
-    std::vector<std::uint32_t> worst(topo.nodes.size(), 0);
-    for (NodeId leaf : leaves) {
-      const std::vector<std::uint32_t> d = switch_distances(topo, leaf);
-      for (NodeId v = 0; v < topo.nodes.size(); ++v) worst[v] = std::max(worst[v], d[v]);
-    }
-    std::uint32_t best = kNone;
-    std::vector<NodeId> roots;
-    for (NodeId v = 0; v < topo.nodes.size(); ++v) {
-      if (topo.is_server(v) || worst[v] == kNone) continue;
-      if (worst[v] < best) {
-        best = worst[v];
-        roots.clear();
-      }
-      if (worst[v] == best) roots.push_back(v);
-    }
-    if (roots.empty()) {
+    const NodeId root = pick_root(topo, leaves, l);
+    if (root == kNone) {
       return Error{"coll.algorithm: sharp: no switch reaches all NICs of rail " +
                    std::to_string(l)};
     }
-    const NodeId root = roots[l % roots.size()];
-    // Each leaf climbs toward the root along shortest paths; paths merge where they meet.
-    const std::vector<std::uint32_t> dist = switch_distances(topo, root);
-    std::vector<std::uint32_t> index_of(topo.nodes.size(), kNone);
-    auto node_of = [&](NodeId v) -> SharpTreeNode& {
-      if (index_of[v] == kNone) {
-        index_of[v] = static_cast<std::uint32_t>(t.nodes.size());
-        t.nodes.push_back(SharpTreeNode{v, kNone, {}});
-      }
-      return t.nodes[index_of[v]];
-    };
-    node_of(root);
-    for (PortId nic : t.members) {
-      const PortId down = topo.ports[nic].peer;
-      node_of(topo.ports[down].node).child_ports.push_back(topo.ports[down].index);
-    }
-    for (NodeId leaf : leaves) {
-      NodeId u = leaf;
-      while (u != root && node_of(u).parent_port == kNone) {
-        std::vector<std::uint32_t> up;
-        for (const topology::Port& p : topo.ports_of(u)) {
-          if (p.link == kNone) continue;
-          const NodeId w = topo.ports[p.peer].node;
-          if (!topo.is_server(w) && dist[w] + 1 == dist[u]) up.push_back(p.index);
-        }
-        STEPSIM_CHECK(!up.empty(), "sharp: no way up from a switch on a shortest path");
-        const std::uint32_t pi = up[l % up.size()];
-        node_of(u).parent_port = pi;
-        const PortId peer = topo.ports[topo.port_id(u, pi)].peer;
-        const NodeId w = topo.ports[peer].node;
-        node_of(w).child_ports.push_back(topo.ports[peer].index);
-        u = w;
-      }
-    }
+    grow_tree(topo, t, root, leaves, l);
     for (const SharpTreeNode& x : t.nodes) {
       if (++trees_at[x.sw] > static_cast<std::uint32_t>(params.sharp_trees)) {
         return Error{"coll.sharp.trees: " + switch_name(topo, x.sw) + " would hold " +
@@ -249,6 +260,22 @@ std::vector<SharpSwitchStats> SharpAgent::collect(pdes::Sync& sync) const {
                 sizeof(SharpSwitchStats));
   }
   return out;
+}
+
+Result<std::unique_ptr<SharpAgent>> make_sharp_agent(const topology::Topology& topo,
+                                                     const Communicator& comm,
+                                                     CollectiveParams& params,
+                                                     const fabric::FabricParams& fabric) {
+  params.sharp_payload = fabric.segment().count();
+  if (params.sharp_window < params.sharp_payload) {
+    return Error{"coll.sharp.window: at least one frame (" + std::to_string(params.sharp_payload) +
+                 " bytes, the MTU or the cell)"};
+  }
+  auto trees = plan_sharp(topo, comm, params);
+  if (!trees) return trees.error();
+  return std::make_unique<SharpAgent>(
+      topo, std::move(trees).value(), params,
+      static_cast<std::uint32_t>(params.sharp_window / params.sharp_payload));
 }
 
 }  // namespace stepsim::collective

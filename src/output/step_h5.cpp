@@ -186,7 +186,8 @@ Result<bool> write_step_h5(const std::string& path, const RunMeta& meta_in,
   ops.reserve(r.ops.size());
   for (const workload::OpRecord& o : r.ops) {
     ops.push_back(Op{o.start_s, o.end_s, o.stage * meta.gpu_stride, o.stage, o.micro, o.chunk,
-                     o.layer, o.kind, o.group});
+                     o.layer, static_cast<std::uint16_t>(o.kind),
+                     static_cast<std::uint16_t>(o.group)});
   }
   const hid_t u16 = H5T_NATIVE_UINT16, u32 = H5T_NATIVE_UINT32, u64 = H5T_NATIVE_UINT64;
   const hid_t i64 = H5T_NATIVE_INT64, f64 = H5T_NATIVE_DOUBLE;

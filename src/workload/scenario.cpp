@@ -109,7 +109,9 @@ config::ParamTable scenario_param_table(Scenario& s) {
   t.bytes("fabric.cell", s.cell, 8 << 10, fabric::kMaxCellBytes,
           "cell fidelity: payload bytes per cell (cut-through, wire time of its MTU packets)");
 
-  t.add(text("topology", s.topology, "topology file (relative to the scenario file)"));
+  t.add(text("topology", s.topology,
+             "topology file (relative to the scenario file; with --set, to the current "
+             "directory when it exists there)"));
   t.choice("fidelity", s.fidelity, {"packet", "cell", "ideal", "analytical"},
            "packet: every collective at packet level; cell: the same fabric in cells of "
            "fabric.cell bytes; ideal: NCCL's cost model, no fabric; analytical: alpha-beta lower "
@@ -132,8 +134,12 @@ Result<Scenario> load_scenario(const std::string& path, const std::vector<std::s
     }
   }
   if (s.topology.empty()) return Error{path + ": topology: missing (a topology file)"};
+  // A relative topology is relative to the scenario file, except one given with --set that
+  // exists from the current directory (what a user typing a path on the command line means).
   const std::filesystem::path topo(s.topology);
-  if (topo.is_relative()) {
+  const bool from_command_line = std::any_of(
+      sets.begin(), sets.end(), [](const std::string& kv) { return kv.starts_with("topology="); });
+  if (topo.is_relative() && !(from_command_line && std::filesystem::is_regular_file(topo))) {
     s.topology = (std::filesystem::path(path).parent_path() / topo).lexically_normal().string();
   }
   if (auto ok = s.coll.validate(); !ok) return ok.error();

@@ -27,6 +27,13 @@ out=$("$stepsim" bench nccl allreduce -b 1M -e 4M -f 4 --gpus 16 --algo sharp --
 check "sharp: rows for 1M and 4M" '[[ $(grep -cE "^ +(1048576|4194304) " <<<"$out") -eq 2 ]]'
 ring=$("$stepsim" bench nccl allreduce -b 4M -e 4M --gpus 16 --topology "$topo" --quiet 2>&1)
 check "sharp's 4M busbw above the ring's" '[[ $(awk "/^ +4194304 /{print \$8}" <<<"$out" | cut -d. -f1) -gt $(awk "/^ +4194304 /{print \$8}" <<<"$ring" | cut -d. -f1) ]]'
+# The algorithms' registry: every algorithm with its description and what it supports.
+out=$("$stepsim" list algorithms 2>&1)
+for want in "ring (selected by ring)" "chain (selected by ring)" "pairwise (selected by ring)" \
+    "tree (selected by tree)" "nvls (selected by nvls)" "sharp (selected by sharp)" \
+    "servers one server; protocols simple,ll,ll128; needs NVLS" "needs SHARP switches"; do
+  check "list algorithms: '$want'" 'grep -qF "$want" <<<"$out"'
+done
 expect_error "--gpus 64: the topology has 16 GPUs (allowed: 1..16)" \
   bench nccl allreduce --topology "$topo" --gpus 64
 expect_error "--gpus 12 must be a multiple of the 8 GPUs per server" \

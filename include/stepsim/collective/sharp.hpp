@@ -14,10 +14,12 @@
 /// collective incomplete (the fabric counts the drop).
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
 #include "stepsim/collective/collective.hpp"
+#include "stepsim/fabric/fabric_params.hpp"
 #include "stepsim/fabric/in_network.hpp"
 #include "stepsim/pdes/sync.hpp"
 
@@ -84,5 +86,13 @@ class SharpAgent final : public fabric::InNetworkAgent {
   std::vector<DataRate> alu_rate_;           // by node id
   std::vector<SharpSwitchStats> stats_;      // by node id
 };
+
+/// The agent a SHARP collective of `comm` runs with on `fabric`: sets `params.sharp_payload` to
+/// the fabric's frame payload (the MTU or the cell) and plans the trees. Errors: a window below
+/// one frame, and plan_sharp's. `topo` and `params` must outlive the agent.
+Result<std::unique_ptr<SharpAgent>> make_sharp_agent(const topology::Topology& topo,
+                                                     const Communicator& comm,
+                                                     CollectiveParams& params,
+                                                     const fabric::FabricParams& fabric);
 
 }  // namespace stepsim::collective

@@ -77,7 +77,9 @@ struct Scenario {
   collective::CollectiveParams coll;
   nic::NicParams nic;
   fabric::FabricParams fabric;
-  std::string topology;  ///< path; relative paths are relative to the scenario file
+  /// Path, made usable from the current directory by load_scenario: a relative one is relative to
+  /// the scenario file, or to the current directory when `--set topology=` names a file there.
+  std::string topology;
   /// packet (each collective at packet level), cell (the same in cells of `cell` bytes), ideal
   /// (NCCL's cost model) or analytical (alpha-beta lower bound)
   std::string fidelity = "packet";
@@ -92,8 +94,8 @@ struct Scenario {
 /// "transport.rto", "fabric.lb", ...), bound to `s`'s fields.
 config::ParamTable scenario_param_table(Scenario& s);
 
-/// Reads a scenario file and applies `sets` ("key=value") on top. Errors name the file, line
-/// and key (unknown keys list the known ones of the section).
+/// Reads a scenario file and applies `sets` ("key=value") on top, then resolves `topology`. Errors
+/// name the file, line and key (unknown keys list the known ones of the section).
 Result<Scenario> load_scenario(const std::string& path, const std::vector<std::string>& sets);
 
 /// The checks that need the whole scenario and its topology: TP divides the heads and fits in

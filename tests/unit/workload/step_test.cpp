@@ -156,6 +156,62 @@ TEST(Step, CopiesOnTheOtherTpRanksShareTheNics) {
   EXPECT_NEAR(nic_bytes[0] / nic_bytes[1], 2.0, 0.01);
 }
 
+// Costs every collective 1 ms; from the `stop_at`-th costed collective on, the engine was
+// stopped (a signal): cost() says so instead of a cost.
+class StoppingComm final : public CommModel {
+ public:
+  explicit StoppingComm(int stop_at) : stop_at_(stop_at) {}
+  Result<CommCost> cost(const CommOp&) override {
+    CommCost c;
+    c.seconds = 1e-3;
+    c.stopped = ++calls_ >= stop_at_;
+    return c;
+  }
+  [[nodiscard]] std::string name() const override { return "stopping"; }
+
+ private:
+  int stop_at_;
+  int calls_ = 0;
+};
+
+TEST(Step, AStoppedCollectiveInterruptsTheStepWithWhatWasDone) {
+  const Scenario s = tiny();
+  const auto topo = topology::load_topology(s.topology).value();
+  StoppingComm never(1 << 30);
+  const auto whole = run_step(s, topo, never).value();
+  EXPECT_TRUE(whole.complete);
+  EXPECT_FALSE(whole.interrupted);
+  StoppingComm comm(5);
+  const auto r = run_step(s, topo, comm).value();
+  EXPECT_FALSE(r.complete);
+  EXPECT_TRUE(r.interrupted);
+  EXPECT_EQ(r.colls.size(), 4u);  // the four collectives before the stop
+  EXPECT_LT(r.step_s, whole.step_s);
+  EXPECT_FALSE(r.ops.empty());
+}
+
+TEST(Step, TheProgressCallbackSeesEveryPassAndCanStopTheStep) {
+  const Scenario s = pipeline_only();
+  const auto topo = toy();
+  FreeComm free;
+  int passes = 0;
+  const auto whole = run_step(s, topo, free, [&](double) { return ++passes > 0; }).value();
+  EXPECT_TRUE(whole.complete);
+  // Forward and backward of every micro-batch on every stage.
+  EXPECT_EQ(passes, 2 * s.par.pp * static_cast<int>(s.par.micro_batches()));
+  int left = 3;
+  const auto r = run_step(s, topo, free, [&](double) { return --left > 0; }).value();
+  EXPECT_TRUE(r.interrupted);
+  EXPECT_FALSE(r.complete);
+  EXPECT_LT(r.step_s, whole.step_s);
+  // A step that passes `end` stops there, complete = false but not interrupted.
+  Scenario short_end = s;
+  short_end.end = SimTime::us(1);
+  const auto cut = run_step(short_end, topo, free).value();
+  EXPECT_FALSE(cut.complete);
+  EXPECT_FALSE(cut.interrupted);
+}
+
 std::string write(const std::string& name, const std::string& text) {
   const std::string path = ::testing::TempDir() + name;
   std::ofstream(path) << text;

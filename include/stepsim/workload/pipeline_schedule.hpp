@@ -1,0 +1,61 @@
+#pragma once
+/// Megatron-LM's pipeline schedule as pure functions: the order of forward and backward passes
+/// on each stage (1F1B, or interleaved 1F1B with several model chunks per stage), where each
+/// pass's input comes from (the pipeline sends), and how the layers split over the virtual
+/// stages. The executors run these orders; tests/unit/workload/pipeline_schedule_test.cpp checks
+/// them.
+
+#include <cstdint>
+#include <vector>
+
+namespace stepsim::workload {
+
+/// A forward or a backward pass of one model chunk over one micro-batch.
+enum class PassKind : std::uint8_t { kForward, kBackward };
+
+/// One pass on a stage's compute stream.
+struct PipelinePass {
+  PassKind kind = PassKind::kForward;
+  int chunk = 0;  ///< model chunk (virtual stage index on this stage)
+  int micro = 0;  ///< micro-batch
+  bool operator==(const PipelinePass&) const = default;
+};
+
+/// The pipeline's dimensions.
+struct PipelineShape {
+  int stages = 1;         ///< pp
+  int chunks = 1;         ///< vpp: model chunks per stage (interleaved when > 1)
+  int micro_batches = 1;  ///< per step in each pipeline
+};
+
+/// Forward passes a stage runs before its first backward (the cool-down runs as many
+/// backwards after its last forward): p - s - 1, interleaved (p - s - 1) x 2 + (vpp - 1) x p;
+/// at most every pass.
+int warmup_passes(const PipelineShape& shape, int stage);
+
+/// The passes of `stage` in the order it runs them: the warm-up forwards, then one forward and
+/// one backward alternately, then the cool-down backwards. Interleaved: chunks rotate every
+/// `stages` micro-batches, backwards in reverse chunk order (Megatron-LM's order).
+std::vector<PipelinePass> stage_schedule(const PipelineShape& shape, int stage);
+
+/// Where a pass's input is produced: the pass of the same micro-batch that hands it over.
+struct PassInput {
+  bool external = false;  ///< the first virtual stage's forward reads the batch: no producer
+  int stage = 0;
+  int chunk = 0;
+  PassKind kind = PassKind::kForward;
+};
+
+/// The producer of the input of pass (`kind`, `chunk`) on `stage`: the previous virtual
+/// stage's forward, the next virtual stage's backward, or, for the last virtual stage's
+/// backward, its own forward. A producer on another stage means a pipeline send.
+PassInput input_of(const PipelineShape& shape, int stage, PassKind kind, int chunk);
+
+/// Layers of virtual stage (`stage`, `chunk`) of a `layers`-layer model. When stages x chunks
+/// does not divide the layers, the first and last virtual stages (which also hold the embedding
+/// and the output layer) get one fewer each, as Llama 3 405B's 126 layers ran on 16 stages.
+int layers_in(const PipelineShape& shape, int layers, int stage, int chunk);
+/// The model index of the first layer of virtual stage (`stage`, `chunk`).
+int first_layer(const PipelineShape& shape, int layers, int stage, int chunk);
+
+}  // namespace stepsim::workload

@@ -1,0 +1,119 @@
+#pragma once
+/// What a step run reports: the op timeline, every collective as it ran, the flows and links
+/// the packet runs saw, and the summary (step time, MFU, where the time went). The HDF5 file
+/// (output/step_h5), `stepsim run`'s text and JSON and the Perfetto trace read these.
+
+#include <cstdint>
+#include <vector>
+
+#include "stepsim/collective/collective.hpp"
+#include "stepsim/nic/rdma_run.hpp"
+#include "stepsim/workload/comm_model.hpp"
+
+namespace stepsim::workload {
+
+/// What an op on a GPU's compute stream does. The values are the HDF5 /ops `kind` column.
+enum class OpKind : std::uint8_t {
+  kForward = 0,
+  kBackward = 1,
+  kOptimizer = 2,
+  kComm = 3,  ///< a blocking collective
+  kWait = 4,  ///< waiting for another stage (pipeline fill, drain, sends)
+};
+inline constexpr int kOpKinds = 5;
+/// "forward", "backward", "optimizer", "comm", "wait".
+const char* op_kind_name(OpKind k);
+
+/// One op on a GPU's compute stream, as the timeline shows it.
+struct OpRecord {
+  std::uint32_t stage = 0;
+  OpKind kind = OpKind::kForward;
+  CommGroup group = CommGroup::kTp;  ///< of a kComm op
+  std::uint32_t micro = 0;           ///< micro-batch
+  std::uint32_t chunk = 0;           ///< model chunk (virtual stage)
+  std::uint32_t layer = 0;
+  double start_s = 0;
+  double end_s = 0;
+};
+
+/// One collective of the step as it ran.
+struct CollectiveRecord {
+  std::uint32_t id = 0;
+  std::uint32_t stage = 0;
+  CommGroup group = CommGroup::kTp;
+  collective::Kind kind = collective::Kind::kAllReduce;
+  std::int64_t bytes = 0;
+  std::uint32_t gpus = 0;
+  double start_s = 0;
+  double end_s = 0;
+  double busbw_gbs = 0;
+};
+
+/// One RDMA connection of a collective simulated at packet level: the flows of the step are
+/// these, each standing for every repetition of its collective (`repeats`).
+struct FlowRow {
+  std::uint32_t collective = 0;  ///< the first CollectiveRecord that ran this collective
+  std::uint32_t repeats = 0;     ///< how many collectives of the step it stands for
+  std::uint32_t src_nic = 0;     ///< global port ids
+  std::uint32_t dst_nic = 0;
+  std::uint64_t bytes = 0;  ///< payload bytes of one repetition, both directions
+  std::uint64_t messages = 0;
+  std::uint64_t packets = 0;
+  std::uint64_t retransmitted = 0;
+  std::uint64_t ecn_marked = 0;
+};
+
+/// One direction of a link (its sending port) over the whole step: each distinct collective's
+/// counters times its repetitions.
+struct LinkRow {
+  std::uint32_t port = 0;  ///< global port id (the sender)
+  std::uint32_t node = 0;
+  std::uint32_t link = 0;
+  std::uint32_t tier = 0;  ///< of the sending node: 0 server, 1 leaf, 2 spine, 3 core
+  double bytes = 0;
+  double packets = 0;
+  double ecn_marks = 0;
+  double pause_sent = 0;
+  double drops = 0;
+  double busy_s = 0;    ///< time spent serializing
+  double paused_s = 0;  ///< time the port was paused by PFC
+};
+
+struct StepResult {
+  double step_s = 0;
+  double model_flops = 0;  ///< per step, ModelSpec::model_flops_per_token x tokens
+  double mfu = 0;
+  double peak_flops = 0;
+  std::uint32_t critical_stage = 0;  ///< the stage that finished last
+  // The critical stage's time, which adds up to step_s:
+  double compute_s = 0;                             ///< forward, backward, recompute
+  double exposed_s[kCommGroups] = {0, 0, 0, 0, 0};  ///< comm the compute stream waited for
+  double bubble_s = 0;     ///< waiting for other stages (pipeline fill, drain, sends)
+  double optimizer_s = 0;  ///< the optimizer step
+  // Every collective of the step, by group: count, mean busbw, bytes.
+  std::uint64_t collectives[kCommGroups] = {0, 0, 0, 0, 0};
+  double busbw_gbs[kCommGroups] = {0, 0, 0, 0, 0};
+  double comm_bytes[kCommGroups] = {0, 0, 0, 0, 0};
+  // Packet fidelity, summed over the distinct collectives simulated.
+  std::uint64_t distinct_collectives = 0;
+  std::uint64_t drops = 0;
+  std::uint64_t retransmissions = 0;
+  double paused_s = 0;
+  std::uint64_t events = 0;
+  nic::EngineTally engine;
+  /// Network groups' collectives (all of them): completion-time percentiles.
+  double cct_p50_us = 0, cct_p99_us = 0, cct_max_us = 0;
+  /// Packet fidelity: RDMA messages' completion times (post to send completion) over the step
+  /// (each distinct collective's messages times its repetitions), to the histogram's 9% bins.
+  double fct_p50_us = 0, fct_p99_us = 0, fct_max_us = 0;
+  std::uint64_t messages = 0;
+  std::uint64_t digest = 0;
+  bool complete = true;      ///< false: stopped at `end` or interrupted
+  bool interrupted = false;  ///< stopped by a signal (SIGINT/SIGTERM)
+  std::vector<OpRecord> ops;
+  std::vector<CollectiveRecord> colls;
+  std::vector<FlowRow> flows;  ///< packet fidelity
+  std::vector<LinkRow> links;  ///< packet fidelity: ports that carried anything
+};
+
+}  // namespace stepsim::workload

@@ -1,0 +1,27 @@
+#pragma once
+// The registered collective algorithms (one file each: src/collective/<name>_algorithm.cpp) and
+// the cost terms several of them share. The registry's list is in algorithm_registry.cpp.
+
+#include "stepsim/collective/collective_algorithm.hpp"
+
+namespace stepsim::collective {
+
+const CollectiveAlgorithm& ring_algorithm();
+const CollectiveAlgorithm& chain_algorithm();
+const CollectiveAlgorithm& pairwise_algorithm();
+const CollectiveAlgorithm& tree_algorithm();
+const CollectiveAlgorithm& nvls_algorithm();
+const CollectiveAlgorithm& sharp_algorithm();
+
+/// The ring's bandwidth per GPU: min(GPUs per server x NIC, NVLink) between servers, NVLink
+/// inside one.
+double ring_bandwidth(const CollectiveShape& s, const TunerRates& r);
+/// Steps a piece crosses one after another in a ring: 2(n-1) for AllReduce, n-1 otherwise.
+double ring_steps(const CollectiveShape& s);
+/// The ring's tuner terms: ring_steps, of which `servers` of every n cross the network, at the
+/// ring's bandwidth.
+TunerCost ring_tuner_cost(const CollectiveShape& s, const TunerRates& r);
+/// The ring's chain: ring_steps, `servers` of every n over the network.
+BoundChain ring_bound_chain(const CollectiveShape& s);
+
+}  // namespace stepsim::collective

@@ -1,0 +1,227 @@
+// Pairwise point to point (NCCL's AllToAll, AllToAllv and nccl-tests' SendRecv): every GPU sends
+// each peer its bytes directly, peer g + 1, g + 2, ... in turn, with coll.slots pieces in flight
+// per peer. Peers in the same server are reached over NVLink; peers in other servers through the
+// destination GPU's rail (data for a GPU on another rail crosses NVLink first: PXN), on one RC
+// connection per (source server, destination GPU). Simplified: the pieces of all peers start at
+// once (NCCL's pairwise steps are not synchronised).
+#include <algorithm>
+
+#include "src/collective/algorithm_declarations.hpp"
+#include "src/collective/collective_core.hpp"
+#include "stepsim/core/fatal.hpp"
+#include "stepsim/core/ring_queue.hpp"
+
+namespace stepsim::collective {
+
+using topology::kNone;
+
+namespace {
+
+class PairwiseRun final : public AlgorithmRun {
+ public:
+  explicit PairwiseRun(CollectiveCore& core);
+  void start(nic::Verbs& v) override;
+  void on_timer(nic::Verbs& v, const TimerPayload& t) override;
+  void on_completion(nic::Verbs& v, std::uint32_t endpoint, const nic::Completion& c) override;
+
+ private:
+  // What one GPU sends to one peer.
+  struct Flow {
+    std::int64_t bytes = 0;
+    std::uint32_t src = 0;
+    std::uint32_t dst = 0;
+    bool intra = false;
+    bool pxn = false;
+    std::uint32_t endpoint = 0;
+    std::int64_t pieces = 0;
+    std::int64_t sent = 0;
+    std::int64_t acked = 0;
+    std::int64_t pxn_posted = 0;
+  };
+  enum Event : std::uint32_t {
+    kNvlink = 1,  // a piece of flow `index` crossed NVLink to its destination
+    kPxn,         // flow `index`'s PXN hop is done: post the piece to the NIC
+  };
+
+  [[nodiscard]] std::int64_t bytes_of(int src, int dst) const;
+  [[nodiscard]] std::int64_t piece_bytes(const Flow& f, std::int64_t i) const {
+    const std::int64_t chunk = core_.params().chunk;
+    return std::clamp<std::int64_t>(f.bytes - i * chunk, 0, chunk);
+  }
+  void add_flow(std::uint32_t src, std::uint32_t dst, std::int64_t bytes,
+                std::vector<std::uint32_t>& conn_of);
+  void send(nic::Verbs& v, std::uint32_t flow);
+  void received(nic::Verbs& v, std::uint32_t gpu, std::int64_t bytes);
+
+  int n_;
+  std::vector<Flow> flows_;
+  std::vector<std::uint32_t> dst_of_endpoint_;          // receiving side: the destination GPU
+  std::vector<RingQueue<std::uint32_t>> posted_flows_;  // side-a endpoint -> posts, in order
+  std::vector<std::int64_t> expect_bytes_;              // by GPU
+  std::vector<std::int64_t> got_bytes_;                 // by GPU
+};
+
+PairwiseRun::PairwiseRun(CollectiveCore& core) : AlgorithmRun(core), n_(core.size()) {
+  const auto G = core_.comm().gpus_per_server;
+  expect_bytes_.assign(static_cast<std::size_t>(n_), 0);
+  got_bytes_.assign(static_cast<std::size_t>(n_), 0);
+  // One connection per (source server, destination GPU), shared by the source server's GPUs.
+  const auto servers = static_cast<std::uint32_t>(ceil_div(n_, G));
+  std::vector<std::uint32_t> conn_of(static_cast<std::size_t>(servers) * n_, kNone);
+  for (int step = 1; step < n_; ++step) {
+    for (int g = 0; g < n_; ++g) {
+      const auto dst = static_cast<std::uint32_t>((g + step) % n_);  // pairwise order
+      const std::int64_t bytes = bytes_of(g, static_cast<int>(dst));
+      if (bytes > 0) add_flow(static_cast<std::uint32_t>(g), dst, bytes, conn_of);
+    }
+  }
+  dst_of_endpoint_.assign(core_.connections().size() * 2, kNone);
+  posted_flows_.resize(core_.connections().size() * 2);
+  for (const Flow& f : flows_) {
+    if (!f.intra) dst_of_endpoint_[nic::peer_endpoint(f.endpoint)] = f.dst;
+  }
+  for (std::uint32_t g = 0; g < static_cast<std::uint32_t>(n_); ++g) {
+    if (expect_bytes_[g] == 0) core_.set_gpu_done(g, 0);
+  }
+}
+
+std::int64_t PairwiseRun::bytes_of(int src, int dst) const {
+  // AllToAll (nccl-tests: S = count x n x type size per GPU; each peer gets S / n), AllToAllv
+  // (spec.matrix[src x n + dst]) and SendRecv (every GPU sends S to the next).
+  const CollectiveSpec& spec = core_.spec();
+  switch (spec.kind) {
+    case Kind::kAllToAllv:
+      return spec.matrix[static_cast<std::size_t>(src) * static_cast<std::size_t>(n_) +
+                         static_cast<std::size_t>(dst)];
+    case Kind::kSendRecv:
+      return dst == (src + 1) % n_ ? spec.bytes : 0;
+    default:
+      return spec.bytes / n_;
+  }
+}
+
+void PairwiseRun::add_flow(std::uint32_t src, std::uint32_t dst, std::int64_t bytes,
+                           std::vector<std::uint32_t>& conn_of) {
+  const auto G = core_.comm().gpus_per_server;
+  Flow f;
+  f.src = src;
+  f.dst = dst;
+  f.bytes = bytes;
+  f.pieces = ceil_div(bytes, core_.params().chunk);
+  expect_bytes_[dst] += bytes;
+  const Gpu& a = core_.gpu(src);
+  const Gpu& b = core_.gpu(dst);
+  f.intra = a.server == b.server;
+  // The source server's member on the destination's rail (PXN), or, when the communicator has
+  // none there, a member chosen by destination.
+  std::uint32_t via = (src / G) * G + dst % G;
+  for (std::uint32_t k = (src / G) * G; k < (src / G + 1) * G; ++k) {
+    if (core_.gpu(k).local == b.local) via = k;
+  }
+  if (!f.intra) {
+    const std::uint32_t key = (src / G) * static_cast<std::uint32_t>(n_) + dst;
+    if (conn_of[key] == kNone) conn_of[key] = core_.add_connection(core_.gpu(via).nic, b.nic);
+    f.endpoint = nic::endpoint_of(conn_of[key], 0);
+    f.pxn = core_.gpu(via).local != a.local;
+  }
+  flows_.push_back(f);
+}
+
+void PairwiseRun::send(nic::Verbs& v, std::uint32_t fi) {
+  Flow& f = flows_[fi];
+  const CollectiveParams& p = core_.params();
+  while (f.sent < f.pieces && f.sent - f.acked < p.slots) {
+    const std::int64_t wire = core_.wire_bytes(piece_bytes(f, f.sent));
+    ++f.sent;
+    if (f.intra) {
+      const SimTime arrive = core_.nvlink_hop(f.src, v.now(), wire);
+      core_.schedule(v, arrive - v.now() + p.hop_overhead(true),
+                     TimerPayload{.event = kNvlink, .index = fi});
+    } else if (f.pxn) {
+      const SimTime there = core_.nvlink_hop(f.src, v.now(), wire);
+      core_.schedule(v, there - v.now(), TimerPayload{.event = kPxn, .index = fi});
+    } else {
+      posted_flows_[f.endpoint].push(fi);
+      core_.post_network(v, f.src, f.endpoint, wire);
+    }
+  }
+}
+
+void PairwiseRun::received(nic::Verbs& v, std::uint32_t gpu, std::int64_t bytes) {
+  got_bytes_[gpu] += bytes;
+  if (got_bytes_[gpu] >= expect_bytes_[gpu] && !core_.gpu_done(gpu)) {
+    core_.set_gpu_done(gpu, v.now().picoseconds());
+  }
+}
+
+void PairwiseRun::start(nic::Verbs& v) {
+  for (std::uint32_t fi = 0; fi < flows_.size(); ++fi) {
+    if (core_.local(v, flows_[fi].src)) send(v, fi);
+  }
+}
+
+void PairwiseRun::on_timer(nic::Verbs& v, const TimerPayload& t) {
+  Flow& f = flows_[t.index];
+  switch (t.event) {
+    case kNvlink:
+      ++f.acked;
+      received(v, f.dst, piece_bytes(f, f.acked - 1));
+      send(v, t.index);
+      break;
+    case kPxn:
+      posted_flows_[f.endpoint].push(t.index);
+      core_.post_network(v, f.src, f.endpoint, core_.wire_bytes(piece_bytes(f, f.pxn_posted++)));
+      break;
+    default:
+      fatal("collective: pairwise: unknown timer event " + std::to_string(t.event));
+  }
+}
+
+void PairwiseRun::on_completion(nic::Verbs& v, std::uint32_t endpoint, const nic::Completion& c) {
+  if (c.recv) {
+    const auto payload = static_cast<std::int64_t>(
+        static_cast<double>(c.bytes) / core_.params().wire_factor() + 0.5);
+    received(v, dst_of_endpoint_[endpoint], payload);
+  } else {
+    // Send completions come in posting order: credit the flow that posted first.
+    const std::uint32_t fi = posted_flows_[endpoint].pop();
+    ++flows_[fi].acked;
+    send(v, fi);
+  }
+}
+
+class Pairwise final : public CollectiveAlgorithm {
+ public:
+  [[nodiscard]] std::string name() const override { return "pairwise"; }
+  [[nodiscard]] std::string selected_by() const override { return "ring"; }
+  [[nodiscard]] std::string description() const override {
+    return "AllToAll, AllToAllv, SendRecv: every GPU sends each peer its bytes in NCCL's pairwise "
+           "order, over NVLink or the destination's rail (PXN)";
+  }
+  [[nodiscard]] AlgorithmSupport support() const override {
+    AlgorithmSupport s;
+    s.kinds = {Kind::kAllToAll, Kind::kAllToAllv, Kind::kSendRecv};
+    s.tuned = true;
+    return s;
+  }
+  [[nodiscard]] TunerCost tuner_cost(const CollectiveShape& s, const TunerRates& r) const override {
+    return ring_tuner_cost(s, r);
+  }
+  [[nodiscard]] std::optional<BoundChain> bound_chain(const CollectiveShape& s) const override {
+    // One hop; a network piece counts at its completion, with no protocol overhead.
+    const bool net = s.servers > 1;
+    return BoundChain{net ? 1.0 : 0.0, net ? 0.0 : 1.0, false};
+  }
+  [[nodiscard]] std::unique_ptr<AlgorithmRun> make_run(CollectiveCore& core) const override {
+    return std::make_unique<PairwiseRun>(core);
+  }
+};
+
+}  // namespace
+
+const CollectiveAlgorithm& pairwise_algorithm() {
+  static const Pairwise a;
+  return a;
+}
+
+}  // namespace stepsim::collective

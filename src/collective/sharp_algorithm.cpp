@@ -1,0 +1,186 @@
+// SHARP AllReduce on the GPUs (CollNet in NCCL's terms), the host side of sharp.hpp:
+// 1. inside each server, a reduce-scatter over NVLink leaves GPU l with the server's sum of
+//    shard l (S / GPUs per server), chunk by chunk;
+// 2. GPU l's NIC streams the shard up aggregation tree l (one per rail) in packets, at most
+//    coll.sharp.window bytes ahead of the results coming back down;
+// 3. each chunk of the result that is back is all-gathered over NVLink to the server's GPUs.
+// The network steps (up, down) each pay NCCL's per-hop network overhead, like a ring's step.
+// Each NIC sends and receives S / GPUs per server, where a ring sends 2(n-1)/n of that.
+#include <algorithm>
+
+#include "src/collective/algorithm_declarations.hpp"
+#include "src/collective/collective_core.hpp"
+#include "stepsim/core/fatal.hpp"
+
+namespace stepsim::collective {
+
+namespace {
+
+class SharpRun final : public AlgorithmRun {
+ public:
+  explicit SharpRun(CollectiveCore& core);
+  void start(nic::Verbs& v) override;
+  void on_timer(nic::Verbs& v, const TimerPayload& t) override;
+  void on_in_network(nic::Verbs& v, topology::PortId nic, const fabric::Packet& pkt) override;
+
+ private:
+  struct GpuState {
+    std::int64_t sent = 0;
+    std::int64_t back = 0;  // packets whose result came back
+    bool timer = false;     // a wake-up for the next chunk is pending
+    SimTime done;
+    std::vector<SimTime> ready;     // by chunk: reduce-scatter over NVLink done
+    std::vector<std::int64_t> got;  // by chunk: result bytes back
+  };
+  enum Event : std::uint32_t {
+    kWake = 1,  // GPU `index`'s next chunk is reduce-scattered: it may send more
+  };
+  [[nodiscard]] std::int64_t packet_bytes(std::int64_t i) const {
+    const std::int64_t payload = core_.params().sharp_payload;
+    return std::clamp<std::int64_t>(seg_ - i * payload, 0, payload);
+  }
+  [[nodiscard]] std::int64_t chunk_bytes(std::int64_t c) const {
+    const std::int64_t chunk = chunk_ * core_.params().sharp_payload;
+    return std::clamp<std::int64_t>(seg_ - c * chunk, 0, chunk);
+  }
+  void send(nic::Verbs& v, std::uint32_t gpu);
+
+  int n_;
+  std::int64_t seg_ = 0;      // a GPU's shard
+  std::int64_t packets_ = 0;  // per GPU
+  std::int64_t chunks_ = 0;   // per GPU
+  std::int64_t window_ = 1;   // packets
+  std::int64_t chunk_ = 1;    // packets per chunk
+  std::vector<GpuState> gpus_;
+};
+
+SharpRun::SharpRun(CollectiveCore& core) : AlgorithmRun(core), n_(core.size()) {
+  const CollectiveParams& p = core_.params();
+  STEPSIM_CHECK(n_ % core_.comm().gpus_per_server == 0, "SHARP runs over whole servers");
+  seg_ = ceil_div(std::max<std::int64_t>(core_.spec().bytes, 0), core_.comm().gpus_per_server);
+  packets_ = ceil_div(seg_, p.sharp_payload);
+  chunk_ = std::max<std::int64_t>(1, p.chunk / p.sharp_payload);
+  chunks_ = ceil_div(packets_, chunk_);
+  window_ = std::max<std::int64_t>(1, p.sharp_window / p.sharp_payload);
+  gpus_.resize(static_cast<std::size_t>(n_));
+  for (GpuState& g : gpus_) {
+    g.ready.assign(static_cast<std::size_t>(chunks_), SimTime::zero());
+    g.got.assign(static_cast<std::size_t>(chunks_), 0);
+  }
+}
+
+void SharpRun::start(nic::Verbs& v) {
+  const CollectiveParams& p = core_.params();
+  const std::int64_t peers = std::int64_t{core_.comm().gpus_per_server} - 1;
+  for (std::uint32_t g = 0; g < static_cast<std::uint32_t>(n_); ++g) {
+    if (!core_.local(v, g)) continue;
+    GpuState& s = gpus_[g];
+    // Reduce-scatter: GPU g sends each peer its part of every chunk (the peers do the same).
+    for (std::int64_t c = 0; c < chunks_; ++c) {
+      const std::int64_t wire = core_.wire_bytes(chunk_bytes(c) * peers);
+      // Then the network proxy's per-step overhead, as for any network step.
+      s.ready[static_cast<std::size_t>(c)] =
+          (peers > 0 ? core_.nvlink_hop(g, v.now(), wire) + p.hop_overhead(true) : v.now()) +
+          p.hop_overhead(false);
+    }
+    s.done = v.now();
+    if (packets_ == 0) core_.set_gpu_done(g, v.now().picoseconds());
+    send(v, g);
+  }
+}
+
+void SharpRun::send(nic::Verbs& v, std::uint32_t g) {
+  GpuState& s = gpus_[g];
+  const std::uint32_t tree = core_.gpu(g).local;
+  while (s.sent < packets_ && s.sent < s.back + window_) {
+    const SimTime ready = s.ready[static_cast<std::size_t>(s.sent / chunk_)];
+    if (ready > v.now()) {
+      if (!s.timer) {
+        s.timer = true;
+        core_.schedule(v, ready - v.now(), TimerPayload{.event = kWake, .index = g});
+      }
+      return;
+    }
+    const std::int64_t payload = packet_bytes(s.sent);
+    fabric::Packet pkt;
+    pkt.flow = tree;
+    pkt.seq = static_cast<std::uint32_t>(s.sent);
+    pkt.bytes = static_cast<std::uint32_t>(payload + fabric::kRoceHeaderBytes);
+    pkt.op = fabric::kOpInNetworkUp;
+    pkt.flags = fabric::kInNetwork;
+    pkt.prio = core_.params().prio;
+    v.send_in_network(core_.gpu(g).nic, pkt);
+    core_.count_network(g, payload);
+    ++s.sent;
+  }
+}
+
+void SharpRun::on_timer(nic::Verbs& v, const TimerPayload& t) {
+  STEPSIM_CHECK(t.event == kWake, "collective: sharp: unknown timer event");
+  gpus_[t.index].timer = false;
+  send(v, t.index);
+}
+
+void SharpRun::on_in_network(nic::Verbs& v, topology::PortId /*nic*/, const fabric::Packet& pkt) {
+  STEPSIM_CHECK(pkt.op == fabric::kOpInNetworkDown,
+                "collective: an in-network packet outside a SHARP collective");
+  const std::uint32_t G = core_.comm().gpus_per_server;
+  const std::uint32_t g = core_.server_rank(v.server()) * G + pkt.flow;
+  GpuState& s = gpus_[g];
+  ++s.back;
+  const std::int64_t c = std::int64_t{pkt.seq} / chunk_;
+  std::int64_t& got = s.got[static_cast<std::size_t>(c)];
+  got += packet_bytes(pkt.seq);
+  if (got == chunk_bytes(c)) {
+    // All-gather of the chunk: GPU g sends its reduced part to every peer.
+    const CollectiveParams& p = core_.params();
+    const std::int64_t peers = std::int64_t{G} - 1;
+    const std::int64_t wire = core_.wire_bytes(got * peers);
+    const SimTime back = v.now() + p.hop_overhead(false);  // the receiving proxy's overhead
+    const SimTime at = peers > 0 ? core_.nvlink_hop(g, back, wire) + p.hop_overhead(true) : back;
+    s.done = std::max(s.done, at);
+  }
+  if (s.back == packets_) core_.set_gpu_done(g, s.done.picoseconds());
+  send(v, g);
+}
+
+class Sharp final : public CollectiveAlgorithm {
+ public:
+  [[nodiscard]] std::string name() const override { return "sharp"; }
+  [[nodiscard]] std::string description() const override {
+    return "AllReduce over whole servers: in-network aggregation on the switches (SHARP, "
+           "NCCL's CollNet), NVLink reduce-scatter and all-gather inside each server";
+  }
+  [[nodiscard]] AlgorithmSupport support() const override {
+    AlgorithmSupport s;
+    s.kinds = {Kind::kAllReduce};
+    s.servers = Servers::kSeveral;
+    s.needs_sharp = true;
+    s.protocols = {Protocol::kSimple};  // CollNet runs Simple only
+    s.concurrent = false;
+    return s;
+  }
+  [[nodiscard]] TunerCost tuner_cost(const CollectiveShape& s, const TunerRates& r) const override {
+    // Reduce-scatter and all-gather over NVLink (2(G-1)/G S per GPU) overlap the shard's trip
+    // through the tree (S/G per NIC, each way once): the slower one sets the pace.
+    const int G = s.gpus_per_server;
+    const double nv = 2.0 * (G - 1) / G / r.nvlink;
+    const double net = 1.0 / G / r.nic;
+    return TunerCost{2, 2, busbw_factor(s.kind, s.gpus) / std::max(nv, net)};
+  }
+  [[nodiscard]] std::optional<BoundChain> bound_chain(const CollectiveShape& /*s*/) const override {
+    return std::nullopt;  // moves less than a ring or tree
+  }
+  [[nodiscard]] std::unique_ptr<AlgorithmRun> make_run(CollectiveCore& core) const override {
+    return std::make_unique<SharpRun>(core);
+  }
+};
+
+}  // namespace
+
+const CollectiveAlgorithm& sharp_algorithm() {
+  static const Sharp a;
+  return a;
+}
+
+}  // namespace stepsim::collective

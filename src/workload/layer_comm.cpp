@@ -1,0 +1,48 @@
+// The collectives of a layer's passes (see layer_comm.hpp). TP, CP and EP collectives block
+// the compute stream: no compute/communication overlap inside a layer.
+#include "stepsim/workload/layer_comm.hpp"
+
+namespace stepsim::workload {
+
+using collective::Kind;
+
+std::vector<CommOp> layer_collectives(const Scenario& s, const Placement& place, int stage,
+                                      PassKind kind) {
+  const ModelSpec& m = s.model;
+  const Parallelism& p = s.par;
+  const bool fwd = kind == PassKind::kForward;
+  const std::int64_t T = p.micro_batch * m.seq_len / p.cp;
+  const std::int64_t act = T * m.hidden * 2;  // bf16 activations of the micro-batch
+  std::vector<CommOp> ops;
+  if (p.tp > 1) {
+    const std::vector<std::uint32_t> tp = place.tp_group(stage);
+    for (int i = 0; i < 2; ++i) {
+      if (p.sequence_parallel) {
+        ops.push_back({fwd ? Kind::kAllGather : Kind::kReduceScatter, act, tp, CommGroup::kTp});
+        ops.push_back({fwd ? Kind::kReduceScatter : Kind::kAllGather, act, tp, CommGroup::kTp});
+      } else {
+        ops.push_back({Kind::kAllReduce, act, tp, CommGroup::kTp});
+      }
+    }
+  }
+  if (p.cp > 1) {
+    const std::int64_t kv = std::int64_t{p.cp} * T * 2 * m.kv() * m.head_dim() * 2 / p.tp;
+    ops.push_back(
+        {fwd ? Kind::kAllGather : Kind::kReduceScatter, kv, place.cp_group(stage), CommGroup::kCp});
+  }
+  if (m.experts > 0 && p.ep > 1) {
+    const auto bytes =
+        static_cast<std::int64_t>(static_cast<double>(act) * m.top_k * m.capacity_factor / p.tp);
+    for (int i = 0; i < 2; ++i) {
+      ops.push_back({Kind::kAllToAll, bytes, place.dp_group(stage, 1, p.ep), CommGroup::kEp});
+    }
+  }
+  return ops;
+}
+
+std::int64_t pipeline_send_bytes(const Scenario& s) {
+  const Parallelism& p = s.par;
+  return p.micro_batch * s.model.seq_len / p.cp * s.model.hidden * 2 / p.tp;
+}
+
+}  // namespace stepsim::workload

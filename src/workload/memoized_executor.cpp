@@ -1,0 +1,332 @@
+// The memoized step executor (see memoized_executor.hpp).
+#include "src/workload/memoized_executor.hpp"
+
+#include <algorithm>
+
+#include "stepsim/core/fatal.hpp"
+#include "stepsim/workload/layer_comm.hpp"
+
+namespace stepsim::workload {
+
+using collective::Kind;
+
+namespace {
+std::size_t idx(int i) {
+  return static_cast<std::size_t>(i);
+}
+std::size_t idx(PassKind k) {
+  return static_cast<std::size_t>(k);
+}
+}  // namespace
+
+MemoizedExecutor::MemoizedExecutor(const Scenario& s, CommModel& comm, Progress progress)
+    : s_(s),
+      comm_(comm),
+      progress_(std::move(progress)),
+      shape_{s.par.pp, s.par.vpp, static_cast<int>(s.par.micro_batches())},
+      place_{s.par.tp, s.par.cp, s.par.data_parallel(), s.par.pp},
+      lc_(layer_costs(s)),
+      send_bytes_(pipeline_send_bytes(s)) {
+  const int P = shape_.stages;
+  trace_.stages.resize(idx(P));
+  stages_.reserve(idx(P));
+  for (int st = 0; st < P; ++st) {
+    stages_.emplace_back(GradientBuckets(s, place_, st));
+    stages_.back().passes = stage_schedule(shape_, st);
+    stages_.back().fsdp_gather = fsdp_gather_op(s, place_, st);
+  }
+  for (PassKind k : {PassKind::kForward, PassKind::kBackward}) {
+    for (int st = 0; st < P; ++st) {
+      layer_ops_[idx(k)].push_back(layer_collectives(s, place_, st, k));
+    }
+    fin_[idx(k)].assign(idx(P * shape_.chunks * shape_.micro_batches), -1.0);
+  }
+}
+
+double& MemoizedExecutor::finished(PassKind kind, int st, int c, int mb) {
+  return fin_[idx(kind)][idx((st * shape_.chunks + c) * shape_.micro_batches + mb)];
+}
+
+Error MemoizedExecutor::interrupt() {
+  trace_.stop = StepStop::kInterrupted;
+  return Error{"the step was interrupted"};
+}
+
+Result<StepTrace> MemoizedExecutor::run() {
+  auto ok = run_schedules();
+  if (ok && trace_.stop == StepStop::kDone) {
+    for (int st = 0; st < shape_.stages && ok; ++st) ok = finish_stage(st);
+  }
+  for (std::size_t st = 0; st < stages_.size(); ++st) trace_.stages[st] = stages_[st].time;
+  if (!ok && trace_.stop != StepStop::kInterrupted) return ok.error();
+  return std::move(trace_);
+}
+
+// Runs each stage's passes as far as their inputs allow, stage after stage, until every
+// stage is through its schedule (or one passes `end`).
+Result<bool> MemoizedExecutor::run_schedules() {
+  const double end = s_.end.seconds();
+  bool all = false;
+  while (!all) {
+    all = true;
+    bool moved = false;
+    for (int st = 0; st < shape_.stages; ++st) {
+      Stage& g = stages_[idx(st)];
+      while (g.next < g.passes.size()) {
+        const PipelinePass pass = g.passes[g.next];
+        auto ready = input_ready(st, pass);
+        if (!ready) return ready.error();
+        if (*ready < 0) break;
+        if (auto ok = run_pass(st, pass, *ready); !ok) return ok;
+        finished(pass.kind, st, pass.chunk, pass.micro) = g.time.t;
+        ++g.next;
+        moved = true;
+        if (g.time.t > end) {
+          trace_.stop = StepStop::kEnd;
+          return true;
+        }
+      }
+      if (g.next < g.passes.size()) all = false;
+    }
+    STEPSIM_CHECK(all || moved, "pipeline schedule made no progress");
+  }
+  return true;
+}
+
+// When the input of a pass is at this stage (-1: not yet known): the producing pass's end plus
+// the pipeline send, when it ran on another stage.
+Result<double> MemoizedExecutor::input_ready(int st, const PipelinePass& pass) {
+  const PassInput in = input_of(shape_, st, pass.kind, pass.chunk);
+  if (in.external) return 0.0;
+  const double done = finished(in.kind, in.stage, in.chunk, pass.micro);
+  if (done < 0) return -1.0;
+  if (in.stage == st) return done;
+  const CommOp send{Kind::kSendRecv,
+                    send_bytes_,
+                    {place_.rank(0, 0, 0, in.stage), place_.rank(0, 0, 0, st)},
+                    CommGroup::kPp};
+  auto d = run_comm(in.stage, send, done);
+  if (!d) return d.error();
+  return done + *d;
+}
+
+// The compute stream idles until the pass's input is in: a bubble.
+void MemoizedExecutor::wait_until(int st, const PipelinePass& pass, double ready) {
+  StageTime& g = stages_[idx(st)].time;
+  if (ready <= g.t) return;
+  OpRecord w;
+  w.stage = static_cast<std::uint32_t>(st);
+  w.kind = OpKind::kWait;
+  w.micro = static_cast<std::uint32_t>(pass.micro);
+  w.chunk = static_cast<std::uint32_t>(pass.chunk);
+  w.start_s = g.t;
+  w.end_s = ready;
+  trace_.ops.push_back(w);
+  g.bubble += ready - g.t;
+  g.t = ready;
+}
+
+Result<bool> MemoizedExecutor::run_pass(int st, const PipelinePass& pass, double ready) {
+  wait_until(st, pass, ready);
+  Stage& g = stages_[idx(st)];
+  const bool fwd = pass.kind == PassKind::kForward;
+  const int n_layers = layers_in(shape_, s_.model.layers, st, pass.chunk);
+  const int first = first_layer(shape_, s_.model.layers, st, pass.chunk);
+  double fsdp_ready = 0;  // FSDP: when the next layer's parameters are in
+  const double op_start = g.time.t;
+  for (int k = 0; k < n_layers; ++k) {
+    const int layer = fwd ? k : n_layers - 1 - k;
+    OpRecord r;
+    r.stage = static_cast<std::uint32_t>(st);
+    r.kind = fwd ? OpKind::kForward : OpKind::kBackward;
+    r.micro = static_cast<std::uint32_t>(pass.micro);
+    r.chunk = static_cast<std::uint32_t>(pass.chunk);
+    r.layer = static_cast<std::uint32_t>(first + layer);
+    if (s_.par.zero == 3) {
+      if (auto ok = fsdp_wait(st, k, n_layers, fsdp_ready); !ok) return ok;
+    }
+    if (auto ok = run_layer(st, pass, layer, r); !ok) return ok;
+  }
+  if (fwd && g.first_fwd_s < 0) g.first_fwd_s = g.time.t - op_start;
+  if (progress_ && !progress_(g.time.t)) return interrupt();
+  return true;
+}
+
+// FSDP: each layer's parameters are gathered on the data-parallel stream while the layer
+// before it computes (the first layer of a pass waits for its own). `next_ready` carries when
+// the next layer's parameters are in.
+Result<bool> MemoizedExecutor::fsdp_wait(int st, int k, int n_layers, double& next_ready) {
+  StageTime& g = stages_[idx(st)].time;
+  if (k == 0) {
+    auto d = fsdp_gather(st);
+    if (!d) return d.error();
+    next_ready = *d;
+  }
+  const double mine = next_ready;
+  if (k + 1 < n_layers) {
+    auto d = fsdp_gather(st);
+    if (!d) return d.error();
+    next_ready = *d;
+  }
+  if (mine > g.t) {
+    g.exposed[static_cast<int>(CommGroup::kDp)] += mine - g.t;
+    g.t = mine;
+  }
+  return true;
+}
+
+// One layer's parameters gathered on the data-parallel stream; returns when they are in.
+Result<double> MemoizedExecutor::fsdp_gather(int st) {
+  Stage& g = stages_[idx(st)];
+  const double start = std::max(g.dp_free, g.time.t);
+  auto d = run_comm(st, g.fsdp_gather, start);
+  if (!d) return d.error();
+  g.dp_free = start + *d;
+  return g.dp_free;
+}
+
+// One layer of a pass: the recomputed forward (full recomputation), the layer's compute, its
+// collectives, and (last micro-batch's backward) its gradients into the buckets.
+Result<bool> MemoizedExecutor::run_layer(int st, const PipelinePass& pass, int layer, OpRecord r) {
+  StageTime& g = stages_[idx(st)].time;
+  const bool fwd = pass.kind == PassKind::kForward;
+  if (!fwd && s_.par.recompute == "full") {
+    // The recomputed forward and its collectives come first.
+    r.kind = OpKind::kForward;
+    r.start_s = g.t;
+    g.t += lc_.recompute_s;
+    g.compute += lc_.recompute_s;
+    r.end_s = g.t;
+    trace_.ops.push_back(r);
+    if (auto ok = layer_comm(st, PassKind::kForward, r); !ok) return ok;
+    r.kind = OpKind::kBackward;
+  }
+  const double dt = layer_pass_seconds(s_, lc_, shape_, st, pass.chunk, pass.kind, layer);
+  r.start_s = g.t;
+  g.t += dt;
+  g.compute += dt;
+  r.end_s = g.t;
+  trace_.ops.push_back(r);
+  if (auto ok = layer_comm(st, pass.kind, r); !ok) return ok;
+  // The last backward of the chunk on this stage: its gradients are complete.
+  if (!fwd && pass.micro == shape_.micro_batches - 1) return add_gradients(st, pass.chunk, layer);
+  return true;
+}
+
+Result<bool> MemoizedExecutor::layer_comm(int st, PassKind kind, const OpRecord& base) {
+  for (const CommOp& op : layer_ops_[idx(kind)][idx(st)]) {
+    if (auto ok = blocking(st, op, base); !ok) return ok;
+  }
+  return true;
+}
+
+// A layer's gradients join the pending buckets; with overlap (or FSDP) full buckets go.
+Result<bool> MemoizedExecutor::add_gradients(int st, int chunk, int layer) {
+  Stage& g = stages_[idx(st)];
+  const Parallelism& p = s_.par;
+  g.buckets.add(layer_gradient_bytes(s_, shape_, st, chunk, layer));
+  if (p.zero == 3 || p.overlap_grad_reduce) {
+    for (GradClass cls : {GradClass::kDense, GradClass::kExpert}) {
+      if (auto ok = reduce_buckets(st, cls, g.time.t, p.zero == 3); !ok) return ok;
+    }
+  }
+  return true;
+}
+
+// Reduces the buckets of `cls` that are due (all pending when `flush`), one after another on
+// the data-parallel stream, from `at` on.
+Result<bool> MemoizedExecutor::reduce_buckets(int st, GradClass cls, double at, bool flush) {
+  Stage& g = stages_[idx(st)];
+  while (const std::optional<CommOp> op = g.buckets.next(cls, flush)) {
+    const double start = std::max(at, g.dp_free);
+    auto d = run_comm(st, *op, start);
+    if (!d) return d.error();
+    g.dp_free = start + *d;
+  }
+  return true;
+}
+
+// Data parallelism's tail, the optimizer and (ZeRO 1/2) the parameter all-gather.
+Result<bool> MemoizedExecutor::finish_stage(int st) {
+  Stage& g = stages_[idx(st)];
+  for (GradClass cls : {GradClass::kDense, GradClass::kExpert}) {
+    if (auto ok = reduce_buckets(st, cls, g.time.t, true); !ok) return ok;
+  }
+  if (g.dp_free > g.time.t) {
+    g.time.exposed[static_cast<int>(CommGroup::kDp)] += g.dp_free - g.time.t;
+    g.time.t = g.dp_free;
+  }
+  const double params = stage_params(s_, shape_, st);
+  const double opt = optimizer_seconds(s_, params);
+  OpRecord r;
+  r.stage = static_cast<std::uint32_t>(st);
+  r.kind = OpKind::kOptimizer;
+  r.start_s = g.time.t;
+  g.time.t += opt;
+  r.end_s = g.time.t;
+  trace_.ops.push_back(r);
+  g.time.optimizer = opt;
+  if (s_.par.zero == 1 || s_.par.zero == 2) return param_gather(st, params);
+  return true;
+}
+
+// ZeRO 1/2: the updated parameters (bf16), bucket by bucket. Overlapped with the next step's
+// first forward pass (the steady state of back-to-back steps), only what outlasts that pass is
+// exposed.
+Result<bool> MemoizedExecutor::param_gather(int st, double params) {
+  Stage& g = stages_[idx(st)];
+  double gather = 0;
+  for (const CommOp& op : param_gather_ops(s_, place_, st, params)) {
+    auto d = run_comm(st, op, g.time.t + gather);
+    if (!d) return d.error();
+    gather += *d;
+  }
+  const double hidden = s_.par.overlap_param_gather ? std::max(0.0, g.first_fwd_s) : 0.0;
+  const double exposed = std::max(0.0, gather - hidden);
+  g.time.t += exposed;
+  g.time.exposed[static_cast<int>(CommGroup::kDp)] += exposed;
+  return true;
+}
+
+// Costs a collective that starts at `start`, records it, and returns its duration.
+Result<double> MemoizedExecutor::run_comm(int st, const CommOp& op, double start) {
+  if (op.bytes <= 0 || op.gpus.size() < 2) return 0.0;
+  auto c = comm_.cost(op);
+  if (!c) return c.error();
+  if (c->stopped) return interrupt();
+  CollectiveRecord rec;
+  rec.id = static_cast<std::uint32_t>(trace_.colls.size());
+  rec.stage = static_cast<std::uint32_t>(st);
+  rec.group = op.group;
+  rec.kind = op.kind;
+  rec.bytes = op.bytes;
+  rec.gpus = static_cast<std::uint32_t>(op.gpus.size());
+  rec.start_s = start;
+  rec.end_s = start + c->seconds;
+  rec.busbw_gbs = c->busbw_gbs;
+  trace_.colls.push_back(rec);
+  const auto next = static_cast<std::uint32_t>(trace_.distinct.size());
+  auto [it, first] = distinct_.emplace(key_of(op), next);
+  if (first) trace_.distinct.push_back(DistinctCollective{rec.id, 0, *c});
+  ++trace_.distinct[it->second].repeats;
+  return c->seconds;
+}
+
+// A collective on the compute stream: the stream waits for it.
+Result<bool> MemoizedExecutor::blocking(int st, const CommOp& op, const OpRecord& base) {
+  StageTime& g = stages_[idx(st)].time;
+  auto d = run_comm(st, op, g.t);
+  if (!d) return d.error();
+  if (*d <= 0) return true;
+  OpRecord r = base;
+  r.kind = OpKind::kComm;
+  r.group = op.group;
+  r.start_s = g.t;
+  r.end_s = g.t + *d;
+  trace_.ops.push_back(r);
+  g.t += *d;
+  g.exposed[static_cast<int>(op.group)] += *d;
+  return true;
+}
+
+}  // namespace stepsim::workload

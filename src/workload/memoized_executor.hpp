@@ -1,0 +1,90 @@
+#pragma once
+// The memoized step executor (the only StepExecutor so far): every stage of the simulated
+// pipeline runs its schedule on its own clocks (a compute stream and a data-parallel stream), and
+// each collective takes what the CommModel says, whatever else runs at that moment. Its trace goes
+// to summarize_step. Modelling choices, each stated once:
+// - TP, CP and EP collectives block the compute stream. Pipeline sends are asynchronous: the
+//   receiver waits for the data, the sender does not wait for the receiver.
+// - Data parallelism: gradients fill buckets as the last micro-batch's backward passes each
+//   layer (parallel.overlap_grad_reduce) and the buckets are reduced one after another on the
+//   data-parallel stream; the optimizer starts when they are done. ZeRO 1/2 all-gathers the
+//   updated parameters after the optimizer, hidden behind the next step's first forward pass
+//   (parallel.overlap_param_gather) up to that pass's length. FSDP (ZeRO 3) gathers each
+//   layer's parameters on that stream one layer ahead of the compute.
+// - Expert (MoE) gradients are reduced over the expert-data-parallel group (dp / ep ranks).
+// - Full recomputation adds a forward (and its TP collectives) to every backward, selective
+//   recomputation the attention core.
+
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "src/workload/memoized_comm.hpp"
+#include "src/workload/step_executor.hpp"
+#include "stepsim/workload/compute_cost.hpp"
+#include "stepsim/workload/data_parallel_comm.hpp"
+#include "stepsim/workload/pipeline_schedule.hpp"
+#include "stepsim/workload/placement.hpp"
+#include "stepsim/workload/step_summary.hpp"
+
+namespace stepsim::workload {
+
+class MemoizedExecutor final : public StepExecutor {
+ public:
+  /// The executor of `s`'s step (which passed validate()), costing collectives with `comm`;
+  /// `progress` may be empty.
+  MemoizedExecutor(const Scenario& s, CommModel& comm, Progress progress);
+
+  /// Runs every stage's schedule, then the data-parallel tail, the optimizer and the parameter
+  /// gather (once).
+  Result<StepTrace> run() override;
+
+ private:
+  // One stage's compute stream, data-parallel stream and gradient buckets.
+  struct Stage {
+    explicit Stage(GradientBuckets b) : buckets(std::move(b)) {}
+    std::vector<PipelinePass> passes;
+    std::size_t next = 0;     // the next pass to run
+    StageTime time;           // time.t: the compute stream
+    double dp_free = 0;       // when the data-parallel stream is free
+    GradientBuckets buckets;  // gradients not yet reduced
+    CommOp fsdp_gather;       // FSDP: one layer's parameter gather
+    double first_fwd_s = -1;  // the first forward pass (what hides the parameter gather)
+  };
+
+  Result<bool> run_schedules();
+  Result<bool> finish_stage(int st);
+  Result<double> input_ready(int st, const PipelinePass& pass);
+  Result<bool> run_pass(int st, const PipelinePass& pass, double ready);
+  void wait_until(int st, const PipelinePass& pass, double ready);
+  Result<bool> fsdp_wait(int st, int k, int n_layers, double& next_ready);
+  Result<double> fsdp_gather(int st);
+  Result<bool> run_layer(int st, const PipelinePass& pass, int layer, OpRecord r);
+  Result<bool> layer_comm(int st, PassKind kind, const OpRecord& base);
+  Result<bool> add_gradients(int st, int chunk, int layer);
+  Result<bool> reduce_buckets(int st, GradClass cls, double at, bool flush);
+  Result<bool> param_gather(int st, double params);
+  Result<double> run_comm(int st, const CommOp& op, double start);
+  Result<bool> blocking(int st, const CommOp& op, const OpRecord& base);
+  Error interrupt();
+
+  double& finished(PassKind kind, int st, int c, int mb);
+
+  const Scenario& s_;
+  CommModel& comm_;
+  Progress progress_;
+  PipelineShape shape_;
+  Placement place_;
+  LayerCosts lc_;
+  std::int64_t send_bytes_ = 0;  // one pipeline send
+  // The TP / CP / EP collectives of a layer's pass, by stage and pass kind.
+  std::vector<std::vector<CommOp>> layer_ops_[2];
+  std::vector<Stage> stages_;
+  // Completion (arrival at the consumer excluded) of each forward and backward pass, by stage,
+  // chunk and micro-batch; -1 before it ran.
+  std::vector<double> fin_[2];
+  std::map<CollectiveKey, std::uint32_t> distinct_;  // index into trace_.distinct
+  StepTrace trace_;
+};
+
+}  // namespace stepsim::workload

@@ -1,0 +1,72 @@
+// Megatron-LM's 1F1B and interleaved 1F1B schedules (Narayanan et al., SC'21, section 2.2;
+// megatron/core/pipeline_parallel/schedules.py): the pass order per stage, the sends between
+// stages and the layer split (see pipeline_schedule.hpp).
+#include "stepsim/workload/pipeline_schedule.hpp"
+
+#include <algorithm>
+
+namespace stepsim::workload {
+
+int warmup_passes(const PipelineShape& shape, int stage) {
+  const int p = shape.stages;
+  const int v = shape.chunks;
+  const int total = shape.micro_batches * v;
+  if (v == 1) return std::min(p - stage - 1, shape.micro_batches);
+  return std::min((p - stage - 1) * 2 + (v - 1) * p, total);
+}
+
+std::vector<PipelinePass> stage_schedule(const PipelineShape& shape, int stage) {
+  const int p = shape.stages;
+  const int v = shape.chunks;
+  const int total = shape.micro_batches * v;
+  // The k-th forward (backward) of the stage: its chunk and micro-batch.
+  auto pass = [&](int k, PassKind kind) {
+    const int c = (k % (p * v)) / p;
+    const int chunk = kind == PassKind::kForward ? c : v - 1 - c;
+    const int micro = v == 1 ? k : (k / (p * v)) * p + k % p;
+    return PipelinePass{kind, chunk, micro};
+  };
+  std::vector<PipelinePass> ops;
+  ops.reserve(static_cast<std::size_t>(2 * total));
+  const int warmup = warmup_passes(shape, stage);
+  int f = 0;
+  int b = 0;
+  for (; f < warmup; ++f) ops.push_back(pass(f, PassKind::kForward));
+  while (f < total) {
+    ops.push_back(pass(f++, PassKind::kForward));
+    ops.push_back(pass(b++, PassKind::kBackward));
+  }
+  for (; b < total; ++b) ops.push_back(pass(b, PassKind::kBackward));
+  return ops;
+}
+
+PassInput input_of(const PipelineShape& shape, int stage, PassKind kind, int chunk) {
+  const int p = shape.stages;
+  const int v = shape.chunks;
+  if (kind == PassKind::kForward) {
+    if (stage > 0) return {false, stage - 1, chunk, kind};
+    if (chunk > 0) return {false, p - 1, chunk - 1, kind};
+    return {true, stage, chunk, kind};
+  }
+  if (stage < p - 1) return {false, stage + 1, chunk, kind};
+  if (chunk < v - 1) return {false, 0, chunk + 1, kind};
+  return {false, stage, chunk, PassKind::kForward};  // the last virtual stage turns around
+}
+
+int layers_in(const PipelineShape& shape, int layers, int stage, int chunk) {
+  const int pv = shape.stages * shape.chunks;
+  const int q = (layers + pv - 1) / pv;
+  const int d = pv * q - layers;
+  const int vi = chunk * shape.stages + stage;
+  return q - ((vi < (d + 1) / 2 || vi >= pv - d / 2) ? 1 : 0);
+}
+
+int first_layer(const PipelineShape& shape, int layers, int stage, int chunk) {
+  int n = 0;
+  for (int vi = 0; vi < chunk * shape.stages + stage; ++vi) {
+    n += layers_in(shape, layers, vi % shape.stages, vi / shape.stages);
+  }
+  return n;
+}
+
+}  // namespace stepsim::workload

@@ -1,0 +1,151 @@
+// The reduction of a step's trace into its result (see step_summary.hpp).
+#include "stepsim/workload/step_summary.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "stepsim/core/hash.hpp"
+#include "stepsim/core/percentile.hpp"
+
+namespace stepsim::workload {
+namespace {
+
+// Count, busbw and bytes per group over every collective; what the fabric saw over the
+// distinct ones.
+void reduce_collectives(const StepTrace& t, StepResult& r) {
+  for (const CollectiveRecord& c : t.colls) {
+    const auto gi = static_cast<int>(c.group);
+    ++r.collectives[gi];
+    r.busbw_gbs[gi] += c.busbw_gbs;
+    r.comm_bytes[gi] += static_cast<double>(c.bytes);
+  }
+  for (int i = 0; i < kCommGroups; ++i) {
+    if (r.collectives[i] > 0) r.busbw_gbs[i] /= static_cast<double>(r.collectives[i]);
+  }
+  for (const DistinctCollective& d : t.distinct) {
+    const CommCost& c = d.cost;
+    ++r.distinct_collectives;
+    r.drops += c.drops;
+    r.retransmissions += c.retransmissions;
+    r.paused_s += static_cast<double>(c.paused_ps) * 1e-12;
+    r.events += c.events;
+    r.engine.add(c.engine);
+  }
+}
+
+// The critical stage (the last to finish) and its time split.
+void reduce_stages(const StepTrace& t, StepResult& r) {
+  std::uint32_t crit = 0;
+  for (std::uint32_t st = 0; st < t.stages.size(); ++st) {
+    if (t.stages[st].t > t.stages[crit].t) crit = st;
+  }
+  const StageTime& g = t.stages[crit];
+  r.step_s = g.t;
+  r.critical_stage = crit;
+  r.compute_s = g.compute;
+  r.bubble_s = g.bubble;
+  r.optimizer_s = g.optimizer;
+  for (int i = 0; i < kCommGroups; ++i) r.exposed_s[i] = g.exposed[i];
+}
+
+// Completion-time percentiles: the network groups' collectives, and the RDMA messages of the
+// distinct collectives times their repetitions.
+void reduce_percentiles(const StepTrace& t, StepResult& r) {
+  std::vector<double> cct;
+  for (const CollectiveRecord& c : t.colls) {
+    if (c.group != CommGroup::kTp) cct.push_back((c.end_s - c.start_s) * 1e6);
+  }
+  if (!cct.empty()) {
+    std::sort(cct.begin(), cct.end());
+    r.cct_p50_us = nearest_rank(cct, 0.5);
+    r.cct_p99_us = nearest_rank(cct, 0.99);
+    r.cct_max_us = cct.back();
+  }
+  LogHistogram fct;
+  for (const DistinctCollective& d : t.distinct) {
+    if (d.cost.message_fct) fct.merge(*d.cost.message_fct, d.repeats);
+  }
+  r.messages = fct.count();
+  r.fct_p50_us = fct.quantile(0.5) * 1e-6;
+  r.fct_p99_us = fct.quantile(0.99) * 1e-6;
+  r.fct_max_us = fct.quantile(1.0) * 1e-6;
+}
+
+// The flows of one distinct collective: its connections, both directions summed.
+void add_flows(const DistinctCollective& d, std::vector<FlowRow>& flows) {
+  const CommCost& c = d.cost;
+  if (!c.connections) return;
+  for (std::size_t i = 0; i < c.connections->size(); ++i) {
+    const nic::QpStats& a = c.rdma->endpoints[2 * i];
+    const nic::QpStats& b = c.rdma->endpoints[2 * i + 1];
+    FlowRow f;
+    f.collective = d.first;
+    f.repeats = d.repeats;
+    f.src_nic = (*c.connections)[i].a;
+    f.dst_nic = (*c.connections)[i].b;
+    f.bytes = a.bytes + b.bytes;
+    f.messages = a.messages + b.messages;
+    f.packets = a.packets + b.packets;
+    f.retransmitted = a.retransmitted + b.retransmitted;
+    f.ecn_marked = a.ecn_received + b.ecn_received;
+    flows.push_back(f);
+  }
+}
+
+// The ports one distinct collective used, times its repetitions, added to `links`.
+void add_links(const DistinctCollective& d, std::vector<LinkRow>& links) {
+  if (!d.cost.ports) return;
+  const double k = d.repeats;
+  for (const auto& [p, ps] : *d.cost.ports) {
+    LinkRow& l = links[p];
+    l.bytes += k * static_cast<double>(ps.bytes);
+    l.packets += k * static_cast<double>(ps.packets);
+    l.ecn_marks += k * static_cast<double>(ps.ecn_marks);
+    l.pause_sent += k * static_cast<double>(ps.pause_sent);
+    l.drops += k * static_cast<double>(ps.drops());
+    l.busy_s += k * static_cast<double>(ps.busy_ps) * 1e-12;
+    l.paused_s += k * static_cast<double>(ps.paused_ps) * 1e-12;
+  }
+}
+
+// Flows and links: each distinct collective's connections and ports, times its repetitions, in
+// the order the collectives first ran.
+void reduce_fabric(const StepTrace& t, const topology::Topology& topo, StepResult& r) {
+  std::vector<LinkRow> links(topo.ports.size());
+  for (const DistinctCollective& d : t.distinct) {
+    add_flows(d, r.flows);
+    add_links(d, links);
+  }
+  for (std::uint32_t p = 0; p < links.size(); ++p) {
+    if (links[p].packets == 0 && links[p].pause_sent == 0 && links[p].drops == 0) continue;
+    links[p].port = p;
+    links[p].node = topo.ports[p].node;
+    links[p].link = topo.ports[p].link;
+    links[p].tier = topo.nodes[topo.ports[p].node].tier;
+    r.links.push_back(links[p]);
+  }
+}
+
+}  // namespace
+
+StepResult summarize_step(const Scenario& s, const topology::Topology& topo, StepTrace trace) {
+  StepResult r;
+  r.complete = trace.stop == StepStop::kDone;
+  r.interrupted = trace.stop == StepStop::kInterrupted;
+  reduce_collectives(trace, r);
+  reduce_stages(trace, r);
+  const double tokens = static_cast<double>(s.par.global_batch) * s.model.seq_len;
+  r.model_flops = s.model.model_flops_per_token() * tokens;
+  r.peak_flops = s.model.precision == "fp8" ? s.gpu.fp8_flops : s.gpu.bf16_flops;
+  r.mfu = mfu(r.model_flops, r.step_s, s.par.world(), r.peak_flops);
+  reduce_percentiles(trace, r);
+  reduce_fabric(trace, topo, r);
+  std::uint64_t h = hash_combine(0, static_cast<std::uint64_t>(std::llround(r.step_s * 1e12)));
+  for (const DistinctCollective& d : trace.distinct) h = hash_combine(h, d.cost.digest);
+  r.digest = h;
+  r.ops = std::move(trace.ops);
+  r.colls = std::move(trace.colls);
+  return r;
+}
+
+}  // namespace stepsim::workload
