@@ -35,48 +35,45 @@ CLI::Validator finite_range(double lo, double hi) {
       desc.str(), "FINITE_RANGE");
 }
 
+namespace {
+
+// A unit option parsed by `parse` and checked against [lo, hi] (`range` says it in words); the
+// error names the option.
+template <class T, class Parse>
+Result<T> ranged_option(const std::string& option, const std::string& text, Parse parse, T lo, T hi,
+                        const std::string& range) {
+  auto v = parse(text);
+  if (!v) return Error{option + ": " + v.error().message};
+  if (*v < lo || *v > hi) return Error{option + ": '" + text + "' is out of range (" + range + ")"};
+  return *v;
+}
+
+template <class T>
+std::string range_of(T lo, T hi) {
+  return to_string(lo) + ".." + to_string(hi);
+}
+
+}  // namespace
+
 Result<SimTime> time_option(const std::string& option, const std::string& text, SimTime lo,
                             SimTime hi) {
-  auto v = parse_time(text);
-  if (!v) return Error{option + ": " + v.error().message};
-  if (*v < lo || *v > hi) {
-    return Error{option + ": '" + text + "' is out of range (" + to_string(lo) + ".." +
-                 to_string(hi) + ")"};
-  }
-  return *v;
+  return ranged_option(option, text, parse_time, lo, hi, range_of(lo, hi));
 }
 
 Result<Bytes> bytes_option(const std::string& option, const std::string& text, std::int64_t lo,
                            std::int64_t hi) {
-  auto v = parse_bytes(text);
-  if (!v) return Error{option + ": " + v.error().message};
-  if (v->count() < lo || v->count() > hi) {
-    return Error{option + ": '" + text + "' is out of range (" + std::to_string(lo) + ".." +
-                 std::to_string(hi) + " bytes)"};
-  }
-  return *v;
+  return ranged_option(option, text, parse_bytes, Bytes(lo), Bytes(hi),
+                       std::to_string(lo) + ".." + std::to_string(hi) + " bytes");
 }
 
 Result<DataRate> rate_option(const std::string& option, const std::string& text, DataRate lo,
                              DataRate hi) {
-  auto v = parse_rate(text);
-  if (!v) return Error{option + ": " + v.error().message};
-  if (*v < lo || *v > hi) {
-    return Error{option + ": '" + text + "' is out of range (" + to_string(lo) + ".." +
-                 to_string(hi) + ")"};
-  }
-  return *v;
+  return ranged_option(option, text, parse_rate, lo, hi, range_of(lo, hi));
 }
 
 Result<Length> length_option(const std::string& option, const std::string& text, Length lo,
                              Length hi) {
-  auto v = parse_length(text);
-  if (!v) return Error{option + ": " + v.error().message};
-  if (*v < lo || *v > hi) {
-    return Error{option + ": '" + text + "' is out of range (" + to_string(lo) + ".." +
-                 to_string(hi) + ")"};
-  }
-  return *v;
+  return ranged_option(option, text, parse_length, lo, hi, range_of(lo, hi));
 }
 
 Result<Bytes> parse_nccl_size(const std::string& text) {
