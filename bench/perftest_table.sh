@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The perftest table recorded in BENCHMARKS.md: stepsim bench perftest on the 1.6T two-server toy
-# (one leaf between the NICs), against DOMAIN.md section 7's ConnectX-7 1.6T figures.
+# (one leaf between the NICs), against DOMAIN.md section 7's ConnectX-7 1.6T figures. Latency
+# tests give P50 (t_typical), P99, P999; bandwidth tests Gb/s and Mpps (perftest's columns).
 # Usage: bench/perftest_table.sh [build dir]
 set -euo pipefail
 source "$(dirname "$0")/../scripts/common.sh"
@@ -9,13 +10,18 @@ stepsim=$build/apps/stepsim
 topo=$STEPSIM_ROOT/topologies/toy-2server-1.6t.yaml
 row() {  # label, published, args...
   local label=$1 published=$2; shift 2
-  local out t0 t1
+  local out t0 t1 json
+  json=$(mktemp --suffix=.json)
   t0=$(date +%s.%N)
-  out=$("$stepsim" bench perftest "$@" --topology "$topo" --quiet)
+  out=$("$stepsim" bench perftest "$@" --topology "$topo" --quiet --report_gbits --json "$json")
   t1=$(date +%s.%N)
-  local line
-  line=$(grep -E '^ +[0-9]+ +[0-9]+ ' <<<"$out" | tail -1)
-  read -r bytes iters p50 p99 p999 avg bw mpps <<<"$line"
+  local p50 p99 p999 bw mpps
+  read -r p50 p99 p999 bw mpps < <(/usr/bin/python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))["rows"][-1]
+f = lambda k, d=2: f"{r[k]:.{d}f}" if k in r else "-"
+print(f("t_typical_us"), f("t_p99_us"), f("t_p999_us"), f("gbps"), f("mpps", 3))' "$json")
+  rm -f "$json"
   local ev
   ev=$(grep '^engine' <<<"$out" | sed -E 's/.* \(([0-9.]+) M\/s\)/\1/')
   printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s M/s, %.2f s |\n' "$label" "$*" "$p50" "$p99" "$p999" "$bw" "$mpps" "$published" "$ev" "$(echo "$t1 - $t0" | bc)"

@@ -83,8 +83,38 @@ void Dcqcn::increase() {
   }
 }
 
-const CcRegistration kDcqcn{"dcqcn", [](const CcParams& p, const CcPath& path) {
-                              return std::make_unique<Dcqcn>(p.dcqcn, path.line_rate);
-                            }};
+namespace {
+
+void dcqcn_params(config::ParamTable& t, CcParams& p) {
+  const SimTime max_time = SimTime::s(1);
+  DcqcnParams& d = p.dcqcn;
+  t.real("cc.dcqcn.g", d.g, 0, 1, "alpha gain");
+  t.time("cc.dcqcn.alpha_timer", d.alpha_timer, SimTime::ns(1), max_time, "K");
+  t.time("cc.dcqcn.increase_timer", d.increase_timer, SimTime::ns(1), max_time, "T");
+  t.integer("cc.dcqcn.byte_counter", d.byte_counter, 1, std::int64_t{1} << 40, "B (bytes)");
+  t.integer("cc.dcqcn.fast_recovery_rounds", d.fast_recovery_rounds, 0, 1000, "F");
+  t.rate("cc.dcqcn.rate_ai", d.rate_ai, "R_AI");
+  t.rate("cc.dcqcn.rate_hai", d.rate_hai, "R_HAI");
+  t.rate("cc.dcqcn.min_rate", d.min_rate, "floor of the current rate");
+  t.time("cc.dcqcn.cnp_interval", d.cnp_interval, SimTime::zero(), max_time,
+         "at most one CNP per QP per interval");
+}
+
+// Rate-based, driven by CNPs: receivers must send them for ECN-marked packets.
+CcNeeds dcqcn_needs(const CcParams& p) {
+  CcNeeds n;
+  n.cnp = true;
+  n.cnp_interval = p.dcqcn.cnp_interval;
+  return n;
+}
+
+}  // namespace
+
+const CcRegistration kDcqcn{
+    {"dcqcn", "Zhu et al., SIGCOMM 2015: ECN marks, CNPs, a rate limiter (paper's 40G defaults)",
+     [](const CcParams& p, const CcPath& path) {
+       return std::make_unique<Dcqcn>(p.dcqcn, path.line_rate);
+     },
+     dcqcn_needs, dcqcn_params}};
 
 }  // namespace stepsim::cc

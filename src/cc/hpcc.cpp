@@ -86,8 +86,33 @@ double Hpcc::compute_window(bool update_wc) {
   return w;
 }
 
-const CcRegistration kHpcc{"hpcc", [](const CcParams& p, const CcPath& path) {
-                             return std::make_unique<Hpcc>(p.hpcc, path);
-                           }};
+namespace {
+
+void hpcc_params(config::ParamTable& t, CcParams& p) {
+  HpccParams& h = p.hpcc;
+  t.real("cc.hpcc.eta", h.eta, 0.01, 1, "target utilization");
+  t.integer("cc.hpcc.max_stage", h.max_stage, 0, 1000, "additive rounds before a reset");
+  t.rate("cc.hpcc.rate_ai", h.rate_ai, "W_AI / T (0: line rate / 2000)");
+  t.time("cc.hpcc.base_rtt", h.base_rtt, SimTime::zero(), SimTime::s(1),
+         "T (0: per QP from the path)");
+}
+
+// A window from INT: switches stamp telemetry, and every packet's ACK must bring it back.
+CcNeeds hpcc_needs(const CcParams& p) {
+  CcNeeds n;
+  n.int_telemetry = true;
+  n.ack_per_packet = true;
+  n.telemetry_rtt = p.hpcc.base_rtt;
+  return n;
+}
+
+}  // namespace
+
+const CcRegistration kHpcc{
+    {"hpcc",
+     "Li et al., SIGCOMM 2019: a window from in-network telemetry (INT) "
+     "echoed by an ACK per packet",
+     [](const CcParams& p, const CcPath& path) { return std::make_unique<Hpcc>(p.hpcc, path); },
+     hpcc_needs, hpcc_params}};
 
 }  // namespace stepsim::cc

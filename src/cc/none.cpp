@@ -18,9 +18,12 @@ class NoCc final : public CongestionControl {
   DataRate line_;
 };
 
-const CcRegistration kNone{"none", [](const CcParams&, const CcPath& path) {
-                             return std::make_unique<NoCc>(path.line_rate);
-                           }};
+const CcRegistration kNone{
+    {"none",
+     "line rate always; PFC alone keeps the fabric lossless",
+     [](const CcParams&, const CcPath& path) { return std::make_unique<NoCc>(path.line_rate); },
+     {},
+     {}}};
 
 }  // namespace
 }  // namespace stepsim::cc

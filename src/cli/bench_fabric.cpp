@@ -196,7 +196,7 @@ int BenchFabricCommand::execute(int rank, int ranks) {
     }
     if (auto ok = nic.validate(); !ok) return user_error(rank, ok.error().message);
     cc_ = nic.cc.algorithm;
-    retransmission_ = nic::retransmission_name(nic.retransmission);
+    retransmission_ = nic.retransmission;
     auto message = parse_bytes(message_);
     if (!message || message->count() < 1) {
       return user_error(rank, "--message: " + (message ? std::string("must be >= 1 byte")

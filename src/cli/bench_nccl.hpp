@@ -1,46 +1,88 @@
 #pragma once
-// `stepsim bench nccl allreduce|allgather|reducescatter|alltoall|broadcast|reduce`: nccl-tests
-// on the simulated GPUs, NICs and fabric: for each size from -b to -e (factor -f) one collective
-// over --gpus GPUs, printing nccl-tests' columns (size, count, type, redop, root, time, algbw,
-// busbw) and the digest.
+// `stepsim bench nccl allreduce|allgather|reducescatter|alltoall|broadcast|reduce|sendrecv`:
+// nccl-tests (all_reduce_perf, ...) on the simulated GPUs, NICs and fabric. It takes
+// nccl-tests' flags and prints its table (out-of-place and in-place time, algbw, busbw, #wrong)
+// with every other line behind '#', so that nccl-tests' parsers read it unchanged.
 
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
 #include "src/cli/report.hpp"
+#include "stepsim/pdes/engine.hpp"
+#include "stepsim/pdes/sync.hpp"
 
 namespace stepsim::cli {
+
+/// nccl-tests' own flags, with its defaults (nccl-tests README).
+struct NcclTestsFlags {
+  std::string min_bytes = "32M";   ///< -b
+  std::string max_bytes = "32M";   ///< -e
+  std::string step_bytes = "1M";   ///< -i: linear increment (when -f is not given)
+  double step_factor = 0;          ///< -f: multiplication factor (0: linear steps)
+  int threads = 1;                 ///< -t: threads per process
+  int gpus_per_thread = 1;         ///< -g
+  int iters = 20;                  ///< -n
+  int warmup_iters = 5;            ///< -w
+  int agg_iters = 1;               ///< -m
+  int check = 1;                   ///< -c: 0 prints N/A in #wrong
+  int average = 1;                 ///< -a
+  int blocking = 0;                ///< -z
+  std::string op = "sum";          ///< -o
+  std::string datatype = "float";  ///< -d
+  int root = 0;                    ///< -r
+};
+
+/// stepsim's options of the benchmark: what is simulated and how.
+struct NcclSimOptions {
+  std::string topology;  ///< default: the source tree's topologies/rail-128gpu-800g.yaml
+  int gpus = 0;          ///< --gpus (0: -g x -t if given, else 16)
+  std::string algo = "ring";
+  std::string gpu = "h100";
+  std::string proto = "simple";
+  int channels = 8;
+  std::string cc = "none";
+  std::string lb = "ecmp";
+  FidelityOptions fidelity;
+  std::string nic_config;
+  std::vector<std::string> sets;
+  std::string end = "10s";
+  int threads = 1;  ///< OpenMP threads per rank
+  std::string partition = "metis";
+  std::string json_path;
+  bool quiet = false;
+};
 
 class BenchNcclCommand {
  public:
   explicit BenchNcclCommand(CLI::App& parent);
   [[nodiscard]] bool selected() const { return cmd_->parsed(); }
   int execute(int rank, int ranks);
+  struct Setup;   ///< the parsed command: parameters, topology, communicator, sizes
+  struct Totals;  ///< what the sizes added up to
+  struct Row;     ///< one size's row
 
  private:
+  void add_nccl_tests_flags();
+  void add_sim_options();
+  [[nodiscard]] Result<Setup> prepare() const;
+  [[nodiscard]] Result<bool> load_parameters(Setup& s) const;
+  [[nodiscard]] Result<bool> sweep(Setup& s) const;
+  void print_preamble(const Setup& s) const;
+  void print_footer(const Totals& t, int ranks) const;
+  [[nodiscard]] Result<bool> simulate_size(const Setup& s, Row& row, Totals& t,
+                                           nlohmann::json& extra, pdes::Sync& sync,
+                                           const pdes::EngineOptions& opts) const;
+  [[nodiscard]] int write_json_file(int rank, int ranks, const Setup& s, const Totals& t) const;
+
   CLI::App* cmd_;
   std::string kind_;
-  std::string topology_;  // default: the source tree's topologies/rail-128gpu-800g.yaml
-  std::string min_bytes_ = "8";
-  std::string max_bytes_ = "128MiB";
-  double factor_ = 2;
-  int gpus_ = 16;
-  int root_ = 0;
-  std::string algo_ = "ring";
-  std::string gpu_ = "h100";
-  std::string proto_ = "simple";
-  int channels_ = 8;
-  std::string cc_ = "none";
-  std::string lb_ = "ecmp";
-  FidelityOptions fidelity_;
-  std::string nic_config_;
-  std::vector<std::string> sets_;
-  std::string end_ = "10s";
-  int threads_ = 1;
-  std::string partition_ = "metis";
-  std::string json_path_;
-  bool quiet_ = false;
+  NcclTestsFlags flags_;
+  NcclSimOptions sim_;
 };
 
 }  // namespace stepsim::cli

@@ -1,22 +1,49 @@
 #include "src/cli/bench_perftest.hpp"
 
+#include <algorithm>
 #include <cinttypes>
+#include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "src/cli/bench_output.hpp"
 #include "src/cli/cli.hpp"
-#include "src/cli/data_dir.hpp"
 #include "src/cli/input_checks.hpp"
+#include "src/cli/data_dir.hpp"
 #include "src/cli/progress.hpp"
-#include "src/cli/report.hpp"
 #include "stepsim/core/hash.hpp"
 #include "stepsim/nic/rdma_run.hpp"
 #include "stepsim/pdes/mpi_sync.hpp"
 #include "stepsim/topology/topology_loader.hpp"
 
 namespace stepsim::cli {
+
+struct BenchPerftestCommand::Setup {
+  nic::PerftestKind kind = nic::PerftestKind::kWriteLat;
+  bool latency = false;
+  nic::NicParams nic;
+  fabric::FabricParams fp;
+  topology::Topology topo;
+  topology::PortId a = 0;
+  topology::PortId b = 0;
+  std::string from;  // "SERVER:NIC" of a and b
+  std::string to;
+  int iterations = 0;
+  std::vector<std::int64_t> sizes;
+  SimTime end;
+  DataRate line;
+};
+
+struct BenchPerftestCommand::Totals {
+  std::uint64_t digest = 0;
+  bool completed = true;
+  double wall = 0;
+  std::uint64_t events = 0;
+  nic::RdmaRun last;
+  nlohmann::json rows = nlohmann::json::array();
+};
+
 namespace {
 
 // "SERVER[:NIC]" -> the NIC's global port id.
@@ -47,232 +74,343 @@ Result<topology::PortId> parse_position(const std::string& text, const topology:
   return topo.port_id(v, static_cast<std::uint32_t>(n));
 }
 
+// -d mlx5_N -> N.
+Result<int> parse_device(const std::string& dev) {
+  const std::string prefix = "mlx5_";
+  if (dev.rfind(prefix, 0) != 0 || dev.size() == prefix.size() || dev.size() > prefix.size() + 4 ||
+      dev.find_first_not_of("0123456789", prefix.size()) != std::string::npos) {
+    return Error{"--ib-dev: '" + dev + "' is not a device (allowed: mlx5_N, N = the NIC index)"};
+  }
+  return std::stoi(dev.substr(prefix.size()));
+}
+
+// perftest's test names in its banner.
+const char* banner(nic::PerftestKind k) {
+  switch (k) {
+    case nic::PerftestKind::kWriteLat:
+      return "RDMA_Write Latency Test";
+    case nic::PerftestKind::kWriteBw:
+      return "RDMA_Write BW Test";
+    case nic::PerftestKind::kSendLat:
+      return "Send Latency Test";
+    case nic::PerftestKind::kReadBw:
+      return "RDMA_Read BW Test";
+  }
+  return "";
+}
+
+constexpr const char* kRule =
+    "---------------------------------------------------------------------------------------\n";
+
+// One latency or bandwidth row with perftest's columns; returns its numbers for --json.
+nlohmann::json print_row(const nic::PerftestResult& pr, std::int64_t bytes, int iterations,
+                         bool latency, bool gbits, const std::string& output) {
+  const std::vector<std::int64_t>& s = pr.samples_ps;
+  nlohmann::json row = {{"bytes", bytes},
+                        {"iterations", iterations},
+                        {"messages", pr.messages},
+                        {"errors", pr.errors}};
+  if (latency) {
+    double var = 0;
+    const double avg = pr.average_us();
+    for (std::int64_t x : s) var += std::pow(static_cast<double>(x) * 1e-6 - avg, 2);
+    const double stdev = s.empty() ? 0 : std::sqrt(var / static_cast<double>(s.size()));
+    const double t_min = s.empty() ? 0 : static_cast<double>(s.front()) * 1e-6;
+    const double t_max = s.empty() ? 0 : static_cast<double>(s.back()) * 1e-6;
+    row.update({{"t_min_us", t_min},
+                {"t_max_us", t_max},
+                {"t_typical_us", pr.percentile_us(0.5)},
+                {"t_avg_us", avg},
+                {"t_stdev_us", stdev},
+                {"t_p99_us", pr.percentile_us(0.99)},
+                {"t_p999_us", pr.percentile_us(0.999)}});
+    if (output == "latency") {
+      std::printf("%.2f\n", pr.percentile_us(0.5));
+      return row;
+    }
+    std::printf(
+        " %-7lld %-10d       %-7.2f        %-7.2f      %-7.2f         %-7.2f        %-7.2f"
+        "        %-7.2f                %-7.2f\n",
+        static_cast<long long>(bytes), iterations, t_min, t_max, pr.percentile_us(0.5), avg, stdev,
+        pr.percentile_us(0.99), pr.percentile_us(0.999));
+    return row;
+  }
+  // MB/sec is 2^20 bytes per second (perftest's), Gb/sec 10^9 bits per second.
+  const double unit = gbits ? 1e9 / 8 : 1048576.0;
+  const double peak = pr.peak_messages_per_s() * static_cast<double>(bytes) / unit;
+  const double average = pr.gbps() * 1e9 / 8 / unit;
+  row.update({{"bw_peak", peak},
+              {"bw_average", average},
+              {"bw_unit", gbits ? "Gb/s" : "MB/s"},
+              {"gbps", pr.gbps()},
+              {"mpps", pr.mpps()}});
+  if (output == "bandwidth" || output == "message_rate") {
+    std::printf("%.2f\n", output == "bandwidth" ? average : pr.mpps());
+    return row;
+  }
+  std::printf(" %-7lld    %-10d       %-7.2f            %-7.2f\t\t   %-7.6f\n",
+              static_cast<long long>(bytes), iterations, peak, average, pr.mpps());
+  return row;
+}
+
 }  // namespace
 
 BenchPerftestCommand::BenchPerftestCommand(CLI::App& parent) {
   cmd_ = parent.add_subcommand(
       "perftest",
-      "perftest on the simulated RDMA NICs, transport and fabric: latency percentiles, Gb/s and "
-      "Mpps between two NIC ports of a topology, like ib_write_lat / ib_write_bw / ib_send_lat / "
-      "ib_read_bw.");
+      "perftest on the simulated RDMA NICs, transport and fabric, between two NIC ports of a "
+      "topology, like ib_write_lat / ib_write_bw / ib_send_lat / ib_read_bw: perftest's flags, "
+      "defaults and output blocks.");
   cmd_->add_option("test", test_, "write_lat, write_bw, send_lat or read_bw")
       ->required()
       ->check(CLI::IsMember({"write_lat", "write_bw", "send_lat", "read_bw"}));
-  cmd_->add_option("--topology", topology_,
-                   "Topology file (default: topologies/toy-2server-1.6t.yaml of the data files)");
-  cmd_->add_option("--from", a_, "The client's NIC: SERVER[:NIC] (server index, NIC index)")
-      ->capture_default_str();
-  cmd_->add_option("--to", b_, "The server's NIC: SERVER[:NIC]")->capture_default_str();
-  cmd_->add_option("-s,--size", size_, "Message size (e.g. 64, 4KiB, 1MiB)")->capture_default_str();
-  cmd_->add_flag("-a,--all", all_, "Sweep message sizes 2 B .. 8 MiB in powers of two");
-  cmd_->add_option("-q,--qp", qps_, "Queue pairs (bandwidth tests)")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 65536));
-  cmd_->add_option("-n,--iters", iterations_, "Iterations (per QP for bandwidth tests)")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 10'000'000));
-  cmd_->add_option("-t,--tx-depth", tx_depth_, "Outstanding work requests per QP (bandwidth)")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 65536));
-  cmd_->add_option("--cc", cc_, "Congestion control: none, dcqcn or hpcc")->capture_default_str();
-  cmd_->add_option("--retransmission", retransmission_, "gbn (Go-Back-N) or selective")
-      ->capture_default_str();
-  cmd_->add_option("--lb", lb_, "Load balancing in the switches: ecmp, flowlet, adaptive, spray")
-      ->capture_default_str();
-  cmd_->add_option("--mtu", mtu_, "Payload bytes per packet")->capture_default_str();
-  fidelity_.add(cmd_, {"packet", "cell"});
-  cmd_->add_option("--pcie", pcie_, "NIC host interface: auto (sized for the port) or e.g. gen5x16")
-      ->capture_default_str();
-  cmd_->add_option("--pcie-fault", pcie_fault_,
-                   "PCIe AER on the client's NIC: GEN@TIME, e.g. gen4@20us (retrains lower)");
-  cmd_->add_option("--memory", memory_, "Buffers: host, gpudirect, gpu_root_complex or bounce")
-      ->capture_default_str();
-  cmd_->add_option("--inline", inline_, "BlueFlame inline up to this many bytes (0: off)")
-      ->capture_default_str();
-  cmd_->add_option("--rto", rto_, "Retransmission timeout")->capture_default_str();
-  cmd_->add_option("--ber", ber_, "Pre-FEC BER on every link (default: the topology's)")
-      ->check(finite_range(0.0, 0.5));
-  cmd_->add_flag("--no-pfc", no_pfc_, "Lossy fabric (no PFC)");
-  cmd_->add_option("--end", end_, "Simulated time limit per run")->capture_default_str();
-  cmd_->add_option("--seed", seed_, "Seed of the fabric's random choices")->capture_default_str();
-  cmd_->add_option("--threads", threads_, "OpenMP threads per rank")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 4096));
-  cmd_->add_option("--nic-config", nic_config_,
-                   "YAML file of NIC, transport and congestion-control parameters (sections nic, "
-                   "transport, cc; `stepsim list nic` shows every key)");
-  cmd_->add_option("--set", sets_,
-                   "Override one parameter: key=value, e.g. cc.dcqcn.g=0.01 "
-                   "(repeatable; after --nic-config and the options above)");
-  cmd_->add_option("--json", json_path_, "Also write the results as JSON to this file");
-  cmd_->add_flag("--quiet", quiet_, "No progress output");
+  add_perftest_flags();
+  add_sim_options();
   for (CLI::Option* opt : cmd_->get_options()) {
     if (opt->get_name() != "--set") opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   }
 }
 
-int BenchPerftestCommand::execute(int rank, int ranks) {
-  std::vector<OutputFile> outputs;
-  add_output(outputs, *cmd_, "--json", json_path_);
-  if (auto ok = check_outputs_once(outputs, {topology_, nic_config_}, rank); !ok)
-    return user_error(rank, ok.error().message);
-  nic::NicParams nic;
-  fabric::FabricParams fp;
-  auto kind = nic::parse_perftest_kind(test_);
-  if (!kind) return user_error(rank, kind.error().message);
-  auto size = parse_bytes(size_);
-  if (!size || size->count() < 1) {
-    return user_error(
-        rank, "--size: " + (size ? std::string("must be >= 1 byte") : size.error().message));
-  }
-  auto mtu = parse_bytes(mtu_);
-  if (!mtu) return user_error(rank, "--mtu: " + mtu.error().message);
-  auto end = parse_time(end_);
-  if (!end) return user_error(rank, "--end: " + end.error().message);
-  // Parameters, in order: perftest's defaults (no congestion control), the --nic-config file,
-  // the options given on the command line (shorthands of keys), then --set.
-  nic.cc.algorithm = "none";
-  const config::ParamTable table = nic::nic_param_table(nic);
-  if (!nic_config_.empty()) {
-    if (auto ok = table.load_yaml_file(nic_config_); !ok) {
-      return user_error(rank, ok.error().message);
-    }
+void BenchPerftestCommand::add_perftest_flags() {
+  PerftestFlags& f = flags_;
+  cmd_->add_option("-s,--size", f.size,
+                   "Message size (default: 65536 for bandwidth tests, 2 for latency tests); "
+                   "64K = 65536 as perftest reads it, or stepsim's units (4KiB; 1KB = 1000 B)");
+  cmd_->add_flag("-a,--all", f.all, "Sweep message sizes 2 B .. 8 MiB in powers of two");
+  cmd_->add_option("-q,--qp", f.qps, "Queue pairs (bandwidth tests)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 65536));
+  cmd_->add_option("-n,--iters", f.iterations,
+                   "Iterations, per QP for bandwidth tests (default: 5000 for bandwidth tests, "
+                   "1000 for latency tests)")
+      ->check(CLI::Range(1, 10'000'000));
+  cmd_->add_option("-t,--tx-depth", f.tx_depth, "Outstanding work requests per QP (bandwidth)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 65536));
+  cmd_->add_option("-m,--mtu", f.mtu, "Payload bytes per packet")->capture_default_str();
+  cmd_->add_option("-I,--inline_size,--inline", f.inline_size,
+                   "BlueFlame inline up to this many bytes (default: 220 for latency tests, 0 "
+                   "for bandwidth tests, as perftest)");
+  cmd_->add_flag("--report_gbits", f.report_gbits, "Bandwidth in Gb/sec instead of MB/sec");
+  cmd_->add_flag("-F,--CPU-freq", f.cpu_freq,
+                 "Do not warn about CPU frequency (accepted: the simulation has no CPU clock)");
+  cmd_->add_option("-D,--duration", f.duration,
+                   "Run for a duration in seconds (not modelled: use -n; an error)");
+  cmd_->add_flag("-b,--bidirectional", f.bidirectional,
+                 "Traffic both ways (not modelled: an error)");
+  cmd_->add_option("-d,--ib-dev", f.device,
+                   "Device mlx5_N: NIC N of both servers where --from/--to give no NIC");
+  cmd_->add_option("-x,--gid-index", f.gid_index, "RoCE GID index (accepted, no effect)")
+      ->check(CLI::Range(0, 255));
+  cmd_->add_option("-c,--connection", f.connection,
+                   "Connection type: RC (UC, UD, XRC, DC, SRD are not modelled)")
+      ->capture_default_str();
+  cmd_->add_option("--output", f.output,
+                   "Print only one number: bandwidth or message_rate (bandwidth tests, the "
+                   "average), latency (latency tests, t_typical)")
+      ->check(CLI::IsMember({"bandwidth", "message_rate", "latency"}));
+  cmd_->add_option("--json", sim_.json_path, "Also write the results as JSON to this file");
+}
+
+void BenchPerftestCommand::add_sim_options() {
+  PerftestSimOptions& o = sim_;
+  cmd_->add_option("--topology", o.topology,
+                   "Topology file (default: topologies/toy-2server-1.6t.yaml of the data files)");
+  cmd_->add_option("--from", o.from, "The client's NIC: SERVER[:NIC] (server index, NIC index)")
+      ->capture_default_str();
+  cmd_->add_option("--to", o.to, "The server's NIC: SERVER[:NIC]")->capture_default_str();
+  cmd_->add_option("--cc", o.cc, "Congestion control: none, dcqcn or hpcc")->capture_default_str();
+  cmd_->add_option("--retransmission", o.retransmission, "gbn (Go-Back-N) or selective")
+      ->capture_default_str();
+  cmd_->add_option("--lb", o.lb, "Load balancing in the switches: ecmp, flowlet, adaptive, spray")
+      ->capture_default_str();
+  o.fidelity.add(cmd_, {"packet", "cell"});
+  cmd_->add_option("--pcie", o.pcie,
+                   "NIC host interface: auto (sized for the port) or e.g. gen5x16")
+      ->capture_default_str();
+  cmd_->add_option("--pcie-fault", o.pcie_fault,
+                   "PCIe AER on the client's NIC: GEN@TIME, e.g. gen4@20us (retrains lower)");
+  cmd_->add_option("--memory", o.memory, "Buffers: host, gpudirect, gpu_root_complex or bounce")
+      ->capture_default_str();
+  cmd_->add_option("--rto", o.rto, "Retransmission timeout")->capture_default_str();
+  cmd_->add_option("--ber", o.ber, "Pre-FEC BER on every link (default: the topology's)")
+      ->check(finite_range(0.0, 0.5));
+  cmd_->add_flag("--no-pfc", o.no_pfc, "Lossy fabric (no PFC)");
+  cmd_->add_option("--end", o.end, "Simulated time limit per run")->capture_default_str();
+  cmd_->add_option("--seed", o.seed, "Seed of the fabric's random choices")->capture_default_str();
+  cmd_->add_option("--threads", o.threads, "OpenMP threads per rank")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 4096));
+  cmd_->add_option("--nic-config", o.nic_config,
+                   "YAML file of NIC, transport and congestion-control parameters (sections nic, "
+                   "transport, cc; `stepsim list nic` shows every key)");
+  cmd_->add_option("--set", o.sets,
+                   "Override one parameter: key=value, e.g. cc.dcqcn.g=0.01 "
+                   "(repeatable; after --nic-config and the options above)");
+  cmd_->add_flag("--quiet", o.quiet, "No progress output");
+}
+
+// Parameters, in order: perftest's defaults (no congestion control; latency tests inline up to
+// 220 B), the --nic-config file, the options given on the command line (shorthands of keys),
+// then --set.
+Result<bool> BenchPerftestCommand::load_parameters(Setup& s) const {
+  s.nic.cc.algorithm = "none";
+  if (s.latency) s.nic.inline_threshold = 220;
+  const config::ParamTable table = nic::nic_param_table(s.nic);
+  if (!sim_.nic_config.empty()) {
+    if (auto ok = table.load_yaml_file(sim_.nic_config); !ok) return ok.error();
   }
   const std::pair<const char*, const char*> shorthands[] = {
       {"--cc", "cc.algorithm"},   {"--retransmission", "transport.retransmission"},
       {"--rto", "transport.rto"}, {"--pcie", "nic.pcie"},
-      {"--memory", "nic.memory"}, {"--inline", "nic.inline_threshold"}};
+      {"--memory", "nic.memory"}, {"--inline_size", "nic.inline_threshold"}};
   for (const auto& [option, key] : shorthands) {
     if (cmd_->count(option) == 0) continue;
-    const std::string value = cmd_->get_option(option)->as<std::string>();
-    if (auto ok = table.set(key, value); !ok) {
-      return user_error(rank, std::string(option) + ": " + ok.error().message);
+    if (auto ok = table.set(key, cmd_->get_option(option)->as<std::string>()); !ok) {
+      return Error{std::string(option) + ": " + ok.error().message};
     }
   }
-  for (const std::string& kv : sets_) {
-    if (auto ok = table.apply(kv); !ok) return user_error(rank, "--set " + ok.error().message);
+  for (const std::string& kv : sim_.sets) {
+    if (auto ok = table.apply(kv); !ok) return Error{"--set " + ok.error().message};
   }
-  cc_ = nic.cc.algorithm;
-  memory_ = nic::memory_kind_name(nic.memory);
-  if (auto ok = nic.validate(); !ok) return user_error(rank, ok.error().message);
-  fp.mtu = *mtu;
-  fp.lb.policy = lb_;
-  fp.lb.seed = seed_;
-  fp.seed = seed_;
-  fp.ber_override = ber_;
-  fp.pfc.enabled = !no_pfc_;
-  if (auto ok = fidelity_.apply(fp); !ok) return user_error(rank, ok.error().message);
-  if (topology_.empty()) topology_ = data_dir() + "/topologies/toy-2server-1.6t.yaml";
-  auto topo = topology::load_topology(topology_);
-  if (!topo) return user_error(rank, topo.error().message);
-  if (auto ok = check_fabric_memory(*topo, ranks); !ok) return user_error(rank, ok.error().message);
-  auto a = parse_position(a_, *topo);
-  if (!a) return user_error(rank, "--from: " + a.error().message);
-  auto b = parse_position(b_, *topo);
-  if (!b) return user_error(rank, "--to: " + b.error().message);
-  if (*a == *b) return user_error(rank, "--from and --to name the same NIC");
-  if (!pcie_fault_.empty()) {
-    const auto at = pcie_fault_.find('@');
-    const std::string gen = pcie_fault_.substr(0, at);
-    auto when = parse_time(at == std::string::npos ? "" : pcie_fault_.substr(at + 1));
-    if (at == std::string::npos || gen.size() != 4 || gen.rfind("gen", 0) != 0 || gen[3] < '3' ||
-        gen[3] > '7' || !when) {
-      return user_error(rank, "--pcie-fault: '" + pcie_fault_ +
-                                  "' is not GEN@TIME (GEN gen3..gen7, e.g. gen4@20us)");
-    }
-    nic.pcie_faults.push_back({*a, *when, gen[3] - '0'});
+  if (auto ok = s.nic.validate(); !ok) return ok.error();
+  auto mtu = parse_binary_size(flags_.mtu);
+  if (!mtu || *mtu < 1) {
+    return Error{"--mtu: " + (mtu ? std::string("must be >= 1 byte") : mtu.error().message)};
   }
-  const bool latency =
-      *kind == nic::PerftestKind::kWriteLat || *kind == nic::PerftestKind::kSendLat;
-  if (latency && qps_ != 1) return user_error(rank, "--qp: latency tests use one QP");
+  s.fp.mtu = Bytes(*mtu);
+  s.fp.lb.policy = sim_.lb;
+  s.fp.lb.seed = sim_.seed;
+  s.fp.seed = sim_.seed;
+  s.fp.ber_override = sim_.ber;
+  s.fp.pfc.enabled = !sim_.no_pfc;
+  return sim_.fidelity.apply(s.fp);
+}
 
-  std::vector<std::int64_t> sizes;
-  if (all_) {
-    for (std::int64_t s = 2; s <= (8LL << 20); s *= 2) sizes.push_back(s);
+// The two NIC ports (with -d's NIC where --from/--to name none) and the PCIe fault.
+Result<bool> BenchPerftestCommand::place(Setup& s) const {
+  std::string nic_index = "0";
+  if (!flags_.device.empty()) {
+    auto dev = parse_device(flags_.device);
+    if (!dev) return dev.error();
+    nic_index = std::to_string(*dev);
+  }
+  s.from = sim_.from.find(':') == std::string::npos ? sim_.from + ":" + nic_index : sim_.from;
+  s.to = sim_.to.find(':') == std::string::npos ? sim_.to + ":" + nic_index : sim_.to;
+  auto a = parse_position(s.from, s.topo);
+  if (!a) return Error{"--from: " + a.error().message};
+  auto b = parse_position(s.to, s.topo);
+  if (!b) return Error{"--to: " + b.error().message};
+  if (*a == *b) return Error{"--from and --to name the same NIC"};
+  s.a = *a;
+  s.b = *b;
+  s.line = s.topo.port_types[s.topo.links[s.topo.ports[s.a].link].port_type].data_rate();
+  if (sim_.pcie_fault.empty()) return true;
+  const std::string& text = sim_.pcie_fault;
+  const auto at = text.find('@');
+  const std::string gen = text.substr(0, at);
+  auto when = parse_time(at == std::string::npos ? "" : text.substr(at + 1));
+  if (at == std::string::npos || gen.size() != 4 || gen.rfind("gen", 0) != 0 || gen[3] < '3' ||
+      gen[3] > '7' || !when) {
+    return Error{"--pcie-fault: '" + text + "' is not GEN@TIME (GEN gen3..gen7, e.g. gen4@20us)"};
+  }
+  s.nic.pcie_faults.push_back({s.a, *when, gen[3] - '0'});
+  return true;
+}
+
+Result<BenchPerftestCommand::Setup> BenchPerftestCommand::prepare() const {
+  Setup s;
+  auto kind = nic::parse_perftest_kind(test_);
+  if (!kind) return kind.error();
+  s.kind = *kind;
+  s.latency = s.kind == nic::PerftestKind::kWriteLat || s.kind == nic::PerftestKind::kSendLat;
+  if (flags_.duration != 0) return Error{"--duration: duration tests are not modelled (use -n)"};
+  if (flags_.bidirectional) return Error{"--bidirectional: traffic both ways is not modelled"};
+  if (flags_.connection != "RC") {
+    return Error{"--connection: '" + flags_.connection + "' is not modelled (allowed: RC)"};
+  }
+  if (!flags_.output.empty() && (flags_.output == "latency") != s.latency) {
+    return Error{std::string("--output: ") +
+                 (s.latency ? "latency tests print latency"
+                            : "bandwidth tests print bandwidth or message_rate")};
+  }
+  if (s.latency && flags_.qps != 1) return Error{"--qp: latency tests use one QP"};
+  s.iterations = flags_.iterations > 0 ? flags_.iterations : s.latency ? 1000 : 5000;
+  auto size = parse_binary_size(flags_.size.empty() ? (s.latency ? "2" : "65536") : flags_.size);
+  if (!size || *size < 1) {
+    return Error{"--size: " + (size ? std::string("must be >= 1 byte") : size.error().message)};
+  }
+  if (flags_.all) {
+    for (std::int64_t x = 2; x <= (8LL << 20); x *= 2) s.sizes.push_back(x);
   } else {
-    sizes.push_back(size->count());
+    s.sizes.push_back(*size);
   }
-  pdes::MpiSync sync;
-  const pdes::EngineOptions opts =
-      bench_engine_options(threads_, *end, !quiet_ && sizes.size() == 1, rank);
+  auto end = parse_time(sim_.end);
+  if (!end) return Error{"--end: " + end.error().message};
+  s.end = *end;
+  if (auto ok = load_parameters(s); !ok) return ok.error();
+  const std::string path =
+      sim_.topology.empty() ? data_dir() + "/topologies/toy-2server-1.6t.yaml" : sim_.topology;
+  auto topo = topology::load_topology(path);
+  if (!topo) return topo.error();
+  s.topo = std::move(topo).value();
+  if (auto ok = place(s); !ok) return ok.error();
+  return s;
+}
 
-  const DataRate line = topo->port_types[topo->links[topo->ports[*a].link].port_type].data_rate();
-  if (rank == 0) {
-    std::printf("stepsim bench perftest %s\n", test_.c_str());
-    std::printf("topology         %s: NIC %s (port %u) -> NIC %s (port %u), %s\n",
-                topo->name.c_str(), a_.c_str(), *a, b_.c_str(), *b, to_string(line).c_str());
-    std::printf("nic              %s, memory %s, inline %lld B, cc %s, %s, rto %s, mtu %lld\n",
-                nic::describe(nic::size_for_port(nic.pcie, line)).c_str(), memory_.c_str(),
-                static_cast<long long>(nic.inline_threshold), cc_.c_str(),
-                nic::retransmission_name(nic.retransmission).c_str(), to_string(nic.rto).c_str(),
-                static_cast<long long>(fp.mtu.count()));
-    std::printf("test             %d QP(s), %d iterations%s, lb %s, pfc %s, fidelity %s\n", qps_,
-                iterations_, latency ? "" : (", tx depth " + std::to_string(tx_depth_)).c_str(),
-                lb_.c_str(), no_pfc_ ? "off" : "on", fidelity_.describe(fp).c_str());
-    std::printf("%10s %12s %12s %12s %12s %12s %12s %14s\n", "#bytes", "#iterations", "t_p50[usec]",
-                "t_p99[usec]", "t_p999[usec]", "t_avg[usec]", "BW[Gb/sec]", "MsgRate[Mpps]");
+// perftest's parameter block and the table's header.
+void BenchPerftestCommand::print_preamble(const Setup& s) const {
+  if (!flags_.output.empty()) return;
+  std::printf("%s                    %s\n", kRule, banner(s.kind));
+  std::printf(" Dual-port       : OFF\t\tDevice         : mlx5_%s\n",
+              s.from.substr(s.from.find(':') + 1).c_str());
+  std::printf(" Number of qps   : %d\t\tTransport type : IB\n", flags_.qps);
+  std::printf(" Connection type : RC\t\tUsing SRQ      : OFF\n");
+  if (!s.latency) std::printf(" TX depth        : %d\n", flags_.tx_depth);
+  std::printf(" Mtu             : %lld[B]\n", static_cast<long long>(s.fp.mtu.count()));
+  std::printf(" Link type       : Ethernet\n");
+  std::printf(" Max inline data : %lld[B]\n", static_cast<long long>(s.nic.inline_threshold));
+  std::printf("%s", kRule);
+  if (s.latency) {
+    std::printf(
+        " #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    "
+        "t_avg[usec]    t_stdev[usec]   99%% percentile[usec]   99.9%% percentile[usec] \n");
+  } else {
+    const char* u = flags_.report_gbits ? "Gb/sec" : "MB/sec";
+    std::printf(" #bytes     #iterations    BW peak[%s]    BW average[%s]   MsgRate[Mpps]\n", u, u);
   }
-  nlohmann::json rows = nlohmann::json::array();
-  std::uint64_t digest = 0;
-  nic::RdmaRun last;
-  nic::PerftestSpec spec;
-  bool completed = true;
-  double wall = 0;
-  std::uint64_t events = 0;
-  for (std::int64_t s : sizes) {
-    spec.kind = *kind;
-    spec.bytes = s;
-    spec.qps = qps_;
-    spec.iterations = iterations_;
-    spec.tx_depth = tx_depth_;
-    spec.a = *a;
-    spec.b = *b;
-    nic::Perftest app(spec, *topo);
-    auto r = nic::run_rdma(*topo, app.connections(), nic, fp, &app, sync, opts);
-    if (!r) return user_error(rank, r.error().message);
-    const nic::PerftestResult pr = app.result(sync);
-    last = std::move(r).value();
-    digest = hash_combine(digest, last.stats.digest);
-    wall += last.stats.wall_s;
-    events += last.stats.events;
-    completed = completed && last.stats.completed;
-    if (rank == 0) {
-      std::printf("%10lld %12d %12.2f %12.2f %12.2f %12.2f %12.2f %14.3f\n",
-                  static_cast<long long>(s), iterations_, pr.percentile_us(0.5),
-                  pr.percentile_us(0.99), pr.percentile_us(0.999), pr.average_us(), pr.gbps(),
-                  pr.mpps());
-      nlohmann::json row;
-      row["bytes"] = s;
-      row["iterations"] = iterations_;
-      row["messages"] = pr.messages;
-      row["t_p50_us"] = pr.percentile_us(0.5);
-      row["t_p99_us"] = pr.percentile_us(0.99);
-      row["t_p999_us"] = pr.percentile_us(0.999);
-      row["t_avg_us"] = pr.average_us();
-      row["gbps"] = pr.gbps();
-      row["mpps"] = pr.mpps();
-      row["errors"] = pr.errors;
-      rows.push_back(row);
-    }
-    if (!last.stats.completed) break;
-  }
-  finish_progress();
-  if (rank != 0) return completed ? kExitOk : interrupted_exit_code();
+}
 
-  if (!completed) std::printf("status           INTERRUPTED\n");
-  if (latency && sizes.size() == 1) {
-    const nic::MessageTrace& t = last.rdma.traces[nic::endpoint_of(0, 0)];
-    const nic::MessageTrace& rcv = last.rdma.traces[nic::endpoint_of(0, 1)];
+// Below perftest's closing line: where it ran, what the NICs, transport and fabric did.
+void BenchPerftestCommand::print_details(const Setup& s, const Totals& t, int ranks) const {
+  std::printf("%s", kRule);
+  std::printf("topology         %s: NIC %s (port %u) -> NIC %s (port %u), %s\n",
+              s.topo.name.c_str(), s.from.c_str(), s.a, s.to.c_str(), s.b,
+              to_string(s.line).c_str());
+  std::printf("nic              %s, memory %s, inline %lld B, cc %s, %s, rto %s, mtu %lld\n",
+              nic::describe(nic::size_for_port(s.nic.pcie, s.line)).c_str(),
+              nic::memory_kind_name(s.nic.memory).c_str(),
+              static_cast<long long>(s.nic.inline_threshold), s.nic.cc.algorithm.c_str(),
+              s.nic.retransmission.c_str(), to_string(s.nic.rto).c_str(),
+              static_cast<long long>(s.fp.mtu.count()));
+  std::printf("test             %d QP(s), %d iterations%s, lb %s, pfc %s, fidelity %s\n",
+              flags_.qps, s.iterations,
+              s.latency ? "" : (", tx depth " + std::to_string(flags_.tx_depth)).c_str(),
+              sim_.lb.c_str(), sim_.no_pfc ? "off" : "on", sim_.fidelity.describe(s.fp).c_str());
+  if (!t.completed) std::printf("status           INTERRUPTED\n");
+  if (s.latency && s.sizes.size() == 1) {
+    const nic::MessageTrace& m = t.last.rdma.traces[nic::endpoint_of(0, 0)];
+    const nic::MessageTrace& rcv = t.last.rdma.traces[nic::endpoint_of(0, 1)];
     const auto ns = [](std::int64_t ps) { return static_cast<double>(ps) * 1e-3; };
     std::printf(
         "latency split    post %.1f, doorbell %.1f, context %.1f, WQE fetch %.1f, packet "
         "generation %.1f, DMA %.1f, MAC %.1f, wire %.1f, remote %.1f, CQE %.1f ns (last message: "
         "%.1f ns)\n",
-        ns(t.post), ns(t.doorbell), ns(t.ctx_lookup), ns(t.wqe_fetch), ns(t.pkt_gen), ns(t.dma),
-        ns(t.mac), ns(rcv.arrived_ps - t.sent_ps), ns(rcv.placed_ps - rcv.arrived_ps),
-        ns(rcv.cqe_ps - rcv.placed_ps), ns(rcv.cqe_ps - t.posted_ps));
+        ns(m.post), ns(m.doorbell), ns(m.ctx_lookup), ns(m.wqe_fetch), ns(m.pkt_gen), ns(m.dma),
+        ns(m.mac), ns(rcv.arrived_ps - m.sent_ps), ns(rcv.placed_ps - rcv.arrived_ps),
+        ns(rcv.cqe_ps - rcv.placed_ps), ns(rcv.cqe_ps - m.posted_ps));
   }
-  const nic::RdmaSummary rs = nic::summarize(last.rdma);
+  const nic::RdmaSummary rs = nic::summarize(t.last.rdma);
   const nic::QpStats& q = rs.qp;
   std::printf("transport        data packets %" PRIu64 ", retransmitted %" PRIu64
               ", timeouts %" PRIu64 ", NAKs %" PRIu64 ", out of order %" PRIu64 ", CNPs %" PRIu64
@@ -282,34 +420,80 @@ int BenchPerftestCommand::execute(int rank, int ranks) {
   std::printf("nic caches       QP context hit %.2f%%, translation hit %.2f%%, WQE fetches %" PRIu64
               "\n",
               rs.ctx_hit_percent(), rs.mtt_hit_percent(), rs.nic.wqe_fetches);
-  const fabric::FabricSummary& fs = last.summary;
+  const fabric::FabricSummary& fs = t.last.summary;
   std::printf("fabric           ECN marks %" PRIu64 ", PAUSE frames %" PRIu64
               ", drops buffer %" PRIu64 " fec %" PRIu64 ", max queue %lld B\n",
               fs.ecn_marks, fs.pause_frames, fs.drops_buffer, fs.drops_fec,
               static_cast<long long>(fs.max_queue));
-  std::printf("engine           ranks %d, threads/rank %d, %" PRIu64
-              " events in %.3f s (%.2f M/s)\n",
-              ranks, last.stats.threads, events, wall,
-              wall > 0 ? static_cast<double>(events) / wall / 1e6 : 0.0);
-  std::printf("digest           %s\n", digest_hex(digest).c_str());
-  if (!json_path_.empty()) {
-    nlohmann::json j;
-    j["benchmark"] = "perftest";
-    j["test"] = test_;
-    j["topology"] = topo->name;
-    j["qps"] = qps_;
-    j["cc"] = cc_;
-    j["retransmission"] = nic::retransmission_name(nic.retransmission);
-    j["lb"] = lb_;
-    j["fidelity"] = fidelity_.fidelity;
-    j["cell_bytes"] = fp.cell.count();
-    j["rows"] = rows;
-    j["retransmitted"] = q.retransmitted;
-    j["timeouts"] = q.timeouts;
-    j["digest"] = digest_hex(digest);
-    if (const int rc = write_json(rank, json_path_, j); rc != kExitOk) return rc;
+  print_engine_line("engine           ", ranks, t.last.stats.threads, t.events, t.wall);
+  std::printf("digest           %s\n", digest_hex(t.digest).c_str());
+}
+
+int BenchPerftestCommand::write_json_file(int rank, const Setup& s, const Totals& t) const {
+  const nic::RdmaSummary rs = nic::summarize(t.last.rdma);
+  nlohmann::json j;
+  j["benchmark"] = "perftest";
+  j["test"] = test_;
+  j["topology"] = s.topo.name;
+  j["qps"] = flags_.qps;
+  j["iterations"] = s.iterations;
+  j["cc"] = s.nic.cc.algorithm;
+  j["retransmission"] = s.nic.retransmission;
+  j["lb"] = sim_.lb;
+  j["fidelity"] = sim_.fidelity.fidelity;
+  j["cell_bytes"] = s.fp.cell.count();
+  j["rows"] = t.rows;
+  j["retransmitted"] = rs.qp.retransmitted;
+  j["timeouts"] = rs.qp.timeouts;
+  j["digest"] = digest_hex(t.digest);
+  return write_json(rank, sim_.json_path, j);
+}
+
+int BenchPerftestCommand::execute(int rank, int ranks) {
+  auto prepared = prepare();
+  if (!prepared) return user_error(rank, prepared.error().message);
+  const Setup& s = *prepared;
+  std::vector<OutputFile> outputs;
+  add_output(outputs, *cmd_, "--json", sim_.json_path);
+  if (auto ok = check_outputs_once(outputs, {sim_.topology}, rank); !ok)
+    return user_error(rank, ok.error().message);
+  if (auto ok = check_fabric_memory(s.topo, ranks); !ok) return user_error(rank, ok.error().message);
+  pdes::MpiSync sync;
+  const pdes::EngineOptions opts =
+      bench_engine_options(sim_.threads, s.end, !sim_.quiet && s.sizes.size() == 1, rank);
+  if (rank == 0) print_preamble(s);
+  Totals t;
+  for (std::int64_t bytes : s.sizes) {
+    nic::PerftestSpec spec;
+    spec.kind = s.kind;
+    spec.bytes = bytes;
+    spec.qps = flags_.qps;
+    spec.iterations = s.iterations;
+    spec.tx_depth = flags_.tx_depth;
+    spec.a = s.a;
+    spec.b = s.b;
+    nic::Perftest app(spec, s.topo);
+    auto r = nic::run_rdma(s.topo, app.connections(), s.nic, s.fp, &app, sync, opts);
+    if (!r) return user_error(rank, r.error().message);
+    const nic::PerftestResult pr = app.result(sync);
+    t.last = std::move(r).value();
+    t.digest = hash_combine(t.digest, t.last.stats.digest);
+    t.wall += t.last.stats.wall_s;
+    t.events += t.last.stats.events;
+    t.completed = t.completed && t.last.stats.completed;
+    if (rank == 0) {
+      t.rows.push_back(
+          print_row(pr, bytes, s.iterations, s.latency, flags_.report_gbits, flags_.output));
+    }
+    if (!t.last.stats.completed) break;
   }
-  return completed ? kExitOk : interrupted_exit_code();
+  finish_progress();
+  if (rank != 0) return t.completed ? kExitOk : interrupted_exit_code();
+  if (flags_.output.empty()) print_details(s, t, ranks);
+  if (!sim_.json_path.empty()) {
+    if (const int rc = write_json_file(rank, s, t); rc != kExitOk) return rc;
+  }
+  return t.completed ? kExitOk : interrupted_exit_code();
 }
 
 }  // namespace stepsim::cli

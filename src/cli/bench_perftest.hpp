@@ -1,57 +1,90 @@
 #pragma once
 // `stepsim bench perftest write_lat|write_bw|send_lat|read_bw`: perftest (ib_write_lat, ...)
-// between two NIC ports of a topology, on the simulated NICs, transport and fabric; prints the
-// perftest columns (bytes, iterations, latency percentiles, Gb/s, Mpps), the latency split of a
-// message, what the transport and fabric did, and the digest.
+// between two NIC ports of a topology, on the simulated NICs, transport and fabric. It takes
+// perftest's flags and defaults and prints its blocks: the test's parameters, then for
+// bandwidth tests "#bytes #iterations BW peak BW average MsgRate" and for latency tests
+// "#bytes #iterations t_min t_max t_typical t_avg t_stdev 99% 99.9%"; below the closing line,
+// what the NICs, transport and fabric did, and the digest.
 
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
 #include <string>
 #include <vector>
-#include "src/cli/report.hpp"
 
+#include "src/cli/report.hpp"
 #include "stepsim/fabric/fabric_params.hpp"
 #include "stepsim/nic/nic_params.hpp"
 #include "stepsim/nic/perftest.hpp"
+#include "stepsim/topology/topology.hpp"
 
 namespace stepsim::cli {
+
+/// perftest's own flags, with its defaults.
+struct PerftestFlags {
+  std::string size;            ///< -s (default: 65536 for bandwidth tests, 2 for latency tests)
+  bool all = false;            ///< -a: 2 B .. 8 MiB in powers of two
+  int qps = 1;                 ///< -q
+  int iterations = 0;          ///< -n (default: 5000 for bandwidth tests, 1000 for latency tests)
+  int tx_depth = 128;          ///< -t
+  std::string mtu = "4096";    ///< -m
+  std::string inline_size;     ///< -I (default: 220 B for latency tests, 0 for bandwidth tests)
+  bool report_gbits = false;   ///< --report_gbits: Gb/s instead of MB/s (2^20 B/s)
+  bool cpu_freq = false;       ///< -F: no CPU frequency warning (the simulation has none)
+  int duration = 0;            ///< -D (not modelled: an error)
+  bool bidirectional = false;  ///< -b (not modelled: an error)
+  std::string device;          ///< -d mlx5_N: NIC N where --from/--to give no NIC
+  int gid_index = 0;           ///< -x (RoCE's GID index: accepted, no effect)
+  std::string connection = "RC";  ///< -c: only RC is modelled
+  std::string output;  ///< --output bandwidth|message_rate|latency: print that number only
+};
+
+/// stepsim's options of the benchmark: where it runs and what is simulated.
+struct PerftestSimOptions {
+  std::string topology;  ///< default: the source tree's topologies/toy-2server-1.6t.yaml
+  std::string from = "0";
+  std::string to = "1";
+  std::string cc = "none";
+  std::string retransmission = "gbn";
+  std::string lb = "ecmp";
+  FidelityOptions fidelity;  // packet or cell
+  std::string pcie = "auto";
+  std::string memory = "host";
+  std::string pcie_fault;
+  std::string nic_config;
+  std::vector<std::string> sets;
+  std::string rto = "50us";
+  std::string end = "1s";
+  double ber = -1;
+  bool no_pfc = false;
+  std::uint32_t seed = 1;
+  int threads = 1;
+  std::string json_path;
+  bool quiet = false;
+};
 
 class BenchPerftestCommand {
  public:
   explicit BenchPerftestCommand(CLI::App& parent);
   [[nodiscard]] bool selected() const { return cmd_->parsed(); }
   int execute(int rank, int ranks);
+  struct Setup;   ///< the parsed command: parameters, topology, ports, sizes
+  struct Totals;  ///< what the sizes added up to
 
  private:
+  void add_perftest_flags();
+  void add_sim_options();
+  [[nodiscard]] Result<Setup> prepare() const;
+  [[nodiscard]] Result<bool> load_parameters(Setup& s) const;
+  [[nodiscard]] Result<bool> place(Setup& s) const;
+  void print_preamble(const Setup& s) const;
+  void print_details(const Setup& s, const Totals& t, int ranks) const;
+  [[nodiscard]] int write_json_file(int rank, const Setup& s, const Totals& t) const;
+
   CLI::App* cmd_;
   std::string test_;
-  std::string topology_;  // default: the source tree's topologies/toy-2server-1.6t.yaml
-  std::string a_ = "0:0";
-  std::string b_ = "1:0";
-  std::string size_ = "2";
-  bool all_ = false;
-  int qps_ = 1;
-  int iterations_ = 1000;
-  int tx_depth_ = 128;
-  std::string cc_ = "none";
-  std::string retransmission_ = "gbn";
-  std::string lb_ = "ecmp";
-  std::string mtu_ = "4096";
-  FidelityOptions fidelity_;  // packet or cell
-  std::string pcie_ = "auto";
-  std::string memory_ = "host";
-  std::string pcie_fault_;
-  std::string nic_config_;
-  std::vector<std::string> sets_;
-  std::string inline_ = "0";
-  std::string rto_ = "50us";
-  std::string end_ = "1s";
-  double ber_ = -1;
-  bool no_pfc_ = false;
-  std::uint32_t seed_ = 1;
-  int threads_ = 1;
-  std::string json_path_;
-  bool quiet_ = false;
+  PerftestFlags flags_;
+  PerftestSimOptions sim_;
 };
 
 }  // namespace stepsim::cli

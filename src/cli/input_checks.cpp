@@ -76,27 +76,6 @@ Result<Length> length_option(const std::string& option, const std::string& text,
   return ranged_option(option, text, parse_length, lo, hi, range_of(lo, hi));
 }
 
-Result<Bytes> parse_nccl_size(const std::string& text) {
-  if (text.size() > 1 && text.find_first_not_of("0123456789") == text.size() - 1) {
-    const char u = static_cast<char>(std::toupper(static_cast<unsigned char>(text.back())));
-    const std::int64_t mult = u == 'K' ? 1 << 10 : u == 'M' ? 1 << 20 : u == 'G' ? 1 << 30 : 0;
-    if (mult > 0) {
-      std::int64_t n = 0;
-      for (std::size_t i = 0; i + 1 < text.size(); ++i) {
-        const int digit = text[i] - '0';
-        if (n > (std::numeric_limits<std::int64_t>::max() / mult - digit) / 10) {
-          return Error{"'" + text + "' is too large (at most " +
-                       std::to_string(std::numeric_limits<std::int64_t>::max() / mult) +
-                       std::string(1, u) + ")"};
-        }
-        n = n * 10 + digit;
-      }
-      return Bytes(n * mult);
-    }
-  }
-  return parse_bytes(text);
-}
-
 Result<bool> check_fault_bounds(const std::string& text, const topology::Topology& topo) {
   const auto colon = text.find(':');
   const auto at = text.find('@');

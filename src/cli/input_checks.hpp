@@ -1,6 +1,6 @@
 #pragma once
 // Checks the commands share before they simulate: numeric options that must be finite and in
-// range, unit options with a range, nccl-tests size strings, output files that must be
+// range, unit options with a range, output files that must be
 // writable (and distinct from each other and from the inputs), and a memory estimate against
 // what the machine has. Each returns the user error to print (naming the option and the range).
 
@@ -33,10 +33,6 @@ Result<Length> length_option(const std::string& option, const std::string& text,
 /// Payload bytes per packet of the benchmarks' --mtu: 256..9000, the range of fabric.mtu.
 inline constexpr std::int64_t kMinMtu = 256;
 inline constexpr std::int64_t kMaxMtu = 9000;
-
-/// nccl-tests' sizes: a number with an optional K, M or G (powers of 1024: 8G is 8 GiB), or any
-/// of stepsim's byte units (8GiB, 8GB). Overflow is an error.
-Result<Bytes> parse_nccl_size(const std::string& text);
 
 /// Most down/up cycles one flap fault may give, and the latest time any fault may happen.
 inline constexpr std::int64_t kMaxFlapCount = 1000'000;

@@ -81,11 +81,9 @@ void print_params(const config::ParamTable& table, const std::string& prefix) {
 
 void list_cc() {
   std::printf("Congestion-control algorithms (cc.algorithm; docs/nic.md):\n");
-  for (const std::string& name : cc::congestion_control_names())
-    std::printf("  %s\n", name.c_str());
+  for (const cc::CcAlgorithmInfo& a : cc::congestion_control_algorithms())
+    std::printf("  %-8s %s\n", a.name.c_str(), a.description.c_str());
   std::printf(
-      "dcqcn: Zhu et al., SIGCOMM 2015 (the paper's defaults, for 40G NICs); hpcc: Li et al., "
-      "SIGCOMM 2019; none: line rate, PFC alone keeps the fabric lossless.\n"
       "Parameters (key, default, meaning; set with --set key=value or a --nic-config file):\n");
   nic::NicParams d;
   print_params(nic::nic_param_table(d), "cc.");

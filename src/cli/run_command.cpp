@@ -11,6 +11,7 @@
 #include "src/cli/input_checks.hpp"
 #include "src/cli/progress.hpp"
 #include "src/cli/report.hpp"
+#include "stepsim/output/chrome_trace.hpp"
 #include "stepsim/output/step_h5.hpp"
 #include "stepsim/pdes/mpi_sync.hpp"
 #include "stepsim/topology/topology_loader.hpp"
@@ -162,35 +163,6 @@ Result<workload::StepResult> simulate(const RunOptions& opt, const LoadedRun& ru
   return res;
 }
 
-// The op timeline as Chrome trace events (chrome://tracing, ui.perfetto.dev): one process per
-// stage, thread 0 the compute stream (forward, backward, optimizer, blocking collectives) and
-// thread 1 the waits for other stages.
-int write_trace(int rank, const std::string& path, const workload::StepResult& r) {
-  if (rank != 0) return kExitOk;
-  nlohmann::json events = nlohmann::json::array();
-  for (const workload::OpRecord& o : r.ops) {
-    const char* kind = workload::op_kind_name(o.kind);
-    std::string name = o.kind == OpKind::kComm ? workload::comm_group_name(o.group) : kind;
-    if (o.kind == OpKind::kForward || o.kind == OpKind::kBackward) {
-      name += " mb" + std::to_string(o.micro) + " L" + std::to_string(o.layer);
-    }
-    events.push_back({{"name", name},
-                      {"cat", kind},
-                      {"ph", "X"},
-                      {"ts", o.start_s * 1e6},
-                      {"dur", (o.end_s - o.start_s) * 1e6},
-                      {"pid", o.stage},
-                      {"tid", o.kind == OpKind::kWait ? 1 : 0}});
-  }
-  nlohmann::json j;
-  j["traceEvents"] = events;
-  j["displayTimeUnit"] = "ms";
-  std::ofstream out(path);
-  if (!out) return user_error(rank, "--trace: cannot write '" + path + "'");
-  out << j.dump() << "\n";
-  return kExitOk;
-}
-
 // The HDF5 file of the step (every rank takes part). Returns the exit code.
 int write_h5(int rank, const StepReport& rep) {
   const RunOptions& opt = rep.opt;
@@ -208,6 +180,7 @@ int write_h5(int rank, const StepReport& rep) {
   meta.model = s.model.name;
   meta.topology = rep.run.topo.name;
   meta.gpu = s.gpu.name;
+  meta.tokens_per_step = static_cast<double>(p.global_batch) * s.model.seq_len;
   meta.gpus = p.world();
   meta.ranks = rep.ranks;
   meta.threads = opt.threads;
@@ -368,8 +341,12 @@ int RunCommand::execute(int rank, int ranks) {
   if (!opt_.no_output) {
     if (const int rc = write_h5(rank, rep); rc != kExitOk) return rc;
   }
-  if (!opt_.trace.empty()) {
-    if (const int rc = write_trace(rank, opt_.trace, rep.r); rc != kExitOk) return rc;
+  if (!opt_.trace.empty() && rank == 0) {
+    const workload::Parallelism& p = run->scenario.par;
+    const auto stride = static_cast<std::uint32_t>(p.tp * p.cp * p.data_parallel());
+    if (auto ok = output::write_chrome_trace(opt_.trace, rep.r, stride); !ok) {
+      return user_error(rank, ok.error().message);
+    }
   }
   const bool interrupted = rep.r.interrupted;
   if (rank != 0) return interrupted ? interrupted_exit_code() : kExitOk;

@@ -1,5 +1,7 @@
 #include "stepsim/nic/nic_params.hpp"
 
+#include "src/nic/retransmission_strategy.hpp"
+#include "stepsim/config/param_table.hpp"
 #include "stepsim/nic/verbs.hpp"
 
 namespace stepsim::nic {
@@ -39,16 +41,6 @@ std::string memory_kind_name(MemoryKind k) {
   return "?";
 }
 
-Result<Retransmission> parse_retransmission(const std::string& name) {
-  if (name == "gbn" || name == "go_back_n") return Retransmission::kGoBackN;
-  if (name == "sr" || name == "selective") return Retransmission::kSelective;
-  return Error{"unknown retransmission '" + name + "' (allowed: gbn, selective)"};
-}
-
-std::string retransmission_name(Retransmission r) {
-  return r == Retransmission::kGoBackN ? "gbn" : "selective";
-}
-
 Result<bool> NicParams::validate() const {
   if (!(clock_mhz >= 1 && clock_mhz <= 10'000)) return Error{"nic.clock_mhz must be 1..10000"};
   if (post_overhead < SimTime::zero()) return Error{"nic.post_overhead must be >= 0"};
@@ -80,6 +72,8 @@ Result<bool> NicParams::validate() const {
   }
   if (sr_window < 16 || (sr_window & (sr_window - 1)) != 0)
     return Error{"nic.sr_window must be a power of two >= 16"};
+  if (auto r = parse_retransmission(retransmission); !r) return r.error();
+  if (auto r = cc::congestion_control_needs(cc); !r) return r.error();
   return true;
 }
 
@@ -186,7 +180,7 @@ config::ParamTable nic_param_table(NicParams& p) {
            p.retransmission = *v;
            return true;
          },
-         [&p] { return retransmission_name(p.retransmission); }});
+         [&p] { return p.retransmission; }});
   t.time("transport.rto", p.rto, SimTime::ns(1), max_time, "retransmission timeout");
   t.integer("transport.retry_count", p.retry_count, 0, 7, "timeouts before ERROR");
   t.integer("transport.ack_coalesce", p.ack_coalesce, 1, 1 << 16, "in-order packets per ACK");
@@ -194,23 +188,7 @@ config::ParamTable nic_param_table(NicParams& p) {
             "selective repeat: packets past a hole before a NAK");
   t.integer("transport.sr_window", p.sr_window, 16, 1 << 20,
             "selective repeat: PSNs held past a hole (power of two)");
-  t.choice("cc.algorithm", p.cc.algorithm, cc::congestion_control_names(), "congestion control");
-  cc::DcqcnParams& d = p.cc.dcqcn;
-  t.real("cc.dcqcn.g", d.g, 0, 1, "alpha gain");
-  t.time("cc.dcqcn.alpha_timer", d.alpha_timer, SimTime::ns(1), max_time, "K");
-  t.time("cc.dcqcn.increase_timer", d.increase_timer, SimTime::ns(1), max_time, "T");
-  t.integer("cc.dcqcn.byte_counter", d.byte_counter, 1, std::int64_t{1} << 40, "B (bytes)");
-  t.integer("cc.dcqcn.fast_recovery_rounds", d.fast_recovery_rounds, 0, 1000, "F");
-  t.rate("cc.dcqcn.rate_ai", d.rate_ai, "R_AI");
-  t.rate("cc.dcqcn.rate_hai", d.rate_hai, "R_HAI");
-  t.rate("cc.dcqcn.min_rate", d.min_rate, "floor of the current rate");
-  t.time("cc.dcqcn.cnp_interval", d.cnp_interval, SimTime::zero(), max_time,
-         "at most one CNP per QP per interval");
-  cc::HpccParams& h = p.cc.hpcc;
-  t.real("cc.hpcc.eta", h.eta, 0.01, 1, "target utilization");
-  t.integer("cc.hpcc.max_stage", h.max_stage, 0, 1000, "additive rounds before a reset");
-  t.rate("cc.hpcc.rate_ai", h.rate_ai, "W_AI / T (0: line rate / 2000)");
-  t.time("cc.hpcc.base_rtt", h.base_rtt, SimTime::zero(), max_time, "T (0: per QP from the path)");
+  cc::declare_cc_params(t, p.cc);
   return t;
 }
 

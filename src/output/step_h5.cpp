@@ -169,6 +169,15 @@ Result<bool> write_step_h5(const std::string& path, const RunMeta& meta_in,
     ok = ok && attr_number(g, "bubble_s", H5T_NATIVE_DOUBLE, r.bubble_s);
     ok = ok && attr_number(g, "optimizer_s", H5T_NATIVE_DOUBLE, r.optimizer_s);
     ok = ok && attr_number(g, "digest", H5T_NATIVE_UINT64, r.digest);
+    ok = ok && attr_number(g, "tokens_per_step", H5T_NATIVE_DOUBLE, meta.tokens_per_step);
+    ok = ok && attr_number(g, "cct_p50_us", H5T_NATIVE_DOUBLE, r.cct_p50_us);
+    ok = ok && attr_number(g, "cct_p99_us", H5T_NATIVE_DOUBLE, r.cct_p99_us);
+    ok = ok && attr_number(g, "cct_max_us", H5T_NATIVE_DOUBLE, r.cct_max_us);
+    ok = ok && attr_number(g, "messages", H5T_NATIVE_UINT64, r.messages);
+    ok = ok && attr_number(g, "fct_p50_us", H5T_NATIVE_DOUBLE, r.fct_p50_us);
+    ok = ok && attr_number(g, "fct_p99_us", H5T_NATIVE_DOUBLE, r.fct_p99_us);
+    ok = ok && attr_number(g, "fct_max_us", H5T_NATIVE_DOUBLE, r.fct_max_us);
+    ok = ok && attr_number(g, "retransmissions", H5T_NATIVE_UINT64, r.retransmissions);
     for (int i = 0; i < workload::kCommGroups && ok; ++i) {
       const std::string n = workload::comm_group_name(static_cast<workload::CommGroup>(i));
       ok = attr_number(g, ("exposed_" + n + "_s").c_str(), H5T_NATIVE_DOUBLE, r.exposed_s[i]);

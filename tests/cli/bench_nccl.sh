@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `stepsim bench nccl`: nccl-tests' columns, the same rows and digest at 1, 2 and 4 ranks and 1
-# and 2 threads, busbw = algbw x 2(n-1)/n for AllReduce, and bad options are user errors (exit
-# 2, one message).
+# and 2 threads, busbw = algbw x 2(n-1)/n for AllReduce, nccl-tests' flags, sizes and output as
+# its parsers read it (tests/cli/nccl_tests_parse.py), and bad options are user errors (exit 2,
+# one message).
 set -uo pipefail
 stepsim=$1; mpiexec=$2; topologies=$3; shift 3; mpiflags=("$@")
 source "$(dirname "$0")/lib.sh"
@@ -11,7 +12,7 @@ reference=""
 for ranks in 1 2 4; do
   for threads in 1 2; do
     out=$("$mpiexec" -n "$ranks" "${mpiflags[@]}" "$stepsim" "${args[@]}" --threads "$threads" 2>&1)
-    line="$(grep -E '^ +[0-9]+ ' <<<"$out" | tr -s ' ') $(grep '^digest' <<<"$out")"
+    line="$(grep -E '^ +[0-9]+ ' <<<"$out" | tr -s ' ') $(grep '^# digest' <<<"$out")"
     if [[ -z "$reference" ]]; then
       reference=$line
       check "three rows and a digest" '[[ $(grep -cE "^ +[0-9]+ " <<<"$out") -eq 3 && "$line" == *digest* ]]'
@@ -67,8 +68,43 @@ analytical=$("$stepsim" bench nccl allreduce "${size[@]}" --fidelity analytical 
 t() { awk '/^ +16777216 /{print $6}' <<<"$1"; }
 check "cell fidelity named" 'grep -q "fidelity cell (64KiB cells)" <<<"$cell"'
 check "cell within 1% of packet ($(t "$cell") vs $(t "$packet") us)" 'awk -v c="$(t "$cell")" -v p="$(t "$packet")" "BEGIN { exit !(c / p > 0.99 && c / p < 1.01) }"'
-check "cell: the same digest at 2 ranks" '[[ "$(grep ^digest <<<"$cell")" == "$(grep ^digest <<<"$cell2")" ]]'
-check "cell: fewer events than packet" '[[ $(awk "/^# engine/{print \$5}" <<<"$cell") -lt $(awk "/^# engine/{print \$5}" <<<"$packet") ]]'
+check "cell: the same digest at 2 ranks" '[[ "$(grep "^# digest" <<<"$cell")" == "$(grep "^# digest" <<<"$cell2")" ]]'
+check "cell: fewer events than packet" '[[ $(awk "/^# engine/{print \$7}" <<<"$cell") -lt $(awk "/^# engine/{print \$7}" <<<"$packet") ]]'
 check "cell at 2 ranks: the partition line" 'grep -qE "^# partition metis: [0-9.]+% of the traffic crosses ranks, imbalance" <<<"$cell2"'
 check "analytical below packet ($(t "$analytical") vs $(t "$packet") us)" 'awk -v a="$(t "$analytical")" -v p="$(t "$packet")" "BEGIN { exit !(a <= p) }"'
+# nccl-tests' conventions, read as its parsers read them (analytical fidelity: no engine run).
+parse=$(dirname "$0")/nccl_tests_parse.py
+fast=(--topology "$topo" --fidelity analytical --quiet)
+out=$("$stepsim" bench nccl allreduce -b 1M -e 16M -f 2 --gpus 16 "${fast[@]}" 2>&1)
+check "parser: 5 rows, 13 columns, in-place = out-of-place, closing lines" '/usr/bin/python3 "$parse" --rows 5 <<<"$out"'
+check "every non-table line starts with #" '[[ $(grep -vcE "^#|^ +[0-9]+ " <<<"$out") -eq 0 ]]'
+check "the digest is a comment line" 'grep -qE "^# digest +[0-9a-f]{16}$" <<<"$out"'
+check "the preamble names the GPUs" '[[ $(grep -c "^#  Rank" <<<"$out") -eq 16 ]] && grep -q "^# nThread 1 nGpus 16 minBytes 1048576 maxBytes 16777216 step: 2(factor) warmup iters: 5 iters: 20" <<<"$out"'
+out=$("$stepsim" bench nccl allreduce "${fast[@]}" 2>&1)
+check "default sizes: one row of 32M (33554432)" '/usr/bin/python3 "$parse" --rows 1 --sizes 33554432 <<<"$out"'
+out=$("$stepsim" bench nccl allreduce -b 1M -e 4M -i 1M "${fast[@]}" 2>&1)
+check "-i: linear steps of 1M" '/usr/bin/python3 "$parse" --sizes 1048576,2097152,3145728,4194304 <<<"$out"'
+out=$("$stepsim" bench nccl allreduce -b 1G -e 1G "${fast[@]}" 2>&1)
+check "1G is 1 GiB" '/usr/bin/python3 "$parse" --sizes 1073741824 <<<"$out"'
+out=$("$stepsim" bench nccl allreduce -b 1GB -e 1GB "${fast[@]}" 2>&1)
+check "1GB is 10^9 bytes" '/usr/bin/python3 "$parse" --sizes 1000000000 <<<"$out"'
+out=$("$stepsim" bench nccl allgather -b 1M -e 1M "${fast[@]}" 2>&1)
+check "allgather: per-rank count 16384, redop none, root -1" '/usr/bin/python3 "$parse" --sizes 1048576 --count 16384 --type float --redop none --root -1 <<<"$out"'
+out=$("$stepsim" bench nccl allreduce -b 1M -e 1M -d double -o max "${fast[@]}" 2>&1)
+check "-d double -o max: count 131072, type double, redop max" '/usr/bin/python3 "$parse" --count 131072 --type double --redop max <<<"$out"'
+out=$("$stepsim" bench nccl broadcast -b 1M -e 1M -d half -r 3 "${fast[@]}" 2>&1)
+check "broadcast -d half -r 3: count 524288, root 3" '/usr/bin/python3 "$parse" --count 524288 --type half --redop none --root 3 <<<"$out"'
+out=$("$stepsim" bench nccl allreduce -b 1M -e 1M -c 0 "${fast[@]}" 2>&1)
+check "-c 0: #wrong N/A" '/usr/bin/python3 "$parse" --wrong N/A <<<"$out"'
+out=$("$stepsim" bench nccl allreduce -b 1M -e 1M -g 8 --topology "$topo" --fidelity analytical --quiet 2>&1)
+check "-g 8: 8 GPUs" '[[ $(grep -c "^#  Rank" <<<"$out") -eq 8 ]]'
+json=$(mktemp --suffix=.json)
+"$stepsim" bench nccl allreduce -b 1M -e 2M -f 2 -n 7 -w 3 -J "$json" "${fast[@]}" >/dev/null 2>&1
+check "-J writes the JSON (rows, iters)" '/usr/bin/python3 -c "import json,sys; j=json.load(open(sys.argv[1])); assert len(j[\"rows\"]) == 2 and j[\"iters\"] == 7 and j[\"warmup_iters\"] == 3" "$json"'
+rm -f "$json"
+expect_error "--datatype: 'fp128' is not a type (allowed: int8" bench nccl allreduce --topology "$topo" -d fp128
+expect_error "--op: 'xor' is not an op (allowed: sum, prod, max, min, avg, mulsum)" bench nccl allreduce --topology "$topo" -o xor
+expect_error "--maxbytes: '9999999999G' is out of range" bench nccl allreduce --topology "$topo" -e 9999999999G
+expect_error "--minbytes/--maxbytes: need minbytes <= maxbytes" bench nccl allreduce --topology "$topo" -b 2M -e 1M
+expect_error "--minbytes/--maxbytes/--stepbytes: 8388607 sizes (allowed: up to 100000)" bench nccl allreduce --topology "$topo" -b 1 -e 8M -i 1
 finish

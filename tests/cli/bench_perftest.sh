@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `stepsim bench perftest`: the perftest columns and the digest are the same at 1, 2 and 4 ranks
 # and 1 and 2 threads (with DCQCN, spraying and selective repeat across the 2-server toy), the
-# 1.6T toy reaches the effective port rate with 1 MB WRITEs, and bad options are user errors
-# (exit 2, one message).
+# 1.6T toy reaches the effective port rate with 1 MB WRITEs, perftest's flags, defaults and
+# output blocks as its parsers read them (tests/cli/perftest_parse.py), and bad options are user
+# errors (exit 2, one message).
 set -uo pipefail
 stepsim=$1; mpiexec=$2; topologies=$3; shift 3; mpiflags=("$@")
 source "$(dirname "$0")/lib.sh"
@@ -23,8 +24,8 @@ for ranks in 1 2 4; do
   done
 done
 # 1 MB WRITEs on one QP at 1.6T: >= 97% of 1600 x 4096 / 4178 = 1568.6 Gb/s, i.e. >= 1521.5.
-out=$("$stepsim" bench perftest write_bw --topology "$topo" -s 1MiB -n 100 --quiet 2>&1)
-bw=$(awk '$1 == 1048576 {print $7}' <<<"$out")
+out=$("$stepsim" bench perftest write_bw --topology "$topo" -s 1MiB -n 100 --report_gbits --quiet 2>&1)
+bw=$(awk '$1 == 1048576 {print $4}' <<<"$out")
 check "1 MB write_bw >= 1521.5 Gb/s (got '$bw')" 'awk -v b="$bw" "BEGIN {exit !(b >= 1521.5)}"'
 out=$("$stepsim" bench perftest write_lat --topology "$topo" -s 256 -n 100 --quiet 2>&1)
 check "write_lat prints the latency split" 'grep -q "^latency split    post 50.0, doorbell" <<<"$out"'
@@ -40,8 +41,8 @@ expect_error "--pcie:" bench perftest write_bw --topology "$topo" --pcie gen5x12
 expect_error "--pcie-fault: 'gen9@1us' is not GEN@TIME" \
   bench perftest write_bw --topology "$topo" --pcie-fault gen9@1us
 # A PCIe fault retrains the client's link at Gen4 (x32): 1 MB WRITEs slow to its DMA rate.
-out=$("$stepsim" bench perftest write_bw --topology "$topo" -s 1MiB -n 100 --pcie-fault gen4@0us --quiet 2>&1)
-bw=$(awk '$1 == 1048576 {print $7}' <<<"$out")
+out=$("$stepsim" bench perftest write_bw --topology "$topo" -s 1MiB -n 100 --pcie-fault gen4@0us --report_gbits --quiet 2>&1)
+bw=$(awk '$1 == 1048576 {print $4}' <<<"$out")
 check "write_bw after a Gen4 retrain is 400..480 Gb/s (got '$bw')" 'awk -v b="$bw" "BEGIN {exit !(b > 400 && b < 480)}"'
 expect_error "--set transport.rtx: unknown key (allowed: transport.retransmission, transport.rto" \
   bench perftest write_bw --topology "$topo" --set transport.rtx=1us
@@ -59,7 +60,37 @@ expect_error "read_lat" bench perftest read_lat --topology "$topo"
 # Cell fidelity: 1 MiB WRITEs at the bandwidth of packet level within 1%.
 pk=$("$stepsim" bench perftest write_bw --topology "$topo" -s 1MiB -n 50 --quiet 2>&1)
 ce=$("$stepsim" bench perftest write_bw --topology "$topo" -s 1MiB -n 50 --quiet --fidelity cell 2>&1)
-bp=$(awk '$1 == 1048576 {print $7}' <<<"$pk"); bc=$(awk '$1 == 1048576 {print $7}' <<<"$ce")
+bp=$(awk '$1 == 1048576 {print $4}' <<<"$pk"); bc=$(awk '$1 == 1048576 {print $4}' <<<"$ce")
 check "cell: named" 'grep -q "fidelity cell (64KiB cells)" <<<"$ce"'
 check "cell write_bw within 1% of packet ($bc vs $bp Gb/s)" 'awk -v c="$bc" -v p="$bp" "BEGIN {exit !(c / p > 0.99 && c / p < 1.01)}"'
+# perftest's conventions, read as its parsers read them.
+parse=$(dirname "$0")/perftest_parse.py
+out=$("$stepsim" bench perftest write_bw --topology "$topo" --quiet 2>&1)
+check "write_bw defaults: 65536 B, 5000 iterations, MB/sec" '/usr/bin/python3 "$parse" --kind bw --bytes 65536 --iters 5000 --unit MB/sec <<<"$out"'
+check "write_bw: perftest's parameter block" 'grep -q "^                    RDMA_Write BW Test$" <<<"$out" && grep -q "^ TX depth        : 128$" <<<"$out" && grep -q "^ Max inline data : 0\[B\]$" <<<"$out"'
+mb=$(awk '$1 == 65536 {print $4}' <<<"$out")
+out=$("$stepsim" bench perftest write_bw --topology "$topo" -s 64K -n 5000 --report_gbits --quiet 2>&1)
+gb=$(awk '$1 == 65536 {print $4}' <<<"$out")
+check "-s 64K --report_gbits: 65536 B in Gb/sec" '/usr/bin/python3 "$parse" --kind bw --bytes 65536 --unit Gb/sec <<<"$out"'
+check "MB/sec is 2^20 B/s: $mb MB/sec = $gb Gb/sec" 'awk -v m="$mb" -v g="$gb" "BEGIN { exit !(m * 1048576 * 8 / 1e9 / g > 0.999 && m * 1048576 * 8 / 1e9 / g < 1.001) }"'
+out=$("$stepsim" bench perftest write_lat --topology "$topo" --quiet 2>&1)
+check "write_lat defaults: 2 B, 1000 iterations, the latency columns" '/usr/bin/python3 "$parse" --kind lat --bytes 2 --iters 1000 <<<"$out"'
+check "write_lat: inline up to 220 B by default" 'grep -q "^ Max inline data : 220\[B\]$" <<<"$out" && grep -q "inline 220 B" <<<"$out"'
+out=$("$stepsim" bench perftest write_lat --topology "$topo" -I 0 -s 64 -n 200 --quiet 2>&1)
+check "-I 0: no inline" 'grep -q "^ Max inline data : 0\[B\]$" <<<"$out"'
+out=$("$stepsim" bench perftest send_lat --topology "$topo" -s 64 -n 200 -m 1024 -F -x 3 --quiet 2>&1)
+check "send_lat -m 1024 -F -x 3" '/usr/bin/python3 "$parse" --kind lat --bytes 64 --iters 200 <<<"$out" && grep -q "^ Mtu             : 1024\[B\]$" <<<"$out"'
+out=$("$stepsim" bench perftest write_bw --topology "$topo" -s 4096 -n 200 -d mlx5_3 --quiet 2>&1)
+check "-d mlx5_3: NIC 3 of both servers" 'grep -q "NIC 0:3 (port 3) -> NIC 1:3" <<<"$out" && grep -q "Device         : mlx5_3" <<<"$out"'
+full=$("$stepsim" bench perftest write_bw --topology "$topo" -s 1M -n 100 --report_gbits --quiet 2>&1)
+out=$("$stepsim" bench perftest write_bw --topology "$topo" -s 1M -n 100 --report_gbits --output bandwidth --quiet 2>&1)
+check "--output bandwidth: one number, the table's average" '[[ $(wc -l <<<"$out") -eq 1 && "$out" == "$(awk "\$1 == 1048576 {print \$4}" <<<"$full")" ]]'
+out=$("$stepsim" bench perftest read_bw --topology "$topo" -s 64K -n 200 --quiet 2>&1)
+check "read_bw: bandwidth columns" '/usr/bin/python3 "$parse" --kind bw --bytes 65536 --iters 200 <<<"$out" && grep -q "RDMA_Read BW Test" <<<"$out"'
+expect_error "--connection: 'UD' is not modelled (allowed: RC)" bench perftest write_bw --topology "$topo" -c UD
+expect_error "--duration: duration tests are not modelled (use -n)" bench perftest write_bw --topology "$topo" -D 5
+expect_error "--bidirectional: traffic both ways is not modelled" bench perftest write_bw --topology "$topo" -b
+expect_error "--output: bandwidth tests print bandwidth or message_rate" bench perftest write_bw --topology "$topo" --output latency
+expect_error "--ib-dev: 'eth0' is not a device (allowed: mlx5_N" bench perftest write_bw --topology "$topo" -d eth0
+expect_error "--size: '99999999999G' is out of range" bench perftest write_bw --topology "$topo" -s 99999999999G
 finish

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The step's HDF5 file: the same datasets at 1, 2 and 4 ranks, a round trip through
-# postproc/stepsim-post (report shows what stepsim printed; compare; plots), the trace file, and
-# postproc's errors (exit 2).
+# postproc/stepsim-post (report shows what stepsim printed, tokens/s, FCT, ECN, retransmissions
+# and --set; compare with B / A per row; plots checked by tests/cli/postproc_plots.py, also on a
+# compute-bound GPT-3 step at analytical fidelity), the Perfetto trace (names, args, every
+# group's collectives), and postproc's errors on broken files and outputs (exit 2, one message).
 set -uo pipefail
 stepsim=$1; mpiexec=$2; workloads=$3; post=$4; shift 4; mpiflags=("$@")
 source "$(dirname "$0")/lib.sh"
@@ -21,12 +23,53 @@ check "ranks recorded in /meta" '[[ $(h5dump -a /meta/ranks "$dir/r4.h5" | grep 
 out=$("$post" report "$dir/r1.h5" 2>&1)
 check "report: the step time stepsim printed ($printed)" 'grep -qE "^step time +$printed" <<<"$out"'
 check "report: busbw per group" 'grep -q "^busbw dp" <<<"$out" && grep -q "^busbw tp" <<<"$out"'
+check "report: tokens/s, FCT, ECN, retransmissions, overrides" 'grep -qE "^tokens/s +[0-9,]+$" <<<"$out" && grep -qE "^FCT p50/p99/max +[0-9.]+ / [0-9.]+ / [0-9.]+ us" <<<"$out" && grep -qE "^ECN-marked packets +[0-9,]+ received" <<<"$out" && grep -qE "^retransmitted packets +[0-9,]+$" <<<"$out" && grep -qE "^overrides \(--set\) +none$" <<<"$out"'
+"$stepsim" run "$tiny" --quiet --set parallel.global_batch=16 -o "$dir/b16.h5" >/dev/null 2>&1
+out=$("$post" compare "$dir/r1.h5" "$dir/b16.h5" 2>&1)
+check "compare: the --set override and per-row ratios" 'grep -qE "^overrides \(--set\) +none +parallel.global_batch=16" <<<"$out" && awk "/^step time / { exit !(\$NF + 0 > 1.2) }" <<<"$out" && [[ $(grep -cE " [0-9]+\.[0-9]{4}$" <<<"$out") -ge 8 ]]'
 "$stepsim" run "$tiny" --quiet --fidelity ideal -o "$dir/ideal.h5" --trace "$dir/trace.json" >/dev/null 2>&1
 out=$("$post" compare "$dir/r1.h5" "$dir/ideal.h5" --markdown 2>&1)
-check "compare: both fidelities side by side" 'grep -q "| fidelity | packet | ideal |" <<<"$out" && grep -q "step time B / A" <<<"$out"'
+check "compare: both fidelities side by side, B / A per row" 'grep -q "| fidelity | packet | ideal |  |" <<<"$out" && grep -qE "^\| step time \| [0-9.]+ ms \| [0-9.]+ ms \| [0-9]\.[0-9]{4} \|$" <<<"$out"'
 out=$("$post" plot "$dir/r1.h5" -o "$dir/plots" 2>&1)
 check "plot: four PNG files" '[[ $(ls "$dir"/plots/*.png 2>/dev/null | wc -l) -eq 4 ]]'
-check "trace: Chrome trace events" '/usr/bin/python3 -c "import json,sys; j=json.load(open(sys.argv[1])); e=j[\"traceEvents\"]; assert len(e) > 10 and all(x[\"ph\"] == \"X\" for x in e)" "$dir/trace.json"'
+postdir=$(dirname "$(readlink -f "$post")")
+out=$(/usr/bin/python3 "$(dirname "$0")/postproc_plots.py" "$postdir" "$dir/r1.h5" 2>&1)
+check "plots of the packet step: names, units, compute read back, heatmap scale and ports" '[[ -z "$out" ]]'
+"$stepsim" run "$workloads/gpt3-175b.yaml" --quiet --fidelity analytical -o "$dir/gpt3.h5" >/dev/null 2>&1
+out=$(/usr/bin/python3 "$(dirname "$0")/postproc_plots.py" "$postdir" "$dir/gpt3.h5" --compute-bound 2>&1)
+check "plots of compute-bound GPT-3 (analytical): compute drawn as compute, nothing empty" '[[ -z "$out" ]]'
+out=$("$post" report "$dir/gpt3.h5" 2>&1)
+check "report at analytical fidelity says what is not recorded" 'grep -q "^FCT p50/p99/max *not recorded at analytical fidelity" <<<"$out"'
+# Broken files and outputs: one message, exit 2, no traceback.
+broken() {  # NAME PYTHON-MUTATION: a copy of r1.h5 changed by the mutation (f: the h5py file)
+  cp "$dir/r1.h5" "$dir/$1.h5"
+  /usr/bin/python3 -c "import sys, h5py, numpy as np; f = h5py.File(sys.argv[1], 'r+'); $2; f.close()" "$dir/$1.h5"
+}
+expect_post_error() {  # MESSAGE ARGS...: stepsim-post ARGS exits 2 with MESSAGE once, no traceback
+  local want=$1; shift
+  "$post" "$@" >/dev/null 2>"$dir/err"; local rc=$?
+  check "stepsim-post $* -> exit $rc: $(head -c 300 "$dir/err")" '[[ $rc -eq 2 && $(grep -cF -- "$want" "$dir/err") -eq 1 && $(wc -l <"$dir/err") -eq 1 ]]'
+}
+broken utf8 "f['meta'].attrs['model'] = np.bytes_(b'\\xff\\xfeGPT')"
+expect_post_error "/meta attribute 'model' is not UTF-8 text" report "$dir/utf8.h5"
+broken noattr "del f['meta'].attrs['step_s']"
+expect_post_error "/meta lacks attribute(s) step_s" report "$dir/noattr.h5"
+broken notable "del f['links']"
+expect_post_error "no /links table" plot "$dir/notable.h5" -o "$dir/p2"
+broken group "del f['ops']; f.create_group('ops')"
+expect_post_error "/ops is a group, not a table" report "$dir/group.h5"
+broken column "d = f['collectives'][()]; del f['collectives']; f['collectives'] = d[['stage', 'group']]"
+expect_post_error "/collectives lacks column(s) kind, gpus, bytes" compare "$dir/r1.h5" "$dir/column.h5"
+broken metads "del f['meta']; f['meta'] = np.zeros(3)"
+expect_post_error "/meta is a dataset, not a group" report "$dir/metads.h5"
+broken notnum "f['meta'].attrs['step_s'] = 'fast'"
+expect_post_error "/meta attribute 'step_s' is not a number" report "$dir/notnum.h5"
+expect_post_error "is a directory, not an HDF5 file" report "$dir"
+touch "$dir/afile"
+expect_post_error "-o $dir/afile: exists and is not a directory" plot "$dir/r1.h5" -o "$dir/afile"
+expect_post_error "-o $dir/afile/sub: cannot create the directory" plot "$dir/r1.h5" -o "$dir/afile/sub"
+expect_post_error "-o /proc/stepsim-post: cannot create the directory" plot "$dir/r1.h5" -o /proc/stepsim-post
+check "trace: names, args, DP and PP collectives" '/usr/bin/python3 "$(dirname "$0")/trace_check.py" "$dir/trace.json"'
 "$post" report "$dir/missing.h5" >/dev/null 2>"$dir/err"; rc=$?
 check "report of a missing file: exit 2, one message" '[[ $rc -eq 2 && $(grep -c "stepsim-post: error: .*missing.h5: no such file" "$dir/err") -eq 1 ]]'
 echo "not hdf5" >"$dir/bad.h5"

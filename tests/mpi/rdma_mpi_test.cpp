@@ -38,7 +38,7 @@ TEST_P(Algorithms, MatchesAOneRankRunBitForBit) {
   }
   NicParams nic;
   nic.cc.algorithm = GetParam();
-  nic.retransmission = Retransmission::kSelective;
+  nic.retransmission = "selective";
   fabric::FabricParams fp;
   fp.lb.policy = "spray";
   fp.fec = false;

@@ -1,16 +1,24 @@
 #pragma once
 /// Congestion control of one sender (queue pair): an interface, parameters and a registry.
-/// One file per algorithm in src/cc/ ("none", "dcqcn", "hpcc"). The NIC calls the hooks, paces the
-/// QP at rate(), keeps at most window() bytes unacknowledged (when it is > 0) and schedules an
-/// event at next_timer().
+/// One file per algorithm in src/cc/ ("none", "dcqcn", "hpcc"), each registering its name, a
+/// one-line description, its parameters and what it needs from the transport and the fabric
+/// (CcNeeds: INT telemetry, CNPs, an ACK per packet). The NIC calls the hooks, paces the QP at
+/// rate(), keeps at most window() bytes unacknowledged (when it is > 0) and schedules an event at
+/// next_timer().
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "stepsim/core/fatal.hpp"
 #include "stepsim/core/result.hpp"
 #include "stepsim/core/units.hpp"
+
+namespace stepsim::config {
+class ParamTable;
+}
 
 namespace stepsim::cc {
 
@@ -36,10 +44,61 @@ struct HpccParams {
   SimTime base_rtt;   ///< T; 0: the NIC's estimate of the QP's path RTT
 };
 
+/// The parameter structs of algorithms that keep them in their own file (docs/extending.md), by
+/// algorithm name; copies are deep. DCQCN's and HPCC's are CcParams members (public API).
+class CcParamBlocks {
+ public:
+  CcParamBlocks() = default;
+  CcParamBlocks(const CcParamBlocks& other) { *this = other; }
+  CcParamBlocks& operator=(const CcParamBlocks& other) {
+    if (this == &other) return *this;
+    blocks_.clear();
+    for (const auto& [name, block] : other.blocks_) blocks_.emplace(name, block->clone());
+    return *this;
+  }
+  CcParamBlocks(CcParamBlocks&&) noexcept = default;
+  CcParamBlocks& operator=(CcParamBlocks&&) noexcept = default;
+  ~CcParamBlocks() = default;
+
+  /// `name`'s parameters, created as T{} (its defaults) on first use.
+  template <class T>
+  T& get(const std::string& name) {
+    auto it = blocks_.find(name);
+    if (it == blocks_.end()) it = blocks_.emplace(name, std::make_unique<Holder<T>>()).first;
+    auto* h = dynamic_cast<Holder<T>*>(it->second.get());
+    STEPSIM_CHECK(h != nullptr, "cc parameters of '" + name + "' read as another type");
+    return h->value;
+  }
+  /// `name`'s parameters; the defaults if none were set.
+  template <class T>
+  [[nodiscard]] T get(const std::string& name) const {
+    const auto it = blocks_.find(name);
+    if (it == blocks_.end()) return T{};
+    const auto* h = dynamic_cast<const Holder<T>*>(it->second.get());
+    STEPSIM_CHECK(h != nullptr, "cc parameters of '" + name + "' read as another type");
+    return h->value;
+  }
+
+ private:
+  struct Block {
+    virtual ~Block() = default;
+    [[nodiscard]] virtual std::unique_ptr<Block> clone() const = 0;
+  };
+  template <class T>
+  struct Holder final : Block {
+    T value{};
+    [[nodiscard]] std::unique_ptr<Block> clone() const override {
+      return std::make_unique<Holder<T>>(*this);
+    }
+  };
+  std::map<std::string, std::unique_ptr<Block>> blocks_;
+};
+
 struct CcParams {
   std::string algorithm = "dcqcn";
   DcqcnParams dcqcn;
   HpccParams hpcc;
+  CcParamBlocks more;  ///< every other algorithm's parameters, by its name
 };
 
 /// What an algorithm knows of its QP's path when it is created.
@@ -73,10 +132,34 @@ class CongestionControl {
   virtual void on_timer(SimTime now) = 0;
 };
 
+/// What an algorithm needs from the transport and the fabric, declared by its registry entry (as
+/// ns-3's TcpCongestionOps tells the socket what it needs); the NIC and the fabric read this,
+/// never the algorithm's name.
+struct CcNeeds {
+  bool int_telemetry = false;   ///< switches stamp INT into data packets, ACKs echo it (HPCC)
+  bool cnp = false;             ///< receivers send CNPs for ECN-marked packets (DCQCN)
+  bool ack_per_packet = false;  ///< every data packet asks for an ACK (a window needs each one)
+  SimTime cnp_interval;         ///< when cnp: at most one CNP per QP per interval
+  SimTime telemetry_rtt;        ///< when int_telemetry: the switches' INT window; 0: the fabric's
+};
+
+/// One registered algorithm, as `stepsim list cc` shows it.
+struct CcAlgorithmInfo {
+  std::string name;
+  std::string description;  ///< one line: what it models and after which paper
+};
+
 /// Creates `p.algorithm` for a QP on `path`; the error lists the algorithms.
 Result<std::unique_ptr<CongestionControl>> make_congestion_control(const CcParams& p,
                                                                    const CcPath& path);
+/// What `p.algorithm` needs (with its parameters); the error lists the algorithms.
+Result<CcNeeds> congestion_control_needs(const CcParams& p);
+/// Registered names, sorted.
 std::vector<std::string> congestion_control_names();
+/// Registered algorithms with their descriptions, sorted by name.
+std::vector<CcAlgorithmInfo> congestion_control_algorithms();
+/// Declares `cc.algorithm` and every algorithm's parameters ("cc.<name>.<key>") bound to `p`.
+void declare_cc_params(config::ParamTable& table, CcParams& p);
 
 /// The notification point (receiver) of DCQCN: at most one CNP per QP per interval, sent when an
 /// ECN-marked packet arrives.

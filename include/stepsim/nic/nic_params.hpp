@@ -36,11 +36,9 @@ enum class MemoryKind : std::uint8_t {
 Result<MemoryKind> parse_memory_kind(const std::string& name);
 std::string memory_kind_name(MemoryKind k);
 
-/// Go-Back-N (the receiver drops out-of-order packets) or selective repeat (it places them and
-/// the sender resends only what a NAK or a timeout names).
-enum class Retransmission : std::uint8_t { kGoBackN, kSelective };
-Result<Retransmission> parse_retransmission(const std::string& name);
-std::string retransmission_name(Retransmission r);
+/// The registered name of a retransmission strategy ("gbn", "selective"; "go_back_n" and "sr"
+/// are accepted for them); the error lists them.
+Result<std::string> parse_retransmission(const std::string& name);
 
 /// A PCIe fault (AER): at `at`, the host link of NIC port `nic` (global port id) retrains at
 /// generation `gen` with the same width (DOMAIN.md: Gen5 x16 -> Gen4 x16 halves DMA bandwidth).
@@ -82,7 +80,9 @@ struct NicParams {
   int tx_slots = 64;  ///< packets in the send pipeline at once (outstanding DMA reads)
   int cq_depth = 16384;
   // RC transport.
-  Retransmission retransmission = Retransmission::kGoBackN;
+  /// A retransmission strategy by registry name (retransmission_strategy.hpp): "gbn" (Go-Back-N)
+  /// or "selective" (selective repeat).
+  std::string retransmission = "gbn";
   SimTime rto = SimTime::us(50);  ///< retransmission timeout
   int retry_count = 7;            ///< timeouts in a row before the QP goes to ERROR
   int ack_coalesce = 8;           ///< ACK after this many in-order packets (and every message end)

@@ -37,6 +37,10 @@ struct PerftestSpec {
 
 struct PerftestResult {
   std::vector<std::int64_t> samples_ps;  ///< sorted
+  /// Bandwidth tests: every work request's post and completion times, each sorted (perftest's
+  /// tposted and tcompleted, from which it computes the peak bandwidth).
+  std::vector<std::int64_t> posted_ps;
+  std::vector<std::int64_t> completed_ps;
   std::int64_t messages = 0;
   std::int64_t bytes = 0;
   std::int64_t first_post_ps = 0;
@@ -46,6 +50,9 @@ struct PerftestResult {
   [[nodiscard]] double average_us() const;
   [[nodiscard]] double gbps() const;
   [[nodiscard]] double mpps() const;
+  /// perftest's BW peak: the most messages per second over any run of consecutive messages,
+  /// (j - i + 1) / (completed[j] - posted[i]), in messages per second (0 without samples).
+  [[nodiscard]] double peak_messages_per_s() const;
 };
 
 class Perftest final : public RdmaApp {
@@ -64,6 +71,8 @@ class Perftest final : public RdmaApp {
   struct Side {
     std::vector<int> posted;  // per QP: work requests posted
     std::vector<std::int64_t> samples;
+    std::vector<std::int64_t> post_times;  // bandwidth tests, in order
+    std::vector<std::int64_t> done_times;  // bandwidth tests, in order
     std::int64_t first_post = -1;
     std::int64_t last_done = 0;
     std::int64_t messages = 0;

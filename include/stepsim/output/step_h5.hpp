@@ -36,6 +36,7 @@ struct RunMeta {
   std::int64_t threads = 1;
   std::uint32_t gpu_stride = 1;  ///< GPUs between consecutive stages (tp x cp x dp)
   double wall_s = 0;             ///< rank 0's (broadcast)
+  double tokens_per_step = 0;    ///< global batch x sequence length
 };
 
 /// Writes the file; every rank calls it with the same result. `path` is truncated. The error

@@ -2,23 +2,43 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace stepsim::cc {
 namespace {
 
 constexpr double kLine = 400e9;
 
 TEST(Dcqcn, RegistryHasDcqcnHpccAndNone) {
-  EXPECT_EQ(congestion_control_names(), (std::vector<std::string>{"dcqcn", "hpcc", "none"}));
+  // The three shipped algorithms (an added one joins them without editing this test).
+  const auto names = congestion_control_names();
+  for (const char* n : {"dcqcn", "hpcc", "none"}) {
+    EXPECT_NE(std::find(names.begin(), names.end(), n), names.end()) << n;
+  }
+  EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
   CcParams p;
   p.algorithm = "timely";
   const auto bad = make_congestion_control(p, CcPath{DataRate::gbps(400), SimTime::us(2)});
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.error().message.find("allowed: dcqcn, hpcc, none"), std::string::npos);
+  for (const std::string& n : names) {
+    EXPECT_NE(bad.error().message.find(n), std::string::npos) << n;
+  }
   p.algorithm = "none";
   auto none = make_congestion_control(p, CcPath{DataRate::gbps(400), SimTime::us(2)}).value();
   none->on_cnp(SimTime::us(1));
   EXPECT_EQ(none->rate(), DataRate::gbps(400));
   EXPECT_TRUE(none->next_timer().is_never());
+}
+
+TEST(Dcqcn, DeclaresCnpsAtItsIntervalAndNoIntOrPerPacketAck) {
+  CcParams p;
+  p.algorithm = "dcqcn";
+  p.dcqcn.cnp_interval = SimTime::us(7);
+  const CcNeeds n = congestion_control_needs(p).value();
+  EXPECT_TRUE(n.cnp);
+  EXPECT_EQ(n.cnp_interval, SimTime::us(7));
+  EXPECT_FALSE(n.int_telemetry);
+  EXPECT_FALSE(n.ack_per_packet);
 }
 
 // The reaction point's trajectory, recomputed here from the algorithm's statement

@@ -79,6 +79,19 @@ struct Statement {
   }
 };
 
+TEST(Hpcc, DeclaresIntAndAnAckPerPacketAndNoCnps) {
+  CcParams p;
+  p.algorithm = "hpcc";
+  CcNeeds n = congestion_control_needs(p).value();
+  EXPECT_TRUE(n.int_telemetry);
+  EXPECT_TRUE(n.ack_per_packet);  // every packet's INT reaches the window
+  EXPECT_FALSE(n.cnp);
+  EXPECT_EQ(n.telemetry_rtt, SimTime::zero());  // the fabric keeps its own INT window
+  p.hpcc.base_rtt = SimTime::ns(8'500);
+  n = congestion_control_needs(p).value();
+  EXPECT_EQ(n.telemetry_rtt, SimTime::ns(8'500));  // T sets the switches' window too
+}
+
 TEST(Hpcc, FollowsAlgorithmOneThroughMultiplicativeAndAdditiveStages) {
   Hpcc h(HpccParams{}, kPath);
   Statement s;

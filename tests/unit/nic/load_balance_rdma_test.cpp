@@ -88,7 +88,7 @@ Tail run(const std::string& lb) {
     }
     NicParams nic;
     nic.cc.algorithm = "none";
-    nic.retransmission = Retransmission::kSelective;  // spraying reorders
+    nic.retransmission = "selective";  // spraying reorders
     fabric::FabricParams fp;
     fp.lb.policy = lb;
     fp.lb.seed = seed;

@@ -234,5 +234,20 @@ TEST(RdmaHost, AQpContextCacheTooSmallForTheQpsCostsPcieReads) {
   EXPECT_GT(small.perf.average_us(), big.perf.average_us() + 0.2);
 }
 
+// The fabric is set up from what the congestion control declares it needs, not from its name.
+TEST(RdmaHost, ConfigureFabricTurnsOnIntOnlyForAnAlgorithmThatNeedsIt) {
+  for (const char* name : {"none", "dcqcn", "hpcc"}) {
+    NicParams nic;
+    nic.cc.algorithm = name;
+    nic.cc.hpcc.base_rtt = SimTime::us(3);
+    fabric::FabricParams fp;
+    const SimTime default_window = fp.telemetry_rtt;
+    configure_fabric(nic, fp);
+    const bool hpcc = std::string(name) == "hpcc";
+    EXPECT_EQ(fp.telemetry, hpcc) << name;
+    EXPECT_EQ(fp.telemetry_rtt, hpcc ? SimTime::us(3) : default_window) << name;
+  }
+}
+
 }  // namespace
 }  // namespace stepsim::nic

@@ -47,7 +47,7 @@ Transfer transfer(std::uint32_t c, std::int64_t message, int messages, int depth
   return t;
 }
 
-NicParams nic_with(const char* cc, Retransmission r) {
+NicParams nic_with(const char* cc, const char* r) {
   NicParams p;
   p.cc.algorithm = cc;
   p.retransmission = r;
@@ -64,7 +64,7 @@ TEST(Transport, RetransmissionsMatchTheLossesABitErrorRateCauses) {
   fp.ber_override = 1e-7;
   const auto b =
       bulk(topo, {conn(topo.port_id(0, 0), topo.port_id(1, 0))}, {transfer(0, 1 << 20, 80)},
-           nic_with("none", Retransmission::kSelective), fp, SimTime::ms(50));
+           nic_with("none", "selective"), fp, SimTime::ms(50));
   ASSERT_EQ(b.bulk.done_ps[0] >= 0, true);
   const QpStats& q = b.run.rdma.endpoints[endpoint_of(0, 0)];
   const double p_link = phy::raw_frame_error_probability(1e-7, Bytes(4096 + 62));
@@ -96,10 +96,8 @@ TEST(Transport, GoBackNResendsTheWholeWindowAfterALoss) {
   fp.ber_override = 1e-7;
   const std::vector<Connection> c = {conn(topo.port_id(0, 0), topo.port_id(1, 0))};
   const std::vector<Transfer> t = {transfer(0, 1 << 20, 40)};
-  const auto gbn =
-      bulk(topo, c, t, nic_with("none", Retransmission::kGoBackN), fp, SimTime::ms(50));
-  const auto sr =
-      bulk(topo, c, t, nic_with("none", Retransmission::kSelective), fp, SimTime::ms(50));
+  const auto gbn = bulk(topo, c, t, nic_with("none", "gbn"), fp, SimTime::ms(50));
+  const auto sr = bulk(topo, c, t, nic_with("none", "selective"), fp, SimTime::ms(50));
   ASSERT_GE(gbn.bulk.done_ps[0], 0);
   ASSERT_GE(sr.bulk.done_ps[0], 0);
   EXPECT_GT(gbn.run.rdma.endpoints[0].retransmitted, 3 * sr.run.rdma.endpoints[0].retransmitted);
@@ -136,10 +134,8 @@ TEST(Transport, SelectiveRepeatBeatsGoBackNUnderSpraying) {
   fp.lb.policy = "spray";
   const std::vector<Connection> c = {conn(topo.port_id(0, 0), topo.port_id(1, 0))};
   const std::vector<Transfer> t = {transfer(0, 1 << 20, 20)};
-  const auto gbn =
-      bulk(topo, c, t, nic_with("none", Retransmission::kGoBackN), fp, SimTime::ms(50));
-  const auto sr =
-      bulk(topo, c, t, nic_with("none", Retransmission::kSelective), fp, SimTime::ms(50));
+  const auto gbn = bulk(topo, c, t, nic_with("none", "gbn"), fp, SimTime::ms(50));
+  const auto sr = bulk(topo, c, t, nic_with("none", "selective"), fp, SimTime::ms(50));
   ASSERT_GE(gbn.bulk.done_ps[0], 0);
   ASSERT_GE(sr.bulk.done_ps[0], 0);
   const double goodput_gbn =
@@ -161,7 +157,7 @@ TEST(Transport, RetryExhaustionMovesTheQpToErrorAndReportsIt) {
   const auto topo = leaf_spine(1, 1, 2);
   fabric::FabricParams fp;
   fp.faults.push_back({fabric::FaultSpec::Kind::kDown, 1, SimTime::us(60), 0});  // leaf - host 1
-  NicParams nic = nic_with("none", Retransmission::kGoBackN);
+  NicParams nic = nic_with("none", "gbn");
   nic.retry_count = 3;
   nic.rto = SimTime::us(10);
   const auto b = bulk(topo, {conn(topo.port_id(0, 0), topo.port_id(1, 0))},
@@ -196,7 +192,7 @@ class NeverPolls final : public RdmaApp {
 
 TEST(Transport, ACompletionQueueThatOverflowsPutsTheQpInError) {
   const auto topo = leaf_spine(1, 1, 2);
-  NicParams nic = nic_with("none", Retransmission::kGoBackN);
+  NicParams nic = nic_with("none", "gbn");
   nic.cq_depth = 16;
   const std::vector<Connection> c = {conn(topo.port_id(0, 0), topo.port_id(1, 0))};
   for (int posted : {16, 64}) {

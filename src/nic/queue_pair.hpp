@@ -1,0 +1,266 @@
+#pragma once
+// The state of one RC queue pair endpoint, in three parts: the requester (send queue, PSNs,
+// acknowledgements, what must be resent), the responder (expected PSN, ACK coalescing, the
+// reorder buffer of selective repeat, READ responses to send) and the completion queue. Plain
+// state with the bookkeeping that needs no clock, the NIC or events (those are RcTransport's), so
+// each transition can be unit tested alone.
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "src/nic/rc_wire.hpp"
+#include "stepsim/cc/congestion_control.hpp"
+#include "stepsim/core/ring_queue.hpp"
+#include "stepsim/core/units.hpp"
+#include "stepsim/fabric/packet.hpp"
+#include "stepsim/nic/rdma_stats.hpp"
+#include "stepsim/nic/verbs.hpp"
+#include "stepsim/topology/topology.hpp"
+
+namespace stepsim::nic {
+
+/// A posted work request inside the NIC.
+struct Wqe {
+  WorkRequest wr;
+  std::uint32_t first_psn = 0;
+  std::uint32_t npkts = 1;
+  SimTime posted;
+  SimTime ready;  ///< reached the NIC (doorbell, context, WQE fetch done)
+  MessageTrace trace;
+
+  [[nodiscard]] std::uint32_t end_psn() const { return first_psn + npkts; }
+  /// Payload bytes of PSN `psn` with frames of `mtu` payload bytes.
+  [[nodiscard]] std::int64_t payload_of(std::uint32_t psn, std::int64_t mtu) const;
+  /// Frame bytes of PSN `psn`: payload and headers; a READ has one request frame, then nothing.
+  [[nodiscard]] std::int64_t frame_of(std::uint32_t psn, std::int64_t mtu) const;
+};
+
+/// READ responses the responder owes, in the requester's PSN space.
+struct ReadJob {
+  std::uint32_t first = 0;  ///< PSN of the first response
+  std::uint32_t next = 0;   ///< next response to send
+  std::uint32_t end = 0;    ///< one past the last
+  std::int64_t bytes = 0;   ///< bytes requested from `first`
+};
+
+/// The send side: the send queue and its PSNs. PSNs are 32-bit here (24-bit on the wire; a step
+/// never wraps them).
+struct Requester {
+  RingQueue<Wqe> sq;
+  std::uint32_t cursor = 0;  ///< index in sq of the WQE holding next_psn
+  std::uint32_t next_wqe_psn = 0;
+  std::uint32_t next_psn = 0;
+  std::uint32_t una = 0;              ///< oldest unacknowledged PSN
+  std::uint32_t max_sent = 0;         ///< one past the highest PSN sent
+  std::vector<std::uint32_t> resend;  ///< selective repeat: PSNs to send again, in order
+  SimTime rto_deadline = SimTime::never();
+  SimTime rto_at = SimTime::never();  ///< the pending timeout event
+  int retries = 0;
+  SimTime fetch_issued = SimTime::never();  ///< last WQE fetch (prefetch batches)
+  SimTime fetch_done;
+  int fetch_batch = 0;
+  SimTime last_ready = SimTime::zero() - SimTime::ms(1);  ///< the previous WQE's (qp_in_order)
+  std::int64_t sent_bytes = 0;                            ///< frame bytes of new PSNs sent
+  std::int64_t acked_bytes = 0;                           ///< frame bytes of PSNs acknowledged
+
+  /// Gives `w` its packets (frames of `mtu` payload bytes, at least one) and its first PSN.
+  void number(Wqe& w, std::int64_t mtu);
+  /// Index in sq of the WQE that holds `psn` (sq.size() if none).
+  [[nodiscard]] std::uint32_t seek(std::uint32_t psn) const;
+  /// Go-Back-N: the next packet sent is `psn` again, and everything after it.
+  void go_back(std::uint32_t psn) {
+    next_psn = psn;
+    cursor = seek(psn);
+  }
+  /// Selective repeat: `psn` is sent again (once, however often it is asked for).
+  void queue_resend(std::uint32_t psn);
+  /// Takes the next PSN of the resend list still unacknowledged and in the queue, with its WQE's
+  /// index; false if none is left.
+  bool pop_resend(std::uint32_t& psn, std::uint32_t& wqe);
+  /// Whether a WQE not yet fully sent is queued.
+  [[nodiscard]] bool has_new() const { return cursor < sq.size(); }
+  /// A cumulative acknowledgement of every PSN below `psn` (clamped to max_sent): counts the
+  /// acknowledged frame bytes, calls done(wqe) for each WQE it completes before removing it, and
+  /// moves next_psn past acknowledged PSNs. False if it acknowledged nothing new.
+  template <class Done>
+  bool acknowledge(std::uint32_t psn, std::int64_t mtu, Done&& done);
+
+ private:
+  void after_acknowledge();
+};
+
+/// The receive side.
+struct Responder {
+  std::uint32_t epsn = 0;              ///< expected PSN
+  int since_ack = 0;                   ///< in-order packets since the last ACK
+  std::uint32_t held = 0;              ///< selective repeat: PSNs held past the hole
+  std::vector<std::uint8_t> ooo;       ///< reorder ring: 0 empty, 1 held, 2 held + ends a message
+  std::vector<std::uint32_t> ooo_imm;  ///< ... and the immediate data of a message's last packet
+  std::uint32_t recv_seq = 0;
+  std::int64_t recv_bytes = 0;  ///< payload of the message being received
+  cc::CnpGenerator cnp{SimTime::us(50)};
+  std::vector<ReadJob> reads;
+
+  /// A reorder buffer of `window` PSNs (a power of two) past the expected one.
+  void hold_window(std::uint32_t window);
+  [[nodiscard]] std::uint32_t window() const { return static_cast<std::uint32_t>(ooo.size()); }
+  /// Keeps PSN `psn` (past epsn, inside the window); false if it was held already.
+  bool hold(std::uint32_t psn, bool completes_message, std::uint32_t imm);
+  /// Takes the held packet at epsn, if any (the caller then consumes it and moves epsn on).
+  bool take_held(bool& completes_message, std::uint32_t& imm);
+  /// The first READ with responses left to send, or null.
+  [[nodiscard]] ReadJob* next_read();
+  [[nodiscard]] bool has_reads() const;
+  /// A READ request for PSNs [psn, psn + packets): resumes a READ it repeats, else queues it.
+  void start_read(std::uint32_t psn, std::uint32_t packets, std::int64_t bytes);
+  void erase_finished_reads();
+};
+
+/// Completions waiting for the application, at most `depth`.
+class CompletionQueue {
+ public:
+  void set_depth(std::size_t depth) { depth_ = depth; }
+  [[nodiscard]] bool full() const { return q_.size() >= depth_; }
+  [[nodiscard]] std::size_t size() const { return q_.size(); }
+  /// Appends `c`; the caller checks full() first (an overflow is the QP's error).
+  void push(const Completion& c) { q_.push(c); }
+  /// Takes up to out.size() completions, oldest first; returns how many.
+  std::size_t poll(std::span<Completion> out);
+
+ private:
+  RingQueue<Completion> q_;
+  std::size_t depth_ = 16384;
+};
+
+/// One endpoint of a connection on its server: both sides of the transport, its congestion
+/// control and rate limiter, its CQ and counters.
+struct QueuePair {
+  std::uint32_t id = 0;      ///< global endpoint id
+  std::uint32_t server = 0;  ///< local server index
+  std::uint32_t nic = 0;     ///< port index within the server
+  topology::PortId peer_nic = 0;
+  std::uint32_t hash = 0;  ///< 5-tuple hash of the packets it sends
+  std::uint8_t prio = 3;
+  QpState state = QpState::kReset;
+  QpError error = QpError::kNone;
+  std::unique_ptr<cc::CongestionControl> cc;
+  bool paced = false;  ///< the rate limiter is below line rate
+  SimTime next_allowed;
+  SimTime pace_at = SimTime::never();
+  SimTime cc_at = SimTime::never();
+  bool active = false;  ///< in its NIC's list of endpoints with packets to send
+  /// The last PSN NAKed. Both sides use it: the responder sends one NAK per hole of its requests;
+  /// the requester re-requests a READ's hole once. (One field, as the outputs were made with.)
+  std::uint32_t nak_psn = kNoPsn;
+  Requester rq;
+  Responder rs;
+  CompletionQueue cq;
+  QpStats stats;
+  MessageTrace sent_trace;
+  MessageTrace recv_trace;
+
+  /// Connection set-up: RESET -> INIT -> RTR -> RTS (instant; the step starts connected).
+  void bring_up();
+  /// Whether it has a packet to send (a READ response, a resend or a new PSN).
+  [[nodiscard]] bool has_more() const {
+    return !rq.resend.empty() || rs.has_reads() || rq.has_new();
+  }
+  /// Moves to ERROR for `why`: stops the timer and every pending send; flush(wqe, first) is
+  /// called for each queued WQE, oldest first (`first`: the one that failed).
+  template <class Flush>
+  void fail(QpError why, Flush&& flush);
+};
+
+// --- templates ---------------------------------------------------------------------------------
+
+template <class Done>
+bool Requester::acknowledge(std::uint32_t psn, std::int64_t mtu, Done&& done) {
+  if (psn <= una) return false;
+  psn = std::min(psn, max_sent);
+  if (psn <= una) return false;
+  while (una < psn && !sq.empty()) {
+    Wqe& w = sq.front();
+    const std::uint32_t end = std::min(psn, w.end_psn());
+    for (std::uint32_t q = una; q < end; ++q) acked_bytes += w.frame_of(q, mtu);
+    una = end;
+    if (una < w.end_psn()) break;
+    done(static_cast<const Wqe&>(w));
+    sq.pop();
+    if (cursor > 0) --cursor;
+  }
+  after_acknowledge();
+  return true;
+}
+
+template <class Flush>
+void QueuePair::fail(QpError why, Flush&& flush) {
+  state = QpState::kError;
+  error = why;
+  rq.rto_deadline = SimTime::never();
+  bool first = true;
+  while (!rq.sq.empty()) {
+    const Wqe w = rq.sq.pop();
+    flush(w, first);
+    first = false;
+  }
+  rq.cursor = 0;
+  rq.resend.clear();
+  rs.reads.clear();
+}
+
+// --- inline: called per packet -------------------------------------------------------------
+
+inline std::int64_t Wqe::payload_of(std::uint32_t psn, std::int64_t mtu) const {
+  const std::int64_t k = psn - first_psn;
+  return std::clamp<std::int64_t>(wr.bytes - k * mtu, 0, mtu);
+}
+
+inline std::int64_t Wqe::frame_of(std::uint32_t psn, std::int64_t mtu) const {
+  if (wr.opcode == Opcode::kRead) {
+    return psn == first_psn ? fabric::kRoceHeaderBytes + kReadReqHeader : 0;
+  }
+  return payload_of(psn, mtu) + fabric::kRoceHeaderBytes;
+}
+
+inline std::uint32_t Requester::seek(std::uint32_t psn) const {
+  std::uint32_t i = 0;
+  while (i < sq.size() && psn >= sq[i].end_psn()) ++i;
+  return i;
+}
+
+inline bool Requester::pop_resend(std::uint32_t& psn, std::uint32_t& wqe) {
+  while (!resend.empty()) {
+    psn = resend.front();
+    resend.erase(resend.begin());
+    wqe = seek(psn);
+    if (psn >= una && wqe < sq.size()) return true;  // else acknowledged meanwhile
+  }
+  return false;
+}
+
+inline bool Responder::take_held(bool& completes_message, std::uint32_t& imm) {
+  if (held == 0) return false;
+  const std::uint32_t i = epsn & (window() - 1);
+  if (ooo[i] == 0) return false;
+  completes_message = ooo[i] == 2;
+  imm = ooo_imm[i];
+  ooo[i] = 0;
+  --held;
+  return true;
+}
+
+inline ReadJob* Responder::next_read() {
+  for (ReadJob& j : reads) {
+    if (j.next < j.end) return &j;
+  }
+  return nullptr;
+}
+
+inline bool Responder::has_reads() const {
+  return std::any_of(reads.begin(), reads.end(), [](const ReadJob& j) { return j.next < j.end; });
+}
+
+}  // namespace stepsim::nic

@@ -1,0 +1,188 @@
+// RcTransport, the receiving side: a packet that arrives passes the NIC's receive stage and goes
+// to the endpoint it is for (requests to the responder, responses and ACKs to the requester);
+// the responder places in-order payloads, completes SENDs and WRITEs with immediate, coalesces
+// ACKs, NAKs a hole once, hands out-of-order packets to the retransmission strategy and sends
+// CNPs when the congestion control needs them.
+#include <algorithm>
+#include <string>
+
+#include "src/nic/rc_transport.hpp"
+#include "stepsim/core/fatal.hpp"
+#include "stepsim/nic/rdma_host.hpp"
+
+namespace stepsim::nic {
+
+using fabric::Packet;
+using topology::kNone;
+
+void RcTransport::on_packet(pdes::LpContext& ctx, std::uint32_t nic, const Packet& pkt) {
+  NicPort& n = port_at(ctx, nic);
+  ++n.stats.rx_packets;
+  if ((pkt.flags & fabric::kInNetwork) != 0) {
+    ++n.stats.in_network_rx;
+    host_.notify_in_network(ctx, nic, pkt);
+    return;
+  }
+  // The packet's flow is the requester's endpoint; requests are handled by its peer here,
+  // responses and acknowledgements by the requester itself. A CNP names the endpoint to slow.
+  const bool to_requester =
+      pkt.op == kOpAck || pkt.op == kOpNak || pkt.op == kOpReadResp || pkt.op == kOpCnp;
+  const std::uint32_t id = to_requester ? pkt.flow : peer_endpoint(pkt.flow);
+  const std::uint32_t li = id < local_ep_.size() ? local_ep_[id] : kNone;
+  STEPSIM_CHECK(li != kNone, "packet for endpoint " + std::to_string(id) + " not on this rank");
+  QueuePair& qp = qps_[li];
+  const SimTime at = pipe_.receive(n.pipe, n.stats, qp.id,
+                                   std::int64_t{pkt.bytes} - fabric::kRoceHeaderBytes, ctx.now());
+  if (qp.state == QpState::kError) return;
+  on_transport_packet(ctx, qp, pkt, at);
+}
+
+// `pkt` for `qp`, out of the receive stage at `at`.
+inline void RcTransport::on_transport_packet(pdes::LpContext& ctx, QueuePair& qp, const Packet& pkt,
+                                             SimTime at) {
+  const bool ce = (pkt.flags & fabric::kEcnCe) != 0;
+  switch (pkt.op) {
+    case kOpCnp:
+      ++qp.stats.cnps_received;
+      catch_up_cc(ctx, qp);  // timers due before the CNP come first
+      qp.cc->on_cnp(ctx.now());
+      arm_cc_timer(ctx, qp);
+      return;
+    case kOpAck:
+    case kOpNak:
+      on_ack(ctx, qp, pkt, at);
+      return;
+    case kOpReadResp:
+      on_read_response(ctx, qp, pkt, at);
+      if (ce) notify_congestion(ctx, qp, pkt.flow ^ 1u, at);
+      return;
+    case kOpReadReq:
+      if (ce) notify_congestion(ctx, qp, pkt.flow, at);
+      on_read_request(ctx, qp, pkt, at);
+      return;
+    default:
+      if (ce) notify_congestion(ctx, qp, pkt.flow, at);
+      on_request(ctx, qp, pkt, at);
+      return;
+  }
+}
+
+// A READ request: new or repeated, (re)send the responses from its PSN.
+void RcTransport::on_read_request(pdes::LpContext& ctx, QueuePair& qp, const Packet& pkt,
+                                  SimTime at) {
+  Responder& rs = qp.rs;
+  const std::uint32_t psn = pkt.seq;
+  const auto np =
+      static_cast<std::uint32_t>(std::max<std::int64_t>(1, (pkt.arg + mtu_ - 1) / mtu_));
+  if (psn > rs.epsn) {
+    ++qp.stats.out_of_order;
+    send_nak(ctx, qp, pkt.flow, at);
+    return;
+  }
+  if (psn < rs.epsn) ++qp.stats.duplicates;
+  rs.start_read(psn, np, pkt.arg);
+  qp.nak_psn = kNoPsn;
+  rs.erase_finished_reads();
+  activate(ctx, qp);
+}
+
+// A WRITE or SEND packet.
+inline void RcTransport::on_request(pdes::LpContext& ctx, QueuePair& qp, const Packet& pkt,
+                                    SimTime at) {
+  Responder& rs = qp.rs;
+  NicPort& n = port_of(qp);
+  const std::uint32_t psn = pkt.seq;
+  const bool last = (pkt.flags & fabric::kLastOfFlow) != 0;
+  const bool completes = last && (pkt.op == kOpSend || pkt.op == kOpWriteImm);
+  if (psn < rs.epsn) {
+    ++qp.stats.duplicates;
+    send_ack(ctx, qp, pkt.flow, at, pkt.telemetry);
+    return;
+  }
+  if (psn > rs.epsn) {
+    on_out_of_order(ctx, qp, pkt, at, completes);
+    return;
+  }
+  // In order: place it, then whatever was held right behind it (selective repeat).
+  const std::int64_t payload = static_cast<std::int64_t>(pkt.bytes) - fabric::kRoceHeaderBytes;
+  const SimTime placed = pipe_.place(n.pipe, n.line, at, payload);
+  rs.recv_bytes += payload;
+  qp.recv_trace.arrived_ps = ctx.now().picoseconds();
+  bool ack_now = last || (pkt.flags & fabric::kAckRequest) != 0;
+  consume(ctx, qp, pkt, completes, placed, pkt.arg);
+  bool held_completes = false;
+  std::uint32_t held_imm = 0;
+  while (rs.take_held(held_completes, held_imm)) {
+    consume(ctx, qp, pkt, held_completes, placed, held_imm);
+    ack_now = true;
+  }
+  if (qp.nak_psn != kNoPsn && qp.nak_psn < rs.epsn) qp.nak_psn = kNoPsn;
+  if (rs.held > 0 && rs.held >= nak_threshold_) {
+    send_nak(ctx, qp, pkt.flow, at);  // the next hole is known already
+  } else if (ack_now || rs.since_ack >= ack_coalesce_) {
+    send_ack(ctx, qp, pkt.flow, at, pkt.telemetry);
+  }
+}
+
+void RcTransport::on_out_of_order(pdes::LpContext& ctx, QueuePair& qp, const Packet& pkt,
+                                  SimTime at, bool completes) {
+  ++qp.stats.out_of_order;
+  const OutOfOrderAction a = retx_->on_out_of_order(qp.rs, pkt.seq, completes, pkt.arg);
+  if (a.place) {
+    NicPort& n = port_of(qp);
+    pipe_.place(n.pipe, n.line, at,
+                static_cast<std::int64_t>(pkt.bytes) - fabric::kRoceHeaderBytes);
+  }
+  if (a.nak) send_nak(ctx, qp, pkt.flow, at);
+}
+
+// The packet at epsn is in memory at `placed`: epsn moves on; the end of a SEND or a WRITE with
+// immediate becomes a receive completion a PCIe write later.
+inline void RcTransport::consume(pdes::LpContext& ctx, QueuePair& qp, const Packet& pkt,
+                                 bool completes, SimTime placed, std::uint32_t imm) {
+  Responder& rs = qp.rs;
+  ++rs.epsn;
+  ++rs.since_ack;
+  if (completes) {
+    NicPort& n = port_of(qp);
+    ++qp.stats.recv_messages;
+    const SimTime cqe =
+        placed + n.pipe.pcie.write_latency + pipe_.bounce_copy(n.pipe, rs.recv_bytes);
+    qp.recv_trace.placed_ps = placed.picoseconds();
+    qp.recv_trace.cqe_ps = cqe.picoseconds();
+    const CqeMsg m{rs.recv_seq++, rs.recv_bytes, -1, opcode_of(pkt.op), 1, WcStatus::kSuccess, imm};
+    rs.recv_bytes = 0;
+    ctx.send(ctx.self(), cqe - ctx.now(), kEvCqe, qp.id, m);
+  } else if ((pkt.flags & fabric::kLastOfFlow) != 0) {
+    qp.recv_trace.placed_ps = placed.picoseconds();
+    rs.recv_bytes = 0;
+  }
+}
+
+void RcTransport::send_ack(pdes::LpContext& ctx, QueuePair& qp, std::uint32_t flow, SimTime at,
+                           std::uint16_t telemetry) {
+  qp.rs.since_ack = 0;
+  ++qp.stats.acks_sent;
+  queue_ctrl(ctx, qp, kOpAck, flow, qp.rs.epsn, at, telemetry);
+}
+
+void RcTransport::send_nak(pdes::LpContext& ctx, QueuePair& qp, std::uint32_t flow, SimTime at) {
+  if (qp.nak_psn == qp.rs.epsn) return;  // one NAK per hole
+  qp.nak_psn = qp.rs.epsn;
+  qp.rs.since_ack = 0;
+  ++qp.stats.naks_sent;
+  queue_ctrl(ctx, qp, kOpNak, flow, qp.rs.epsn, at, 0);
+}
+
+// The notification point of a CNP-driven algorithm (DCQCN): at most one CNP per QP and
+// interval, to the data's sender.
+void RcTransport::notify_congestion(pdes::LpContext& ctx, QueuePair& qp, std::uint32_t sender,
+                                    SimTime at) {
+  ++qp.stats.ecn_received;
+  if (!needs_.cnp) return;
+  if (!qp.rs.cnp.on_packet(ctx.now(), true)) return;
+  ++qp.stats.cnps_sent;
+  queue_ctrl(ctx, qp, kOpCnp, sender, kNoPsn, at, 0);
+}
+
+}  // namespace stepsim::nic

@@ -1,0 +1,287 @@
+// RcTransport: set-up, timers, errors and completions (see rc_transport.hpp).
+#include "src/nic/rc_transport.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "stepsim/core/fatal.hpp"
+#include "stepsim/fabric/load_balancer.hpp"
+#include "stepsim/nic/rdma_host.hpp"
+
+namespace stepsim::nic {
+
+using fabric::Packet;
+using topology::kNone;
+using topology::PortId;
+
+namespace {
+
+cc::CcNeeds needs_of(const cc::CcParams& p) {
+  auto needs = cc::congestion_control_needs(p);
+  STEPSIM_CHECK(needs.ok(), needs.ok() ? std::string() : needs.error().message);
+  return *needs;
+}
+
+}  // namespace
+
+RcTransport::RcTransport(RdmaHost& host, const NicParams& p, fabric::FabricModel& fabric,
+                         std::span<const pdes::LpId> local_lps,
+                         const std::vector<Connection>& connections)
+    : host_(host),
+      p_(p),
+      fabric_(fabric),
+      mtu_(fabric.params().segment().count()),
+      wire_mtu_(fabric.params().mtu.count()),
+      qp_gap_(p.cycles(p.ctx_lookup.cycles) + p.cycles(p.wqe_fetch.cycles) + p.pkt_gen.latency),
+      needs_(needs_of(p.cc)),
+      pipe_(p, wire_mtu_) {
+  const std::int64_t per_cell = pipe_.packets_in(mtu_);  // 1 at packet fidelity
+  const auto per_frame = [per_cell](int packets) {
+    return static_cast<std::uint32_t>(
+        std::max<std::int64_t>(1, (packets + per_cell - 1) / per_cell));
+  };
+  tx_slots_ = std::max<std::uint32_t>(2, per_frame(p.tx_slots));
+  ack_coalesce_ = static_cast<int>(per_frame(p.ack_coalesce));
+  nak_threshold_ = per_frame(p.nak_threshold);
+  auto retx = make_retransmission(
+      p.retransmission,
+      RetransmissionConfig{static_cast<std::uint32_t>(p.sr_window), nak_threshold_});
+  STEPSIM_CHECK(retx.ok(), retx.ok() ? std::string() : retx.error().message);
+  retx_ = std::move(retx).value();
+  add_servers(local_lps);
+  add_endpoints(connections);
+}
+
+void RcTransport::add_servers(std::span<const pdes::LpId> local_lps) {
+  const topology::Topology& topo = fabric_.topology();
+  const fabric::Routing& routing = fabric_.routing();
+  server_of_slot_.assign(local_lps.size(), kNone);
+  server_of_node_.assign(topo.nodes.size(), kNone);
+  for (std::uint32_t slot = 0; slot < local_lps.size(); ++slot) {
+    const pdes::LpId v = local_lps[slot];
+    if (!topo.is_server(v)) continue;
+    const auto s = static_cast<std::uint32_t>(servers_.size());
+    server_of_slot_[slot] = s;
+    server_of_node_[v] = s;
+    ServerState& ss = servers_.emplace_back();
+    ss.node = v;
+    ss.nics.resize(topo.nodes[v].port_count);
+    for (std::uint32_t i = 0; i < ss.nics.size(); ++i) {
+      NicPort& n = ss.nics[i];
+      n.line = routing.port(topo.nodes[v].first_port + i).rate;
+      n.pipe = pipe_.make_state(size_for_port(p_.pcie, n.line));
+    }
+  }
+  qps_of_server_.assign(servers_.size(), {});
+}
+
+void RcTransport::add_endpoints(const std::vector<Connection>& connections) {
+  const topology::Topology& topo = fabric_.topology();
+  local_ep_.assign(connections.size() * 2, kNone);
+  std::size_t count = 0;
+  for (const Connection& c : connections) {
+    for (PortId port : {c.a, c.b}) {
+      STEPSIM_CHECK(port < topo.ports.size() && topo.is_server(topo.ports[port].node),
+                    "a connection names port " + std::to_string(port) + ", not a server port");
+      if (server_of_node_[topo.ports[port].node] != kNone) ++count;
+    }
+  }
+  qps_.reserve(count);  // QueuePair holds a unique_ptr: no reallocation after this
+  for (std::uint32_t ci = 0; ci < connections.size(); ++ci) {
+    for (int side = 0; side < 2; ++side) add_endpoint(connections[ci], ci, side);
+  }
+}
+
+void RcTransport::add_endpoint(const Connection& c, std::uint32_t connection, int side) {
+  const topology::Topology& topo = fabric_.topology();
+  const fabric::Routing& routing = fabric_.routing();
+  const PortId mine = side == 0 ? c.a : c.b;
+  const PortId peer = side == 0 ? c.b : c.a;
+  const std::uint32_t s = server_of_node_[topo.ports[mine].node];
+  if (s == kNone) return;
+  const std::uint32_t id = endpoint_of(connection, side);
+  local_ep_[id] = static_cast<std::uint32_t>(qps_.size());
+  qps_of_server_[s].push_back(static_cast<std::uint32_t>(qps_.size()));
+  QueuePair& qp = qps_.emplace_back();
+  qp.id = id;
+  qp.server = s;
+  qp.nic = topo.ports[mine].index;
+  qp.peer_nic = peer;
+  qp.prio = c.prio;
+  qp.hash = fabric::tuple_hash(mine, peer, c.entropy, c.label);
+  const cc::CcPath path{routing.port(mine).rate,
+                        RdmaHost::base_rtt(topo, routing, fabric_.params(), mine, peer)};
+  auto made = cc::make_congestion_control(p_.cc, path);
+  STEPSIM_CHECK(made.ok(), made.ok() ? std::string() : made.error().message);
+  qp.cc = std::move(made).value();
+  qp.rs.cnp = cc::CnpGenerator(needs_.cnp_interval);
+  qp.cq.set_depth(static_cast<std::size_t>(p_.cq_depth));
+  retx_->init(qp.rs);
+  qp.bring_up();
+}
+
+// --- helpers -----------------------------------------------------------------------------------
+
+// The port has a packet ready at `ready`: wake the fabric now, or an event then.
+void RcTransport::wake_at(pdes::LpContext& ctx, NicPort& n, std::uint32_t nic, SimTime ready) {
+  if (ready <= ctx.now()) {
+    fabric_.wake(ctx, nic);
+  } else {
+    schedule_once(ctx, n.wake_at, ready, kEvNicWake, nic);
+  }
+}
+
+void RcTransport::arm_rto(pdes::LpContext& ctx, QueuePair& qp) {
+  if (qp.rq.rto_deadline.is_never()) return;
+  schedule_once(ctx, qp.rq.rto_at, qp.rq.rto_deadline, kEvRto, qp.id);
+}
+
+void RcTransport::activate(pdes::LpContext& ctx, QueuePair& qp) {
+  if (qp.state == QpState::kError) return;
+  catch_up_cc(ctx, qp);
+  arm_cc_timer(ctx, qp);
+  if (!qp.active) {
+    qp.active = true;
+    port_of(qp).arb.activate(static_cast<std::uint32_t>(&qp - qps_.data()));
+  }
+  fill(ctx, qp.server, qp.nic);
+}
+
+void RcTransport::queue_ctrl(pdes::LpContext& ctx, QueuePair& qp, std::uint8_t op,
+                             std::uint32_t flow, std::uint32_t psn, SimTime ready,
+                             std::uint16_t telemetry) {
+  Packet c;
+  c.flow = flow;
+  c.seq = psn;
+  c.dst_nic = qp.peer_nic;
+  c.bytes = fabric::kAckFrameBytes;
+  c.op = op;
+  c.prio = qp.prio;
+  c.telemetry = telemetry;
+  c.tuple_hash = qp.hash;
+  NicPort& n = port_of(qp);
+  n.arb.ctrl.push(TxSlot{c, ready});
+  wake_at(ctx, n, qp.nic, ready);
+}
+
+// --- events ------------------------------------------------------------------------------------
+
+void RcTransport::on_event(pdes::LpContext& ctx, const pdes::Event& ev) {
+  switch (ev.kind) {
+    case kEvWqeReady:
+      activate(ctx, local(ev.aux));
+      break;
+    case kEvNicWake:
+      on_nic_wake(ctx, ev.aux);
+      break;
+    case kEvPace:
+      on_pace(ctx, local(ev.aux));
+      break;
+    case kEvRto:
+      if (ctx.now() == local(ev.aux).rq.rto_at) on_rto(ctx, local(ev.aux));
+      break;
+    case kEvCcTimer:
+      on_cc_timer(ctx, local(ev.aux));
+      break;
+    case kEvCqe:
+      on_cqe(ctx, local(ev.aux), ev.payload_as<CqeMsg>());
+      break;
+    case kEvPcieFault: {
+      // PCIe AER: the link retrains at a lower generation (same width); DMA slows from now on.
+      NicPort& n = port_at(ctx, ev.aux);
+      n.pipe.pcie = degrade(n.pipe.pcie, ev.payload_as<PcieFaultMsg>().gen);
+      ++n.stats.pcie_degrades;
+      break;
+    }
+    default:
+      fatal("rdma: unknown event kind " + std::to_string(ev.kind));
+  }
+}
+
+void RcTransport::on_nic_wake(pdes::LpContext& ctx, std::uint32_t nic) {
+  NicPort& n = port_at(ctx, nic);
+  if (ctx.now() != n.wake_at) return;  // superseded by an earlier wake
+  n.wake_at = SimTime::never();
+  fabric_.wake(ctx, nic);
+}
+
+void RcTransport::on_pace(pdes::LpContext& ctx, QueuePair& qp) {
+  if (ctx.now() != qp.pace_at) return;
+  qp.pace_at = SimTime::never();
+  if (qp.has_more()) activate(ctx, qp);
+}
+
+void RcTransport::on_cc_timer(pdes::LpContext& ctx, QueuePair& qp) {
+  if (ctx.now() != qp.cc_at) return;
+  qp.cc_at = SimTime::never();
+  catch_up_cc(ctx, qp);
+  arm_cc_timer(ctx, qp);
+  if (qp.has_more()) activate(ctx, qp);
+}
+
+void RcTransport::on_rto(pdes::LpContext& ctx, QueuePair& qp) {
+  Requester& rq = qp.rq;
+  rq.rto_at = SimTime::never();
+  if (qp.state == QpState::kError || rq.rto_deadline.is_never()) return;
+  if (ctx.now() < rq.rto_deadline) {
+    arm_rto(ctx, qp);
+    return;
+  }
+  ++qp.stats.timeouts;
+  if (++rq.retries > p_.retry_count) {
+    to_error(ctx, qp, QpError::kRetryExceeded);
+    return;
+  }
+  if (!rq.sq.empty() && rq.sq.front().wr.opcode == Opcode::kRead) {
+    RetransmissionStrategy::go_back_to_una(qp);  // READs recover by going back
+  } else {
+    retx_->on_timeout(qp);
+  }
+  rq.rto_deadline = ctx.now() + p_.rto;
+  arm_rto(ctx, qp);
+  activate(ctx, qp);
+}
+
+// The failed WQE completes in error; the rest are flushed (a CQ overflow completes none).
+void RcTransport::to_error(pdes::LpContext& ctx, QueuePair& qp, QpError why) {
+  qp.fail(why, [&](const Wqe& w, bool first) {
+    if (why != QpError::kRetryExceeded) return;
+    const CqeMsg m{w.wr.wr_id,  w.wr.bytes, w.posted.picoseconds(),
+                   w.wr.opcode, 0,          first ? WcStatus::kRetryExceeded : WcStatus::kFlushed};
+    ctx.send(ctx.self(), SimTime::zero(), kEvCqe, qp.id, m);
+  });
+}
+
+void RcTransport::on_cqe(pdes::LpContext& ctx, QueuePair& qp, const CqeMsg& m) {
+  if (qp.cq.full()) {
+    ++port_of(qp).stats.cq_overflows;
+    if (qp.state != QpState::kError) to_error(ctx, qp, QpError::kCqOverflow);
+    return;
+  }
+  Completion c;
+  c.wr_id = m.wr_id;
+  c.endpoint = qp.id;
+  c.opcode = m.opcode;
+  c.recv = m.recv != 0;
+  c.status = m.status;
+  c.bytes = m.bytes;
+  c.imm = m.imm;
+  c.posted = SimTime::ps(m.posted_ps);
+  c.done = ctx.now();
+  qp.cq.push(c);
+  host_.notify_app(ctx, qp.id);
+}
+
+// --- verbs -------------------------------------------------------------------------------------
+
+std::size_t RcTransport::poll_cq(std::uint32_t endpoint, std::span<Completion> out) {
+  STEPSIM_CHECK(endpoint < local_ep_.size() && local_ep_[endpoint] != kNone,
+                "poll_cq on an endpoint not on this rank");
+  return local(endpoint).cq.poll(out);
+}
+
+QpState RcTransport::state(std::uint32_t endpoint) const {
+  return qps_[local_ep_[endpoint]].state;
+}
+
+}  // namespace stepsim::nic

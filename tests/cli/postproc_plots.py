@@ -1,0 +1,98 @@
+"""Renders each of stepsim-post's plots of a step file and checks what they show.
+Usage: postproc_plots.py POSTPROC_DIR FILE.h5 [--compute-bound]
+- timeline: the compute time read back from the drawn bars of the critical stage equals /meta
+  compute_s, and the rendered pixels of that stage's row are mostly compute colours when the
+  step is compute-bound (communication outlines once painted such a step red);
+- every plot carries the run name (suptitle), a title, and axis labels with units or says what
+  is unavailable;
+- link heatmap: its colour scale ends at the busiest link and its ticks name the ports.
+Exit 0 when every check holds; otherwise prints the failures and exits 1."""
+
+import sys
+
+import numpy as np
+
+
+def bar_widths(ax, labels):
+    """Total width of the bars whose collection label is in `labels`."""
+    total = 0.0
+    for c in ax.collections:
+        if c.get_label() not in labels:
+            continue
+        for path in c.get_paths():
+            xs = path.vertices[:, 0]
+            total += float(xs.max() - xs.min())
+    return total
+
+
+def row_pixels(fig, ax, stage, colors):
+    """Pixels of the stage's row, classified by the nearest of `colors` (RGB 0..1)."""
+    fig.canvas.draw()
+    img = np.asarray(fig.canvas.buffer_rgba())[:, :, :3].astype(float) / 255
+    h = img.shape[0]
+    (x0, y0), (x1, y1) = ax.transData.transform([(ax.get_xlim()[0], stage - 0.3),
+                                                 (ax.get_xlim()[1], stage + 0.3)])
+    band = img[int(h - y1):int(h - y0), int(x0) + 1:int(x1) - 1].reshape(-1, 3)
+    palette = np.array(colors)
+    nearest = np.argmin(((band[:, None, :] - palette[None, :, :]) ** 2).sum(axis=2), axis=1)
+    return np.bincount(nearest, minlength=len(colors))
+
+
+def main(argv):
+    sys.path.insert(0, argv[1])
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.colors as mcolors
+    import stepsim_post as sp
+    meta, tables = sp.load(argv[2])
+    name = sp.run_name(argv[2], meta)
+    failures = []
+
+    def check(ok, what):
+        if not ok:
+            failures.append(what)
+
+    for plot, make in sp.PLOTS:
+        fig, ax = make(meta, tables, name)
+        check(fig._suptitle is not None and fig._suptitle.get_text() == name,
+              f"{plot}: suptitle is not the run name")
+        check(bool(ax.get_title()), f"{plot}: no title")
+        texts = " ".join(t.get_text() for t in ax.texts)
+        has_data = bool(ax.get_xlabel()) and bool(ax.get_ylabel())
+        check(has_data or "fidelity" in texts or "no " in texts,
+              f"{plot}: neither axis labels nor a word on what is unavailable")
+        if has_data and plot != "link_heatmap":
+            check("(" in ax.get_xlabel() and "(" in ax.get_ylabel() or plot == "timeline",
+                  f"{plot}: axis labels without units: {ax.get_xlabel()!r}, {ax.get_ylabel()!r}")
+        if plot == "timeline":
+            st = int(meta["critical_stage"])
+            drawn = bar_widths(ax, {f"forward:{st}", f"backward:{st}"})
+            want = float(meta["compute_s"])
+            check(abs(drawn - want) <= 1e-6 * want + 1e-12,
+                  f"timeline: compute drawn on stage {st} is {drawn} s, /meta compute_s {want} s")
+            if "--compute-bound" in argv:
+                colors = [mcolors.to_rgb(sp.OP_COLORS[k]) for k in (0, 1, 3)] + [(1, 1, 1)]
+                px = row_pixels(fig, ax, st, colors)
+                share = (px[0] + px[1]) / max(1, px[0] + px[1] + px[2])
+                step = float(meta["step_s"])
+                check(share > 0.5 and share > want / step - 0.15,
+                      f"timeline: compute is {share:.2f} of the drawn pixels of stage {st}, "
+                      f"{want / step:.2f} of the step")
+        if plot == "link_heatmap" and len(tables["links"]):
+            util = 100 * tables["links"]["busy_s"] / float(meta["step_s"])
+            vmax = ax.images[0].get_clim()[1]
+            check(abs(vmax - float(util.max())) < 1e-9, f"heatmap: scale ends at {vmax}, "
+                                                         f"busiest link {util.max()}")
+            ticks = [t.get_text() for t in ax.get_xticklabels()]
+            check(all(t.startswith("n") and "/p" in t for t in ticks),
+                  f"heatmap: ticks {ticks[:4]} do not name ports")
+        if plot == "link_heatmap" and not len(tables["links"]):
+            check("packet fidelity only" in texts, "heatmap: empty without saying why")
+        matplotlib.pyplot.close(fig)
+    for f in failures:
+        print(f"postproc_plots: {f}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
