@@ -99,7 +99,7 @@ expect_clean "--remote: Value nan not in range" bench phold --remote nan --quiet
 expect_clean "mtu must be 64..65536 bytes" bench fabric --topology "$toy" --mtu 0 --quiet
 expect_clean "--qps: Value 0 not in range 1 to 1048576" bench fabric --topology "$toy" --pattern pair --qps 0 --quiet
 expect_clean "lanes left 1000 is out of range (1..8" bench fabric --topology "$toy" --fault lanes:0@1us=1000 --quiet
-expect_clean "--gpus: Value 0 not in range 1 to 16777216" bench nccl allreduce --gpus 0 --quiet
+expect_clean "--gpus: must be >= 1" bench nccl allreduce --gpus 0 --quiet
 
 # Outputs: checked before simulating.
 start=$SECONDS
