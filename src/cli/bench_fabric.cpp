@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "src/cli/cli.hpp"
+#include "src/cli/input_checks.hpp"
 #include "src/cli/progress.hpp"
 #include "src/cli/report.hpp"
 #include "stepsim/core/fatal.hpp"
@@ -84,11 +85,13 @@ BenchFabricCommand::BenchFabricCommand(CLI::App& parent) {
       ->capture_default_str();
   cmd_->add_option("--senders", traffic_.senders, "incast: senders into one NIC")
       ->capture_default_str();
-  cmd_->add_option("--qps", traffic_.qps, "pair: QPs between the two NICs")->capture_default_str();
+  cmd_->add_option("--qps", traffic_.qps, "pair: QPs between the two NICs")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 20));
   cmd_->add_option("--hot-fraction", traffic_.hot_fraction,
                    "hotspot: share of flows to the hot NIC")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(finite_range(0.0, 1.0));
   cmd_->add_option("--entropy", entropy_, "ECMP entropy per QP: fixed, udp_sport or flow_label")
       ->capture_default_str()
       ->check(CLI::IsMember({"fixed", "udp_sport", "flow_label"}));
@@ -248,6 +251,10 @@ bool all_flows_complete(const fabric::FabricRun& run) {
 }  // namespace
 
 int BenchFabricCommand::execute(int rank, int ranks) {
+  std::vector<OutputFile> outputs;
+  add_output(outputs, *cmd_, "--json", json_path_);
+  if (auto ok = check_outputs_once(outputs, {topology_, nic_config_}, rank); !ok)
+    return user_error(rank, ok.error().message);
   auto bytes = parse_bytes(flow_bytes_);
   if (!bytes) return user_error(rank, "--flow-bytes: " + bytes.error().message);
   auto end = parse_time(end_);
@@ -264,7 +271,11 @@ int BenchFabricCommand::execute(int rank, int ranks) {
   const std::int64_t rss_before = current_rss_bytes();
   auto topo = topology::load_topology(topology_);
   if (!topo) return user_error(rank, topo.error().message);
+  if (auto ok = check_fabric_memory(*topo, ranks); !ok) return user_error(rank, ok.error().message);
   for (const std::string& f : faults_) {
+    if (auto ok = check_fault_bounds(f, *topo); !ok) {
+      return user_error(rank, "--fault: " + ok.error().message);
+    }
     if (auto ok =
             fabric::parse_fault(f, static_cast<std::uint32_t>(topo->links.size()), params_.faults);
         !ok) {

@@ -8,6 +8,7 @@
 
 #include "src/cli/bench_output.hpp"
 #include "src/cli/cli.hpp"
+#include "src/cli/input_checks.hpp"
 #include "src/cli/data_dir.hpp"
 #include "src/cli/progress.hpp"
 #include "stepsim/collective/collective_app.hpp"
@@ -123,7 +124,7 @@ void BenchNcclCommand::add_nccl_tests_flags() {
       ->capture_default_str();
   cmd_->add_option("-f,--stepfactor", f.step_factor,
                    "Multiplication factor between sizes (default: linear steps of -i)")
-      ->check(CLI::Range(1.01, 1024.0));
+      ->check(finite_range(1.01, 1024.0));
   cmd_->add_option("-t,--nthreads", f.threads,
                    "nccl-tests threads per process: with -g, --gpus defaults to -t x -g")
       ->capture_default_str()
@@ -501,6 +502,11 @@ int BenchNcclCommand::execute(int rank, int ranks) {
   auto prepared = prepare();
   if (!prepared) return user_error(rank, prepared.error().message);
   const Setup& s = *prepared;
+  std::vector<OutputFile> outputs;
+  add_output(outputs, *cmd_, "--json", sim_.json_path);
+  if (auto ok = check_outputs_once(outputs, {sim_.topology}, rank); !ok)
+    return user_error(rank, ok.error().message);
+  if (auto ok = check_fabric_memory(s.topo, ranks); !ok) return user_error(rank, ok.error().message);
   pdes::MpiSync sync;
   pdes::EngineOptions opts =
       bench_engine_options(sim_.threads, s.end, !sim_.quiet && s.sizes.size() == 1, rank);

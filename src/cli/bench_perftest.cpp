@@ -9,6 +9,7 @@
 
 #include "src/cli/bench_output.hpp"
 #include "src/cli/cli.hpp"
+#include "src/cli/input_checks.hpp"
 #include "src/cli/data_dir.hpp"
 #include "src/cli/progress.hpp"
 #include "stepsim/core/hash.hpp"
@@ -232,7 +233,8 @@ void BenchPerftestCommand::add_sim_options() {
   cmd_->add_option("--memory", o.memory, "Buffers: host, gpudirect, gpu_root_complex or bounce")
       ->capture_default_str();
   cmd_->add_option("--rto", o.rto, "Retransmission timeout")->capture_default_str();
-  cmd_->add_option("--ber", o.ber, "Pre-FEC BER on every link (default: the topology's)");
+  cmd_->add_option("--ber", o.ber, "Pre-FEC BER on every link (default: the topology's)")
+      ->check(finite_range(0.0, 0.5));
   cmd_->add_flag("--no-pfc", o.no_pfc, "Lossy fabric (no PFC)");
   cmd_->add_option("--end", o.end, "Simulated time limit per run")->capture_default_str();
   cmd_->add_option("--seed", o.seed, "Seed of the fabric's random choices")->capture_default_str();
@@ -451,6 +453,11 @@ int BenchPerftestCommand::execute(int rank, int ranks) {
   auto prepared = prepare();
   if (!prepared) return user_error(rank, prepared.error().message);
   const Setup& s = *prepared;
+  std::vector<OutputFile> outputs;
+  add_output(outputs, *cmd_, "--json", sim_.json_path);
+  if (auto ok = check_outputs_once(outputs, {sim_.topology}, rank); !ok)
+    return user_error(rank, ok.error().message);
+  if (auto ok = check_fabric_memory(s.topo, ranks); !ok) return user_error(rank, ok.error().message);
   pdes::MpiSync sync;
   const pdes::EngineOptions opts =
       bench_engine_options(sim_.threads, s.end, !sim_.quiet && s.sizes.size() == 1, rank);

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "src/cli/cli.hpp"
+#include "src/cli/input_checks.hpp"
 #include "src/cli/progress.hpp"
 #include "src/cli/report.hpp"
 #include "stepsim/core/fatal.hpp"
@@ -22,6 +23,10 @@ std::string mib(double bytes) {
   std::snprintf(buf, sizeof buf, "%.1f MiB", bytes / (1024.0 * 1024.0));
   return buf;
 }
+
+// Memory per LP (bytes): its state and the engine's per-LP records; its entry in the LP graph.
+constexpr double kPholdLpBytes = 96;
+constexpr double kGraphLpBytes = 32;
 
 }  // namespace
 
@@ -39,7 +44,7 @@ BenchPholdCommand::BenchPholdCommand(CLI::App& parent) {
       ->check(CLI::Range(1u, 1u << 20));
   cmd_->add_option("--remote", params_.remote, "Probability that an event goes to a random LP")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(finite_range(0.0, 1.0));
   cmd_->add_option("--lookahead", lookahead_, "Minimum delay of every event (a time, e.g. 1us)")
       ->capture_default_str();
   cmd_->add_option("--mean", mean_, "Mean total delay, lookahead included (a time, e.g. 2us)")
@@ -78,6 +83,25 @@ int BenchPholdCommand::execute(int rank, int ranks) {
     *t.out = *parsed;
   }
   if (auto ok = params_.validate(); !ok) return user_error(rank, ok.error().message);
+  std::vector<OutputFile> outputs;
+  add_output(outputs, *cmd_, "--json", json_path_);
+  if (auto ok = check_outputs_once(outputs, {}, rank); !ok)
+    return user_error(rank, ok.error().message);
+  {
+    // Every rank holds the LP graph; the LPs' state and pending events (an Event is 64 B, up to
+    // twice the population in queues and exchange buffers) are split over the ranks.
+    const double lps = params_.lps;
+    const double spread = lps * (kPholdLpBytes + 2.0 * 64.0 * params_.events_per_lp);
+    const int local = std::min(ranks, local_rank_count());
+    char what[128];
+    std::snprintf(what, sizeof what, "%u LPs with %u events each on %d rank%s of this node",
+                  params_.lps, params_.events_per_lp, local, local == 1 ? "" : "s");
+    if (auto ok =
+            agree_on_all_ranks(check_memory(local * (lps * kGraphLpBytes + spread / ranks), what));
+        !ok) {
+      return user_error(rank, ok.error().message);
+    }
+  }
 
   const pdes::LpGraph graph = bench::Phold(params_).graph();
   pdes::MpiSync sync;

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "src/cli/cli.hpp"
+#include "src/cli/input_checks.hpp"
 #include "stepsim/fabric/fabric_model.hpp"
 #include "stepsim/fabric/routing.hpp"
 #include "stepsim/pdes/partition.hpp"
@@ -15,6 +16,8 @@ namespace stepsim::cli {
 namespace {
 
 constexpr int kDefaultParts = 4;
+// Largest estimated footprint `check` builds to measure (bytes).
+constexpr double kMeasureMemoryLimit = 1 << 30;
 
 std::string ratio(DataRate a, DataRate b) {
   char buf[64];
@@ -87,7 +90,10 @@ void print_fabric(const topology::Topology& topo) {
   std::printf("oversubscription  %s\n",
               over.empty() ? "none (no uplinks)" : join(over, ", ").c_str());
   const topology::Diameter d = topology::server_diameter(topo);
-  if (!d.connected) {
+  if (!d.computed) {
+    std::printf(
+        "diameter          not computed (too large for a search from every server group)\n");
+  } else if (!d.connected) {
     std::printf("diameter          disconnected: some servers cannot reach each other\n");
   } else if (d.links == 0) {
     std::printf("diameter          0 (fewer than two servers)\n");
@@ -99,7 +105,18 @@ void print_fabric(const topology::Topology& topo) {
 
 // What the fabric model holds per LP before any traffic (default parameters): per-flow state
 // and queued packets come only with traffic, so this is an idle fabric's footprint.
-void print_memory(const topology::Topology& topo) {
+void print_memory(const topology::Topology& topo, int parts) {
+  const MemoryEstimate e = estimate_fabric_memory(topo);
+  std::printf(
+      "memory estimate   %.1f MiB on every rank (topology, routing) + %.1f MiB of LP "
+      "state over %d rank%s\n",
+      e.replicated_bytes / (1 << 20), e.lp_bytes / (1 << 20), parts, parts == 1 ? "" : "s");
+  // Measuring builds the routing tables and every LP: only where that takes seconds.
+  if (e.replicated_bytes + e.lp_bytes > kMeasureMemoryLimit) {
+    std::printf("memory            not measured (estimate above %.0f MiB)\n",
+                kMeasureMemoryLimit / (1 << 20));
+    return;
+  }
   const fabric::Routing routing(topo);
   const fabric::FabricParams defaults;
   fabric::FabricModel model(topo, routing, {}, defaults);
@@ -155,6 +172,8 @@ int CheckCommand::execute(int rank, int ranks) {
   }
   const auto loaded = topology::load_topology(file_);
   if (!loaded) return user_error(rank, loaded.error().message);
+  if (auto ok = check_fabric_memory(*loaded, ranks); !ok)
+    return user_error(rank, ok.error().message);
   if (rank != 0) return kExitOk;
   const topology::Topology& topo = *loaded;
   const int parts = parts_ > 0 ? parts_ : ranks > 1 ? ranks : kDefaultParts;
@@ -187,7 +206,7 @@ int CheckCommand::execute(int rank, int ranks) {
             .c_str(),
         percent(q->cut_weight, q->total_weight).c_str(), q->imbalance);
   }
-  print_memory(topo);
+  print_memory(topo, parts);
   return kExitOk;
 }
 

@@ -30,6 +30,43 @@ extern "C" void on_stop_signal(int sig) {
   pdes::Engine::request_stop();
 }
 
+// After an unknown or missing subcommand (a typo, say): what the innermost command given
+// offers, naming the word that is not one of them.
+void print_subcommands(CLI::App& app, const CLI::ParseError& e, int argc, char** argv) {
+  if (dynamic_cast<const CLI::ExtrasError*>(&e) == nullptr &&
+      dynamic_cast<const CLI::RequiredError*>(&e) == nullptr) {
+    return;
+  }
+  CLI::App* at = &app;
+  int word = 1;  // argv index after the innermost command's name
+  for (bool deeper = true; deeper;) {
+    deeper = false;
+    for (CLI::App* sub : at->get_subcommands()) {
+      at = sub;
+      deeper = true;
+      for (int i = word; i < argc; ++i) {
+        if (sub->check_name(argv[i])) {
+          word = i + 1;
+          break;
+        }
+      }
+      break;
+    }
+  }
+  std::string names;
+  for (const CLI::App* sub : at->get_subcommands([](CLI::App*) { return true; })) {
+    names += (names.empty() ? "" : ", ") + sub->get_name();
+  }
+  if (names.empty()) return;
+  const std::string path = at == &app ? std::string("stepsim") : "stepsim " + at->get_name();
+  if (word < argc && argv[word][0] != '-') {
+    std::fprintf(stderr, "%s: '%s' is not a subcommand; the subcommands are: %s\n", path.c_str(),
+                 argv[word], names.c_str());
+  } else {
+    std::fprintf(stderr, "%s subcommands: %s\n", path.c_str(), names.c_str());
+  }
+}
+
 }  // namespace
 
 int user_error(int rank, const std::string& message) {
@@ -87,6 +124,7 @@ int run(int argc, char** argv, int rank, int ranks) {
     // Every rank parsed the same arguments; rank 0 alone speaks.
     if (rank == 0) {
       const int code = app.exit(e);
+      if (code != 0) print_subcommands(app, e, argc, argv);
       return code == 0 ? kExitOk : kExitUserError;
     }
     return e.get_exit_code() == 0 ? kExitOk : kExitUserError;

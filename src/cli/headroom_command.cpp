@@ -3,9 +3,15 @@
 #include <cstdio>
 
 #include "src/cli/cli.hpp"
+#include "src/cli/input_checks.hpp"
 #include "stepsim/fabric/pfc_headroom.hpp"
 
 namespace stepsim::cli {
+namespace {
+
+constexpr std::int64_t kMaxRateBps = 100'000'000'000'000;  // 100 Tb/s
+
+}  // namespace
 
 HeadroomCommand::HeadroomCommand(CLI::App& parent) {
   cmd_ = parent.add_subcommand(
@@ -37,28 +43,29 @@ HeadroomCommand::HeadroomCommand(CLI::App& parent) {
 
 int HeadroomCommand::execute(int rank) {
   fabric::HeadroomInputs in;
-  auto rate = parse_rate(rate_);
-  if (!rate) return user_error(rank, "--rate: " + rate.error().message);
-  auto length = parse_length(length_);
-  if (!length) return user_error(rank, "--length: " + length.error().message);
-  auto mtu = parse_bytes(mtu_);
-  if (!mtu) return user_error(rank, "--mtu: " + mtu.error().message);
-  auto cell = parse_bytes(cell_);
-  if (!cell) return user_error(rank, "--cell: " + cell.error().message);
+  // Ranges far beyond real ports and cables, small enough that no product overflows.
+  auto rate = rate_option("--rate", rate_, DataRate::bps(1000'000), DataRate::bps(kMaxRateBps));
+  if (!rate) return user_error(rank, rate.error().message);
+  auto length = length_option("--length", length_, Length::um(0), Length::m(100'000));
+  if (!length) return user_error(rank, length.error().message);
+  auto mtu = bytes_option("--mtu", mtu_, 1, 1 << 20);
+  if (!mtu) return user_error(rank, mtu.error().message);
+  auto cell = bytes_option("--cell", cell_, 1, 1 << 20);
+  if (!cell) return user_error(rank, cell.error().message);
   const struct {
     const char* option;
     const std::string* text;
     SimTime* out;
-  } times[] = {{"--delay-per-m", &per_metre_, &in.per_metre},
-               {"--switch-delay", &switch_delay_, &in.switch_delay},
-               {"--nic-delay", &nic_delay_, &in.nic_delay},
-               {"--dsp", &dsp_, &in.dsp_delay}};
+    SimTime max;
+  } times[] = {{"--delay-per-m", &per_metre_, &in.per_metre, SimTime::us(1)},
+               {"--switch-delay", &switch_delay_, &in.switch_delay, SimTime::ms(1)},
+               {"--nic-delay", &nic_delay_, &in.nic_delay, SimTime::ms(1)},
+               {"--dsp", &dsp_, &in.dsp_delay, SimTime::ms(1)}};
   for (const auto& t : times) {
-    auto parsed = parse_time(*t.text);
-    if (!parsed) return user_error(rank, std::string(t.option) + ": " + parsed.error().message);
+    auto parsed = time_option(t.option, *t.text, SimTime::zero(), t.max);
+    if (!parsed) return user_error(rank, parsed.error().message);
     *t.out = *parsed;
   }
-  if (rate->bits_per_second() <= 0) return user_error(rank, "--rate must be positive");
   in.rate = *rate;
   in.length = *length;
   in.mtu = *mtu;

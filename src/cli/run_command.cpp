@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "src/cli/cli.hpp"
+#include "src/cli/input_checks.hpp"
 #include "src/cli/progress.hpp"
 #include "src/cli/report.hpp"
 #include "stepsim/output/chrome_trace.hpp"
@@ -211,8 +212,12 @@ void print_headline(const StepReport& rep) {
     std::printf("# status: INCOMPLETE (stopped at end = %s)\n", to_string(s.end).c_str());
   }
   std::printf("step time            %s\n", seconds_text(r.step_s).c_str());
-  std::printf("MFU                  %.2f %%  (%.4g model FLOP per step, %s peak %.4g FLOP/s)\n",
-              r.mfu * 100, r.model_flops, s.model.precision.c_str(), r.peak_flops);
+  if (r.complete) {
+    std::printf("MFU                  %.2f %%  (%.4g model FLOP per step, %s peak %.4g FLOP/s)\n",
+                r.mfu * 100, r.model_flops, s.model.precision.c_str(), r.peak_flops);
+  } else {  // the whole step's FLOPs over part of its time would overstate it
+    std::printf("MFU                  n/a (the step did not complete)\n");
+  }
   std::printf("tokens per second    %.4g per GPU\n",
               static_cast<double>(p.global_batch) * s.model.seq_len / r.step_s / p.world());
 }
@@ -284,7 +289,7 @@ nlohmann::json step_json(const StepReport& rep) {
   j["cell_bytes"] = s.fidelity == "cell" ? s.cell.count() : 0;
   j["complete"] = r.complete;
   j["step_s"] = r.step_s;
-  j["mfu"] = r.mfu;
+  j["mfu"] = r.complete ? nlohmann::json(r.mfu) : nlohmann::json(nullptr);
   j["model_flops"] = r.model_flops;
   j["compute_s"] = r.compute_s;
   j["bubble_s"] = r.bubble_s;
@@ -312,6 +317,23 @@ nlohmann::json step_json(const StepReport& rep) {
 int RunCommand::execute(int rank, int ranks) {
   auto run = load_run(opt_);
   if (!run) return user_error(rank, run.error().message);
+  {  // Every output is checked before the step is simulated, not found unwritable after it.
+    std::vector<OutputFile> outputs;
+    const std::string h5 = cmd_->count("-o") > 0
+                               ? opt_.output
+                               : std::filesystem::path(opt_.scenario).stem().string() + ".h5";
+    if (!opt_.no_output) add_output(outputs, *cmd_, "-o", h5);
+    add_output(outputs, *cmd_, "--json", opt_.json_path);
+    add_output(outputs, *cmd_, "--trace", opt_.trace);
+    if (auto ok = check_outputs_once(outputs, {opt_.scenario, run->scenario.topology}, rank); !ok) {
+      return user_error(rank, ok.error().message);
+    }
+  }
+  if (run->scenario.fidelity == "packet" || run->scenario.fidelity == "cell") {
+    if (auto ok = check_fabric_memory(run->topo, ranks); !ok) {
+      return user_error(rank, ok.error().message);
+    }
+  }
   double wall_s = 0;
   auto res = simulate(opt_, *run, rank, wall_s);
   if (!res) return user_error(rank, res.error().message);

@@ -3,8 +3,9 @@
 #include <yaml-cpp/yaml.h>
 
 #include <charconv>
-#include <fstream>
 #include <sstream>
+
+#include "stepsim/config/yaml_input.hpp"
 
 namespace stepsim::config {
 namespace {
@@ -86,23 +87,21 @@ Result<bool> walk(const ParamTable& table, const YAML::Node& node, const std::st
 }  // namespace
 
 Result<bool> ParamTable::load_yaml_text(const std::string& text, const std::string& source) const {
-  YAML::Node root;
+  auto root = parse_yaml_document(text, source);
+  if (!root) return root.error();
+  if (root->IsNull()) return true;
+  if (!root->IsMap()) return Error{source + ": expected a map of sections"};
   try {
-    root = YAML::Load(text);
+    return walk(*this, *root, "", source);
   } catch (const YAML::Exception& e) {
     return Error{source + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg};
   }
-  if (root.IsNull()) return true;
-  if (!root.IsMap()) return Error{source + ": expected a map of sections"};
-  return walk(*this, root, "", source);
 }
 
-Result<bool> ParamTable::load_yaml_file(const std::string& path) const {
-  std::ifstream in(path);
-  if (!in) return Error{"cannot read parameter file '" + path + "'"};
-  std::stringstream buf;
-  buf << in.rdbuf();
-  return load_yaml_text(buf.str(), path);
+Result<bool> ParamTable::load_yaml_file(const std::string& path, const std::string& what) const {
+  auto text = read_input_file(path, what);
+  if (!text) return text.error();
+  return load_yaml_text(*text, path);
 }
 
 void ParamTable::time(const std::string& key, SimTime& field, SimTime lo, SimTime hi,

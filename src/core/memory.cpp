@@ -6,8 +6,8 @@
 namespace stepsim {
 namespace {
 
-std::int64_t status_kib(const char* key) {
-  std::FILE* f = std::fopen("/proc/self/status", "r");
+std::int64_t status_kib(const char* key, const char* file = "/proc/self/status") {
+  std::FILE* f = std::fopen(file, "r");
   if (!f) return 0;
   char line[256];
   std::int64_t kib = 0;
@@ -30,6 +30,12 @@ std::int64_t peak_rss_bytes() {
 }
 std::int64_t current_rss_bytes() {
   return status_kib("VmRSS:") * 1024;
+}
+
+std::int64_t available_memory_bytes() {
+  std::int64_t kib = status_kib("MemAvailable:", "/proc/meminfo");
+  if (kib <= 0) kib = status_kib("MemTotal:", "/proc/meminfo");
+  return kib * 1024;
 }
 
 }  // namespace stepsim

@@ -90,19 +90,30 @@ Result<std::int64_t> parse_quantity(std::string_view text, Dimension dim) {
     if (s[i] == '-') return quantity_error(text, d, "negative values are not allowed");
     ++i;
   }
-  // Exact decimal: mantissa digits and a power of ten.
+  // Exact decimal: mantissa digits and a power of ten. At most 19 significant digits are kept,
+  // so that mantissa x scale (< 10^19 x 8e12) cannot wrap 128 bits; a dropped digit before the
+  // point makes the value too large anyway, a dropped non-zero digit after it is an error.
+  constexpr int kMaxDigits = 19;
   UInt128 mantissa = 0;
   int exp10 = 0;
-  int digits = 0;
+  int digits = 0;  // significant digits (leading zeros do not count)
+  bool any_digit = false;
   bool seen_point = false;
   for (; i < s.size(); ++i) {
     const char c = s[i];
     if (c >= '0' && c <= '9') {
-      if (digits < 30) {
+      any_digit = true;
+      if (digits == 0 && c == '0') {
+        if (seen_point) --exp10;
+        continue;
+      }
+      if (digits < kMaxDigits) {
         mantissa = mantissa * 10 + static_cast<unsigned>(c - '0');
         if (seen_point) --exp10;
       } else if (!seen_point) {
         ++exp10;
+      } else if (c != '0') {
+        return quantity_error(text, d, "it has more than 19 significant digits");
       }
       ++digits;
     } else if (c == '.' && !seen_point) {
@@ -111,7 +122,7 @@ Result<std::int64_t> parse_quantity(std::string_view text, Dimension dim) {
       break;
     }
   }
-  if (digits == 0) return quantity_error(text, d, "it does not start with a number");
+  if (!any_digit) return quantity_error(text, d, "it does not start with a number");
   if (i < s.size() && (s[i] == 'e' || s[i] == 'E') && i + 1 < s.size() &&
       (std::isdigit(static_cast<unsigned char>(s[i + 1])) || s[i + 1] == '-' || s[i + 1] == '+')) {
     std::size_t j = i + 1;

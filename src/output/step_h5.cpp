@@ -37,6 +37,26 @@ bool attr_string(hid_t obj, const char* name, const std::string& value) {
   return H5Awrite(attr, type, v.data()) >= 0;
 }
 
+// A string too long for an attribute (HDF5 keeps attributes in a 64 KiB object header): a
+// scalar string dataset `name` in `group`, written by rank 0 (every rank takes part).
+bool dataset_string(hid_t group, const char* name, const std::string& value, int rank) {
+  Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
+  H5Tset_size(type, std::max<std::size_t>(1, value.size()));
+  H5Tset_strpad(type, H5T_STR_NULLPAD);
+  Handle space(H5Screate(H5S_SCALAR), H5Sclose);
+  Handle ds(H5Dcreate2(group, name, type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose);
+  if (ds < 0) return false;
+  Handle fspace(H5Dget_space(ds), H5Sclose);
+  Handle mspace(H5Screate(H5S_SCALAR), H5Sclose);
+  if (rank != 0) {
+    H5Sselect_none(fspace);
+    H5Sselect_none(mspace);
+  }
+  Handle dxpl(H5Pcreate(H5P_DATASET_XFER), H5Pclose);
+  H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE);
+  return H5Dwrite(ds, type, mspace, fspace, dxpl, value.data()) >= 0;
+}
+
 template <class T>
 bool attr_number(hid_t obj, const char* name, hid_t type, T value) {
   Handle space(H5Screate(H5S_SCALAR), H5Sclose);
@@ -121,7 +141,13 @@ Result<bool> write_step_h5(const std::string& path, const RunMeta& meta_in,
     ok = ok && attr_number(g, "schema_version", H5T_NATIVE_INT, kSchemaVersion);
     ok = ok && attr_string(g, "stepsim_version", kVersion);
     ok = ok && attr_string(g, "scenario_path", meta.scenario_path);
-    ok = ok && attr_string(g, "scenario", meta.scenario_text);
+    if (meta.scenario_text.size() <= kMaxAttributeText) {
+      ok = ok && attr_string(g, "scenario", meta.scenario_text);
+    } else if (!dataset_string(g, "scenario", meta.scenario_text, rank)) {
+      return Error{"--output: writing '" + path + "' failed: the scenario text (" +
+                   std::to_string(meta.scenario_text.size()) +
+                   " bytes) could not be stored as dataset /meta/scenario"};
+    }
     ok = ok && attr_string(g, "sets", meta.sets);
     ok = ok && attr_string(g, "fidelity", meta.fidelity);
     ok = ok && attr_number(g, "cell_bytes", H5T_NATIVE_INT64, meta.cell_bytes);

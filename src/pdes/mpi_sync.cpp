@@ -47,6 +47,18 @@ MpiSession::~MpiSession() {
   MPI_Finalize();
 }
 
+bool all_ranks_ok(bool ok) {
+  int initialized = 0;
+  int finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (initialized == 0 || finalized != 0) return ok;
+  int mine = ok ? 1 : 0;
+  int all = 0;
+  MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+  return all != 0;
+}
+
 void MpiSession::barrier() const {
   MPI_Barrier(MPI_COMM_WORLD);
 }

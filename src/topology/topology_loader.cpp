@@ -1,8 +1,8 @@
 #include "stepsim/topology/topology_loader.hpp"
 
-#include <fstream>
 #include <set>
-#include <sstream>
+
+#include "stepsim/config/yaml_input.hpp"
 
 namespace stepsim::topology {
 namespace {
@@ -156,30 +156,23 @@ Result<Topology> build_topology(const YAML::Node& root, const std::string& sourc
 }
 
 Result<Topology> parse_topology(const std::string& text, const std::string& source_name) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    return Error{source_name + ":" + std::to_string(e.mark.line + 1) + ":" +
-                 std::to_string(e.mark.column + 1) + ": YAML syntax error: " + e.msg};
-  }
-  if (root.IsMap()) {
-    for (const auto& kv : root) {
+  auto root = config::parse_yaml_document(text, source_name);
+  if (!root) return root.error();
+  if (root->IsMap()) {
+    for (const auto& kv : *root) {
       if (kv.first.Scalar() != "topology") {
         return Error{where(source_name, kv.first, kv.first.Scalar()) +
                      ": unknown top-level key (a topology file holds only 'topology')"};
       }
     }
   }
-  return build_topology(root, source_name);
+  return build_topology(*root, source_name);
 }
 
 Result<Topology> load_topology(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return Error{"cannot read topology file '" + path + "'"};
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse_topology(text.str(), path);
+  auto text = config::read_input_file(path, "topology file");
+  if (!text) return text.error();
+  return parse_topology(*text, path);
 }
 
 }  // namespace stepsim::topology

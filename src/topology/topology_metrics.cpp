@@ -176,6 +176,12 @@ Diameter server_diameter(const Topology& topo) {
     alike[sw].push_back(v);
   }
   if (servers.size() < 2) return d;
+  // One breadth-first search per group over every port: refuse what would take minutes.
+  if (static_cast<double>(alike.size()) * static_cast<double>(topo.ports.size()) >
+      kDiameterWorkLimit) {
+    d.computed = false;
+    return d;
+  }
   constexpr std::uint32_t kInf = std::numeric_limits<std::uint32_t>::max();
   std::vector<std::uint32_t> dist(n);
   std::vector<NodeId> queue;
@@ -202,13 +208,12 @@ Diameter server_diameter(const Topology& topo) {
         queue.push_back(w);
       }
     }
-    for (const NodeId t : servers) {
-      if (t == members.front()) continue;
+    // Every other group of alike servers: one hop past its nearest switch.
+    for (const auto& [other_sw, other] : alike) {
+      if (other_sw.empty() || (&other == &members)) continue;
       std::uint32_t best = kInf;
-      for (const Port& p : topo.ports_of(t)) {
-        if (p.link == kNone) continue;
-        const std::uint32_t x = dist[topo.ports[p.peer].node];
-        if (x != kInf) best = std::min(best, x + 1);
+      for (const NodeId x : other_sw) {
+        if (dist[x] != kInf) best = std::min(best, dist[x] + 1);
       }
       if (best == kInf) {
         d.connected = false;

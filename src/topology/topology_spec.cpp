@@ -131,26 +131,39 @@ Result<GeneratorParams> read_params(const TopologySpec& spec, const Generator& g
   return values;
 }
 
+// Longest cable accepted: 1000 km (5 ms of fibre), beyond any cluster.
+constexpr Length kMaxCableLength = Length::m(1000'000);
+
 Result<PhyParams> read_phy(const TopologySpec& spec) {
   PhyParams phy;
+  // Ranges far beyond real hardware that keep every link latency well inside SimTime.
   const struct {
     const char* key;
     SimTime* out;
-  } fields[] = {{"phy_latency", &phy.phy_latency},
-                {"dsp_latency", &phy.dsp_latency},
-                {"fiber_delay_per_m", &phy.per_metre},
-                {"dac_delay_per_m", &phy.dac_per_metre}};
+    SimTime max;
+  } fields[] = {{"phy_latency", &phy.phy_latency, SimTime::ms(1)},
+                {"dsp_latency", &phy.dsp_latency, SimTime::ms(1)},
+                {"fiber_delay_per_m", &phy.per_metre, SimTime::us(1)},
+                {"dac_delay_per_m", &phy.dac_per_metre, SimTime::us(1)}};
   for (const auto& [key, text] : spec.phy) {
     const std::string path = "topology.phy." + key;
     SimTime* out = nullptr;
+    SimTime max;
     for (const auto& f : fields) {
-      if (key == f.key) out = f.out;
+      if (key == f.key) {
+        out = f.out;
+        max = f.max;
+      }
     }
     if (out == nullptr) {
       return Error{spec.locate(path) + ": unknown key (known keys: " + join(phy_keys()) + ")"};
     }
     const auto t = parse_time(text);
     if (!t) return Error{spec.locate(path) + ": " + t.error().message};
+    if (*t > max) {
+      return Error{spec.locate(path) + ": '" + text + "' is out of range (0ps.." + to_string(max) +
+                   ")"};
+    }
     *out = *t;
   }
   return phy;
@@ -197,6 +210,10 @@ Result<std::vector<LinkSpec>> read_cables(const TopologySpec& spec, const Genera
         if (len->micrometres() <= 0) {
           return Error{spec.locate(path + "length") + ": a cable must be longer than 0m"};
         }
+        if (*len > kMaxCableLength) {
+          return Error{spec.locate(path + "length") + ": '" + c.length +
+                       "' is out of range (1um.." + to_string(kMaxCableLength) + ")"};
+        }
         ls.length = *len;
       }
       if (!c.ber.empty()) {
@@ -204,6 +221,14 @@ Result<std::vector<LinkSpec>> read_cables(const TopologySpec& spec, const Genera
         if (!b) return b.error();
         ls.ber = *b;
       }
+    }
+    // The simulator's lookahead is the smallest link latency: it must be positive.
+    if (cable_latency(topo.phy, ls.cable, ls.length) <= SimTime::zero()) {
+      return Error{spec.locate("topology.cables." + classes[i].name) +
+                   ": the links' latency is 0 (" + to_string(ls.length) + " of " +
+                   to_string(ls.cable) + " and topology.phy.phy_latency " +
+                   to_string(topo.phy.phy_latency) +
+                   "); a link needs a positive latency (a longer cable or a PHY latency > 0)"};
     }
     links.push_back(ls);
   }

@@ -126,7 +126,7 @@ Result<Scenario> load_scenario(const std::string& path, const std::vector<std::s
   s.source = path;
   {
     const config::ParamTable t = scenario_param_table(s);
-    if (auto ok = t.load_yaml_file(path); !ok) return ok.error();
+    if (auto ok = t.load_yaml_file(path, "scenario file"); !ok) return ok.error();
     for (const std::string& kv : sets) {
       if (auto ok = t.apply(kv); !ok) return Error{"--set " + ok.error().message};
     }
@@ -154,6 +154,14 @@ Result<bool> validate(const Scenario& s, const topology::Topology& topo) {
   if (m.heads % m.kv() != 0) return bad("model.kv_heads must divide model.heads");
   if (m.experts > 0 && m.top_k > m.experts) return bad("model.top_k exceeds model.experts");
   if (p.dp == 0 && p.gpus == 0) return bad("parallel: give parallel.dp or parallel.gpus");
+  // Products of the parallel sizes in 64 bits: each size is range-checked alone, their product
+  // (and everything computed from it in int) must stay within the GPU bound.
+  const std::int64_t model_par = std::int64_t{p.tp} * p.pp * p.cp;
+  if (model_par > kMaxGpus || std::int64_t{p.dp} * model_par > kMaxGpus) {
+    return bad("parallel: tp x pp x cp" + std::string(p.dp > 0 ? " x dp" : "") + " = " +
+               std::to_string(model_par * std::max(1, p.dp)) + " GPUs, more than " +
+               std::to_string(kMaxGpus) + " (allowed: up to " + std::to_string(kMaxGpus) + ")");
+  }
   if (p.gpus > 0 && p.gpus % (p.tp * p.pp * p.cp) != 0) {
     return bad("parallel.gpus (" + std::to_string(p.gpus) +
                ") must be a multiple of tp x pp x cp (" + std::to_string(p.tp * p.pp * p.cp) + ")");
@@ -173,10 +181,21 @@ Result<bool> validate(const Scenario& s, const topology::Topology& topo) {
   }
   if (m.seq_len % p.cp != 0) return bad("parallel.cp must divide model.seq_len");
   const int dp = p.data_parallel();
+  if (dp < 1) return bad("parallel.gpus must be at least tp x pp x cp");
   if (p.global_batch % (p.micro_batch * dp) != 0) {
     return bad("parallel.global_batch (" + std::to_string(p.global_batch) +
                ") must be a multiple of micro_batch x dp (" + std::to_string(p.micro_batch * dp) +
                ")");
+  }
+  // Micro-batches x pp x vpp, saturated (global_batch alone may be 2^40).
+  const std::int64_t mbs = p.micro_batches();
+  const std::int64_t stages = std::int64_t{p.pp} * p.vpp;
+  if (mbs > kMaxPipelineOps / stages) {
+    return bad("parallel.global_batch (" + std::to_string(p.global_batch) + ") gives " +
+               std::to_string(mbs) + " micro-batches per step; with pp x vpp = " +
+               std::to_string(stages) + " that is more than " + std::to_string(kMaxPipelineOps) +
+               " pipeline passes (allowed: global_batch up to micro_batch x dp x " +
+               std::to_string(kMaxPipelineOps / stages) + ")");
   }
   if (p.vpp > 1 && p.micro_batches() % p.pp != 0) {
     return bad("the interleaved schedule (parallel.vpp > 1) needs micro-batches per step (" +

@@ -31,8 +31,9 @@ class ParamTable {
   /// Applies "key=value".
   Result<bool> apply(const std::string& assignment) const;
   /// Applies every leaf of a YAML file (nested maps give dotted keys); errors start with
-  /// "file:line: key".
-  Result<bool> load_yaml_file(const std::string& path) const;
+  /// "file:line: key". `what` names the file in read errors.
+  Result<bool> load_yaml_file(const std::string& path,
+                              const std::string& what = "parameter file") const;
   /// The same for YAML text (`source` names it in errors).
   Result<bool> load_yaml_text(const std::string& text, const std::string& source) const;
 

@@ -4,6 +4,7 @@
 /// writes its block of every table's rows with collective MPI-IO, into chunked, deflated
 /// datasets, so the contents are the same for any number of ranks and threads.
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -13,6 +14,10 @@
 #include "stepsim/workload/step.hpp"
 
 namespace stepsim::output {
+
+/// Longest scenario text kept as the /meta attribute `scenario`; a longer one is the scalar
+/// string dataset /meta/scenario (attributes live in a 64 KiB object header).
+inline constexpr std::size_t kMaxAttributeText = 60'000;
 
 inline constexpr int kSchemaVersion = 1;
 

@@ -29,6 +29,11 @@ class MpiSession {
   int size_ = 1;
 };
 
+/// True on every rank when `ok` is true on every rank of MPI_COMM_WORLD (a logical-and
+/// allreduce; just `ok` when MPI is not running). Checks that a rank may see differently (a
+/// file system, a node's memory) agree through it, so that no rank goes on alone.
+bool all_ranks_ok(bool ok);
+
 /// Sync over MPI_COMM_WORLD: sparse point-to-point exchange with neighbour ranks only.
 class MpiSync final : public Sync {
  public:

@@ -59,7 +59,10 @@ Bisection bisection(const Topology& topo);
 struct Diameter {
   std::uint32_t links = 0;
   bool connected = true;  ///< false when some pair of servers cannot reach each other
+  bool computed = true;   ///< false when the search would exceed kDiameterWorkLimit
 };
+/// Most port visits server_diameter() makes (groups of alike servers x ports), ~10 s.
+inline constexpr double kDiameterWorkLimit = 2e9;
 Diameter server_diameter(const Topology& topo);
 
 /// Number of switch planes (1 + the largest Node::plane of a switch; 0 without switches).

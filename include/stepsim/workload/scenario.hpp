@@ -18,6 +18,12 @@
 
 namespace stepsim::workload {
 
+/// Most GPUs a scenario may use (parallel.gpus, and tp x pp x cp x dp).
+inline constexpr std::int64_t kMaxGpus = std::int64_t{1} << 24;
+/// Most forward passes of model chunks in one step (micro-batches x pp x vpp): the schedule
+/// holds a few numbers for each.
+inline constexpr std::int64_t kMaxPipelineOps = std::int64_t{1} << 22;
+
 struct Parallelism {
   int tp = 1;    ///< tensor parallel, inside a server (Megatron-LM's column/row split)
   int pp = 1;    ///< pipeline stages

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+#include <string>
+
 namespace stepsim {
 namespace {
 
@@ -98,6 +101,76 @@ TEST(Units, LiteralsMatchFactories) {
   EXPECT_EQ(4_KiB, Bytes(4096));
   EXPECT_EQ(400_Gbps, DataRate::gbps(400));
   EXPECT_EQ(SimTime::ms(1).saturating_add(SimTime::never()), SimTime::never());
+}
+
+}  // namespace
+}  // namespace stepsim
+
+namespace stepsim {
+namespace {
+
+// Issue 15: huge mantissas wrapped the 128-bit product (340282366920938463463374607432G ran as
+// 231.8 Mbps). Every too-large value is an error, whatever its digits, exponent and unit.
+TEST(Units, HugeValuesAreTooLargeNotWrapped) {
+  for (const char* text : {"340282366920938463463374607432G", "340282366920938463463374607432Tbps",
+                           "99999999999999999999999999999999999999TB/s", "1e40Tbps",
+                           "18446744073709551616bps", "9223372036854775808bps"}) {
+    const auto r = parse_rate(text);
+    ASSERT_FALSE(r.ok()) << text;
+    EXPECT_NE(r.error().message.find("too large"), std::string::npos) << r.error().message;
+  }
+  EXPECT_EQ(parse_rate("9223372036854775807bps").value().bits_per_second(), INT64_MAX);
+  EXPECT_FALSE(parse_bytes("40000TB").ok() && parse_bytes("40000TB").value().count() < 0);
+  EXPECT_FALSE(parse_time("5000000000s").ok());
+  // Significant digits beyond 19 after the point: an error unless they are zeros.
+  EXPECT_EQ(parse_time("1.00000000000000000000000000000000s").value(), SimTime::s(1));
+  EXPECT_FALSE(parse_time("1.00000000000000000000000000000001s").ok());
+  EXPECT_EQ(parse_time("0000000000000000000000000001ns").value(), SimTime::ns(1));
+}
+
+// Generated unit strings (deterministic seed): the parser never crashes, a value it accepts is
+// non-negative and agrees with a floating-point reading of the text, and a rejection is one
+// message quoting the text.
+TEST(Units, GeneratedUnitStringsParseExactlyOrFailCleanly) {
+  const char* units[] = {"ps", "ns", "us", "ms", "s",   "bps", "Kbps", "Gbps", "Tbps",
+                         "G",  "T",  "B",  "KB", "KiB", "MiB", "GiB",  "TiB",  "TB/s",
+                         "m",  "km", "um", "",   "x",   "e",   "ee"};
+  const Dimension dims[] = {Dimension::kTime, Dimension::kRate, Dimension::kBytes,
+                            Dimension::kLength};
+  std::mt19937_64 rng(15);
+  int accepted = 0;
+  for (int i = 0; i < 20000; ++i) {
+    std::string num;
+    if (rng() % 8 == 0) num += "-+ "[rng() % 3];
+    const int digits = 1 + static_cast<int>(rng() % (rng() % 4 == 0 ? 40 : 6));
+    const int point = static_cast<int>(rng() % (digits + 2));
+    for (int d = 0; d < digits; ++d) {
+      if (d == point && d > 0) num += '.';
+      num += static_cast<char>('0' + rng() % 10);
+    }
+    if (rng() % 5 == 0) num += "e" + std::to_string(static_cast<int>(rng() % 50) - 25);
+    const std::string text = num + units[rng() % std::size(units)];
+    const Dimension dim = dims[rng() % std::size(dims)];
+    Result<std::int64_t> r = Error{""};
+    ASSERT_NO_THROW(r = parse_quantity(text, dim)) << text;
+    if (!r) {
+      EXPECT_EQ(r.error().message.rfind("'" + text + "' is not ", 0), 0u) << r.error().message;
+      continue;
+    }
+    ++accepted;
+    EXPECT_GE(*r, 0) << text;
+    // The same value through long double: digits x 10^exp x the unit's scale.
+    const auto back = parse_quantity(text, dim);
+    EXPECT_EQ(back.value(), *r);
+    std::size_t end = 0;
+    const long double approx = std::stold(num, &end);
+    const std::string unit = text.substr(end);
+    if (approx > 0 &&
+        (unit.empty() || unit == "B" || unit == "bps" || unit == "ps" || unit == "um")) {
+      EXPECT_NEAR(static_cast<double>(*r / approx), 1.0, 1e-9) << text;
+    }
+  }
+  EXPECT_GT(accepted, 2000);
 }
 
 }  // namespace

@@ -163,7 +163,7 @@ TEST(TopologyLoader, CommonValueErrors) {
 
 TEST(TopologyLoader, StructureErrors) {
   EXPECT_EQ(error_of("topology:\n  kind: fat_tree\n  k: 4\n  k: 6\n  port: 400G\n"),
-            "t.yaml:4: topology.k: given twice");
+            "t.yaml:4: key 'k' given twice in the same map (first at line 3)");
   EXPECT_EQ(error_of("topology:\n  kind: fat_tree\n  k: [4]\n"),
             "t.yaml:3: topology.k: expected a single value, not a list");
   EXPECT_EQ(error_of("topology:\n  kind: fat_tree\n  k:\n"), "t.yaml:3: topology.k: has no value");
@@ -185,7 +185,7 @@ TEST(TopologyLoader, SyntaxErrorsReportFileAndLine) {
 TEST(TopologyLoader, MissingFileIsAUserError) {
   const auto t = load_topology("/nonexistent/x.yaml");
   ASSERT_FALSE(t.ok());
-  EXPECT_EQ(t.error().message, "cannot read topology file '/nonexistent/x.yaml'");
+  EXPECT_EQ(t.error().message, "cannot read topology file '/nonexistent/x.yaml': no such file");
 }
 
 TEST(TopologyLoader, BuildTopologyLeavesOtherSectionsToTheirReaders) {
@@ -221,6 +221,38 @@ TEST(TopologyLoader, ShippedFatTreesHaveTheirHostCounts) {
     EXPECT_EQ(t->server_count(), hosts) << file;
     EXPECT_EQ(t->port_types[0].name, "400G");
   }
+}
+
+}  // namespace
+}  // namespace stepsim::topology
+
+namespace stepsim::topology {
+namespace {
+
+// Issue 15: a zero link latency (zero lookahead) was an internal error; absurd lengths and PHY
+// latencies are out of range. All are user errors naming the file, line and key.
+TEST(TopologyLoader, PhysicallyImpossibleLinksAreUserErrors) {
+  const std::string head = "topology:\n  kind: fat_tree\n  k: 4\n  tiers: 2\n  port: 400G\n";
+  auto zero =
+      parse_topology(head + "  phy:\n    phy_latency: 0ns\n    dac_delay_per_m: 0ns\n", "z.yaml");
+  ASSERT_FALSE(zero.ok());
+  EXPECT_NE(zero.error().message.find("a link needs a positive latency"), std::string::npos)
+      << zero.error().message;
+  EXPECT_EQ(zero.error().message.rfind("z.yaml", 0), 0u) << zero.error().message;
+  auto longer = parse_topology(head + "  cables:\n    leaf_spine: {kind: aoc, length: 9000000km}\n",
+                               "l.yaml");
+  ASSERT_FALSE(longer.ok());
+  EXPECT_NE(longer.error().message.find("l.yaml:7: topology.cables.leaf_spine.length: "
+                                        "'9000000km' is out of range (1um..1000km)"),
+            std::string::npos)
+      << longer.error().message;
+  auto slow = parse_topology(head + "  phy:\n    phy_latency: 100000s\n", "s.yaml");
+  ASSERT_FALSE(slow.ok());
+  EXPECT_NE(slow.error().message.find("topology.phy.phy_latency: '100000s' is out of range"),
+            std::string::npos)
+      << slow.error().message;
+  // A zero PHY latency with a real cable is fine: the cable's delay keeps the latency positive.
+  EXPECT_TRUE(parse_topology(head + "  phy:\n    phy_latency: 0ns\n", "ok.yaml").ok());
 }
 
 }  // namespace

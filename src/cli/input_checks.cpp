@@ -1,0 +1,253 @@
+#include "src/cli/input_checks.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <limits>
+#include <sstream>
+
+#include "stepsim/core/memory.hpp"
+#include "stepsim/pdes/mpi_sync.hpp"
+
+namespace stepsim::cli {
+
+CLI::Validator finite_range(double lo, double hi) {
+  std::ostringstream desc;
+  desc << "FLOAT in [" << lo << " - " << hi << "]";
+  return CLI::Validator(
+      [lo, hi](std::string& input) -> std::string {
+        double v = 0;
+        if (!CLI::detail::lexical_cast(input, v)) return "'" + input + "' is not a number";
+        if (!std::isfinite(v) || v < lo || v > hi) {
+          std::ostringstream s;
+          s << "Value " << input << " not in range [" << lo << " - " << hi << "]";
+          return s.str();
+        }
+        return {};
+      },
+      desc.str(), "FINITE_RANGE");
+}
+
+namespace {
+
+// A unit option parsed by `parse` and checked against [lo, hi] (`range` says it in words); the
+// error names the option.
+template <class T, class Parse>
+Result<T> ranged_option(const std::string& option, const std::string& text, Parse parse, T lo, T hi,
+                        const std::string& range) {
+  auto v = parse(text);
+  if (!v) return Error{option + ": " + v.error().message};
+  if (*v < lo || *v > hi) return Error{option + ": '" + text + "' is out of range (" + range + ")"};
+  return *v;
+}
+
+template <class T>
+std::string range_of(T lo, T hi) {
+  return to_string(lo) + ".." + to_string(hi);
+}
+
+}  // namespace
+
+Result<SimTime> time_option(const std::string& option, const std::string& text, SimTime lo,
+                            SimTime hi) {
+  return ranged_option(option, text, parse_time, lo, hi, range_of(lo, hi));
+}
+
+Result<Bytes> bytes_option(const std::string& option, const std::string& text, std::int64_t lo,
+                           std::int64_t hi) {
+  return ranged_option(option, text, parse_bytes, Bytes(lo), Bytes(hi),
+                       std::to_string(lo) + ".." + std::to_string(hi) + " bytes");
+}
+
+Result<DataRate> rate_option(const std::string& option, const std::string& text, DataRate lo,
+                             DataRate hi) {
+  return ranged_option(option, text, parse_rate, lo, hi, range_of(lo, hi));
+}
+
+Result<Length> length_option(const std::string& option, const std::string& text, Length lo,
+                             Length hi) {
+  return ranged_option(option, text, parse_length, lo, hi, range_of(lo, hi));
+}
+
+Result<bool> check_fault_bounds(const std::string& text, const topology::Topology& topo) {
+  const auto colon = text.find(':');
+  const auto at = text.find('@');
+  if (colon == std::string::npos || at == std::string::npos || at < colon) return true;
+  const std::string kind = text.substr(0, colon);
+  const std::string link_text = text.substr(colon + 1, at - colon - 1);
+  const std::string rest = text.substr(at + 1);
+  auto bad = [&](const std::string& why) { return Error{"fault '" + text + "': " + why}; };
+  if (kind == "flap") {
+    std::vector<std::string> parts;
+    std::stringstream in(rest);
+    for (std::string part; std::getline(in, part, ',');) parts.push_back(part);
+    if (parts.size() != 4) return true;
+    SimTime t[3];
+    for (int i = 0; i < 3; ++i) {
+      auto v = parse_time(parts[static_cast<std::size_t>(i)]);
+      if (!v) return true;
+      t[i] = *v;
+    }
+    std::int64_t count = 0;
+    for (const char c : parts[3]) {
+      if (c < '0' || c > '9') return true;
+      count = std::min<std::int64_t>(count * 10 + (c - '0'), kMaxFlapCount + 1);
+    }
+    if (count > kMaxFlapCount) {
+      return bad("COUNT " + parts[3] + " is out of range (0.." + std::to_string(kMaxFlapCount) +
+                 " flaps)");
+    }
+    const Int128 last = static_cast<Int128>(t[0].picoseconds()) +
+                        static_cast<Int128>(t[1].picoseconds()) * count + t[2].picoseconds();
+    if (last > kLatestFault.picoseconds()) {
+      return bad("the last flap ends after " + to_string(kLatestFault) +
+                 " (START + PERIOD x COUNT + DOWN must be at most that)");
+    }
+    return true;
+  }
+  if (kind == "lanes") {
+    const auto eq = rest.find('=');
+    if (eq == std::string::npos || link_text.empty() ||
+        link_text.find_first_not_of("0123456789") != std::string::npos || link_text.size() > 9) {
+      return true;
+    }
+    const auto link = std::stoull(link_text);
+    if (link >= topo.links.size()) return true;
+    const std::string n = rest.substr(eq + 1);
+    if (n.empty() || n.find_first_not_of("0123456789") != std::string::npos) return true;
+    const int lanes = topo.port_types[topo.links[link].port_type].lanes;
+    if (n.size() > 9 || std::stoll(n) > lanes) {
+      return bad("lanes left " + n + " is out of range (1.." + std::to_string(lanes) +
+                 ", the lanes of link " + link_text + "'s port)");
+    }
+  }
+  auto t = parse_time(kind == "lanes" ? rest.substr(0, rest.find('=')) : rest);
+  if (t && *t > kLatestFault) {
+    return bad("the time is out of range (0.." + to_string(kLatestFault) + ")");
+  }
+  return true;
+}
+
+void add_output(std::vector<OutputFile>& outputs, const CLI::App& cmd, const std::string& option,
+                const std::string& path) {
+  if (cmd.count(option) > 0 || !path.empty()) outputs.push_back({option, path});
+}
+
+Result<bool> check_outputs(const std::vector<OutputFile>& outputs,
+                           const std::vector<std::string>& inputs) {
+  namespace fs = std::filesystem;
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    const OutputFile& o = outputs[i];
+    if (o.path.empty()) return Error{o.option + ": the file name is empty"};
+    std::error_code ec;
+    if (fs::is_directory(o.path, ec)) {
+      return Error{o.option + ": '" + o.path + "' is a directory, not a file"};
+    }
+    const fs::path abs = fs::absolute(o.path, ec).lexically_normal();
+    for (std::size_t j = 0; j < i; ++j) {
+      if (fs::absolute(outputs[j].path, ec).lexically_normal() == abs ||
+          fs::equivalent(outputs[j].path, o.path, ec)) {
+        return Error{o.option + " and " + outputs[j].option + " name the same file '" + o.path +
+                     "'; give each output its own file"};
+      }
+    }
+    for (const std::string& in : inputs) {
+      if (!in.empty() && fs::exists(in, ec) && fs::equivalent(in, o.path, ec)) {
+        return Error{o.option + ": '" + o.path + "' is the input file '" + in +
+                     "'; writing it would replace the input"};
+      }
+    }
+    // Create (and remove) a new file; open an existing one without truncating it.
+    int fd = ::open(o.path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    const bool created = fd >= 0;
+    if (!created && errno == EEXIST) fd = ::open(o.path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (fd < 0) {
+      return Error{o.option + ": cannot write '" + o.path + "': " + std::strerror(errno)};
+    }
+    ::close(fd);
+    if (created) ::unlink(o.path.c_str());
+  }
+  return true;
+}
+
+MemoryEstimate estimate_fabric_memory(const topology::Topology& topo) {
+  MemoryEstimate e;
+  std::vector<char> edge(topo.nodes.size(), 0);
+  for (topology::NodeId v = 0; v < topo.nodes.size(); ++v) {
+    if (!topo.is_server(v)) continue;
+    for (const topology::Port& p : topo.ports_of(v)) {
+      if (p.link != topology::kNone) edge[topo.ports[p.peer].node] = 1;
+    }
+  }
+  double edges = 0;
+  for (const char c : edge) edges += c;
+  const auto switches = static_cast<double>(topo.switch_count());
+  const auto nodes = static_cast<double>(topo.nodes.size());
+  const auto ports = static_cast<double>(topo.ports.size());
+  const auto links = static_cast<double>(topo.links.size());
+  e.replicated_bytes = nodes * sizeof(topology::Node) + ports * sizeof(topology::Port) +
+                       links * sizeof(topology::Link) + switches * edges * kRoutingEntryBytes +
+                       ports * 32;                           // routing's per-port information
+  e.lp_bytes = nodes * kLpBaseBytes + ports * kLpPortBytes;  // cabled or not
+  return e;
+}
+
+int local_rank_count() {
+  for (const char* var :
+       {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "SLURM_NTASKS_PER_NODE"}) {
+    if (const char* v = std::getenv(var)) {
+      const int n = std::atoi(v);
+      if (n > 0) return n;
+    }
+  }
+  return 1;
+}
+
+Result<bool> check_fabric_memory(const topology::Topology& topo, int ranks) {
+  const MemoryEstimate e = estimate_fabric_memory(topo);
+  const int local = std::min(std::max(1, ranks), local_rank_count());
+  char what[256];
+  std::snprintf(what, sizeof what,
+                "%s (%zu servers, %zu switches, %zu links) on %d rank%s of this node",
+                topo.name.c_str(), topo.server_count(), topo.switch_count(), topo.links.size(),
+                local, local == 1 ? "" : "s");
+  return agree_on_all_ranks(check_memory(e.per_node(std::max(1, ranks), local), what));
+}
+
+Result<bool> agree_on_all_ranks(const Result<bool>& mine) {
+  if (pdes::all_ranks_ok(mine.ok())) return true;
+  if (!mine) return mine;
+  return Error{"another rank refused the run (its message is printed by that rank only)"};
+}
+
+Result<bool> check_outputs_once(const std::vector<OutputFile>& outputs,
+                                const std::vector<std::string>& inputs, int rank) {
+  return agree_on_all_ranks(rank == 0 ? check_outputs(outputs, inputs) : Result<bool>(true));
+}
+
+Result<bool> check_memory(double estimate_bytes, const std::string& what) {
+  std::int64_t have = available_memory_bytes();
+  // STEPSIM_MEMORY_LIMIT (a size, "8GiB") caps it: a share of a node, or a test.
+  if (const char* limit = std::getenv("STEPSIM_MEMORY_LIMIT")) {
+    const auto b = parse_bytes(limit);
+    if (!b) return Error{"STEPSIM_MEMORY_LIMIT: " + b.error().message};
+    have = have > 0 ? std::min(have, b->count()) : b->count();
+  }
+  if (have <= 0 || estimate_bytes <= static_cast<double>(have)) return true;
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "too large: %s needs about %.1f GiB of memory, but this machine has "
+                "%.1f GiB available (/proc/meminfo, STEPSIM_MEMORY_LIMIT); use a smaller input or "
+                "more nodes",
+                what.c_str(), estimate_bytes / (1 << 30), static_cast<double>(have) / (1 << 30));
+  return Error{buf};
+}
+
+}  // namespace stepsim::cli

@@ -1,0 +1,215 @@
+#include "src/cli/input_checks.hpp"
+
+#include "src/cli/bench_output.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+
+#include "stepsim/fabric/fabric_model.hpp"
+#include "stepsim/fabric/fabric_params.hpp"
+#include "stepsim/fabric/routing.hpp"
+#include "stepsim/topology/topology_loader.hpp"
+
+namespace stepsim::cli {
+namespace {
+
+bool has(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+topology::Topology load(const std::string& name) {
+  return topology::load_topology(std::string(STEPSIM_SOURCE_DIR) + "/topologies/" + name).value();
+}
+
+TEST(InputChecks, FiniteRangeRejectsNanInfinityAndOutOfRange) {
+  const CLI::Validator v = finite_range(0.0, 1.0);
+  for (std::string bad : {"nan", "NaN", "inf", "-inf", "-1", "1.5", "x"}) {
+    EXPECT_NE(v(bad), "") << bad;
+  }
+  for (std::string good : {"0", "0.5", "1", "1e-9"}) EXPECT_EQ(v(good), "") << good;
+}
+
+TEST(InputChecks, RangedOptionsNameTheOptionAndRange) {
+  const auto t = time_option("--switch-delay", "5000000s", SimTime::zero(), SimTime::ms(1));
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.error().message, "--switch-delay: '5000000s' is out of range (0ps..1ms)");
+  const auto b = bytes_option("--mtu", "40000TB", 1, 1 << 20);
+  ASSERT_FALSE(b.ok());
+  EXPECT_EQ(b.error().message, "--mtu: '40000TB' is out of range (1..1048576 bytes)");
+  EXPECT_EQ(bytes_option("--mtu", "4KiB", 1, 1 << 20).value().count(), 4096);
+}
+
+// Issue 15: `bench nccl -e 9999999999G` wrapped to a negative size.
+TEST(InputChecks, NcclSizesOverflowCleanly) {
+  EXPECT_EQ(parse_binary_size("8G").value(), 8LL << 30);
+  EXPECT_EQ(parse_binary_size("1K").value(), 1024);
+  EXPECT_EQ(parse_binary_size("8GiB").value(), 8LL << 30);
+  EXPECT_EQ(parse_binary_size("4294967296G").value(), 4294967296LL << 30);
+  for (const char* text : {"9999999999G", "4294967297G", "99999999999999999999K"}) {
+    const auto r = parse_binary_size(text);
+    ASSERT_FALSE(r.ok()) << text;
+    EXPECT_TRUE(has(r.error().message, "out of range")) << r.error().message;
+  }
+}
+
+// Generated size strings: nccl-tests suffixes and stepsim units, digits of any length. Never a
+// crash, never a negative size, and an accepted value equals its digits times the unit.
+TEST(InputChecks, GeneratedSizeSuffixesNeverWrap) {
+  const char* suffixes[] = {"K", "M", "G", "k", "m", "g", "", "B", "KiB", "GiB", "TB", "X", "GG"};
+  std::mt19937_64 rng(42);
+  int accepted = 0;
+  for (int i = 0; i < 20000; ++i) {
+    std::string digits;
+    const int n = 1 + static_cast<int>(rng() % 22);
+    for (int d = 0; d < n; ++d) digits += static_cast<char>('0' + rng() % 10);
+    const std::string suffix = suffixes[rng() % std::size(suffixes)];
+    const std::string text = digits + suffix;
+    Result<std::int64_t> r = Error{""};
+    ASSERT_NO_THROW(r = parse_binary_size(text)) << text;
+    if (!r) {
+      EXPECT_FALSE(r.error().message.empty());
+      continue;
+    }
+    ++accepted;
+    ASSERT_GE(*r, 0) << text;
+    const long double mult = suffix == "K" || suffix == "k"   ? 1024.0L
+                             : suffix == "M" || suffix == "m" ? 1048576.0L
+                             : suffix == "G" || suffix == "g" ? 1073741824.0L
+                             : suffix == "KiB"                ? 1024.0L
+                             : suffix == "GiB"                ? 1073741824.0L
+                             : suffix == "TB"                 ? 1e12L
+                                                              : 1.0L;
+    const long double want = std::stold(digits) * mult;
+    EXPECT_NEAR(static_cast<double>(static_cast<long double>(*r) / std::max(want, 1.0L)),
+                want == 0 ? 0.0 : 1.0, 1e-12)
+        << text;
+  }
+  EXPECT_GT(accepted, 3000);
+}
+
+// Issue 15: a flap whose last cycle lies past SimTime's range gave a lookahead violation; a
+// lanes fault could leave more lanes than the port has.
+TEST(InputChecks, FaultBoundsCatchOverflowAndExcessLanes) {
+  const topology::Topology topo = load("toy-2server.yaml");
+  auto flap = check_fault_bounds("flap:0@0us,9000000s,1s,3", topo);
+  ASSERT_FALSE(flap.ok());
+  EXPECT_TRUE(has(flap.error().message, "the last flap ends after 1000000s"));
+  auto many = check_fault_bounds("flap:0@0us,2us,1us,999999999", topo);
+  ASSERT_FALSE(many.ok());
+  EXPECT_TRUE(has(many.error().message, "COUNT 999999999 is out of range"));
+  auto lanes = check_fault_bounds("lanes:0@1us=1000", topo);
+  ASSERT_FALSE(lanes.ok());
+  EXPECT_TRUE(has(lanes.error().message, "lanes left 1000 is out of range (1..8"));
+  EXPECT_TRUE(check_fault_bounds("lanes:0@1us=4", topo).ok());
+  EXPECT_TRUE(check_fault_bounds("flap:0@10us,20us,5us,1000", topo).ok());
+  EXPECT_FALSE(check_fault_bounds("down:0@2000000s", topo).ok());
+}
+
+// Generated fault specs (kinds, links, times, counts, lanes, junk): the bounds check and the
+// parser together never crash, never produce more than 2 x kMaxFlapCount events, and any spec
+// they accept has every fault time within kLatestFault and lanes within the port.
+TEST(InputChecks, GeneratedFaultSpecsAreAcceptedInBoundsOrRejectedCleanly) {
+  const topology::Topology topo = load("toy-2server.yaml");
+  const auto links = static_cast<std::uint32_t>(topo.links.size());
+  const char* kinds[] = {"down", "up", "lanes", "flap", "flop", ""};
+  const char* times[] = {"0us",     "1us", "9000000s", "1000000s",
+                         "999999s", "5ns", "1e30s",    "nan",
+                         "-1us",    "",    "1.5ps",    "18446744073709551616ps"};
+  const char* counts[] = {"0",         "1",          "3", "1000000", "1000001",
+                          "999999999", "4294967297", "",  "-1",      "x"};
+  std::mt19937_64 rng(1515);
+  int accepted = 0;
+  for (int i = 0; i < 5000; ++i) {
+    const std::string kind = kinds[rng() % std::size(kinds)];
+    const std::string link = rng() % 10 == 0 ? "99999999999" : std::to_string(rng() % (links + 2));
+    auto time = [&] { return std::string(times[rng() % std::size(times)]); };
+    std::string text = kind + ":" + link + "@";
+    if (kind == "flap") {
+      text += time() + "," + time() + "," + time() + "," + counts[rng() % std::size(counts)];
+    } else if (kind == "lanes") {
+      text += time() + "=" + std::to_string(static_cast<int>(rng() % 20) - 2);
+    } else {
+      text += time();
+    }
+    if (rng() % 10 == 0) text.erase(rng() % text.size(), 1);
+    std::vector<fabric::FaultSpec> faults;
+    Result<bool> r = Error{""};
+    ASSERT_NO_THROW({
+      r = check_fault_bounds(text, topo);
+      if (r) r = fabric::parse_fault(text, links, faults);
+    }) << text;
+    if (!r) {
+      EXPECT_TRUE(has(r.error().message, "fault '")) << text << ": " << r.error().message;
+      continue;
+    }
+    ++accepted;
+    EXPECT_LE(faults.size(), 2u * static_cast<std::size_t>(kMaxFlapCount)) << text;
+    for (const fabric::FaultSpec& f : faults) {
+      EXPECT_GE(f.at, SimTime::zero()) << text;
+      EXPECT_LE(f.at, kLatestFault) << text;
+      EXPECT_LE(f.lanes, topo.port_types[topo.links[f.link].port_type].lanes) << text;
+    }
+  }
+  EXPECT_GT(accepted, 300);
+}
+
+TEST(InputChecks, OutputsAreCheckedBeforeTheRun) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "stepsim-input-checks";
+  fs::create_directories(dir);
+  const std::string in = (dir / "scenario.yaml").string();
+  std::ofstream(in) << "model: {}\n";
+  const std::string out = (dir / "out.h5").string();
+  EXPECT_TRUE(check_outputs({{"-o", out}, {"--json", (dir / "o.json").string()}}, {in}).ok());
+  EXPECT_FALSE(fs::exists(out));  // created and removed again
+  auto same = check_outputs({{"-o", out}, {"--json", out}}, {in});
+  ASSERT_FALSE(same.ok());
+  EXPECT_TRUE(has(same.error().message, "--json and -o name the same file"));
+  auto input = check_outputs({{"-o", in}}, {in});
+  ASSERT_FALSE(input.ok());
+  EXPECT_TRUE(has(input.error().message, "is the input file"));
+  EXPECT_EQ(std::ifstream(in).get(), 'm');  // not truncated
+  EXPECT_FALSE(check_outputs({{"-o", ""}}, {}).ok());
+  auto d = check_outputs({{"--trace", dir.string()}}, {});
+  ASSERT_FALSE(d.ok());
+  EXPECT_TRUE(has(d.error().message, "is a directory"));
+  auto missing = check_outputs({{"--json", (dir / "no" / "x.json").string()}}, {});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_TRUE(has(missing.error().message, "--json: cannot write"));
+  fs::remove_all(dir);
+}
+
+// The estimate's per-LP figures are those `stepsim check` measures: never below the model's
+// own count, and within a factor of two of it, on shipped topologies of each kind.
+TEST(InputChecks, MemoryEstimateBoundsTheMeasuredFootprint) {
+  for (const char* name : {"fat-tree-k8.yaml", "rail-128gpu-800g.yaml", "dragonfly-small.yaml"}) {
+    const topology::Topology topo = load(name);
+    const fabric::Routing routing(topo);
+    const fabric::FabricParams defaults;
+    fabric::FabricModel model(topo, routing, {}, defaults);
+    std::vector<pdes::LpId> all(topo.nodes.size());
+    for (pdes::LpId v = 0; v < all.size(); ++v) all[v] = v;
+    model.setup(all);
+    double lp_bytes = 0;
+    for (const pdes::LpId v : all) lp_bytes += static_cast<double>(model.lp_memory_bytes(v));
+    const MemoryEstimate e = estimate_fabric_memory(topo);
+    EXPECT_GE(e.lp_bytes, lp_bytes) << name;
+    EXPECT_LE(e.lp_bytes, 2 * lp_bytes) << name;
+    EXPECT_GE(e.replicated_bytes, static_cast<double>(routing.memory_bytes())) << name;
+  }
+}
+
+TEST(InputChecks, MemoryBeyondTheMachineIsRefusedWithTheEstimate) {
+  auto r = check_memory(1e18, "a test");
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(has(r.error().message, "too large: a test needs about")) << r.error().message;
+  EXPECT_TRUE(check_memory(1024, "a test").ok());
+}
+
+}  // namespace
+}  // namespace stepsim::cli
