@@ -218,8 +218,12 @@ void print_headline(const StepReport& rep) {
   } else {  // the whole step's FLOPs over part of its time would overstate it
     std::printf("MFU                  n/a (the step did not complete)\n");
   }
-  std::printf("tokens per second    %.4g per GPU\n",
-              static_cast<double>(p.global_batch) * s.model.seq_len / r.step_s / p.world());
+  if (r.complete) {
+    std::printf("tokens per second    %.4g per GPU\n",
+                static_cast<double>(p.global_batch) * s.model.seq_len / r.step_s / p.world());
+  } else {  // likewise: the whole batch's tokens over part of the time
+    std::printf("tokens per second    n/a (the step did not complete)\n");
+  }
 }
 
 // Where the critical stage's time went.

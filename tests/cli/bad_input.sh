@@ -27,7 +27,7 @@ expect_clean "gpu.nvlink: '340282366920938463463374607432G' is not a data rate: 
   run "$tiny" --no-output --quiet --set gpu.nvlink=340282366920938463463374607432G
 expect_clean "--switch-delay: '5000000s' is out of range (0ps..1ms)" headroom --switch-delay 5000000s
 expect_clean "--mtu: '40000TB' is out of range" headroom --mtu 40000TB
-expect_clean "mtu must be 64..65536 bytes" bench fabric --topology "$toy" --mtu 40000TB --quiet
+expect_clean "--mtu: fabric.mtu: '40000TB' is out of range (64..65536 bytes)" bench fabric --topology "$toy" --mtu 40000TB --quiet
 expect_clean "'9999999999G' is out of range (0 .. 4EiB)" bench nccl allreduce -e 9999999999G --quiet
 expect_clean "the last flap ends after 1000000s" \
   bench fabric --topology "$toy" --fault flap:0@0us,9000000s,1s,3 --quiet
@@ -90,13 +90,13 @@ STEPSIM_MEMORY_LIMIT=lots expect_clean "STEPSIM_MEMORY_LIMIT: 'lots' is not a si
 STEPSIM_MEMORY_LIMIT=1MiB expect_clean "too large: 1048576 LPs" bench phold --lps 1048576 --quiet
 
 # NaN and out-of-range values.
-expect_clean "--ber: Value nan not in range" bench fabric --topology "$toy" --ber nan --quiet
-expect_clean "--ber: Value -1 not in range" bench fabric --topology "$toy" --ber -1 --quiet
+expect_clean "--ber: fabric.ber: 'nan' is not a number" bench fabric --topology "$toy" --ber nan --quiet
+expect_clean "--ber: fabric.ber: '-1' is out of range (0..0.5 or topology)" bench fabric --topology "$toy" --ber -1 --quiet
 expect_clean "--ber: Value nan not in range" bench perftest write_bw --topology "$toy" --ber nan --quiet
 expect_clean "--hot-fraction: Value nan not in range" bench fabric --topology "$toy" --hot-fraction nan --quiet
 expect_clean "--stepfactor: Value nan not in range" bench nccl allreduce -f nan --quiet
 expect_clean "--remote: Value nan not in range" bench phold --remote nan --quiet
-expect_clean "mtu must be 64..65536 bytes" bench fabric --topology "$toy" --mtu 0 --quiet
+expect_clean "--mtu: fabric.mtu: '0' is out of range (64..65536 bytes)" bench fabric --topology "$toy" --mtu 0 --quiet
 expect_clean "--qps: Value 0 not in range 1 to 1048576" bench fabric --topology "$toy" --pattern pair --qps 0 --quiet
 expect_clean "lanes left 1000 is out of range (1..8" bench fabric --topology "$toy" --fault lanes:0@1us=1000 --quiet
 expect_clean "--gpus: must be >= 1" bench nccl allreduce --gpus 0 --quiet
@@ -126,6 +126,7 @@ check "64+ KiB scenario: written (exit $rc), all $size bytes in dataset /meta/sc
 # Incomplete step: no MFU, exit 1.
 out=$("$stepsim" run "$tiny" --quiet --no-output --fidelity ideal --set end=1us 2>&1); rc=$?
 check "incomplete step: exit 1 ($rc), no MFU percentage" '[[ $rc -eq 1 && "$out" == *"MFU                  n/a (the step did not complete)"* && "$out" != *"MFU "*"%"* ]]'
+check "incomplete step: no tokens per second" '[[ "$out" == *"tokens per second    n/a (the step did not complete)"* ]]'
 
 # Unknown subcommands list the subcommands.
 expect_clean "'frobnicate' is not a subcommand; the subcommands are: bench, headroom, check, list, run" frobnicate
