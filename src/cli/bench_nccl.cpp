@@ -8,8 +8,8 @@
 
 #include "src/cli/bench_output.hpp"
 #include "src/cli/cli.hpp"
-#include "src/cli/input_checks.hpp"
 #include "src/cli/data_dir.hpp"
+#include "src/cli/input_checks.hpp"
 #include "src/cli/progress.hpp"
 #include "stepsim/collective/collective_app.hpp"
 #include "stepsim/core/hash.hpp"
@@ -108,9 +108,7 @@ BenchNcclCommand::BenchNcclCommand(CLI::App& parent) {
                              "reduce", "sendrecv"}));
   add_nccl_tests_flags();
   add_sim_options();
-  for (CLI::Option* opt : cmd_->get_options()) {
-    if (opt->get_name() != "--set") opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  }
+  last_value_wins(*cmd_);
 }
 
 void BenchNcclCommand::add_nccl_tests_flags() {
@@ -506,7 +504,8 @@ int BenchNcclCommand::execute(int rank, int ranks) {
   add_output(outputs, *cmd_, "--json", sim_.json_path);
   if (auto ok = check_outputs_once(outputs, {sim_.topology}, rank); !ok)
     return user_error(rank, ok.error().message);
-  if (auto ok = check_fabric_memory(s.topo, ranks); !ok) return user_error(rank, ok.error().message);
+  if (auto ok = check_fabric_memory(s.topo, ranks); !ok)
+    return user_error(rank, ok.error().message);
   pdes::MpiSync sync;
   pdes::EngineOptions opts =
       bench_engine_options(sim_.threads, s.end, !sim_.quiet && s.sizes.size() == 1, rank);

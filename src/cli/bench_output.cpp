@@ -1,5 +1,6 @@
 #include "src/cli/bench_output.hpp"
 
+#include <CLI/CLI.hpp>
 #include <cinttypes>
 #include <cstdio>
 #include <limits>
@@ -64,6 +65,12 @@ void print_engine_line(const char* prefix, int ranks, int threads, std::uint64_t
   std::printf("%sranks %d, threads/rank %d, %" PRIu64 " events in %.3f s (%.2f M/s)\n", prefix,
               ranks, threads, events, wall_s,
               wall_s > 0 ? static_cast<double>(events) / wall_s / 1e6 : 0.0);
+}
+
+void last_value_wins(CLI::App& cmd) {
+  for (CLI::Option* opt : cmd.get_options()) {
+    if (opt->get_name() != "--set") opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  }
 }
 
 }  // namespace stepsim::cli

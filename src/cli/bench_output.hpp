@@ -8,7 +8,14 @@
 
 #include "stepsim/core/result.hpp"
 
+namespace CLI {
+class App;
+}
+
 namespace stepsim::cli {
+
+/// A repeated option keeps its last value, as nccl-tests and perftest read argv; --set adds up.
+void last_value_wins(CLI::App& cmd);
 
 /// A size as nccl-tests and perftest read it: a whole number with an optional K, M or G
 /// (either case) in powers of 1024 (`64K` = 65,536, `1G` = 2^30), or any of stepsim's byte units

@@ -9,8 +9,8 @@
 
 #include "src/cli/bench_output.hpp"
 #include "src/cli/cli.hpp"
-#include "src/cli/input_checks.hpp"
 #include "src/cli/data_dir.hpp"
+#include "src/cli/input_checks.hpp"
 #include "src/cli/progress.hpp"
 #include "stepsim/core/hash.hpp"
 #include "stepsim/nic/rdma_run.hpp"
@@ -166,9 +166,7 @@ BenchPerftestCommand::BenchPerftestCommand(CLI::App& parent) {
       ->check(CLI::IsMember({"write_lat", "write_bw", "send_lat", "read_bw"}));
   add_perftest_flags();
   add_sim_options();
-  for (CLI::Option* opt : cmd_->get_options()) {
-    if (opt->get_name() != "--set") opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  }
+  last_value_wins(*cmd_);
 }
 
 void BenchPerftestCommand::add_perftest_flags() {
@@ -457,7 +455,8 @@ int BenchPerftestCommand::execute(int rank, int ranks) {
   add_output(outputs, *cmd_, "--json", sim_.json_path);
   if (auto ok = check_outputs_once(outputs, {sim_.topology}, rank); !ok)
     return user_error(rank, ok.error().message);
-  if (auto ok = check_fabric_memory(s.topo, ranks); !ok) return user_error(rank, ok.error().message);
+  if (auto ok = check_fabric_memory(s.topo, ranks); !ok)
+    return user_error(rank, ok.error().message);
   pdes::MpiSync sync;
   const pdes::EngineOptions opts =
       bench_engine_options(sim_.threads, s.end, !sim_.quiet && s.sizes.size() == 1, rank);

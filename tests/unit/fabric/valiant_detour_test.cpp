@@ -58,8 +58,8 @@ TEST(VirtualLane, RisesAtTheGlobalHopAndAtTheIntermediate) {
   }
   const topology::PortId dst = nic_at(topo, routing, r[2]);
   ASSERT_NE(dst, topology::kNone);
-  EXPECT_EQ(virtual_lane(topo, routing, r[1], r[0], dst), 0);  // toward the intermediate
-  EXPECT_EQ(virtual_lane(topo, routing, r[1], r[1], dst), 1);  // in its group
+  EXPECT_EQ(virtual_lane(topo, routing, r[1], r[0], dst), 0);       // toward the intermediate
+  EXPECT_EQ(virtual_lane(topo, routing, r[1], r[1], dst), 1);       // in its group
   EXPECT_EQ(virtual_lane(topo, routing, kNoDetour, r[1], dst), 2);  // detour done
   EXPECT_EQ(virtual_lane(topo, routing, kNoDetour, r[2], dst), 3);  // in the destination group
   EXPECT_EQ(virtual_lane(topo, routing, kNoDetour, r[0], dst), 2);  // minimal route
@@ -88,10 +88,9 @@ TEST(VirtualLane, NeverFallsAlongAnyValiantPath) {
         int lane = virtual_lane(topo, routing, detour, at, dst);
         for (int hop = 0; hop < 12 && at != routing.edge_of_nic(dst); ++hop) {
           if (at == detour) detour = kNoDetour;
-          const auto cand = detour != kNoDetour
-                                ? routing.candidates_at(routing.switch_index(at),
-                                                        routing.edge_index(detour))
-                                : routing.candidates(at, dst);
+          const auto cand = detour != kNoDetour ? routing.candidates_at(routing.switch_index(at),
+                                                                        routing.edge_index(detour))
+                                                : routing.candidates(at, dst);
           ASSERT_FALSE(cand.empty());
           const int out = virtual_lane(topo, routing, detour, at, dst);
           EXPECT_GE(out, lane);
