@@ -66,6 +66,13 @@ struct Completion {
   SimTime posted;         ///< when the sender posted the work request
   SimTime done;           ///< when the CQE became visible
   std::uint32_t imm = 0;  ///< receive completions: the sender's immediate data
+  // Per-message counters for flow records (issue 14). Send completions: when the message's first
+  // packet left the NIC, its packets sent (with retransmissions) and those sent again. Receive
+  // completions: its packets that arrived CE-marked (ECN).
+  SimTime first_byte;
+  std::uint32_t packets = 0;
+  std::uint32_t retransmitted = 0;
+  std::uint32_t ecn_marked = 0;
 };
 
 /// What a NIC offers to the application running on the same server, during a callback.

@@ -49,18 +49,27 @@ struct CollectiveRecord {
   double busbw_gbs = 0;
 };
 
-/// One RDMA connection of a collective simulated at packet level: the flows of the step are
-/// these, each standing for every repetition of its collective (`repeats`).
+/// A flow: one collective's traffic over one RDMA connection direction (src NIC to dst NIC).
+/// Memoized packet/cell mode: one row per connection of each distinct collective, standing for
+/// every repetition (`repeats`), with the first repetition's times. Whole-step mode: one row per
+/// collective instance and connection direction (`repeats` 1), with its own times.
 struct FlowRow {
-  std::uint32_t collective = 0;  ///< the first CollectiveRecord that ran this collective
+  std::uint32_t collective = 0;  ///< the CollectiveRecord (memoized: its first occurrence)
   std::uint32_t repeats = 0;     ///< how many collectives of the step it stands for
   std::uint32_t src_nic = 0;     ///< global port ids
   std::uint32_t dst_nic = 0;
-  std::uint64_t bytes = 0;  ///< payload bytes of one repetition, both directions
+  std::uint32_t src_gpu = 0;  ///< global GPU index of the GPU whose NIC (rail) sends
+  std::uint32_t dst_gpu = 0;  ///< global GPU index of the GPU whose NIC receives
+  CommGroup group = CommGroup::kTp;
+  collective::Kind kind = collective::Kind::kAllReduce;
+  std::uint64_t bytes = 0;  ///< payload bytes of one repetition
   std::uint64_t messages = 0;
   std::uint64_t packets = 0;
   std::uint64_t retransmitted = 0;
   std::uint64_t ecn_marked = 0;
+  std::int64_t start_ps = -1;       ///< first post (step time); -1: unknown
+  std::int64_t first_byte_ps = -1;  ///< first packet of the flow on the wire
+  std::int64_t end_ps = -1;         ///< last send completion
 };
 
 /// One direction of a link (its sending port) over the whole step: each distinct collective's
