@@ -12,6 +12,7 @@
 #include "src/cli/input_checks.hpp"
 #include "src/cli/progress.hpp"
 #include "stepsim/collective/collective_app.hpp"
+#include "stepsim/collective/iterations.hpp"
 #include "stepsim/core/hash.hpp"
 #include "stepsim/kernels/alpha_beta.hpp"
 #include "stepsim/pdes/mpi_sync.hpp"
@@ -36,6 +37,8 @@ constexpr std::array<DataType, 10> kDataTypes{{{"int8", 1},
                                                {"double", 8},
                                                {"bfloat16", 2}}};
 constexpr std::array<const char*, 6> kOps{{"sum", "prod", "max", "min", "avg", "mulsum"}};
+// Iterations simulated per size at most (-w + -n x -m): each holds its own collective's state.
+constexpr int kMaxIterations = 10000;
 
 using collective::Kind;
 
@@ -76,6 +79,9 @@ struct BenchNcclCommand::Setup {
   std::int64_t step = 0;
   std::vector<std::int64_t> sizes;
   SimTime end;
+  bool iterate = false;  // -n, -w or -m given: warm-up and timed iterations in one run
+  int warmup = 0;        // iterations simulated before the timed ones (-w, when iterating)
+  int timed = 1;         // timed iterations (-n x -m; 1 without -n/-w/-m)
   [[nodiscard]] std::int64_t count(std::int64_t bytes) const {
     return split(kind) ? bytes / elem / gpus : bytes / elem;
   }
@@ -131,28 +137,34 @@ void BenchNcclCommand::add_nccl_tests_flags() {
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 20));
   cmd_->add_option("-n,--iters", f.iters,
-                   "Timed iterations per size (printed; a simulated iteration on the idle "
-                   "fabric is deterministic, so every one takes the same time: one is simulated)")
+                   "Timed iterations per size. Given (or -w, -m), each size simulates -w warm-up "
+                   "then -n x -m timed iterations back to back in one run, and time is the timed "
+                   "ones' average; without them one iteration is simulated")
       ->capture_default_str()
-      ->check(CLI::Range(1, 1 << 30));
+      ->check(CLI::Range(1, kMaxIterations));
   cmd_->add_option("-w,--warmup_iters", f.warmup_iters,
-                   "Warm-up iterations (printed; the simulated NICs start connected, so there is "
-                   "nothing to warm up)")
+                   "Warm-up iterations per size, simulated but not timed (see -n)")
       ->capture_default_str()
-      ->check(CLI::Range(0, 1 << 30));
-  cmd_->add_option("-m,--agg_iters", f.agg_iters, "Operations aggregated per iteration (printed)")
+      ->check(CLI::Range(0, kMaxIterations));
+  cmd_->add_option("-m,--agg_iters", f.agg_iters,
+                   "Operations per timed iteration: -m collectives back to back (each with its "
+                   "launch latency; NCCL's group saves part of it), time divided by -n x -m")
       ->capture_default_str()
-      ->check(CLI::Range(1, 1 << 20));
+      ->check(CLI::Range(1, kMaxIterations));
   cmd_->add_option("-c,--check", f.check,
                    "Check iterations: 0 prints N/A in #wrong; otherwise #wrong counts the "
                    "elements that never arrived")
       ->capture_default_str()
       ->check(CLI::Range(0, 1 << 20));
   cmd_->add_option("-a,--average", f.average,
-                   "0 rank 0, 1 average, 2 min, 3 max over ranks (identical in the simulation)")
+                   "Time over the GPUs, each from the timed iterations' start to its own last "
+                   "completion: 0 rank 0's, 1 average, 2 min, 3 max (default, when -a is not "
+                   "given: the last GPU's, the collective's completion)")
       ->capture_default_str()
       ->check(CLI::Range(0, 3));
-  cmd_->add_option("-z,--blocking", f.blocking, "Blocking collectives, 0 or 1 (printed)")
+  cmd_->add_option("-z,--blocking", f.blocking,
+                   "Blocking collectives, 0 or 1 (printed; either way a server starts its next "
+                   "iteration when its GPUs finished the last, the host barrier is not modelled)")
       ->capture_default_str()
       ->check(CLI::Range(0, 1));
   cmd_->add_option("-o,--op", f.op, "Reduction: sum, prod, max, min, avg or mulsum (redop column)")
@@ -309,6 +321,19 @@ Result<BenchNcclCommand::Setup> BenchNcclCommand::prepare() const {
     return Error{"--root " + std::to_string(flags_.root) + " is not a rank (0.." +
                  std::to_string(s.gpus - 1) + ")"};
   }
+  s.iterate =
+      cmd_->count("--iters") + cmd_->count("--warmup_iters") + cmd_->count("--agg_iters") > 0;
+  if (s.iterate) {
+    s.warmup = flags_.warmup_iters;
+    s.timed = flags_.iters * flags_.agg_iters;
+    if (std::int64_t{flags_.iters} * flags_.agg_iters + flags_.warmup_iters > kMaxIterations) {
+      return Error{
+          "--iters/--warmup_iters/--agg_iters: " +
+          std::to_string(std::int64_t{flags_.iters} * flags_.agg_iters + flags_.warmup_iters) +
+          " iterations per size (allowed: -w + -n x -m up to " + std::to_string(kMaxIterations) +
+          ")"};
+    }
+  }
   if (auto p = pdes::make_partitioner(sim_.partition); !p) {
     return Error{"--partition: " + p.error().message};
   }
@@ -369,6 +394,18 @@ void BenchNcclCommand::print_preamble(const Setup& s) const {
       kind_.c_str(), s.gpus, s.cp.gpu.c_str(), s.comm.gpus_per_server, s.topo.name.c_str(),
       pairwise ? "pairwise" : s.cp.algorithm.c_str(), s.cp.protocol.c_str(), s.cp.channels,
       s.nic.cc.algorithm.c_str(), sim_.lb.c_str(), sim_.fidelity.describe(s.fp).c_str());
+  if (s.iterate && sim_.fidelity.fidelity == "analytical") {
+    std::printf("# iterations: analytical fidelity: every iteration is the same bound\n#\n");
+  } else if (s.iterate) {
+    static constexpr std::array<const char*, 4> kAverage{"rank 0's", "average", "minimum",
+                                                         "maximum"};
+    std::printf(
+        "# iterations: %d warm-up + %d x %d timed per size, back to back in one run; time: the "
+        "timed ones' per iteration, %s over the GPUs\n#\n",
+        s.warmup, flags_.iters, flags_.agg_iters,
+        cmd_->count("--average") > 0 ? kAverage[static_cast<std::size_t>(flags_.average)]
+                                     : "the last GPU's");
+  }
   print_devices(s.comm, s.cp.gpu);
   print_table_header();
 }
@@ -433,8 +470,43 @@ int BenchNcclCommand::write_json_file(int rank, int ranks, const Setup& s, const
   return write_json(rank, sim_.json_path, j);
 }
 
+namespace {
+
+// nccl-tests' time of one iteration (ps): each GPU's time from `t0` (the timed iterations'
+// start) to its own completion of the last iteration, over `timed` iterations, combined over the
+// GPUs as -a says (0 rank 0's, 1 the average, 2 the minimum, 3 the maximum; -1, -a not given:
+// the last GPU's, which is the collective's completion). GPUs that never finished do not count.
+double iteration_time_ps(const std::vector<std::int64_t>& done, std::int64_t t0, int timed,
+                         int average) {
+  double sum = 0;
+  double lo = 0;
+  double hi = 0;
+  int n = 0;
+  for (std::int64_t d : done) {
+    if (d < 0) continue;
+    const double x = static_cast<double>(d - t0) / timed;
+    lo = n == 0 ? x : std::min(lo, x);
+    hi = n == 0 ? x : std::max(hi, x);
+    sum += x;
+    ++n;
+  }
+  switch (average) {
+    case 0:
+      return !done.empty() && done[0] >= 0 ? static_cast<double>(done[0] - t0) / timed : 0;
+    case 1:
+      return n > 0 ? sum / n : 0;
+    case 2:
+      return lo;
+    default:
+      return hi;
+  }
+}
+
+}  // namespace
+
 // Simulates one size (packet or cell level) into `row`, adding to the totals; `extra` gets the
-// JSON fields only a simulation has. Returns whether the engine ran to the end.
+// JSON fields only a simulation has. Returns whether the engine ran to the end. With -n/-w/-m,
+// the warm-up and timed iterations run back to back in one run; the time is the timed ones'.
 Result<bool> BenchNcclCommand::simulate_size(const Setup& s, Row& row, Totals& t,
                                              nlohmann::json& extra, pdes::Sync& sync,
                                              const pdes::EngineOptions& opts) const {
@@ -442,39 +514,80 @@ Result<bool> BenchNcclCommand::simulate_size(const Setup& s, Row& row, Totals& t
   spec.kind = s.kind;
   spec.bytes = row.bytes;
   spec.root = flags_.root;
-  auto r = collective::run_collective(s.topo, s.comm, spec, s.cp, s.nic, s.fp, sync, opts);
-  if (!r) return r.error();
-  t.digest = hash_combine(t.digest, r->rdma.stats.digest);
-  int unfinished = 0;
-  for (std::int64_t done : r->result.gpu_done_ps) {
-    t.digest = hash_combine(t.digest, static_cast<std::uint64_t>(done));
-    unfinished += done < 0 ? 1 : 0;
+  collective::IteratedRun r;
+  if (s.iterate) {
+    auto run = collective::run_collective_iterations(s.topo, s.comm, spec, s.cp, s.nic, s.fp,
+                                                     s.warmup + s.timed, sync, opts);
+    if (!run) return run.error();
+    r = std::move(run).value();
+  } else {
+    auto run = collective::run_collective(s.topo, s.comm, spec, s.cp, s.nic, s.fp, sync, opts);
+    if (!run) return run.error();
+    r.results.push_back(std::move(run->result));
+    r.rdma = std::move(run->rdma);
+    r.choice = std::move(run->choice);
   }
-  t.wall += r->rdma.stats.wall_s;
-  t.events += r->rdma.stats.events;
-  t.engine.add(nic::EngineTally::of(r->rdma));
-  t.completed = t.completed && r->rdma.stats.completed;
+  t.digest = hash_combine(t.digest, r.rdma.stats.digest);
+  for (const collective::CollectiveResult& x : r.results) {
+    for (std::int64_t done : x.gpu_done_ps) {
+      t.digest = hash_combine(t.digest, static_cast<std::uint64_t>(done));
+    }
+  }
+  // The last iteration: which GPUs finished, and when the timed iterations began (the first
+  // server to start them; 0 without warm-up).
+  const collective::CollectiveResult& last = r.results.back();
+  const int unfinished = static_cast<int>(std::count_if(
+      last.gpu_done_ps.begin(), last.gpu_done_ps.end(), [](auto d) { return d < 0; }));
+  std::int64_t t0 = 0;
+  if (s.iterate && s.warmup > 0) {
+    t0 = -1;
+    for (std::int64_t x : r.started_ps[static_cast<std::size_t>(s.warmup)]) {
+      if (x >= 0 && (t0 < 0 || x < t0)) t0 = x;
+    }
+    t0 = std::max<std::int64_t>(t0, 0);
+  }
+  t.wall += r.rdma.stats.wall_s;
+  t.events += r.rdma.stats.events;
+  t.engine.add(nic::EngineTally::of(r.rdma));
+  t.completed = t.completed && r.rdma.stats.completed;
   // The engine ran dry but a GPU never finished: packets were lost where nothing resends them
   // (SHARP's in-network packets) or a QP failed.
-  t.stalled = t.stalled || (r->rdma.stats.completed && !r->result.complete());
-  row.time_us = static_cast<double>(r->result.time_ps) * 1e-6;
-  row.algbw = r->result.algbw_gbs(row.bytes);
-  row.wrong = r->rdma.stats.completed ? unfinished * s.count(row.bytes) : 0;
+  t.stalled = t.stalled || (r.rdma.stats.completed && !last.complete());
+  const double time_ps = iteration_time_ps(last.gpu_done_ps, t0, s.timed,
+                                           cmd_->count("--average") > 0 ? flags_.average : -1);
+  row.time_us = time_ps * 1e-6;
+  row.algbw = time_ps > 0 ? static_cast<double>(row.bytes) / (time_ps * 1e-12) / 1e9 : 0.0;
+  row.wrong = r.rdma.stats.completed ? unfinished * s.count(row.bytes) : 0;
   if (s.cp.algorithm == "auto" || s.cp.protocol == "auto") {
-    t.tuner.push_back(std::to_string(row.bytes) + " " + r->choice.algorithm + "/" +
-                      r->choice.protocol);
+    t.tuner.push_back(std::to_string(row.bytes) + " " + r.choice.algorithm + "/" +
+                      r.choice.protocol);
   }
-  extra = {{"network_bytes", r->result.network_bytes},
-           {"nvlink_bytes", r->result.nvlink_bytes},
-           {"drops", r->rdma.summary.drops()},
-           {"complete", r->result.complete()},
-           {"algorithm", r->choice.algorithm},
-           {"protocol", r->choice.protocol},
-           {"pause_frames", r->rdma.summary.pause_frames},
-           {"ecn_marks", r->rdma.summary.ecn_marks},
-           {"max_queue_bytes", r->rdma.summary.max_queue},
-           {"uplink_max_over_mean", r->rdma.summary.uplink_max_over_mean}};
-  return r->rdma.stats.completed;
+  extra = {{"network_bytes", last.network_bytes},
+           {"nvlink_bytes", last.nvlink_bytes},
+           {"drops", r.rdma.summary.drops()},
+           {"complete", last.complete()},
+           {"algorithm", r.choice.algorithm},
+           {"protocol", r.choice.protocol},
+           {"pause_frames", r.rdma.summary.pause_frames},
+           {"ecn_marks", r.rdma.summary.ecn_marks},
+           {"max_queue_bytes", r.rdma.summary.max_queue},
+           {"uplink_max_over_mean", r.rdma.summary.uplink_max_over_mean}};
+  if (s.iterate) {
+    // Each iteration's span (ps): from its first server's start to its last GPU's completion.
+    nlohmann::json spans = nlohmann::json::array();
+    for (std::size_t k = 0; k < r.results.size(); ++k) {
+      std::int64_t first = -1;
+      for (std::int64_t x : r.started_ps[k]) {
+        if (x >= 0 && (first < 0 || x < first)) first = x;
+      }
+      spans.push_back(first >= 0 ? r.results[k].time_ps - first : -1);
+    }
+    extra["simulated_iterations"] = r.results.size();
+    extra["timed_start_ps"] = t0;
+    extra["end_ps"] = last.time_ps;
+    extra["iteration_ps"] = std::move(spans);
+  }
+  return r.rdma.stats.completed;
 }
 
 namespace {

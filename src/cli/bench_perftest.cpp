@@ -30,6 +30,7 @@ struct BenchPerftestCommand::Setup {
   std::string from;  // "SERVER:NIC" of a and b
   std::string to;
   int iterations = 0;
+  SimTime duration;  // -D
   std::vector<std::int64_t> sizes;
   SimTime end;
   DataRate line;
@@ -193,9 +194,12 @@ void BenchPerftestCommand::add_perftest_flags() {
   cmd_->add_flag("-F,--CPU-freq", f.cpu_freq,
                  "Do not warn about CPU frequency (accepted: the simulation has no CPU clock)");
   cmd_->add_option("-D,--duration", f.duration,
-                   "Run for a duration in seconds (not modelled: use -n; an error)");
+                   "Run for this long instead of -n: whole seconds as perftest (-D 2), or a "
+                   "simulated time (-D 50us; a second at 1.6 Tb/s is minutes of simulation). "
+                   "#iterations is then the messages completed (per QP)");
   cmd_->add_flag("-b,--bidirectional", f.bidirectional,
-                 "Traffic both ways (not modelled: an error)");
+                 "Bandwidth tests: the server sends to the client too, on the same QPs; the "
+                 "bandwidth and message rate are both directions' sum, as perftest's");
   cmd_->add_option("-d,--ib-dev", f.device,
                    "Device mlx5_N: NIC N of both servers where --from/--to give no NIC");
   cmd_->add_option("-x,--gid-index", f.gid_index, "RoCE GID index (accepted, no effect)")
@@ -322,8 +326,9 @@ Result<BenchPerftestCommand::Setup> BenchPerftestCommand::prepare() const {
   if (!kind) return kind.error();
   s.kind = *kind;
   s.latency = s.kind == nic::PerftestKind::kWriteLat || s.kind == nic::PerftestKind::kSendLat;
-  if (flags_.duration != 0) return Error{"--duration: duration tests are not modelled (use -n)"};
-  if (flags_.bidirectional) return Error{"--bidirectional: traffic both ways is not modelled"};
+  if (flags_.bidirectional && s.latency) {
+    return Error{"--bidirectional: bandwidth tests only (write_bw, read_bw)"};
+  }
   if (flags_.connection != "RC") {
     return Error{"--connection: '" + flags_.connection + "' is not modelled (allowed: RC)"};
   }
@@ -346,6 +351,19 @@ Result<BenchPerftestCommand::Setup> BenchPerftestCommand::prepare() const {
   auto end = parse_time(sim_.end);
   if (!end) return Error{"--end: " + end.error().message};
   s.end = *end;
+  if (!flags_.duration.empty()) {
+    const std::string& d = flags_.duration;
+    const bool seconds = d.size() <= 6 && d.find_first_not_of("0123456789") == std::string::npos;
+    auto t = parse_time(seconds ? d + "s" : d);
+    if (!t || *t <= SimTime::zero() || *t > SimTime::s(3600)) {
+      return Error{"--duration: '" + d +
+                   "' is not a duration (allowed: whole seconds 1..3600, or a time such as "
+                   "50us)"};
+    }
+    s.duration = *t;
+    // What is in flight at the end completes: the run may last past the duration.
+    if (cmd_->count("--end") == 0) s.end = std::max(s.end, s.duration * 2 + SimTime::ms(1));
+  }
   if (auto ok = load_parameters(s); !ok) return ok.error();
   const std::string path =
       sim_.topology.empty() ? data_dir() + "/topologies/toy-2server-1.6t.yaml" : sim_.topology;
@@ -391,8 +409,11 @@ void BenchPerftestCommand::print_details(const Setup& s, const Totals& t, int ra
               static_cast<long long>(s.nic.inline_threshold), s.nic.cc.algorithm.c_str(),
               s.nic.retransmission.c_str(), to_string(s.nic.rto).c_str(),
               static_cast<long long>(s.fp.mtu.count()));
-  std::printf("test             %d QP(s), %d iterations%s, lb %s, pfc %s, fidelity %s\n",
-              flags_.qps, s.iterations,
+  const std::string runs = s.duration > SimTime::zero()
+                               ? "for " + to_string(s.duration)
+                               : std::to_string(s.iterations) + " iterations";
+  std::printf("test             %d QP(s), %s%s%s, lb %s, pfc %s, fidelity %s\n", flags_.qps,
+              runs.c_str(), flags_.bidirectional ? ", bidirectional" : "",
               s.latency ? "" : (", tx depth " + std::to_string(flags_.tx_depth)).c_str(),
               sim_.lb.c_str(), sim_.no_pfc ? "off" : "on", sim_.fidelity.describe(s.fp).c_str());
   if (!t.completed) std::printf("status           INTERRUPTED\n");
@@ -435,6 +456,8 @@ int BenchPerftestCommand::write_json_file(int rank, const Setup& s, const Totals
   j["topology"] = s.topo.name;
   j["qps"] = flags_.qps;
   j["iterations"] = s.iterations;
+  j["bidirectional"] = flags_.bidirectional;
+  j["duration_s"] = s.duration.seconds();
   j["cc"] = s.nic.cc.algorithm;
   j["retransmission"] = s.nic.retransmission;
   j["lb"] = sim_.lb;
@@ -471,6 +494,8 @@ int BenchPerftestCommand::execute(int rank, int ranks) {
     spec.tx_depth = flags_.tx_depth;
     spec.a = s.a;
     spec.b = s.b;
+    spec.bidirectional = flags_.bidirectional;
+    spec.duration = s.duration;
     nic::Perftest app(spec, s.topo);
     auto r = nic::run_rdma(s.topo, app.connections(), s.nic, s.fp, &app, sync, opts);
     if (!r) return user_error(rank, r.error().message);
@@ -480,9 +505,15 @@ int BenchPerftestCommand::execute(int rank, int ranks) {
     t.wall += t.last.stats.wall_s;
     t.events += t.last.stats.events;
     t.completed = t.completed && t.last.stats.completed;
+    // Duration tests: the messages completed (per QP and direction) are the iterations.
+    const int sides = flags_.bidirectional ? 2 : 1;
+    const int iterations =
+        s.duration > SimTime::zero()
+            ? static_cast<int>(pr.messages / (s.latency ? 1 : std::int64_t{flags_.qps} * sides))
+            : s.iterations;
     if (rank == 0) {
       t.rows.push_back(
-          print_row(pr, bytes, s.iterations, s.latency, flags_.report_gbits, flags_.output));
+          print_row(pr, bytes, iterations, s.latency, flags_.report_gbits, flags_.output));
     }
     if (!t.last.stats.completed) break;
   }

@@ -31,8 +31,8 @@ struct PerftestFlags {
   std::string inline_size;     ///< -I (default: 220 B for latency tests, 0 for bandwidth tests)
   bool report_gbits = false;   ///< --report_gbits: Gb/s instead of MB/s (2^20 B/s)
   bool cpu_freq = false;       ///< -F: no CPU frequency warning (the simulation has none)
-  int duration = 0;            ///< -D (not modelled: an error)
-  bool bidirectional = false;  ///< -b (not modelled: an error)
+  std::string duration;        ///< -D: seconds (perftest's), or a time with a unit (20us)
+  bool bidirectional = false;  ///< -b: bandwidth tests, both ways
   std::string device;          ///< -d mlx5_N: NIC N where --from/--to give no NIC
   int gid_index = 0;           ///< -x (RoCE's GID index: accepted, no effect)
   std::string connection = "RC";  ///< -c: only RC is modelled

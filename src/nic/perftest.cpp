@@ -32,6 +32,7 @@ std::string perftest_kind_name(PerftestKind k) {
 
 Perftest::Perftest(PerftestSpec spec, const topology::Topology& topo) : spec_(spec) {
   server_a_ = spec_.a < topo.ports.size() ? topo.ports[spec_.a].node : 0;
+  server_b_ = spec_.b < topo.ports.size() ? topo.ports[spec_.b].node : 0;
   a_.client = true;
   a_.posted.assign(static_cast<std::size_t>(spec_.qps), 0);
   b_.posted.assign(static_cast<std::size_t>(spec_.qps), 0);
@@ -75,17 +76,37 @@ void Perftest::post(Verbs& verbs, Side& side, int qp) {
   if (!verbs.post(endpoint_of(static_cast<std::uint32_t>(qp), side_index), wr)) ++side.errors;
 }
 
+bool Perftest::more(const Verbs& verbs, const Side& side, int qp) const {
+  if (spec_.duration > SimTime::zero()) {
+    return verbs.now().picoseconds() - side.first_post < spec_.duration.picoseconds();
+  }
+  const int done = is_latency() ? static_cast<int>(side.samples.size())
+                                : side.posted[static_cast<std::size_t>(qp)];
+  return done < spec_.iterations;
+}
+
+void Perftest::start_bandwidth(Verbs& verbs, Side& side) {
+  side.ran = true;
+  const int depth = spec_.duration > SimTime::zero() ? spec_.tx_depth
+                                                     : std::min(spec_.tx_depth, spec_.iterations);
+  for (int q = 0; q < spec_.qps; ++q) {
+    for (int k = 0; k < depth; ++k) post(verbs, side, q);
+  }
+}
+
 void Perftest::on_start(Verbs& verbs) {
+  // The two NICs may be on one server: each side starts on its own.
+  if (spec_.bidirectional && !is_latency() && verbs.server() == server_b_) {
+    start_bandwidth(verbs, b_);
+  }
   if (verbs.server() != server_a_) return;
-  a_.ran = true;
   if (is_latency()) {
+    a_.ran = true;
     a_.round_start = verbs.now().picoseconds();
     post(verbs, a_, 0);
     return;
   }
-  for (int q = 0; q < spec_.qps; ++q) {
-    for (int k = 0; k < std::min(spec_.tx_depth, spec_.iterations); ++k) post(verbs, a_, q);
-  }
+  start_bandwidth(verbs, a_);
 }
 
 void Perftest::on_cq(Verbs& verbs, std::uint32_t endpoint) {
@@ -107,7 +128,7 @@ void Perftest::on_cq(Verbs& verbs, std::uint32_t endpoint) {
           // The answer to this round: half the round trip is the one-way latency.
           side.samples.push_back((c.done.picoseconds() - side.round_start) / 2);
           ++side.messages;
-          if (static_cast<int>(side.samples.size()) < spec_.iterations) {
+          if (more(verbs, side, qp)) {
             side.round_start = c.done.picoseconds();
             post(verbs, side, qp);
           }
@@ -121,43 +142,69 @@ void Perftest::on_cq(Verbs& verbs, std::uint32_t endpoint) {
       side.post_times.push_back(c.posted.picoseconds());
       side.done_times.push_back(c.done.picoseconds());
       ++side.messages;
-      if (side.posted[static_cast<std::size_t>(qp)] < spec_.iterations) post(verbs, side, qp);
+      if (more(verbs, side, qp)) post(verbs, side, qp);
     }
   }
 }
 
 PerftestResult Perftest::result(pdes::Sync& sync) const {
-  // Only the client's rank has samples; a sum over ranks gathers them. Bandwidth tests also
-  // gather the post and completion times (two more blocks of `cap`).
-  const std::size_t cap = static_cast<std::size_t>(spec_.iterations) *
-                          static_cast<std::size_t>(is_latency() ? 1 : spec_.qps);
+  // Only the rank of a side's server has its samples; sums over ranks gather them. First the
+  // sizes (a duration test's are not known in advance), then the series: samples, and for
+  // bandwidth tests the post and completion times, of the client and (bidirectional) the server.
+  const bool both = spec_.bidirectional && !is_latency();
   const std::size_t blocks = is_latency() ? 1 : 3;
-  std::vector<std::uint64_t> buf(blocks * cap + 4, 0);
-  const std::vector<std::int64_t>* series[] = {&a_.samples, &a_.post_times, &a_.done_times};
-  if (a_.ran) {
-    for (std::size_t b = 0; b < blocks; ++b) {
-      for (std::size_t i = 0; i < series[b]->size() && i < cap; ++i) {
-        buf[b * cap + i] = static_cast<std::uint64_t>((*series[b])[i]) + 1;
-      }
-    }
-    buf[blocks * cap] = static_cast<std::uint64_t>(a_.first_post);
-    buf[blocks * cap + 1] = static_cast<std::uint64_t>(a_.last_done);
-    buf[blocks * cap + 2] = static_cast<std::uint64_t>(a_.messages);
-    buf[blocks * cap + 3] = static_cast<std::uint64_t>(a_.errors);
+  const Side* sides[] = {&a_, &b_};
+  const std::size_t nsides = both ? 2 : 1;
+  std::vector<std::uint64_t> head(4 * nsides, 0);
+  for (std::size_t i = 0; i < nsides; ++i) {
+    const Side& sd = *sides[i];
+    if (!sd.ran) continue;
+    head[4 * i] = static_cast<std::uint64_t>(sd.samples.size());
+    head[4 * i + 1] = static_cast<std::uint64_t>(sd.first_post);
+    head[4 * i + 2] = static_cast<std::uint64_t>(sd.last_done);
+    head[4 * i + 3] = static_cast<std::uint64_t>(sd.errors);
   }
-  sync.allreduce_sum(buf);
+  sync.allreduce_sum(head);
   PerftestResult r;
   std::vector<std::int64_t>* out[] = {&r.samples_ps, &r.posted_ps, &r.completed_ps};
-  for (std::size_t b = 0; b < blocks; ++b) {
-    for (std::size_t i = 0; i < cap; ++i) {
-      if (buf[b * cap + i] != 0) out[b]->push_back(static_cast<std::int64_t>(buf[b * cap + i]) - 1);
+  for (std::size_t i = 0; i < nsides; ++i) {
+    const Side& sd = *sides[i];
+    const auto cap = static_cast<std::size_t>(head[4 * i]);
+    std::vector<std::uint64_t> buf(blocks * cap, 0);
+    const std::vector<std::int64_t>* series[] = {&sd.samples, &sd.post_times, &sd.done_times};
+    if (sd.ran) {
+      for (std::size_t b = 0; b < blocks; ++b) {
+        for (std::size_t k = 0; k < series[b]->size() && k < cap; ++k) {
+          buf[b * cap + k] = static_cast<std::uint64_t>((*series[b])[k]) + 1;
+        }
+      }
     }
-    std::sort(out[b]->begin(), out[b]->end());
+    sync.allreduce_sum(buf);
+    for (std::size_t b = 0; b < blocks; ++b) {
+      for (std::size_t k = 0; k < cap; ++k) {
+        if (buf[b * cap + k] != 0)
+          out[b]->push_back(static_cast<std::int64_t>(buf[b * cap + k]) - 1);
+      }
+    }
+    const auto first = static_cast<std::int64_t>(head[4 * i + 1]);
+    r.first_post_ps = i == 0 ? first : std::min(r.first_post_ps, first);
+    r.last_done_ps = std::max(r.last_done_ps, static_cast<std::int64_t>(head[4 * i + 2]));
+    r.messages += static_cast<std::int64_t>(cap);
+    r.errors += static_cast<std::int64_t>(head[4 * i + 3]);
   }
-  r.first_post_ps = static_cast<std::int64_t>(buf[blocks * cap]);
-  r.last_done_ps = static_cast<std::int64_t>(buf[blocks * cap + 1]);
-  r.messages = static_cast<std::int64_t>(buf[blocks * cap + 2]);
-  r.errors = static_cast<std::int64_t>(buf[blocks * cap + 3]);
+  for (std::vector<std::int64_t>* v : out) std::sort(v->begin(), v->end());
+  if (!is_latency() && spec_.duration > SimTime::zero() && !r.completed_ps.empty()) {
+    // As perftest's duration mode: the messages completed within the duration, over it (what
+    // was still in flight at its end completes, uncounted).
+    const std::int64_t deadline = r.first_post_ps + spec_.duration.picoseconds();
+    const auto within = static_cast<std::size_t>(
+        std::upper_bound(r.completed_ps.begin(), r.completed_ps.end(), deadline) -
+        r.completed_ps.begin());
+    r.completed_ps.resize(within);
+    r.posted_ps.resize(std::min(r.posted_ps.size(), within));
+    r.messages = static_cast<std::int64_t>(within);
+    r.last_done_ps = deadline;
+  }
   r.bytes = r.messages * spec_.bytes;
   return r;
 }

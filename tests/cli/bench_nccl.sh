@@ -102,6 +102,38 @@ json=$(mktemp --suffix=.json)
 "$stepsim" bench nccl allreduce -b 1M -e 2M -f 2 -n 7 -w 3 -J "$json" "${fast[@]}" >/dev/null 2>&1
 check "-J writes the JSON (rows, iters)" '/usr/bin/python3 -c "import json,sys; j=json.load(open(sys.argv[1])); assert len(j[\"rows\"]) == 2 and j[\"iters\"] == 7 and j[\"warmup_iters\"] == 3" "$json"'
 rm -f "$json"
+# -n/-w/-m: warm-up and timed iterations back to back in one run, state carried. One iteration
+# that way is exactly the default run; -w 1 -n 3 spans at least 4 single iterations, and on the
+# idle fabric its average busbw is within 2% of the single run's; -n 2 -m 2 times the same run
+# as -n 4; -a orders min <= average <= max; the same rows and digest at 1 rank and 2 ranks x 2
+# threads.
+it=(bench nccl allreduce -b 4M -e 4M --gpus 16 --topology "$topo" --quiet)
+rows() { grep -E '^ +[0-9]+ |^# digest' <<<"$1" | tr -s ' '; }
+single=$("$stepsim" "${it[@]}" 2>&1)
+one=$("$stepsim" "${it[@]}" -n 1 -w 0 2>&1)
+check "-n 1 -w 0 is the default run: '$(rows "$one")'" '[[ "$(rows "$one")" == "$(rows "$single")" ]]'
+json=$(mktemp --suffix=.json)
+four=$("$stepsim" "${it[@]}" -w 1 -n 3 -J "$json" 2>&1)
+ts=$(awk '/^ +4194304 /{print $6}' <<<"$single"); t4=$(awk '/^ +4194304 /{print $6}' <<<"$four")
+b1=$(awk '/^ +4194304 /{print $8}' <<<"$single"); b4=$(awk '/^ +4194304 /{print $8}' <<<"$four")
+check "-w 1 -n 3: 4 iterations, the last ends after 4 x $ts us less 1%" '/usr/bin/python3 -c "import json,sys; r=json.load(open(sys.argv[1]))[\"rows\"][0]; assert r[\"simulated_iterations\"] == 4 and r[\"end_ps\"] >= 4 * float(sys.argv[2]) * 1e6 * 0.99 and r[\"timed_start_ps\"] > 0" "$json" "$ts"'
+check "-w 1 -n 3: busbw $b4 within 2% of the single run's $b1" 'awk -v a="$b4" -v b="$b1" "BEGIN { exit !(a / b > 0.98 && a / b < 1.02) }"'
+check "-w 1 -n 3: the iterations line" 'grep -q "^# iterations: 1 warm-up + 3 x 1 timed per size" <<<"$four"'
+rm -f "$json"
+n4=$("$stepsim" "${it[@]}" -w 0 -n 4 2>&1)
+m2=$("$stepsim" "${it[@]}" -w 0 -n 2 -m 2 2>&1)
+check "-n 2 -m 2: the time of -n 4" '[[ "$(rows "$m2")" == "$(rows "$n4")" ]]'
+amin=$(awk '/^ +4194304 /{print $6}' <<<"$("$stepsim" "${it[@]}" -w 1 -n 2 -a 2 2>&1)")
+aavg=$(awk '/^ +4194304 /{print $6}' <<<"$("$stepsim" "${it[@]}" -w 1 -n 2 -a 1 2>&1)")
+amax=$(awk '/^ +4194304 /{print $6}' <<<"$("$stepsim" "${it[@]}" -w 1 -n 2 -a 3 2>&1)")
+check "-a: min $amin <= average $aavg <= max $amax" 'awk -v a="$amin" -v b="$aavg" -v c="$amax" "BEGIN { exit !(a <= b && b <= c && a < c) }"'
+r1=$("$stepsim" "${it[@]}" -w 1 -n 2 2>&1)
+r2=$("$mpiexec" -n 2 "${mpiflags[@]}" "$stepsim" "${it[@]}" -w 1 -n 2 --threads 2 2>&1)
+check "-w 1 -n 2: the same at 2 ranks x 2 threads" '[[ "$(rows "$r2")" == "$(rows "$r1")" && -n "$(rows "$r1")" ]]'
+expect_error "coll.algorithm: sharp runs one iteration only" \
+  bench nccl allreduce --topology "$topo" --gpus 16 --algo sharp -n 2
+expect_error "--iters/--warmup_iters/--agg_iters: 10005 iterations per size (allowed: -w + -n x -m up to 10000)" \
+  bench nccl allreduce --topology "$topo" -n 10000
 expect_error "--datatype: 'fp128' is not a type (allowed: int8" bench nccl allreduce --topology "$topo" -d fp128
 expect_error "--op: 'xor' is not an op (allowed: sum, prod, max, min, avg, mulsum)" bench nccl allreduce --topology "$topo" -o xor
 expect_error "--maxbytes: '9999999999G' is out of range" bench nccl allreduce --topology "$topo" -e 9999999999G

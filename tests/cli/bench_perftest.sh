@@ -88,8 +88,29 @@ check "--output bandwidth: one number, the table's average" '[[ $(wc -l <<<"$out
 out=$("$stepsim" bench perftest read_bw --topology "$topo" -s 64K -n 200 --quiet 2>&1)
 check "read_bw: bandwidth columns" '/usr/bin/python3 "$parse" --kind bw --bytes 65536 --iters 200 <<<"$out" && grep -q "RDMA_Read BW Test" <<<"$out"'
 expect_error "--connection: 'UD' is not modelled (allowed: RC)" bench perftest write_bw --topology "$topo" -c UD
-expect_error "--duration: duration tests are not modelled (use -n)" bench perftest write_bw --topology "$topo" -D 5
-expect_error "--bidirectional: traffic both ways is not modelled" bench perftest write_bw --topology "$topo" -b
+# -b: the server sends too, on the same QPs; the 1.6T link is full duplex, so both ways together
+# move twice the bytes of one way at nearly the same time (1.9x .. 2.02x).
+uni=$("$stepsim" bench perftest write_bw --topology "$topo" -s 64K -n 200 --report_gbits --quiet 2>&1)
+bi=$("$stepsim" bench perftest write_bw --topology "$topo" -s 64K -n 200 --report_gbits -b --quiet 2>&1)
+bu=$(awk '$1 == 65536 {print $4}' <<<"$uni"); bb=$(awk '$1 == 65536 {print $4}' <<<"$bi")
+check "-b: both ways ~2x one way ($bb vs $bu Gb/s)" 'awk -v b="$bb" -v u="$bu" "BEGIN {exit !(b / u > 1.9 && b / u < 2.02)}"'
+check "-b: named in the test line" 'grep -q "200 iterations, bidirectional" <<<"$bi"'
+out=$("$stepsim" bench perftest read_bw --topology "$topo" -s 64K -n 100 --report_gbits -b --quiet 2>&1)
+check "read_bw -b: bandwidth columns" '/usr/bin/python3 "$parse" --kind bw --bytes 65536 --iters 100 --unit Gb/sec <<<"$out"'
+expect_error "--bidirectional: bandwidth tests only (write_bw, read_bw)" bench perftest write_lat --topology "$topo" -b
+# -D: a duration instead of -n; the messages completed within it over it, within 2% of the -n
+# run's bandwidth once the first message's latency is small against the duration (4 QPs).
+nrun=$("$stepsim" bench perftest write_bw --topology "$topo" -s 64K -q 4 -n 100 --report_gbits --quiet 2>&1)
+drun=$("$stepsim" bench perftest write_bw --topology "$topo" -s 64K -q 4 -D 100us --report_gbits --quiet 2>&1)
+bn=$(awk '$1 == 65536 {print $4}' <<<"$nrun"); bd=$(awk '$1 == 65536 {print $4}' <<<"$drun")
+it=$(awk '$1 == 65536 {print $2}' <<<"$drun")
+check "-D 100us: bandwidth within 2% of -n's ($bd vs $bn Gb/s)" 'awk -v d="$bd" -v n="$bn" "BEGIN {exit !(d / n > 0.98 && d / n < 1.02)}"'
+# 100 us at ~1.5 Tb/s: ~290 messages of 64 KiB, ~72 per QP.
+check "-D 100us: #iterations are the messages per QP ($it)" '[[ $it -ge 60 && $it -le 80 ]] && grep -q "4 QP(s), for 100us" <<<"$drun"'
+out=$("$stepsim" bench perftest write_lat --topology "$topo" -s 64 -D 20us --quiet 2>&1)
+check "write_lat -D 20us: rounds of ~2.3 us fill 20 us" '/usr/bin/python3 "$parse" --kind lat --bytes 64 <<<"$out" && [[ $(awk "\$1 == 64 {print \$2}" <<<"$out") -ge 5 ]]'
+expect_error "--duration: '0' is not a duration (allowed: whole seconds 1..3600, or a time such as 50us)" \
+  bench perftest write_bw --topology "$topo" -D 0
 expect_error "--output: bandwidth tests print bandwidth or message_rate" bench perftest write_bw --topology "$topo" --output latency
 expect_error "--ib-dev: 'eth0' is not a device (allowed: mlx5_N" bench perftest write_bw --topology "$topo" -d eth0
 expect_error "--size: '99999999999G' is out of range" bench perftest write_bw --topology "$topo" -s 99999999999G

@@ -7,6 +7,12 @@
 /// - Bandwidth tests keep `tx_depth` work requests outstanding per QP and repost on each
 ///   completion until `iterations` per QP are done; a sample is a message's post-to-completion
 ///   time; bandwidth is the payload over the time from the first post to the last completion.
+/// - Bidirectional (bandwidth tests, perftest's -b): the server also sends to the client on the
+///   same QPs, with the same depth and count; the result holds both sides' messages.
+/// - Duration (perftest's -D): instead of `iterations`, each side reposts (latency tests: the
+///   client starts rounds) until `duration` has passed since its first post. Bandwidth tests
+///   count the messages completed within the duration, over the duration (perftest's sample
+///   window); a latency test's last round completes and counts.
 
 #include <cstdint>
 #include <string>
@@ -33,6 +39,8 @@ struct PerftestSpec {
   topology::PortId b = 0;  ///< the server's NIC port
   std::uint8_t prio = 3;
   std::uint16_t first_sport = 49152;  ///< QP i uses UDP source port first_sport + i
+  bool bidirectional = false;         ///< bandwidth tests: the server sends too
+  SimTime duration;                   ///< > 0: post for this long instead of `iterations`
 };
 
 struct PerftestResult {
@@ -85,9 +93,13 @@ class Perftest final : public RdmaApp {
     return spec_.kind == PerftestKind::kWriteLat || spec_.kind == PerftestKind::kSendLat;
   }
   void post(Verbs& verbs, Side& side, int qp);
+  void start_bandwidth(Verbs& verbs, Side& side);
+  /// Whether `side` posts another work request on `qp` (iterations or duration left).
+  [[nodiscard]] bool more(const Verbs& verbs, const Side& side, int qp) const;
 
   PerftestSpec spec_;
   topology::NodeId server_a_ = 0;
+  topology::NodeId server_b_ = 0;
   Side a_;
   Side b_;
 };
