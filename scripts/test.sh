@@ -1,26 +1,41 @@
 #!/usr/bin/env bash
-# Sets everything up, builds with warnings as errors, and runs the whole test suite twice:
-# a Release build, then an AddressSanitizer + UndefinedBehaviorSanitizer build.
-# Usage: scripts/test.sh [--no-sanitize] [extra ctest options]
+# Sets everything up, builds with warnings as errors, and runs the tests in two passes:
+#   1. a Release build: every test (unit, MPI, command line, golden scenarios, Slurm, install);
+#   2. an AddressSanitizer + UndefinedBehaviorSanitizer build: the unit tests and the tests
+#      labelled asan (`ctest -L '^(unit|asan)$'`: the engine at 2 ranks, input handling and user
+#      errors, the small golden scenarios). Determinism across ranks and threads, the 16k-GPU
+#      scale test, Slurm and the slowest unit tests are the Release pass's (tests/CMakeLists.txt).
+# Usage: scripts/test.sh [--no-sanitize | --full-sanitize] [extra ctest options]
+#   --no-sanitize    skip the second pass
+#   --full-sanitize  the second pass runs every test too (slow: about three times the first)
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 sanitize=1
+asan_filter=(-L '^(unit|asan)$')
 ctest_args=()
 for a in "$@"; do
   case "$a" in
     --no-sanitize) sanitize=0 ;;
+    --full-sanitize) asan_filter=() ;;
     *) ctest_args+=("$a") ;;
   esac
 done
 "$STEPSIM_ROOT/scripts/setup.sh"
 
+start=$SECONDS
 echo "== Release build, warnings as errors" >&2
 stepsim_build "$STEPSIM_ROOT/build-ci" -DCMAKE_BUILD_TYPE=Release -DSTEPSIM_WERROR=ON
+built=$SECONDS
 (cd "$STEPSIM_ROOT/build-ci" && ctest -j "$JOBS" --output-on-failure "${ctest_args[@]}")
+echo "== Release: build $((built - start)) s, tests $((SECONDS - built)) s" >&2
 
 if [[ $sanitize -eq 1 ]]; then
+  start=$SECONDS
   echo "== AddressSanitizer + UndefinedBehaviorSanitizer build" >&2
   stepsim_build "$STEPSIM_ROOT/build-asan" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DSTEPSIM_WERROR=ON -DSTEPSIM_SANITIZE=ON
-  (cd "$STEPSIM_ROOT/build-asan" && ctest -j "$JOBS" --output-on-failure "${ctest_args[@]}")
+  built=$SECONDS
+  (cd "$STEPSIM_ROOT/build-asan" &&
+    ctest -j "$JOBS" --output-on-failure "${asan_filter[@]}" "${ctest_args[@]}")
+  echo "== ASan + UBSan: build $((built - start)) s, tests $((SECONDS - built)) s" >&2
 fi
