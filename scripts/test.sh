@@ -2,12 +2,13 @@
 # Sets everything up, builds with warnings as errors, and runs the tests in two passes:
 #   1. a Release build: every test (unit, MPI, command line, golden scenarios, Slurm, install);
 #   2. an AddressSanitizer + UndefinedBehaviorSanitizer build: the unit tests and the tests
-#      labelled asan (`ctest -L '^(unit|asan)$'`: the engine at 2 ranks, input handling and user
-#      errors, the small golden scenarios). Determinism across ranks and threads, the 16k-GPU
-#      scale test, Slurm and the slowest unit tests are the Release pass's (tests/CMakeLists.txt).
+#      labelled asan (`ctest -L '^(unit|asan)$'`: input handling and user errors, the small
+#      golden scenarios at 1 and 2 ranks). Determinism across ranks and threads, mpi.engine, the
+#      16k-GPU scale test, Slurm and the slowest unit tests are the Release pass's
+#      (tests/CMakeLists.txt; README.md, "Tests").
 # Usage: scripts/test.sh [--no-sanitize | --full-sanitize] [extra ctest options]
 #   --no-sanitize    skip the second pass
-#   --full-sanitize  the second pass runs every test too (slow: about three times the first)
+#   --full-sanitize  the second pass runs every test too (much slower)
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 sanitize=1
