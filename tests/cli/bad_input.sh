@@ -13,7 +13,7 @@ toy=$src/topologies/toy-2server.yaml
 expect_clean() {
   local want=$1; shift
   local err rc
-  err=$(timeout 120 "$mpiexec" -n 2 "${mpiflags[@]}" "$stepsim" "$@" 2>&1 >/dev/null); rc=$?
+  err=$(timeout 120 "$mpiexec" -n "${STEPSIM_TEST_ERROR_RANKS:-2}" "${mpiflags[@]}" "$stepsim" "$@" 2>&1 >/dev/null); rc=$?
   if [[ $rc -eq 2 && $(grep -cF -- "$want" <<<"$err") -eq 1 ]] &&
      ! grep -qE "internal error|MPI_ABORT|backtrace|terminate called|Signal:|what\(\)" <<<"$err"; then
     passed=$((passed + 1))

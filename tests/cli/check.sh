@@ -53,7 +53,7 @@ if [[ $(grep -c "^servers " <<<"$out") -eq 1 ]] && grep -q "partition         2 
 expect_error() {  # expected-substring, args...
   local want=$1; shift
   local err rc count
-  err=$("$mpiexec" -n 2 "${mpiflags[@]}" "$stepsim" "$@" 2>&1 >/dev/null); rc=$?
+  err=$("$mpiexec" -n "${STEPSIM_TEST_ERROR_RANKS:-2}" "${mpiflags[@]}" "$stepsim" "$@" 2>&1 >/dev/null); rc=$?
   count=$(grep -cF -- "$want" <<<"$err" || true)
   if [[ $rc -eq 2 && $count -eq 1 ]] && ! grep -qE "internal error|MPI_ABORT|backtrace|terminate called" <<<"$err"; then
     passed=$((passed + 1))

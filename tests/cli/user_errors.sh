@@ -8,7 +8,7 @@ passed=0; failed=0
 expect_error() {  # expected-substring, args...
   local want=$1; shift
   local err rc
-  err=$("$mpiexec" -n 2 "${mpiflags[@]}" "$stepsim" "$@" 2>&1 >/dev/null); rc=$?
+  err=$("$mpiexec" -n "${STEPSIM_TEST_ERROR_RANKS:-2}" "${mpiflags[@]}" "$stepsim" "$@" 2>&1 >/dev/null); rc=$?
   local count
   count=$(grep -cF -- "$want" <<<"$err" || true)
   if [[ $rc -eq 2 && $count -eq 1 ]] && ! grep -qE "internal error|MPI_ABORT|backtrace|terminate called|Signal:" <<<"$err"; then
