@@ -157,7 +157,9 @@ Result<workload::StepResult> simulate(const RunOptions& opt, const LoadedRun& ru
   const bool show = !opt.quiet && rank == 0;
   StepProgress progress(s, show);
   auto comm = fidelity_comm(run, sync, opts, std::move(ideal_comm));
-  auto res = workload::run_step(s, run.topo, *comm, std::ref(progress));
+  const bool whole = s.step_mode == "whole" && (s.fidelity == "packet" || s.fidelity == "cell");
+  auto res = whole ? workload::run_whole_step(s, run.topo, *comm, sync, opts, std::ref(progress))
+                   : workload::run_step(s, run.topo, *comm, std::ref(progress));
   if (show) finish_progress();
   wall_s = progress.elapsed_s();
   return res;

@@ -29,6 +29,7 @@ CollectiveCore::CollectiveCore(const Communicator& comm, CollectiveSpec spec,
   nvlink_rate_ = p_.nvlink_payload();
   const auto n = static_cast<std::size_t>(n_);
   nvlink_free_.assign(n, SimTime::zero());
+  nvlink_shared_.assign(n, nullptr);
   parts_done_.assign(n, 0);
   gpu_done_ps_.assign(n, -1);
   nvlink_bytes_.assign(n, 0);
@@ -56,7 +57,7 @@ std::int64_t CollectiveCore::wire_bytes(std::int64_t payload) const {
 }
 
 SimTime CollectiveCore::nvlink_hop(std::uint32_t gpu, SimTime now, std::int64_t wire_bytes) {
-  SimTime& free = nvlink_free_[gpu];
+  SimTime& free = nvlink_shared_[gpu] != nullptr ? *nvlink_shared_[gpu] : nvlink_free_[gpu];
   const SimTime start = std::max(now, free);
   free = start + nvlink_rate_.serialization_time(Bytes(wire_bytes));
   nvlink_bytes_[gpu] += static_cast<std::uint64_t>(wire_bytes);

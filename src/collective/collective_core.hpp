@@ -43,6 +43,9 @@ class CollectiveCore {
   void set_nvlink_rate(DataRate rate) { nvlink_rate_ = rate; }
   /// Queues `wire_bytes` on GPU `gpu`'s NVLink egress from `now`; returns when they arrive.
   SimTime nvlink_hop(std::uint32_t gpu, SimTime now, std::int64_t wire_bytes);
+  /// Makes GPU `gpu`'s NVLink egress the timeline `*free`, shared with other collectives on the
+  /// same GPU (the whole-step run); it must outlive the core. Only the GPU's own server touches it.
+  void share_nvlink(std::uint32_t gpu, SimTime* free) { nvlink_shared_[gpu] = free; }
   /// Posts an RDMA WRITE with immediate of `wire_bytes` for GPU `gpu` on `endpoint`.
   void post_network(nic::Verbs& v, std::uint32_t gpu, std::uint32_t endpoint,
                     std::int64_t wire_bytes);
@@ -80,6 +83,7 @@ class CollectiveCore {
   std::vector<nic::Connection> conns_;
   TimerTable<TimerPayload> timers_;           // by server (communicator order)
   std::vector<SimTime> nvlink_free_;          // by GPU: its NVLink egress is free from
+  std::vector<SimTime*> nvlink_shared_;       // by GPU: a shared timeline instead, or null
   std::vector<int> parts_done_;               // by GPU
   std::vector<std::int64_t> gpu_done_ps_;     // by GPU
   std::vector<std::uint64_t> nvlink_bytes_;   // by GPU

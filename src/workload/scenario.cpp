@@ -117,6 +117,9 @@ config::ParamTable scenario_param_table(Scenario& s) {
   t.boolean("concurrent", s.concurrent,
             "packet and cell fidelity: each collective runs with its copies on the other TP/CP "
             "ranks");
+  t.choice("step.mode", s.step_mode, {"memoized", "whole"},
+           "packet and cell fidelity: memoized (each distinct collective alone, composed per "
+           "stage) or whole (every GPU's schedule in one simulation, all traffic on one fabric)");
   t.time("end", s.end, SimTime::us(1), SimTime::s(1e6), "stop the simulated step after this");
   return t;
 }

@@ -116,6 +116,7 @@ void reduce_fabric(const StepTrace& t, const topology::Topology& topo, StepResul
     add_flows(d, r.flows);
     add_links(d, links);
   }
+  r.flows.insert(r.flows.end(), t.flows.begin(), t.flows.end());
   for (std::uint32_t p = 0; p < links.size(); ++p) {
     if (links[p].packets == 0 && links[p].pause_sent == 0 && links[p].drops == 0) continue;
     links[p].port = p;

@@ -67,6 +67,14 @@ class CollectiveApp final : public nic::RdmaApp {
   [[nodiscard]] const std::vector<nic::Connection>& connections() const;
   void on_start(nic::Verbs& verbs) override;
   void on_cq(nic::Verbs& verbs, std::uint32_t endpoint) override;
+  /// One completion taken from `endpoint`'s CQ (on_cq polls and hands each here; an application
+  /// that polls itself, like the whole-step run, calls it directly).
+  void on_completion(nic::Verbs& verbs, std::uint32_t endpoint, const nic::Completion& c);
+  /// Whether communicator rank `rank` finished (its server's callbacks set it).
+  [[nodiscard]] bool gpu_done(std::uint32_t rank) const;
+  /// GPU `rank`'s NVLink egress becomes `*free`, shared with other collectives (see
+  /// CollectiveCore::share_nvlink).
+  void share_nvlink(std::uint32_t rank, SimTime* free);
   void on_timer(nic::Verbs& verbs, std::uint32_t tag) override;
   void on_in_network(nic::Verbs& verbs, topology::PortId nic, const fabric::Packet& pkt) override;
   /// Gathers every rank's records (collective over `sync`).

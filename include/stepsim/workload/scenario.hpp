@@ -87,6 +87,10 @@ struct Scenario {
   /// Packet fidelity: a collective runs together with its copies on the other TP (and CP)
   /// ranks, which share the NICs and the fabric with it.
   bool concurrent = true;
+  /// How packet and cell fidelity run the step: "memoized" (each distinct collective alone, with
+  /// its TP/CP copies, then composed per stage) or "whole" (every GPU's schedule on one PDES run:
+  /// all groups' traffic meets on the NICs, NVLink and fabric; issue 14, docs/workload.md).
+  std::string step_mode = "memoized";
   SimTime end = SimTime::s(3600);  ///< stop the simulated step after this
 };
 

@@ -44,6 +44,8 @@ struct StepTrace {
   std::vector<OpRecord> ops;
   std::vector<CollectiveRecord> colls;       ///< in the order they ran; id = index
   std::vector<DistinctCollective> distinct;  ///< in the order they first ran
+  /// Flows with their own times (the whole-step run), in addition to the distinct collectives'.
+  std::vector<FlowRow> flows;
   StepStop stop = StepStop::kDone;
 };
 
