@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -11,6 +12,8 @@
 #include "src/cli/input_checks.hpp"
 #include "src/cli/progress.hpp"
 #include "src/cli/report.hpp"
+#include "stepsim/collective/collective.hpp"
+#include "stepsim/fabric/fabric_params.hpp"
 #include "stepsim/output/chrome_trace.hpp"
 #include "stepsim/output/step_h5.hpp"
 #include "stepsim/pdes/mpi_sync.hpp"
@@ -41,6 +44,15 @@ RunCommand::RunCommand(CLI::App& parent) {
   cmd_->add_option("--trace", opt_.trace,
                    "Write the op timeline as a Chrome/Perfetto trace (JSON) to this file");
   cmd_->add_flag("--quiet", opt_.quiet, "No progress output");
+  cmd_->add_option("--fault", opt_.faults,
+                   "step.mode whole: a link fault during the step (repeatable): down:LINK@TIME, "
+                   "up:LINK@TIME, lanes:LINK@TIME=N, flap:LINK@START,PERIOD,DOWN,COUNT");
+  cmd_->add_option("--pcie-fault", opt_.pcie_faults,
+                   "step.mode whole: GPU's NIC retrains its PCIe link lower (repeatable): "
+                   "GPU:GEN@TIME, e.g. 12:gen4@2ms");
+  cmd_->add_option("--slow-gpu", opt_.slow_gpus,
+                   "step.mode whole: a straggler (repeatable): GPU:FACTOR, its compute takes "
+                   "FACTOR times as long, e.g. 5:1.3");
 }
 
 namespace {
@@ -80,17 +92,81 @@ const char* group_name(int g) {
   return workload::comm_group_name(static_cast<CommGroup>(g));
 }
 
+// --fault, --pcie-fault and --slow-gpu into the scenario (they need the whole step: memoized
+// runs start every collective at time zero).
+Result<bool> apply_step_faults(const RunOptions& opt, workload::Scenario& s,
+                               const topology::Topology& topo) {
+  if (opt.faults.empty() && opt.pcie_faults.empty() && opt.slow_gpus.empty()) return true;
+  if (s.step_mode != "whole" || (s.fidelity != "packet" && s.fidelity != "cell")) {
+    return Error{
+        "--fault, --pcie-fault and --slow-gpu need step.mode=whole at packet or cell "
+        "fidelity (add --set step.mode=whole)"};
+  }
+  for (const std::string& f : opt.faults) {
+    if (auto ok =
+            fabric::parse_fault(f, static_cast<std::uint32_t>(topo.links.size()), s.fabric.faults);
+        !ok) {
+      return Error{"--fault: " + ok.error().message};
+    }
+  }
+  const auto gpus = static_cast<std::uint64_t>(s.par.world());
+  // GPU:REST with GPU a GPU of the job; returns REST.
+  auto gpu_of = [&](const std::string& text, const char* opt_name,
+                    const char* form) -> Result<std::pair<std::uint32_t, std::string>> {
+    const auto colon = text.find(':');
+    std::uint64_t g = 0;
+    const bool num = colon != std::string::npos && colon > 0 && colon <= 9 &&
+                     text.find_first_not_of("0123456789") == colon;
+    if (num) g = std::stoull(text.substr(0, colon));
+    if (!num || g >= gpus) {
+      return Error{std::string(opt_name) + ": '" + text + "' is not " + form + " (GPU 0.." +
+                   std::to_string(gpus - 1) + ")"};
+    }
+    return std::make_pair(static_cast<std::uint32_t>(g), text.substr(colon + 1));
+  };
+  auto all = collective::make_communicator(topo, s.par.world());
+  if (!all) return all.error();
+  for (const std::string& f : opt.pcie_faults) {
+    auto g = gpu_of(f, "--pcie-fault", "GPU:GEN@TIME (e.g. 12:gen4@2ms)");
+    if (!g) return g.error();
+    const std::string& rest = g->second;
+    const auto at = rest.find('@');
+    const std::string gen = rest.substr(0, at);
+    auto when = parse_time(at == std::string::npos ? "" : rest.substr(at + 1));
+    if (at == std::string::npos || gen.size() != 4 || gen.rfind("gen", 0) != 0 || gen[3] < '3' ||
+        gen[3] > '7' || !when) {
+      return Error{"--pcie-fault: '" + f +
+                   "' is not GPU:GEN@TIME (GEN gen3..gen7, e.g. "
+                   "12:gen4@2ms)"};
+    }
+    s.nic.pcie_faults.push_back({all->gpus[g->first].nic, *when, gen[3] - '0'});
+  }
+  for (const std::string& f : opt.slow_gpus) {
+    auto g = gpu_of(f, "--slow-gpu", "GPU:FACTOR (e.g. 5:1.3)");
+    if (!g) return g.error();
+    char* end = nullptr;
+    const double factor = std::strtod(g->second.c_str(), &end);
+    if (g->second.empty() || *end != '\0' || !(factor >= 1.0 && factor <= 100.0)) {
+      return Error{"--slow-gpu: '" + f + "': FACTOR must be a number in [1, 100]"};
+    }
+    s.slow_gpus.emplace_back(g->first, factor);
+  }
+  return true;
+}
+
 // The scenario with the command line's overrides, its topology, and the checks that need both.
 // The error is the user error to print.
 Result<LoadedRun> load_run(const RunOptions& opt) {
   std::vector<std::string> sets = opt.sets;
   if (!opt.fidelity.empty()) sets.push_back("fidelity=" + opt.fidelity);
-  auto sc = workload::load_scenario(opt.scenario, sets);
-  if (!sc) return sc.error();
-  auto topo = topology::load_topology(sc->topology);
+  auto loaded = workload::load_scenario(opt.scenario, sets);
+  if (!loaded) return loaded.error();
+  auto sc = std::move(loaded).value();
+  auto topo = topology::load_topology(sc.topology);
   if (!topo) return Error{"topology: " + topo.error().message};
-  if (auto ok = workload::validate(*sc, *topo); !ok) return ok.error();
-  return LoadedRun{std::move(sets), std::move(sc).value(), std::move(topo).value()};
+  if (auto ok = workload::validate(sc, *topo); !ok) return ok.error();
+  if (auto ok = apply_step_faults(opt, sc, *topo); !ok) return ok.error();
+  return LoadedRun{std::move(sets), std::move(sc), std::move(topo).value()};
 }
 
 // The progress display: pipeline passes done (forward or backward of a model chunk on a stage)

@@ -144,6 +144,7 @@ struct GpuRun {
   int t = 0, c = 0, d = 0;
   NodeId server = 0;
   bool reference = false;  // records its ops (the reference pipeline)
+  double slowdown = 1.0;   // a straggler's compute factor
   std::uint32_t pc = 0;
   Wait wait = Wait::kRunning;
   SimTime since;
@@ -340,6 +341,9 @@ Result<bool> StepApp::setup() {
       servers_.emplace_back();
     }
     servers_[idx(server_index_[r.server])].gpus.push_back(g);
+  }
+  for (const auto& [g, factor] : s_.slow_gpus) {
+    if (g < world) gpus_[g].slowdown = factor;
   }
   if (auto ok = build_comms(); !ok) return ok;
   if (auto ok = build_pipeline_comms(); !ok) return ok;
@@ -604,7 +608,7 @@ void StepApp::advance(nic::Verbs& v, GpuRun& g) {
     const StageOp& op = p.ops[g.pc];
     switch (op.kind) {
       case StageOpKind::kCompute: {
-        const SimTime dt = SimTime::ps(std::llround(op.seconds * 1e12));
+        const SimTime dt = SimTime::ps(std::llround(op.seconds * g.slowdown * 1e12));
         record(ss, g, op.record, now, now + dt);
         g.compute += dt.picoseconds();
         ++g.pc;
@@ -663,7 +667,7 @@ void StepApp::advance(nic::Verbs& v, GpuRun& g) {
           g.since = now;
           return;
         }
-        const SimTime dt = SimTime::ps(std::llround(op.seconds * 1e12));
+        const SimTime dt = SimTime::ps(std::llround(op.seconds * g.slowdown * 1e12));
         record(ss, g, op.record, now, now + dt);
         g.optimizer += dt.picoseconds();
         g.opt_end = now + dt;

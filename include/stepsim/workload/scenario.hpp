@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "stepsim/collective/collective.hpp"
@@ -91,6 +92,8 @@ struct Scenario {
   /// its TP/CP copies, then composed per stage) or "whole" (every GPU's schedule on one PDES run:
   /// all groups' traffic meets on the NICs, NVLink and fabric; issue 14, docs/workload.md).
   std::string step_mode = "memoized";
+  /// Whole step: stragglers, (global GPU, compute slowdown factor >= 1) (`run --slow-gpu`).
+  std::vector<std::pair<std::uint32_t, double>> slow_gpus;
   SimTime end = SimTime::s(3600);  ///< stop the simulated step after this
 };
 
