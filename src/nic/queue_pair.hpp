@@ -29,8 +29,8 @@ struct Wqe {
   std::uint32_t npkts = 1;
   SimTime posted;
   SimTime ready;  ///< reached the NIC (doorbell, context, WQE fetch done)
-  MessageTrace
-      trace;  ///< trace.sent_ps: its first packet on the wire (the completion's first_byte)
+  /// trace.sent_ps: its first packet on the wire (the send completion's first_byte).
+  MessageTrace trace;
   // Its send completion's counters: MTU packets sent (a cell counts the packets it stands for),
   // retransmissions included, and those sent again. A READ counts its request.
   std::uint32_t packets = 0;
