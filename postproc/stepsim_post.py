@@ -13,7 +13,7 @@ import argparse
 import os
 import sys
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 GROUPS = ["tp", "cp", "ep", "pp", "dp"]
 KINDS = ["allreduce", "reducescatter", "allgather", "broadcast", "reduce", "alltoall",
          "alltoallv", "sendrecv"]
@@ -120,6 +120,8 @@ def load(path):
     with f:
         meta = _read_meta(path, f)
         tables = {name: _read_table(path, f, name) for name in TABLES}
+        # output.flows: 1 every flow row, K the flows of 1 in K collectives, 0 none.
+        meta["flows_sample"] = int(f["flows"].attrs.get("sample", 1))
     return meta, tables
 
 
@@ -215,8 +217,10 @@ def network_rows(meta, tables):
     rep = flows["repeats"].astype(float)
     retx = float((flows["retransmitted"] * rep).sum())
     ecn_rx = float((flows["ecn_marked"] * rep).sum())
-    rows.append(("retransmitted packets", f"{retx:,.0f}", retx))
-    rows.append(("ECN-marked packets", f"{ecn_rx:,.0f} received, "
+    k = meta.get("flows_sample", 1)
+    of = "" if k == 1 else f" (the flows of 1 in {k} collectives)"
+    rows.append(("retransmitted packets", f"{retx:,.0f}{of}", retx))
+    rows.append(("ECN-marked packets", f"{ecn_rx:,.0f} received{of}, "
                                        f'{float(links["ecn_marks"].sum()):,.0f} marks at switches',
                  ecn_rx))
     if len(links):

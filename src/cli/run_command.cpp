@@ -335,6 +335,19 @@ void print_collectives(const workload::StepResult& r) {
   }
 }
 
+// How many /flows rows the HDF5 file gets (output.flows), of how many.
+void print_flows(const workload::StepResult& r) {
+  if (r.flows_sample == 0) {
+    std::printf("flows                none (output.flows none; %" PRIu64 " rows)\n",
+                r.flow_rows_total);
+  } else if (r.flows_sample > 1) {
+    std::printf("flows                %zu rows (sampled 1 in %u collectives, of %" PRIu64 ")\n",
+                r.flows.size(), r.flows_sample, r.flow_rows_total);
+  } else {
+    std::printf("flows                %zu rows (all)\n", r.flows.size());
+  }
+}
+
 // What the fabric and the engine saw, and the digest.
 void print_fabric(const StepReport& rep) {
   const workload::Scenario& s = rep.run.scenario;
@@ -346,6 +359,7 @@ void print_fabric(const StepReport& rep) {
   std::printf("drops                %" PRIu64 "\n", r.drops);
   std::printf("retransmissions      %" PRIu64 "\n", r.retransmissions);
   std::printf("PFC pause time       %s (summed over ports)\n", seconds_text(r.paused_s).c_str());
+  print_flows(r);
   std::printf("# engine: %" PRIu64 " events, wall %.2f s\n", r.events, rep.wall_s);
   if (r.events > 0) {
     print_partition(
@@ -387,6 +401,9 @@ nlohmann::json step_json(const StepReport& rep) {
   j["drops"] = r.drops;
   j["retransmissions"] = r.retransmissions;
   j["pfc_paused_s"] = r.paused_s;
+  j["flow_rows"] = r.flows.size();
+  j["flow_rows_total"] = r.flow_rows_total;
+  j["flows_sample"] = r.flows_sample;
   j["events"] = r.events;
   j["engine"] = engine_json(rep.opt.partition, rep.ranks, r.engine);
   j["wall_s"] = rep.wall_s;

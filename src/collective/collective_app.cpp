@@ -53,7 +53,11 @@ void CollectiveApp::on_cq(nic::Verbs& v, std::uint32_t endpoint) {
 void CollectiveApp::on_completion(nic::Verbs& v, std::uint32_t endpoint, const nic::Completion& c) {
   STEPSIM_CHECK(c.status == nic::WcStatus::kSuccess,
                 "collective: a transfer failed on endpoint " + std::to_string(endpoint));
-  if (!c.recv) core_->record_send(v, c);
+  if (c.recv) {
+    core_->record_recv(c);
+  } else {
+    core_->record_send(v, c);
+  }
   run_->on_completion(v, endpoint, c);
 }
 

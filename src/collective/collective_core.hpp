@@ -68,8 +68,11 @@ class CollectiveCore {
   /// One of GPU `gpu`'s `parts` parts (its channels' lanes or tree nodes) finished at `ps`; the
   /// GPU is done with the last.
   void part_done(std::uint32_t gpu, std::int64_t ps, int parts);
-  /// A send completion's time from post, for the message FCT histogram.
+  /// A send completion: its time from post (the message FCT histogram) and its connection
+  /// direction's flow counters.
   void record_send(const nic::Verbs& v, const nic::Completion& c);
+  /// A receive completion: the CE-marked packets of its connection direction's flow.
+  void record_recv(const nic::Completion& c);
   /// Gathers every rank's records (collective over `sync`).
   [[nodiscard]] CollectiveResult result(pdes::Sync& sync) const;
 
@@ -89,6 +92,10 @@ class CollectiveCore {
   std::vector<std::uint64_t> nvlink_bytes_;   // by GPU
   std::vector<std::uint64_t> network_bytes_;  // by GPU
   std::vector<LogHistogram> fct_;             // by server (communicator order)
+  // By endpoint, each touched only by its endpoint's server: what it sent (flows_, without
+  // ecn_marked) and the CE-marked packets it received (ecn_in_).
+  std::vector<ConnectionFlow> flows_;
+  std::vector<std::uint64_t> ecn_in_;
 };
 
 /// ceil(a / b) for b > 0.

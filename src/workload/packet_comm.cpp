@@ -76,6 +76,8 @@ class PacketComm final : public MemoizedComm {
     }
     std::int64_t t = 0;
     LogHistogram fct;
+    std::vector<collective::ConnectionFlow> flows;  // by endpoint: each result's in turn
+    std::uint64_t network_bytes = 0;
     for (const collective::CollectiveResult& x : results) {
       if (!rdma.stats.completed || !x.complete()) {
         return Error{"a " + collective::kind_name(op.kind) + " of " + std::to_string(op.bytes) +
@@ -84,11 +86,15 @@ class PacketComm final : public MemoizedComm {
       }
       t = std::max(t, x.time_ps);
       fct.merge(x.message_fct);
+      flows.insert(flows.end(), x.flows.begin(), x.flows.end());
+      network_bytes += x.network_bytes;
     }
     CommCost c = with_busbw(op, static_cast<double>(t) * 1e-12);
     fill_fabric(c, rdma, std::move(conns));
     c.digest = hash_combine(rdma.stats.digest, static_cast<std::uint64_t>(t));
     c.message_fct = std::make_shared<const LogHistogram>(fct);
+    c.flows = std::make_shared<const std::vector<collective::ConnectionFlow>>(std::move(flows));
+    c.network_bytes = network_bytes;
     return c;
   }
 

@@ -39,6 +39,8 @@ struct CollectiveResult {
   std::uint64_t network_bytes = 0;        ///< bytes posted to the NICs (all GPUs)
   /// Completion times (post to send completion, ps) of the network messages.
   LogHistogram message_fct;
+  /// By endpoint (2 x connection + side, as connections() numbers them): the direction it sends.
+  std::vector<ConnectionFlow> flows;
   [[nodiscard]] double algbw_gbs(std::int64_t bytes) const;  ///< GB/s (1e9), nccl-tests' algbw
   /// Every GPU finished.
   [[nodiscard]] bool complete() const {

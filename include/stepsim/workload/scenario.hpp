@@ -69,6 +69,16 @@ struct ComputeParams {
   double optimizer_bytes = 36;
 };
 
+/// What the HDF5 file keeps (output.*).
+struct OutputParams {
+  /// /flows rows: all, sampled (every row of 1 in `flows_sample` collectives, chosen by a hash
+  /// of the collective id: flow_row_sampled), none, or auto (all up to kAutoFlowRows rows, else
+  /// sampled).
+  std::string flows = "auto";
+  int flows_sample = 16;  ///< sampled: K of "1 in K collectives"
+  static constexpr std::uint64_t kAutoFlowRows = 100000;
+};
+
 struct Scenario {
   std::string source;  ///< the file it came from
   ModelSpec model;
@@ -95,6 +105,7 @@ struct Scenario {
   /// Whole step: stragglers, (global GPU, compute slowdown factor >= 1) (`run --slow-gpu`).
   std::vector<std::pair<std::uint32_t, double>> slow_gpus;
   SimTime end = SimTime::s(3600);  ///< stop the simulated step after this
+  OutputParams output;
 };
 
 /// Every key of a scenario ("model.layers", "parallel.tp", "gpu.model", "coll.channels",

@@ -49,6 +49,13 @@ struct StepTrace {
   StepStop stop = StepStop::kDone;
 };
 
+/// output.flows sampled: whether the flows of collective `collective` (its /collectives id) are
+/// kept, 1 in `k` collectives by a hash of the id (the same on every rank and run; k <= 1: all).
+bool flow_row_sampled(std::uint32_t collective, int k);
+/// Applies output.flows to r.flows (auto: all up to OutputParams::kAutoFlowRows rows, else
+/// sampled) and records what it kept (flow_rows_total, flows_sample).
+void select_flows(const OutputParams& out, StepResult& r);
+
 /// Reduces `trace` into the step's result. The critical stage is the one that finished last
 /// (the first of equals); its time split adds up to the step time. Sums run in the order the
 /// collectives ran, so the result is the same wherever the executor ran.
