@@ -1065,7 +1065,6 @@ void StepApp::retire(ServerState& ss, Instance& inst, SimTime now) {
       r.dst_gpu = gpu_of_nic_[dst];
       r.group = op.group;
       r.kind = op.kind;
-      r.stage = static_cast<std::uint32_t>(ci.stage);
     }
     merge_flow(r, f);
   }

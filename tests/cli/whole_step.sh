@@ -39,6 +39,44 @@ for rt in 1:1 1:2 2:1 4:1; do
     check "ranks $ranks threads $threads: '$line' vs '$reference'" '[[ "$line" == "$reference" ]]'
   fi
 done
+# /flows of the whole step: times ordered and inside the step's timeline, one collective's rows
+# carry its bytes (a ring AllReduce over n servers puts 2(n-1)S on the network: n GPUs x
+# 2(n-1)/n x S), the printed count is the file's, and the file is the same at 1 and 2 ranks.
+for ranks in 1 2; do
+  "$mpiexec" -n "$ranks" "${mpiflags[@]}" "$stepsim" run "$m4" --quiet --set step.mode=whole \
+    "${small[@]}" -o "m4-r$ranks.h5" >"m4-r$ranks.txt" 2>&1
+done
+check "flows identical at 1 and 2 ranks" \
+  '[[ "$(h5dump -d /flows m4-r1.h5 | tail -n +3)" == "$(h5dump -d /flows m4-r2.h5 | tail -n +3)" ]]'
+check "collectives identical at 1 and 2 ranks" \
+  '[[ "$(h5dump -d /collectives m4-r1.h5 | tail -n +3)" == "$(h5dump -d /collectives m4-r2.h5 | tail -n +3)" ]]'
+out=$(/usr/bin/python3 - m4-r1.h5 "$(cat m4-r1.txt)" <<'PY'
+import re, sys
+import h5py
+import numpy as np
+f = h5py.File(sys.argv[1], "r")
+fl, co = f["flows"][:], f["collectives"][:]
+step_ps = f["meta"].attrs["step_s"] * 1e12
+bad = []
+if not (fl["start_ps"] <= fl["first_byte_ps"]).all() or not (fl["first_byte_ps"] <= fl["end_ps"]).all():
+    bad.append("times out of order")
+if (fl["start_ps"] < 0).any() or (fl["end_ps"] > step_ps + 1e7).any():
+    bad.append("a flow outside the step")
+m = re.search(r"^flows +(\d+) rows", sys.argv[2], re.M)
+if not m or int(m.group(1)) != len(fl):
+    bad.append("printed row count %s != %d" % (m and m.group(1), len(fl)))
+ar = co[(co["group"] == 4) & (co["kind"] == 0)]  # data-parallel all-reduces
+if len(ar) == 0:
+    bad.append("no data-parallel all-reduce")
+for c in ar:
+    got = int(fl["bytes"][fl["collective"] == c["id"]].sum())
+    want = 2 * (int(c["gpus"]) - 1) * int(c["bytes"])
+    if abs(got - want) > 1e-3 * want:
+        bad.append("collective %d: flows carry %d bytes, ring needs %d" % (c["id"], got, want))
+print("ok" if not bad else "; ".join(bad))
+PY
+)
+check "flows: $out" '[[ "$out" == ok ]]'
 tiny=$workloads/tiny.yaml
 out=$("$stepsim" run "$tiny" --quiet --no-output 2>&1); t_memo=$(step_us "$out")
 out=$("$stepsim" run "$tiny" --quiet --no-output --set step.mode=whole 2>&1); t_whole=$(step_us "$out")
