@@ -53,6 +53,11 @@ RunCommand::RunCommand(CLI::App& parent) {
   cmd_->add_option("--slow-gpu", opt_.slow_gpus,
                    "step.mode whole: a straggler (repeatable): GPU:FACTOR, its compute takes "
                    "FACTOR times as long, e.g. 5:1.3");
+  cmd_->add_option("--background", opt_.background,
+                   "step.mode whole: background traffic on the same fabric (repeatable): "
+                   "PATTERN@RATE[,UNTIL], PATTERN permutation, incast, all_to_all or hotspot, "
+                   "RATE per flow (e.g. 100G), UNTIL the simulated time it stops (default: the "
+                   "ideal step time), e.g. permutation@200G");
 }
 
 namespace {
@@ -96,7 +101,10 @@ const char* group_name(int g) {
 // runs start every collective at time zero).
 Result<bool> apply_step_faults(const RunOptions& opt, workload::Scenario& s,
                                const topology::Topology& topo) {
-  if (opt.faults.empty() && opt.pcie_faults.empty() && opt.slow_gpus.empty()) return true;
+  if (opt.faults.empty() && opt.pcie_faults.empty() && opt.slow_gpus.empty() &&
+      opt.background.empty()) {
+    return true;
+  }
   if (s.step_mode != "whole" || (s.fidelity != "packet" && s.fidelity != "cell")) {
     return Error{
         "--fault, --pcie-fault and --slow-gpu need step.mode=whole at packet or cell "
@@ -150,6 +158,30 @@ Result<bool> apply_step_faults(const RunOptions& opt, workload::Scenario& s,
       return Error{"--slow-gpu: '" + f + "': FACTOR must be a number in [1, 100]"};
     }
     s.slow_gpus.emplace_back(g->first, factor);
+  }
+  for (const std::string& b : opt.background) {
+    const auto at = b.find('@');
+    const auto comma = b.find(',', at == std::string::npos ? 0 : at);
+    workload::Scenario::Background bg;
+    bg.pattern = b.substr(0, at);
+    const std::string form = "--background: '" + b +
+                             "' is not PATTERN@RATE[,UNTIL] (PATTERN permutation, incast, "
+                             "all_to_all or hotspot; e.g. permutation@100G or incast@50G,2ms)";
+    if (at == std::string::npos || (bg.pattern != "permutation" && bg.pattern != "incast" &&
+                                    bg.pattern != "all_to_all" && bg.pattern != "hotspot")) {
+      return Error{form};
+    }
+    auto rate = parse_rate(
+        b.substr(at + 1, comma == std::string::npos ? std::string::npos : comma - at - 1));
+    if (!rate || rate->bits_per_second() <= 0) return Error{form};
+    bg.rate = *rate;
+    bg.until = SimTime::never();
+    if (comma != std::string::npos) {
+      auto until = parse_time(b.substr(comma + 1));
+      if (!until || until->picoseconds() <= 0) return Error{form};
+      bg.until = *until;
+    }
+    s.background.push_back(bg);
   }
   return true;
 }
@@ -224,7 +256,13 @@ Result<workload::StepResult> simulate(const RunOptions& opt, const LoadedRun& ru
   // The ideal model first: fast, and a collective that cannot run fails here, before a long
   // packet run.
   auto ideal_comm = workload::make_ideal_comm(run.topo, s);
-  if (auto ideal = workload::run_step(s, run.topo, *ideal_comm); !ideal) return ideal.error();
+  auto ideal = workload::run_step(s, run.topo, *ideal_comm);
+  if (!ideal) return ideal.error();
+  // Background traffic lasts the ideal step unless told otherwise.
+  workload::Scenario whole_s = s;
+  for (auto& bg : whole_s.background) {
+    if (bg.until == SimTime::never()) bg.until = SimTime::ps(std::llround(ideal->step_s * 1e12));
+  }
   if (auto p = pdes::make_partitioner(opt.partition); !p) {
     return Error{"--partition: " + p.error().message};
   }
@@ -234,8 +272,9 @@ Result<workload::StepResult> simulate(const RunOptions& opt, const LoadedRun& ru
   StepProgress progress(s, show);
   auto comm = fidelity_comm(run, sync, opts, std::move(ideal_comm));
   const bool whole = s.step_mode == "whole" && (s.fidelity == "packet" || s.fidelity == "cell");
-  auto res = whole ? workload::run_whole_step(s, run.topo, *comm, sync, opts, std::ref(progress))
-                   : workload::run_step(s, run.topo, *comm, std::ref(progress));
+  auto res =
+      whole ? workload::run_whole_step(whole_s, run.topo, *comm, sync, opts, std::ref(progress))
+            : workload::run_step(s, run.topo, *comm, std::ref(progress));
   if (show) finish_progress();
   wall_s = progress.elapsed_s();
   return res;
@@ -286,6 +325,12 @@ void print_headline(const StepReport& rep) {
     std::printf(
         "# status: INTERRUPTED (the numbers below cover what was done; the HDF5 file "
         "says complete = 0)\n");
+  } else if (r.failed_transfers > 0) {
+    std::printf(
+        "# status: INCOMPLETE (%llu RDMA transfers failed: the transport's retry limit "
+        "was exceeded, e.g. a link down longer than its retries; the GPUs waiting on them "
+        "stopped)\n",
+        static_cast<unsigned long long>(r.failed_transfers));
   } else if (!r.complete) {
     std::printf("# status: INCOMPLETE (stopped at end = %s)\n", to_string(s.end).c_str());
   }

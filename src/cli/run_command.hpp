@@ -26,6 +26,7 @@ struct RunOptions {
   std::vector<std::string> faults;
   std::vector<std::string> pcie_faults;
   std::vector<std::string> slow_gpus;
+  std::vector<std::string> background;  ///< PATTERN@RATE[,UNTIL]
 };
 
 class RunCommand {
