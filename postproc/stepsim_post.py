@@ -413,9 +413,9 @@ def sample_rows(path, meta, tables, busiest=3):
         peak = np.where(rate > 0, pp["peak_bytes"] * 8 / (rate * samples.interval_s), 0)
     order = [int(i) for i in np.argsort(-mean, kind="stable")[:busiest] if mean[i] > 0]
     if not order:
-        rows.append(("busiest link 1", "no link carried bytes in /samples", None))
+        rows.append(("busiest sampled link 1", "no link carried bytes in /samples", None))
     for rank, port in enumerate(order, 1):
-        rows.append((f"busiest link {rank}",
+        rows.append((f"busiest sampled link {rank}",
                      f"{fabric.label(port)} -> {fabric.peer_label(port)}: mean "
                      f"{100 * mean[port]:.1f} %, max {100 * peak[port]:.1f} % "
                      f"({fabric.rate_gbps[port]:g} Gb/s)", float(mean[port])))
@@ -781,7 +781,7 @@ def gantt_figure(meta, tables, name, opts):
                    color="black", s=60, zorder=3, label="first byte")
     for t, what in ((float(c["start_s"]), "start"), (float(c["end_s"]), "end")):
         ax.axvline(t - t0_ps * 1e-12, color="gray", linestyle="--", linewidth=0.8,
-                   label=f"collective {what} (/collectives)" if what == "start" else None)
+                   label="collective start, end (/collectives)" if what == "start" else None)
     labels = [f"{_flow_end_label(fabric, r['src_gpu'], r['src_nic'])} -> "
               f"{_flow_end_label(fabric, r['dst_gpu'], r['dst_nic'])}" for r in drawn]
     every = max(1, -(-len(drawn) // 100))
@@ -899,9 +899,9 @@ def _port_heatmap(fig, ax, fabric, ids, grid, factor, samples, what):
     ax.set_xlabel(f"{ax.get_xlabel()}; a column is {fmt_time(factor * samples.interval_s)}")
     ax.set_ylabel("sending port (node/port, tier)" +
                   (f", every {every}th labelled" if every > 1 else ""))
-    fig.colorbar(im, ax=ax, extend="max" if mx > vmax else "neither",
-                 label=f"{what}\nscale: {SCALE_PERCENTILE}th percentile of non-zero cells "
-                       f"({vmax:.3g}); max {mx:.3g}")
+    fig.colorbar(im, ax=ax, extend="max" if mx > vmax else "neither", label=what)
+    ax.set_title(f"{ax.get_title()}\ncolour scale 0 to {vmax:.3g}: the {SCALE_PERCENTILE}th "
+                 f"percentile of the non-zero cells (largest {mx:.3g})", fontsize="medium")
     return im
 
 
@@ -930,7 +930,7 @@ def util_figure(meta, tables, name, opts):
     with np.errstate(divide="ignore", invalid="ignore"):
         grid = np.where(rate[:, None] > 0, grid / (rate[:, None] * cover[None, :]), np.nan)
     _port_heatmap(fig, ax, fabric, ids, grid, factor, samples,
-                  "utilisation (fraction of the port's line rate)")
+                  "utilisation\n(fraction of line rate)")
     fig.suptitle(name, fontsize="medium")
     return fig, ax
 
@@ -994,7 +994,7 @@ def pause_figure(meta, tables, name, opts):
     factor, cover = _columns(samples, pp["bins"])
     grid = samples.matrix(fabric, ids, "paused_ps", "sum", factor) * 1e-12 / cover[None, :]
     _port_heatmap(fig, ax, fabric, ids, grid, factor, samples,
-                  "paused (fraction of the interval)")
+                  "paused\n(fraction of the interval)")
     fig.suptitle(name, fontsize="medium")
     return fig, ax
 
@@ -1056,29 +1056,28 @@ def cmd_plot(args):
     opts = plot_options(args.file, args.collective, parse_tiers(args.tier), args.top,
                         args.max_ports)
     meta, tables = load(args.file)
-    kinds = list(dict.fromkeys(args.kinds))
+    kinds, skipped = list(dict.fromkeys(args.kinds)), []
     if kinds:
         for kind in kinds:
             plot_support(args.file, meta, tables, kind)
     else:
-        skipped = []
         for kind in PLOT_KINDS:
             try:
                 plot_support(args.file, meta, tables, kind)
                 kinds.append(kind)
             except UserError:
                 skipped.append(kind)
-        if skipped:
-            why = (f"schema version {meta['schema_version']} has no flow times or time series"
-                   if meta["schema_version"] < 2 else "no /samples group (time series)")
-            print(f"stepsim-post: note: {args.file}: {why}; skipped {', '.join(skipped)}",
-                  file=sys.stderr)
     directory = output_dir(args.output)
     stem = os.path.splitext(os.path.basename(args.file))[0]
     name = run_name(args.file, meta)
     for kind in kinds:
         fig, _ = PLOT_KINDS[kind](meta, tables, name, opts)
         print(save(fig, directory, stem, kind))
+    if skipped:
+        why = (f"schema version {meta['schema_version']} has no flow times or time series"
+               if meta["schema_version"] < 2 else "no /samples group (time series)")
+        print(f"stepsim-post: note: {args.file}: {why}; skipped {', '.join(skipped)}",
+              file=sys.stderr)
     return 0
 
 
