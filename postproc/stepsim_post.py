@@ -795,7 +795,7 @@ def gantt_figure(meta, tables, name, opts):
     ax.set_xlabel(f"{ax.get_xlabel()} since the first flow's start at "
                   f"{fmt_time(t0_ps * 1e-12)}")
     ax.set_ylabel("flow (src GPU (NIC port) -> dst GPU (NIC port))" +
-                  (f", every {every}th labelled" if every > 1 else ""))
+                  (f", one in {every} labelled" if every > 1 else ""))
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small")
     fig.suptitle(name, fontsize="medium")
     return fig, ax
@@ -898,8 +898,9 @@ def _port_heatmap(fig, ax, fabric, ids, grid, factor, samples, what):
     _time_ticks(ax, span)
     ax.set_xlabel(f"{ax.get_xlabel()}; a column is {fmt_time(factor * samples.interval_s)}")
     ax.set_ylabel("sending port (node/port, tier)" +
-                  (f", every {every}th labelled" if every > 1 else ""))
-    fig.colorbar(im, ax=ax, extend="max" if mx > vmax else "neither", label=what)
+                  (f", one in {every} labelled" if every > 1 else ""))
+    fig.colorbar(im, ax=ax, extend="max" if mx > vmax else "neither", label=what,
+                 fraction=0.04, pad=0.02, aspect=20 * max(1.0, fig.get_figheight() / 4))
     ax.set_title(f"{ax.get_title()}\ncolour scale 0 to {vmax:.3g}: the {SCALE_PERCENTILE}th "
                  f"percentile of the non-zero cells (largest {mx:.3g})", fontsize="medium")
     return im
@@ -916,7 +917,7 @@ def util_figure(meta, tables, name, opts):
     pp = samples.per_port(fabric)
     cand = _candidates(fabric, opts, pp["bytes"] > 0)
     ids = _busiest(fabric, cand, pp["bytes"], opts.max_ports)
-    fig, ax = plt.subplots(figsize=(12, min(24.0, 2.5 + 0.16 * max(1, len(ids)))))
+    fig, ax = plt.subplots(figsize=(12, min(14.0, 2.8 + 0.12 * max(1, len(ids)))))
     title = f"link utilisation over time (sending ports{_tier_text(opts)}"
     title += f": the {len(ids)} busiest of {len(cand)})" if len(ids) < len(cand) else ")"
     ax.set_title(title)
@@ -981,7 +982,7 @@ def pause_figure(meta, tables, name, opts):
     pp = samples.per_port(fabric)
     cand = _candidates(fabric, opts, pp["paused_ps"] > 0)
     ids = _busiest(fabric, cand, pp["paused_ps"], opts.max_ports)
-    fig, ax = plt.subplots(figsize=(12, min(24.0, 2.5 + 0.16 * max(1, len(ids)))))
+    fig, ax = plt.subplots(figsize=(12, min(14.0, 2.8 + 0.12 * max(1, len(ids)))))
     sent = int(pp["pause_sent"][_candidates(fabric, opts, pp["pause_sent"] > 0)].sum())
     title = (f"PFC pause over time: the {len(ids)} paused port(s){_tier_text(opts)}"
              + (f" (the longest paused of {len(cand)})" if len(ids) < len(cand) else "")
