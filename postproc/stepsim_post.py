@@ -843,6 +843,10 @@ def fct_figure(meta, tables, name, opts):
     return fig, ax
 
 
+def tier_name(tier):
+    return TIERS[tier] if 0 <= tier < len(TIERS) else str(int(tier))
+
+
 def _tier_text(opts):
     return "" if not opts.tiers else f", {'/'.join(TIERS[t] for t in opts.tiers)} tier"
 
@@ -892,8 +896,7 @@ def _port_heatmap(fig, ax, fabric, ids, grid, factor, samples, what):
                    vmax=vmax, extent=[0, span, len(ids) - 0.5, -0.5])
     every = max(1, -(-len(ids) // 64))
     ax.set_yticks(range(0, len(ids), every),
-                  [f"{fabric.label(p)} ({TIERS[fabric.tier[p]] if fabric.tier[p] < len(TIERS) else fabric.tier[p]})"
-                   for p in ids[::every]],
+                  [f"{fabric.label(p)} ({tier_name(fabric.tier[p])})" for p in ids[::every]],
                   fontsize="x-small" if len(ids) > 16 else "small")
     _time_ticks(ax, span)
     ax.set_xlabel(f"{ax.get_xlabel()}; a column is {fmt_time(factor * samples.interval_s)}")
@@ -974,7 +977,6 @@ def queue_figure(meta, tables, name, opts):
 def pause_figure(meta, tables, name, opts):
     """Fraction of each interval that a port spent paused by PFC, for the ports that paused."""
     import matplotlib.pyplot as plt
-    import numpy as np
     path = opts.file
     need_samples(path, meta, tables, "pfc_pause")
     samples = tables["samples"]

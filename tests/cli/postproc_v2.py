@@ -435,7 +435,7 @@ def main(argv):
     want_name = (f"{NODES[PORTS[first][1]][0]}/p{PORTS[first][2]} -> "
                  f"{NODES[PORTS[peer][1]][0]}/p{PORTS[peer][2]}: mean {100 * per[first]:.1f} %")
     line = [l for l in out.splitlines() if l.startswith("busiest sampled link 1")]
-    check(rc == 0 and f"flows (rows)" in out and
+    check(rc == 0 and "flows (rows)" in out and
           any(l.split() == ["flows", "(rows)", f"{len(flow_rows())}", "(standing", "for",
                             f"{sum(r[1] for r in flow_rows())}", "flows)"]
               for l in out.splitlines()),
