@@ -526,14 +526,11 @@ def timeline_figure(meta, tables, name, opts=None):
     stages = int(ops["stage"].max()) + 1 if len(ops) else 1
     several = False
     if len(ops) and "gpu" in (ops.dtype.names or ()):
-        first = {}
-        for st in np.unique(ops["stage"]):
-            gpus = np.unique(ops["gpu"][ops["stage"] == st])
-            first[int(st)] = int(gpus[0])
-            several = several or len(gpus) > 1
-        if several:
-            keep = np.array([first[int(st)] == int(g) for st, g in zip(ops["stage"], ops["gpu"])])
-            ops = ops[keep]
+        first = np.full(stages, np.iinfo(np.int64).max)
+        np.minimum.at(first, ops["stage"].astype(np.int64), ops["gpu"].astype(np.int64))
+        keep = ops["gpu"].astype(np.int64) == first[ops["stage"].astype(np.int64)]
+        several = not keep.all()
+        ops = ops[keep]
     fig, ax = plt.subplots(figsize=(12, 1.5 + 0.7 * stages))
     for k in (4, 3, 2, 0, 1):
         sel = ops[ops["kind"] == k]

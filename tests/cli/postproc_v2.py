@@ -425,6 +425,19 @@ def main(argv):
           "timeline: the compute lane's pixels are compute, none red",
           f"pixels forward/backward/comm/white {px.tolist()}")
     plt.close(fig)
+    # /ops with two GPUs per stage (whole-step files may hold several): one row per stage,
+    # its lowest GPU's ops; GPU 1's longer compute must not add to stage 0's bars.
+    ops = tables["ops"]
+    extra = ops[ops["stage"] == 0].copy()
+    extra["gpu"] += 1
+    extra["end_s"] += 1e-6
+    fig, ax = sp.timeline_figure(meta, dict(tables, ops=np.concatenate([ops, extra])), name)
+    drawn = sum(float(p.vertices[:, 0].max() - p.vertices[:, 0].min()) for c in ax.collections
+                if c.get_label() in ("forward:0", "backward:0") for p in c.get_paths())
+    check(abs(drawn - float(meta["compute_s"])) < 1e-9 and "lowest GPU" in ax.get_ylabel(),
+          "timeline with two GPUs per stage: the lowest GPU's compute only, said on the axis",
+          f"drawn {drawn}, compute_s {meta['compute_s']}, {ax.get_ylabel()!r}")
+    plt.close(fig)
 
     # report: the /flows row count and the busiest links by name.
     rc, out, err = run("report", v2)
