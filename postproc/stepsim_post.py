@@ -221,6 +221,19 @@ def _read_samples(path, f):
     return Samples(path, interval_ps, int(ds.shape[0]) if ds.shape else 0)
 
 
+def _flows_sampling(f):
+    """/flows attributes rows_total and sample (output.flows: 1 all, K one in K collectives,
+    0 none) when the writer recorded them, else None."""
+    import numpy as np
+    attrs = f["flows"].attrs
+    if "rows_total" not in attrs or "sample" not in attrs:
+        return None
+    try:
+        return {k: int(np.asarray(attrs[k]).reshape(-1)[0]) for k in ("rows_total", "sample")}
+    except (TypeError, ValueError, IndexError):
+        return None
+
+
 def load(path):
     """The file's /meta attributes and tables as numpy structured arrays. Schema version 2:
     also "nodes" and "ports" (None when absent) and "samples" (a Samples or None); version 1
@@ -246,6 +259,7 @@ def load(path):
                   for name, cols in TABLES.items()}
         for name, cols in TABLES_V2.items():
             tables[name] = _read_table(path, f, name, cols) if v2 and name in f else None
+        tables["flows_sampling"] = _flows_sampling(f) if v2 else None
         tables["samples"] = _read_samples(path, f) if v2 and "samples" in f else None
     return meta, tables
 
@@ -398,6 +412,12 @@ def sample_rows(path, meta, tables, busiest=3):
     text = f"{len(flows):,}"
     if stands != len(flows):
         text += f" (standing for {stands:,} flows)"
+    sampling = tables.get("flows_sampling")
+    if sampling and sampling["sample"] == 0:
+        text += " (output.flows none)"
+    elif sampling and sampling["sample"] > 1:
+        text += (f" of {sampling['rows_total']:,} (output.flows: one collective in "
+                 f"{sampling['sample']})")
     rows = [("flows (rows)", text, float(len(flows)))]
     samples = tables.get("samples")
     if samples is None:

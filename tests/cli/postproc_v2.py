@@ -456,6 +456,15 @@ def main(argv):
     check(len(line) == 1 and want_name in line[0], "report: the busiest link by name, mean, max",
           f"{line} want {want_name}")
 
+    def sampled_flows(f, g):
+        f["flows"].attrs["rows_total"] = np.uint64(170)
+        f["flows"].attrs["sample"] = np.uint32(10)
+    sampled = os.path.join(tmp, "sampled.h5")
+    write_step(sampled, samples_mutation=sampled_flows)
+    rc, out, err = run("report", sampled)
+    check(rc == 0 and "17 (standing for 49 flows) of 170 (output.flows: one collective in 10)"
+          in out, "report: sampled /flows say of how many rows", out[-400:] + err)
+
     # Schema version 1: the old plots and the report as before, the new plots refuse it.
     v1 = os.path.join(tmp, "v1.h5")
     write_step(v1, schema=1)
