@@ -747,7 +747,13 @@ def gantt_figure(meta, tables, name, opts):
             raise UserError(f"--collective {cid}: no such collective ({path}: /collectives ids "
                             f"0..{len(colls) - 1})")
         if not (flows["collective"] == cid).any():
-            have = [int(i) for i in np.unique(flows["collective"])]
+            have = [int(i) for i in np.unique(flows["collective"]) if i < len(colls)]
+            same = [i for i in have if all(colls[k][i] == colls[k][cid]
+                                           for k in ("group", "kind", "gpus", "bytes"))]
+            if same:
+                raise UserError(f"--collective {cid}: {path} has no /flows rows for it; its "
+                                f"flows are those of collective {same[0]}, the first of the "
+                                f"same kind, size and GPUs (--collective {same[0]})")
             listed = ", ".join(str(i) for i in have[:12]) + (", ..." if len(have) > 12 else "")
             raise UserError(f"--collective {cid}: {path} has no /flows rows for it (flows are "
                             f"recorded for collective(s) {listed or 'none'})")

@@ -75,13 +75,15 @@ def nic(gpu):
 # ---- the step -------------------------------------------------------------------------------
 # Collectives: 0 a TP allreduce (the longest, with flows: the default Gantt must skip it),
 # 1 a DP allreduce (the longest network collective), 2 a PP send, 3 a short DP allreduce with
-# one flow of unknown times, 4 an EP all-to-all without flows.
+# one flow of unknown times, 4 an EP all-to-all without flows, 5 a repetition of 1 (longer,
+# but without flow rows of its own).
 COLLS = [  # id, stage, group, kind, gpus, bytes, start_s, end_s
     (0, 0, 0, 0, 4, 1 << 20, 0.0, 60e-6),
     (1, 0, 4, 0, 4, 1 << 24, 5e-6, 45e-6),
     (2, 0, 3, 7, 2, 1 << 16, 2e-6, 6e-6),
     (3, 1, 4, 0, 4, 1 << 22, 20e-6, 30e-6),
     (4, 1, 2, 5, 4, 1 << 18, 31e-6, 33e-6),
+    (5, 1, 4, 0, 4, 1 << 24, 50e-6, 95e-6),  # collective 1 again: its flows are 1's (memoized)
 ]
 
 
@@ -301,6 +303,10 @@ def main(argv):
     expect_error("--collective 9: no such collective", "plot", v2, "flow_gantt", "--collective",
                  "9", "-o", tmp)
     expect_error("--collective 4: ", "plot", v2, "flow_gantt", "--collective", "4", "-o", tmp)
+    expect_error("--collective 5: ", "plot", v2, "flow_gantt", "--collective", "5", "-o", tmp)
+    rc, _, err = run("plot", v2, "flow_gantt", "--collective", "5", "-o", tmp)
+    check("(--collective 1)" in err, "flow_gantt --collective 5: points to the first of its kind",
+          err)
 
     # fct_cdf: one curve per group with timed flows (tp, pp, dp), each ending at 1; weights.
     fig, ax = sp.fct_figure(meta, tables, name, sp.plot_options(v2))
