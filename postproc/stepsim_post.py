@@ -1160,7 +1160,15 @@ def main(argv):
     c.add_argument("--markdown", action="store_true")
     c.set_defaults(run=cmd_compare)
     try:
-        args = p.parse_args(argv)
+        # plot's KINDs may follow its options (plot FILE -o DIR link_util): argparse leaves
+        # them over, and they join the kinds.
+        args, extra = p.parse_known_args(argv)
+        if args.command != "plot" and extra:
+            p.error(f"unrecognized arguments: {' '.join(extra)}")
+        if any(x.startswith("-") for x in extra):
+            pl.error(f"unrecognized arguments: {' '.join(x for x in extra if x.startswith('-'))}")
+        if extra:
+            args.kinds = list(args.kinds) + extra
     except SystemExit as e:
         return 0 if e.code == 0 else 2
     try:

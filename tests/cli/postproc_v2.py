@@ -268,6 +268,9 @@ def main(argv):
                        "3", "-o", os.path.join(tmp, "two"))
     check(rc == 0 and len(out.split()) == 2 and all(png_ok(p) for p in out.split()),
           "plot KIND KIND: just those two", f"exit {rc} {out} {err}")
+    rc, out, err = run("plot", v2, "-o", os.path.join(tmp, "after"), "fct_cdf")
+    check(rc == 0 and out.split() == [os.path.join(tmp, "after", "v2_fct_cdf.png")],
+          "plot FILE -o DIR KIND: kinds after the options", f"exit {rc} {out} {err}")
 
     name = "synthetic"
     meta, tables = sp.load(v2)
