@@ -22,11 +22,11 @@ int terminal_columns() {
   return 80;
 }
 
-// A simulated time: "9.001 s", "2.186 ms", "12.500 us".
+// A simulated time as the summary prints it: "9.0008 s", "2.186 ms", "12.500 us".
 std::string sim_text(double s) {
   char buf[48];
   if (s >= 1) {
-    std::snprintf(buf, sizeof buf, "%.3f s", s);
+    std::snprintf(buf, sizeof buf, "%.4f s", s);
   } else if (s >= 1e-3) {
     std::snprintf(buf, sizeof buf, "%.3f ms", s * 1e3);
   } else {

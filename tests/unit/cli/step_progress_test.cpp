@@ -69,7 +69,7 @@ TEST(StepProgress, LogLinesAtTheIntervalWithAnHonestEta) {
   }
   const std::vector<std::string> lines = fx.lines();
   ASSERT_GE(lines.size(), 3U);
-  EXPECT_NE(lines.front().find("estimate of the step, its time at ideal fidelity: 1.000 s"),
+  EXPECT_NE(lines.front().find("estimate of the step, its time at ideal fidelity: 1.0000 s"),
             std::string::npos)
       << lines.front();
   EXPECT_EQ(count_prefix(lines, "progress: sim "), 10);  // at 10, 20, ..., 100 s
@@ -77,7 +77,7 @@ TEST(StepProgress, LogLinesAtTheIntervalWithAnHonestEta) {
   int past = 0;
   for (const std::string& l : lines) {
     if (l.rfind("progress: sim ", 0) != 0) continue;
-    EXPECT_NE(l.find("% of the estimate 1.000 s"), std::string::npos) << l;
+    EXPECT_NE(l.find("% of the estimate 1.0000 s"), std::string::npos) << l;
     EXPECT_NE(l.find("passes "), std::string::npos) << l;
     EXPECT_EQ(l.find("ETA 0 s"), std::string::npos) << l;
     EXPECT_EQ(l.find("ETA <1 s"), std::string::npos) << l;
@@ -86,7 +86,8 @@ TEST(StepProgress, LogLinesAtTheIntervalWithAnHonestEta) {
   }
   EXPECT_EQ(counting, 8);  // 10..80 s: below 1 s of simulated time
   EXPECT_EQ(past, 2);      // 90 and 100 s: 1.08 and 1.2 s
-  EXPECT_EQ(lines.back().rfind("progress: done: sim 1.200 s, 1.200 x the estimate 1.000 s", 0), 0U)
+  EXPECT_EQ(lines.back().rfind("progress: done: sim 1.2000 s, 1.200 x the estimate 1.0000 s", 0),
+            0U)
       << lines.back();
 }
 
@@ -109,7 +110,7 @@ TEST(StepProgress, WholeStepEngineReports) {
   const std::vector<std::string> lines = fx.lines();
   ASSERT_EQ(count_prefix(lines, "progress: sim "), 3);
   const std::string& l = lines[3];  // at 30 s: 1.5 s of 2 s, 0.05 s per s: 10 s left
-  EXPECT_EQ(l.rfind("progress: sim 1.500 s, 75.0% of the estimate 2.000 s", 0), 0U) << l;
+  EXPECT_EQ(l.rfind("progress: sim 1.5000 s, 75.0% of the estimate 2.0000 s", 0), 0U) << l;
   EXPECT_NE(l.find("3e+07 events, 1.00 Mev/s"), std::string::npos) << l;
   EXPECT_NE(l.find("wall 30 s; ETA 10 s"), std::string::npos) << l;
 }
