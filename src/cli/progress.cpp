@@ -90,11 +90,17 @@ void finish_progress() {
 StepProgress::StepProgress(Options o)
     : o_(std::move(o)), eta_(o_.expected_s, eta_window(o_.interval_s)) {
   if (!o_.show) return;
+  char took[64] = "";
+  if (o_.expected_wall_s >= 0) {
+    std::snprintf(took, sizeof took, ", computed in %.3g %s",
+                  o_.expected_wall_s < 1 ? o_.expected_wall_s * 1e3 : o_.expected_wall_s,
+                  o_.expected_wall_s < 1 ? "ms" : "s");
+  }
   std::fprintf(o_.out,
                "progress: the ETA counts simulated time against an estimate of the step, its "
-               "time at ideal fidelity: %s (a packet or cell step may take longer or "
+               "time at ideal fidelity: %s%s (a packet or cell step may take longer or "
                "shorter); %s\n",
-               sim_text(o_.expected_s).c_str(),
+               sim_text(o_.expected_s).c_str(), took,
                o_.interval_s > 0
                    ? ("a line every " + interval_text(o_.interval_s) + " (--progress)").c_str()
                    : "a line per report (--progress 0)");

@@ -36,10 +36,11 @@ void finish_progress();
 class StepProgress {
  public:
   struct Options {
-    double expected_s = 0;     ///< the estimate: the step's simulated time at ideal fidelity
-    double interval_s = 10;    ///< wall seconds between lines; 0 prints on every report
-    std::uint64_t passes = 0;  ///< pipeline passes in the step (0: not shown)
-    bool show = true;          ///< print at all (rank 0, no --quiet)
+    double expected_s = 0;        ///< the estimate: the step's simulated time at ideal fidelity
+    double expected_wall_s = -1;  ///< the wall time that took (< 0: not shown)
+    double interval_s = 10;       ///< wall seconds between lines; 0 prints on every report
+    std::uint64_t passes = 0;     ///< pipeline passes in the step (0: not shown)
+    bool show = true;             ///< print at all (rank 0, no --quiet)
     bool stop_between_passes = false;  ///< on_pass stops the step after SIGINT/SIGTERM
     bool watchdog = true;              ///< the thread that prints when no report comes
     std::FILE* out = stderr;

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cinttypes>
 #include <cstdio>
 #include <filesystem>
@@ -113,9 +114,10 @@ std::unique_ptr<workload::CommModel> fidelity_comm(const LoadedRun& run, pdes::S
 // The progress display of the step (rank 0, unless --quiet): its estimate is the step time at
 // ideal fidelity (src/cli/progress.hpp).
 StepProgress::Options progress_options(const RunOptions& opt, const workload::Scenario& s,
-                                       double ideal_step_s, int rank) {
+                                       double ideal_step_s, double ideal_wall_s, int rank) {
   StepProgress::Options o;
   o.expected_s = ideal_step_s;
+  o.expected_wall_s = ideal_wall_s;
   o.interval_s = opt.progress_s >= 0 ? opt.progress_s : progress_interval();
   o.passes = 2ULL * static_cast<std::uint64_t>(s.par.pp) * static_cast<std::uint64_t>(s.par.vpp) *
              static_cast<std::uint64_t>(s.par.micro_batches());
@@ -132,15 +134,18 @@ Result<workload::StepResult> simulate(const RunOptions& opt, const LoadedRun& ru
   pdes::MpiSync sync;
   // The ideal model first: fast, and a collective that cannot run fails here, before a long
   // packet run; its step time is the progress display's estimate.
+  const auto t0 = std::chrono::steady_clock::now();
   auto ideal_comm = workload::make_ideal_comm(run.topo, s);
   auto ideal = workload::run_step(s, run.topo, *ideal_comm);
   if (!ideal) return ideal.error();
+  const double ideal_wall_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (auto p = pdes::make_partitioner(opt.partition); !p) {
     return Error{"--partition: " + p.error().message};
   }
   pdes::EngineOptions opts = bench_engine_options(opt.threads, s.end, false, rank);
   opts.partitioner = opt.partition;
-  StepProgress progress(progress_options(opt, s, ideal->step_s, rank));
+  StepProgress progress(progress_options(opt, s, ideal->step_s, ideal_wall_s, rank));
   progress.attach(opts, false);  // engine runs of single collectives: a heartbeat
   auto comm = fidelity_comm(run, sync, opts, std::move(ideal_comm));
   auto res = workload::run_step(s, run.topo, *comm, progress.on_pass());
