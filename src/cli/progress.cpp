@@ -143,14 +143,15 @@ std::function<void(const pdes::Progress&)> StepProgress::on_step_engine() {
     if (!o_.show) return;
     const double wall = elapsed_s();
     std::lock_guard<std::mutex> lock(mu_);
-    if (step_engine_ && p.events >= events_ && p.wall_s > engine_wall_) {  // the same run
-      event_rate_ = static_cast<double>(p.events - events_) / (p.wall_s - engine_wall_);
+    if (step_engine_ && p.events >= step_events_ && p.wall_s > step_wall_) {  // the same run
+      step_rate_ = static_cast<double>(p.events - step_events_) / (p.wall_s - step_wall_);
     } else {
-      event_rate_ = p.wall_s > 0 ? static_cast<double>(p.events) / p.wall_s : -1;
+      step_rate_ = p.wall_s > 0 ? static_cast<double>(p.events) / p.wall_s : -1;
     }
     step_engine_ = true;
-    events_ = p.events;
-    engine_wall_ = p.wall_s;
+    in_collective_ = false;
+    step_events_ = p.events;
+    step_wall_ = p.wall_s;
     eta_.observe(wall, p.now.seconds());
     report_locked(wall);
   };
@@ -163,11 +164,10 @@ std::function<void(const pdes::Progress&)> StepProgress::on_collective_engine() 
     std::lock_guard<std::mutex> lock(mu_);
     // Each collective's run counts its events and wall time from its own start, and where one
     // run ends and the next starts is not seen here: the rate is the current run's average.
-    event_rate_ = p.wall_s > 0 ? static_cast<double>(p.events) / p.wall_s : -1;
+    coll_rate_ = p.wall_s > 0 ? static_cast<double>(p.events) / p.wall_s : -1;
     in_collective_ = true;
     coll_sim_s_ = p.now.seconds();
-    events_ = p.events;
-    engine_wall_ = p.wall_s;
+    coll_events_ = p.events;
     report_locked(wall);
   };
 }
@@ -199,17 +199,21 @@ std::string StepProgress::line(double wall_s, bool terminal) const {
     if (passes_done_ >= o_.passes && !step_engine_) s += " (gradient reduction, optimizer left)";
   }
   if (step_engine_) {
-    std::snprintf(buf, sizeof buf, "; %.4g events", static_cast<double>(events_));
+    std::snprintf(buf, sizeof buf, "; %.4g events", static_cast<double>(step_events_));
     s += buf;
+    if (step_rate_ >= 0) {
+      std::snprintf(buf, sizeof buf, ", %.2f Mev/s", step_rate_ / 1e6);
+      s += buf;
+    }
   }
   if (in_collective_) {
     s += "; in a collective: sim " + sim_text(coll_sim_s_);
-    std::snprintf(buf, sizeof buf, ", %.4g events", static_cast<double>(events_));
+    std::snprintf(buf, sizeof buf, ", %.4g events", static_cast<double>(coll_events_));
     s += buf;
-  }
-  if ((step_engine_ || in_collective_) && event_rate_ >= 0) {
-    std::snprintf(buf, sizeof buf, ", %.2f Mev/s", event_rate_ / 1e6);
-    s += buf;
+    if (coll_rate_ >= 0) {
+      std::snprintf(buf, sizeof buf, ", %.2f Mev/s", coll_rate_ / 1e6);
+      s += buf;
+    }
   }
   s += "; wall " + duration_text(wall_s);
   return terminal ? "ETA " + eta_text(e, true) + "; " + s : s + "; ETA " + eta_text(e, false);
@@ -292,7 +296,7 @@ void StepProgress::finish(double step_s, const char* status) {
     s += buf;
   }
   if (step_engine_) {
-    std::snprintf(buf, sizeof buf, "; %.4g events", static_cast<double>(events_));
+    std::snprintf(buf, sizeof buf, "; %.4g events", static_cast<double>(step_events_));
     s += buf;
   }
   s += "; wall " + duration_text(elapsed_s());

@@ -92,13 +92,16 @@ class StepProgress {
   double last_print_ = 0;
   bool printed_ = false;  // a line (or the bar) since the start line
   std::uint64_t passes_done_ = 0;
-  // The engine: the whole step's (step_engine_) or the current collective's.
-  bool step_engine_ = false;
-  bool in_collective_ = false;  // a collective's engine reported since the last pass
+  // The whole step's engine run.
+  bool step_engine_ = false;  // it reported
+  std::uint64_t step_events_ = 0;
+  double step_wall_ = 0;   // its Progress::wall_s at the last report
+  double step_rate_ = -1;  // events per wall second between its last two reports
+  // The engine runs of single collectives (the memoized mode's, or the whole step's folded ones).
+  bool in_collective_ = false;  // one reported since the last pass or whole-step report
   double coll_sim_s_ = 0;
-  std::uint64_t events_ = 0;
-  double engine_wall_ = 0;  // Progress::wall_s of the last engine report
-  double event_rate_ = -1;  // events per wall second between the last two engine reports
+  std::uint64_t coll_events_ = 0;
+  double coll_rate_ = -1;  // events per wall second since that run started
   std::thread watchdog_;
 };
 

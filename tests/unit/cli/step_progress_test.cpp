@@ -91,7 +91,8 @@ TEST(StepProgress, LogLinesAtTheIntervalWithAnHonestEta) {
       << lines.back();
 }
 
-// Engine reports of a whole-step run: the step's simulated time, events and events/s.
+// Engine reports of a whole-step run: the step's simulated time, events and events/s (between
+// the last two reports, whatever single-collective runs reported meanwhile).
 TEST(StepProgress, WholeStepEngineReports) {
   Fixture fx;
   {
@@ -100,10 +101,14 @@ TEST(StepProgress, WholeStepEngineReports) {
     p.attach(opts, /*whole_step=*/true);
     ASSERT_TRUE(static_cast<bool>(opts.on_progress));
     EXPECT_GT(opts.progress_every, 0);
+    // The comm model's own runs (collectives folded into the whole step) report in between.
+    pdes::EngineOptions folded;
+    p.attach(folded, /*whole_step=*/false);
     for (int i = 1; i <= 30; ++i) {
       fx.now = i;
       opts.on_progress(pdes::Progress{SimTime::ms(50 * i), SimTime::never(),
                                       static_cast<std::uint64_t>(i) * 1000000, double(i)});
+      if (i % 7 == 0) folded.on_progress(pdes::Progress{SimTime::us(3), SimTime::never(), 5, 0.5});
     }
     p.finish(1.5, "done");
   }
@@ -113,6 +118,8 @@ TEST(StepProgress, WholeStepEngineReports) {
   EXPECT_EQ(l.rfind("progress: sim 1.5000 s, 75.0% of the estimate 2.0000 s", 0), 0U) << l;
   EXPECT_NE(l.find("3e+07 events, 1.00 Mev/s"), std::string::npos) << l;
   EXPECT_NE(l.find("wall 30 s; ETA 10 s"), std::string::npos) << l;
+  EXPECT_EQ(l.find("in a collective"), std::string::npos) << l;
+  EXPECT_EQ(l.find("passes"), std::string::npos) << l;
 }
 
 // Engine reports of single collectives (memoized packet runs) keep the log alive without moving
