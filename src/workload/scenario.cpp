@@ -117,7 +117,15 @@ config::ParamTable scenario_param_table(Scenario& s) {
   t.boolean("concurrent", s.concurrent,
             "packet and cell fidelity: each collective runs with its copies on the other TP/CP "
             "ranks");
+  t.choice("step.mode", s.step_mode, {"memoized", "whole"},
+           "packet and cell fidelity: memoized (each distinct collective alone, composed per "
+           "stage) or whole (every GPU's schedule in one simulation, all traffic on one fabric)");
   t.time("end", s.end, SimTime::us(1), SimTime::s(1e6), "stop the simulated step after this");
+  t.choice("output.flows", s.output.flows, {"auto", "all", "sampled", "none"},
+           "HDF5 /flows rows: all, sampled (every flow of 1 in output.flows_sample collectives, "
+           "by a hash of the collective id), none; auto: all up to 100000 rows, else sampled");
+  t.integer("output.flows_sample", s.output.flows_sample, 1, 1 << 20,
+            "output.flows sampled: keep the flows of 1 in this many collectives");
   return t;
 }
 
