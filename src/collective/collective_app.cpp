@@ -77,10 +77,6 @@ CollectiveResult CollectiveApp::result(pdes::Sync& sync) const {
   return core_->result(sync);
 }
 
-bool CollectiveApp::gpu_done(std::uint32_t rank) const {
-  return core_->gpu_done(rank);
-}
-
 namespace {
 
 // The spec's own errors: an AllToAllv matrix that does not fit, a root that is not a rank.

@@ -81,8 +81,6 @@ class CollectiveApp final : public nic::RdmaApp {
   void on_in_network(nic::Verbs& verbs, topology::PortId nic, const fabric::Packet& pkt) override;
   /// Gathers every rank's records (collective over `sync`).
   [[nodiscard]] CollectiveResult result(pdes::Sync& sync) const;
-  /// Whether GPU `rank` (communicator rank) has finished; known on its server's rank only.
-  [[nodiscard]] bool gpu_done(std::uint32_t rank) const;
 
  private:
   const CollectiveAlgorithm* algorithm_;
