@@ -522,6 +522,7 @@ int BenchFabricCommand::write_json_report(int rank, const topology::Topology& to
   if (!samples_path_.empty()) {
     // What /samples adds up to: every port that sent, paused, was paused or lost a packet.
     j["samples_rows"] = samples_report_.rows;
+    j["end_ps"] = st.final_time.picoseconds();
     nlohmann::json ports = nlohmann::json::array();
     for (std::size_t p = 0; p < run.results.ports.size(); ++p) {
       const fabric::PortStats& x = run.results.ports[p];

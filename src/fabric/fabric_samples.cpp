@@ -96,8 +96,9 @@ void FabricSamples::drain(SimTime now, bool last) {
   } else {
     for (std::uint32_t lp = 0; lp < acc_.size(); ++lp) {
       Acc& a = acc_[lp];
-      if (!now.is_never()) {
-        if (now.picoseconds() >= a.end) roll(lp, now.picoseconds());
+      if (!now.is_never() && now.picoseconds() > 0) {
+        // Up to the bin of the run's last instant (a bin starting at the end is empty).
+        if (now.picoseconds() > a.end) roll(lp, now.picoseconds() - 1);
         if (now.picoseconds() > a.mark) credit(a, now.picoseconds());
       }
       emit(lp);

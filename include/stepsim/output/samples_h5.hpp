@@ -3,9 +3,11 @@
 /// name table, and /samples, the ports' time series (fabric_samples.hpp) appended while the run
 /// goes: every rank drains its own ports' rows at window boundaries; every `batch_bins` bins (and
 /// at the end of the run, also after a stop request) the rows of all ranks are merged in (bin,
-/// port) order and appended to the extendable /samples/ports with collective MPI-IO, and the file
-/// is flushed. The contents do not depend on the number of ranks or threads.
+/// port) order and appended to the extendable /samples/ports with collective MPI-IO; the file is
+/// flushed at an append when 10 s of wall time passed since the last flush, and closed at the end.
+/// The contents do not depend on the number of ranks or threads.
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -69,6 +71,7 @@ class SamplesH5 {
   std::uint64_t written_ = 0;
   std::uint64_t appends_ = 0;
   std::uint64_t next_append_bin_;
+  std::chrono::steady_clock::time_point last_flush_;
   std::optional<Error> error_;
 };
 
