@@ -186,7 +186,7 @@ int write_h5(int rank, const StepReport& rep) {
   meta.threads = opt.threads;
   meta.gpu_stride = static_cast<std::uint32_t>(p.tp * p.cp * p.data_parallel());
   meta.wall_s = rep.wall_s;
-  if (auto ok = output::write_step_h5(path, meta, rep.r, MPI_COMM_WORLD); !ok) {
+  if (auto ok = output::write_step_h5(path, meta, rep.r, MPI_COMM_WORLD, &rep.run.topo); !ok) {
     return user_error(rank, ok.error().message);
   }
   if (rank == 0 && !opt.quiet) std::fprintf(stderr, "stepsim: wrote %s\n", path.c_str());

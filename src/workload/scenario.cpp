@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "stepsim/fabric/fabric_samples.hpp"
 #include "stepsim/fabric/pfc_headroom.hpp"
 
 namespace stepsim::workload {
@@ -118,6 +119,21 @@ config::ParamTable scenario_param_table(Scenario& s) {
             "packet and cell fidelity: each collective runs with its copies on the other TP/CP "
             "ranks");
   t.time("end", s.end, SimTime::us(1), SimTime::s(1e6), "stop the simulated step after this");
+  t.add({"output.sample_interval",
+         "simulated time per bin of the fabric's time series (HDF5 /samples; for the "
+         "whole-step run of issue 14, not written by the per-collective run yet), " +
+             to_string(fabric::kMinSampleInterval) + ".." + to_string(fabric::kMaxSampleInterval) +
+             "; 0 or off: none",
+         [&s](const std::string& text) -> Result<bool> {
+           auto v = fabric::parse_sample_interval(text);
+           if (!v) return v.error();
+           s.sample_interval = *v;
+           return true;
+         },
+         [&s] {
+           return s.sample_interval == SimTime::zero() ? std::string("off")
+                                                       : to_string(s.sample_interval);
+         }});
   return t;
 }
 

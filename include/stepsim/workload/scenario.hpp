@@ -88,6 +88,9 @@ struct Scenario {
   /// ranks, which share the NICs and the fabric with it.
   bool concurrent = true;
   SimTime end = SimTime::s(3600);  ///< stop the simulated step after this
+  /// output.sample_interval: bins of the fabric's time series in HDF5 /samples
+  /// (fabric_samples.hpp); zero: none.
+  SimTime sample_interval = SimTime::us(10);
 };
 
 /// Every key of a scenario ("model.layers", "parallel.tp", "gpu.model", "coll.channels",
