@@ -40,6 +40,14 @@ check "incast: more than one append" \
 # A permutation with flowlet load balancing, default 10 us bins.
 run_case permutation 10000000 --pattern permutation --flow-bytes 400000 --lb flowlet \
   --flowlet-timeout 2us
+# RDMA WRITEs through the NICs (DCQCN): the same at 1 and 2 ranks.
+for ranks in 1 2; do
+  out=$("$mpiexec" -n "$ranks" "${mpiflags[@]}" "$stepsim" bench fabric --topology "$topo" \
+    --quiet --pattern incast --senders 8 --flow-bytes 500000 --transport rdma \
+    --sample-interval 2us --samples "$dir/rdma-r$ranks.h5" --json "$dir/rdma-r$ranks.json" 2>&1)
+done
+out=$(/usr/bin/python3 "$check_py" 2000000 "$dir/rdma-r1.json" "$dir/rdma-r1.h5" "$dir/rdma-r2.h5" 2>&1)
+check "rdma: bins add up to the counters, identical at 1 and 2 ranks" '[[ $? -eq 0 ]]'
 # Cut short: the file holds every bin up to the end (the final window hook), bytes still add up.
 out=$("$mpiexec" -n 2 "${mpiflags[@]}" "$stepsim" bench fabric --topology "$topo" --quiet \
   --pattern incast --senders 12 --flow-bytes 1000000 --buffer 1MiB --sample-interval 1us \

@@ -89,6 +89,8 @@ class SamplesFile {
   SamplesFile& operator=(const SamplesFile&) = delete;
   /// Null when the interval was 0.
   [[nodiscard]] SamplesH5* samples() { return samples_.get(); }
+  /// The open file (for more tables in the same file); -1 after close().
+  [[nodiscard]] hid_t file() const { return file_; }
   /// Closes the file (collective); the error names it. Also done by the destructor.
   Result<bool> close();
 
