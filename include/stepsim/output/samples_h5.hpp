@@ -6,6 +6,16 @@
 /// port) order and appended to the extendable /samples/ports with collective MPI-IO; the file is
 /// flushed at an append when 10 s of wall time passed since the last flush, and closed at the end.
 /// The contents do not depend on the number of ranks or threads.
+///
+/// Attaching it to a run (what bench fabric does, src/cli/bench_fabric.cpp):
+///   auto file = SamplesFile::create(path, "--samples", topo, interval, MPI_COMM_WORLD);
+///   fabric::FabricSamples sampler(interval);
+///   opts.at_window = [h5 = (*file)->samples(), &sampler](SimTime t, bool last) {
+///     h5->at_window(sampler, t, last);
+///   };
+///   nic::run_rdma(topo, conns, nic, fabric, app, sync, opts, agent, &sampler);
+///   // then (*file)->samples()->error(), (*file)->close()
+/// A writer with its own file calls write_name_tables and SamplesH5::create on it instead.
 
 #include <chrono>
 #include <cstdint>
