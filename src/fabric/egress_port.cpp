@@ -45,12 +45,11 @@ void FabricModel::enqueue(pdes::LpContext& ctx, NodeState& n, std::uint32_t out,
       samples_->on_drop(n.port_base + at, ctx.now());
     return;
   }
-  if (EcnMarker(params_.ecn, params_.mtu).mark(e.queued[c], b, n.ecn_rng)) {
+  const bool marked = EcnMarker(params_.ecn, params_.mtu).mark(e.queued[c], b, n.ecn_rng);
+  if (marked) {
     pkt.flags |= kEcnCe;
     PortStats& st = cold(n, out).stats;
     if (st.ecn_marks++ == 0) st.first_mark_ps = ctx.now().picoseconds();
-    if (samples_ != nullptr) [[unlikely]]
-      samples_->on_ecn_mark(n.port_base + out, ctx.now());
   }
   if ((pkt.flags & kTelemetry) != 0 && params_.telemetry) {
     stamp_utilization(pkt, backlog_[n.port_base + out], e.rate, cold(n, out).tx.util,
@@ -64,7 +63,7 @@ void FabricModel::enqueue(pdes::LpContext& ctx, NodeState& n, std::uint32_t out,
   in.ingress[ic] += b;
   e.max_queue = std::max(e.max_queue, backlog_[n.port_base + out]);
   if (samples_ != nullptr) [[unlikely]]
-    samples_->on_backlog(n.port_base + out, ctx.now(), backlog_[n.port_base + out]);
+    samples_->on_enqueue(n.port_base + out, ctx.now(), backlog_[n.port_base + out], marked);
   if (ic != kLossyClass) check_xoff(ctx, n, in_port, ic);
   kick(ctx, n, out);
 }
@@ -74,9 +73,7 @@ void FabricModel::release(pdes::LpContext& ctx, NodeState& n, std::uint32_t inde
   const std::int64_t b = q.pkt.bytes;
   port(n, index).queued[c] -= b;
   integrate_queue(port(n, index), backlog_[n.port_base + index], ctx.now());
-  backlog_[n.port_base + index] -= b;
-  if (samples_ != nullptr) [[unlikely]]
-    samples_->on_backlog(n.port_base + index, ctx.now(), backlog_[n.port_base + index]);
+  backlog_[n.port_base + index] -= b;  // the sampler learns it in transmit (or on_fault)
   n.buffer_used -= b;
   port(n, q.in_port).ingress[q.in_class] -= b;
   if (q.in_class != kLossyClass) check_xon(ctx, n, q.in_port, static_cast<int>(q.in_class));
@@ -154,7 +151,7 @@ void FabricModel::transmit(pdes::LpContext& ctx, NodeState& n, std::uint32_t ind
   ++e.packets;
   e.bytes += pkt.bytes;
   if (samples_ != nullptr) [[unlikely]]
-    samples_->on_transmit(n.port_base + index, now, pkt.bytes);
+    samples_->on_transmit(n.port_base + index, now, pkt.bytes, backlog_[n.port_base + index]);
   if (params_.telemetry) [[unlikely]] {
     cold(n, index).tx.on_transmit(now, ser, params_.telemetry_rtt);
   }

@@ -73,6 +73,34 @@ void FabricSamples::roll(std::uint32_t lp, std::int64_t t) {
   }
 }
 
+void FabricSamples::on_transmit(std::uint32_t lp, SimTime now, std::uint64_t bytes,
+                                std::int64_t backlog) {
+  Acc& a = open(lp, now);
+  a.bytes += bytes;
+  a.backlog = backlog;
+}
+
+void FabricSamples::on_enqueue(std::uint32_t lp, SimTime now, std::int64_t backlog, bool marked) {
+  Acc& a = open(lp, now);
+  a.backlog = backlog;
+  if (backlog > a.qmax) a.qmax = backlog;
+  if (marked) ++a.ecn_marks;
+}
+
+void FabricSamples::on_backlog(std::uint32_t lp, SimTime now, std::int64_t backlog) {
+  Acc& a = open(lp, now);
+  a.backlog = backlog;
+  if (backlog > a.qmax) a.qmax = backlog;
+}
+
+void FabricSamples::on_pause_sent(std::uint32_t lp, SimTime now) {
+  ++open(lp, now).pause_sent;
+}
+
+void FabricSamples::on_drop(std::uint32_t lp, SimTime now) {
+  ++open(lp, now).drops;
+}
+
 void FabricSamples::on_paused(std::uint32_t lp, SimTime now, bool paused) {
   Acc& a = open(lp, now);
   credit(a, now.picoseconds());

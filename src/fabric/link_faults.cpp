@@ -55,6 +55,8 @@ void FabricModel::on_fault(pdes::LpContext& ctx, NodeState& n, std::uint32_t ind
         if (!n.is_server) release(ctx, n, index, c, q);  // a NIC's queued ACKs hold no buffer
       }
     }
+    if (samples_ != nullptr) [[unlikely]]
+      samples_->on_backlog(n.port_base + index, ctx.now(), backlog_[n.port_base + index]);
   } else if (e.down) {
     e.down = false;
     --n.down_ports;

@@ -61,23 +61,24 @@ TEST(FabricSamples, TwoPausedClassesCountTwice) {
 
 TEST(FabricSamples, AQueueCountsInEveryBinItSpansFromItsBacklogAtTheBinStart) {
   FabricSamples s = make();
-  s.on_backlog(1, at(0.5), 1000);
-  s.on_backlog(1, at(0.6), 3000);
-  s.on_backlog(1, at(0.7), 2000);
-  s.on_transmit(1, at(2.5), 1500);  // the first event after two bins
-  s.on_backlog(1, at(2.5), 500);
-  s.on_backlog(1, at(2.6), 0);
-  s.on_transmit(1, at(7.5), 100);  // idle bins in between leave no rows
+  s.on_enqueue(1, at(0.5), 1000, false);
+  s.on_enqueue(1, at(0.6), 3000, false);
+  s.on_transmit(1, at(0.7), 1000, 2000);  // 1000 B left the queue: 2000 B stay
+  s.on_transmit(1, at(2.5), 1500, 500);   // the first event after two bins
+  s.on_transmit(1, at(2.6), 500, 0);
+  s.on_transmit(1, at(7.5), 100, 0);  // idle bins in between leave no rows
   s.drain(at(8), true);
   const std::vector<SampleRow> rows = take(s);
   ASSERT_EQ(rows.size(), 4u);
   EXPECT_EQ(rows[0].bin, 0u);
   EXPECT_EQ(rows[0].queue_max_bytes, 3000u);
+  EXPECT_EQ(rows[0].bytes, 1000u);
   EXPECT_EQ(rows[1].bin, 1u);
   EXPECT_EQ(rows[1].queue_max_bytes, 2000u);
+  EXPECT_EQ(rows[1].bytes, 0u);
   EXPECT_EQ(rows[2].bin, 2u);
   EXPECT_EQ(rows[2].queue_max_bytes, 2000u);
-  EXPECT_EQ(rows[2].bytes, 1500u);
+  EXPECT_EQ(rows[2].bytes, 2000u);
   EXPECT_EQ(rows[3].bin, 7u);
   EXPECT_EQ(rows[3].queue_max_bytes, 0u);
   EXPECT_EQ(rows[3].bytes, 100u);
@@ -86,10 +87,11 @@ TEST(FabricSamples, AQueueCountsInEveryBinItSpansFromItsBacklogAtTheBinStart) {
 
 TEST(FabricSamples, DrainKeepsOpenBinsAndOrdersRowsByBinThenPort) {
   FabricSamples s = make();
-  s.on_transmit(0, at(0.1), 10);  // global 7
-  s.on_transmit(1, at(0.2), 20);  // global 3
-  s.on_transmit(0, at(1.1), 30);  // closes bin 0 of port 7
-  s.on_ecn_mark(1, at(1.2));
+  s.on_transmit(0, at(0.1), 10, 0);  // global 7
+  s.on_transmit(1, at(0.2), 20, 0);  // global 3
+  s.on_transmit(0, at(1.1), 30, 0);  // closes bin 0 of port 7
+  s.on_enqueue(1, at(1.2), 64, true);
+  s.on_transmit(1, at(1.25), 64, 0);
   s.on_drop(0, at(1.3));
   s.on_pause_sent(1, at(1.4));
   s.drain(at(1.5), false);  // bin 0 ends before 1.5 us, bin 1 does not
@@ -109,6 +111,8 @@ TEST(FabricSamples, DrainKeepsOpenBinsAndOrdersRowsByBinThenPort) {
   EXPECT_EQ(rows[0].port, 3u);
   EXPECT_EQ(rows[0].ecn_marks, 1u);
   EXPECT_EQ(rows[0].pause_sent, 1u);
+  EXPECT_EQ(rows[0].queue_max_bytes, 64u);
+  EXPECT_EQ(rows[0].bytes, 64u);
   EXPECT_EQ(rows[1].port, 7u);
   EXPECT_EQ(rows[1].bytes, 30u);
   EXPECT_EQ(rows[1].drops, 1u);
@@ -136,8 +140,8 @@ TEST(FabricSamples, RowsDoNotDependOnWhenTheyAreDrained) {
     for (int i = 0; i < 40; ++i) {
       const double t = 0.37 * i;
       window(at(t));
-      s.on_transmit(static_cast<std::uint32_t>(i % 2), at(t), 100 + i);
-      s.on_backlog(static_cast<std::uint32_t>(i % 2), at(t), (i * 997) % 5000);
+      s.on_enqueue(static_cast<std::uint32_t>(i % 2), at(t), (i * 997) % 5000, i % 3 == 0);
+      s.on_transmit(static_cast<std::uint32_t>(i % 2), at(t), 100 + i, (i * 991) % 3000);
       if (i % 7 == 0) s.on_paused(0, at(t), true);
       if (i % 7 == 3) s.on_paused(0, at(t), false);
     }
@@ -161,6 +165,7 @@ TEST(FabricSamples, RowsDoNotDependOnWhenTheyAreDrained) {
     EXPECT_EQ(ra[i].bytes, rb[i].bytes);
     EXPECT_EQ(ra[i].queue_max_bytes, rb[i].queue_max_bytes);
     EXPECT_EQ(ra[i].paused_ps, rb[i].paused_ps);
+    EXPECT_EQ(ra[i].ecn_marks, rb[i].ecn_marks);
   }
 }
 
