@@ -443,7 +443,10 @@ void BenchFabricCommand::print_report(const topology::Topology& topo, std::size_
       static_cast<double>(run.model_bytes) / 1048576.0);
   print_fabric_lines(s);
   print_time_split(st, 8, /*thread_imbalance=*/st.threads > 1);
-  if (!samples_path_.empty()) {
+  if (!samples_path_.empty() && samples_report_.batch_bins == 0) {
+    std::printf("samples          %s: /nodes and /ports only (--sample-interval %s)\n",
+                samples_path_.c_str(), sample_interval_.c_str());
+  } else if (!samples_path_.empty()) {
     const SamplesReport& x = samples_report_;
     std::printf("samples          %s: %" PRIu64 " rows every %s in %" PRIu64
                 " appends (one per %" PRIu64 " bins); %.3f s in the window hook on rank 0\n",
