@@ -48,6 +48,14 @@ for ranks in 1 2; do
 done
 out=$(/usr/bin/python3 "$check_py" 2000000 "$dir/rdma-r1.json" "$dir/rdma-r1.h5" "$dir/rdma-r2.h5" 2>&1)
 check "rdma: bins add up to the counters, identical at 1 and 2 ranks" '[[ $? -eq 0 ]]'
+# Cell fidelity (a 64 KiB cell counts in the bin where it starts): 1 rank and 2 ranks x 2 threads.
+out=$("$stepsim" bench fabric --topology "$topo" --quiet --pattern all_to_all --flow-bytes 200000 \
+  --fidelity cell --samples "$dir/cell-r1.h5" --json "$dir/cell-r1.json" 2>&1)
+out=$("$mpiexec" -n 2 "${mpiflags[@]}" "$stepsim" bench fabric --topology "$topo" --quiet \
+  --pattern all_to_all --flow-bytes 200000 --fidelity cell --threads 2 \
+  --samples "$dir/cell-r2.h5" 2>&1)
+out=$(/usr/bin/python3 "$check_py" 10000000 "$dir/cell-r1.json" "$dir/cell-r1.h5" "$dir/cell-r2.h5" 2>&1)
+check "cell: bins add up to the counters, identical at 2 ranks x 2 threads" '[[ $? -eq 0 ]]'
 # Cut short: the file holds every bin up to the end (the final window hook), bytes still add up.
 out=$("$mpiexec" -n 2 "${mpiflags[@]}" "$stepsim" bench fabric --topology "$topo" --quiet \
   --pattern incast --senders 12 --flow-bytes 1000000 --buffer 1MiB --sample-interval 1us \

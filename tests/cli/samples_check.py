@@ -18,7 +18,7 @@ import sys
 import h5py
 import numpy as np
 
-FRAME_BYTES = 10000  # more than any frame one port can start at the very end of a bin
+FRAME_BYTES = 10000  # more than any packet one port can start at the very end of a bin
 
 failures = []
 
@@ -75,7 +75,9 @@ def main():
         fail(f"a bin starts after the run's end ({run['end_ps']} ps)")
     # Physical bounds of one bin.
     rate = ports["rate_gbps"][s["port"]]
-    cap = rate * 1e9 / 8 * interval_ps * 1e-12 + FRAME_BYTES
+    # A frame counts where its transmission starts: at cell fidelity, a whole cell.
+    frame = FRAME_BYTES + (run.get("cell_bytes", 0) if run.get("fidelity") == "cell" else 0)
+    cap = rate * 1e9 / 8 * interval_ps * 1e-12 + frame
     if np.any(s["bytes"] > cap):
         i = int(np.argmax(s["bytes"] - cap))
         fail(f"bin {s['bin'][i]} port {s['port'][i]}: {s['bytes'][i]} B, more than the link "
