@@ -151,7 +151,7 @@ void FabricModel::transmit(pdes::LpContext& ctx, NodeState& n, std::uint32_t ind
   ++e.packets;
   e.bytes += pkt.bytes;
   if (samples_ != nullptr) [[unlikely]]
-    samples_->on_transmit(n.port_base + index, now, pkt.bytes, backlog_[n.port_base + index]);
+    samples_->on_transmit(n.port_base + index, now, pkt.bytes, ser, backlog_[n.port_base + index]);
   if (params_.telemetry) [[unlikely]] {
     cold(n, index).tx.on_transmit(now, ser, params_.telemetry_rtt);
   }

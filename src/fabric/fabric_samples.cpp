@@ -59,9 +59,11 @@ void FabricSamples::roll(std::uint32_t lp, std::int64_t t) {
   }
   while (a.bin < target) {
     credit(a, a.end);
+    spread(a, a.end);
     emit(lp);
-    // A port that is neither paused nor holding a queue did nothing in the bins up to `target`.
-    const bool idle = a.paused_classes == 0 && a.backlog == 0;
+    // A port that is neither paused, sending nor holding a queue did nothing in the bins up to
+    // `target`.
+    const bool idle = a.paused_classes == 0 && a.backlog == 0 && a.frame_done == a.frame_bytes;
     a.bin = idle ? static_cast<std::uint32_t>(target) : a.bin + 1;
     const std::int64_t start = static_cast<std::int64_t>(a.bin) * interval_;
     a.end = start + interval_;
@@ -70,13 +72,19 @@ void FabricSamples::roll(std::uint32_t lp, std::int64_t t) {
     a.bytes = 0;
     a.paused = 0;
     a.ecn_marks = a.pause_sent = a.drops = 0;
+    spread(a, std::min(a.frame_end, a.end));
   }
 }
 
-void FabricSamples::on_transmit(std::uint32_t lp, SimTime now, std::uint64_t bytes,
+void FabricSamples::on_transmit(std::uint32_t lp, SimTime now, std::uint64_t bytes, SimTime wire,
                                 std::int64_t backlog) {
   Acc& a = open(lp, now);
-  a.bytes += bytes;
+  a.bytes += a.frame_bytes - a.frame_done;  // the previous frame ended (a port sends one at a time)
+  a.frame_start = now.picoseconds();
+  a.frame_end = a.frame_start + std::max<std::int64_t>(1, wire.picoseconds());
+  a.frame_bytes = bytes;
+  a.frame_done = 0;
+  spread(a, std::min(a.frame_end, a.end));
   a.backlog = backlog;
 }
 
@@ -129,6 +137,8 @@ void FabricSamples::drain(SimTime now, bool last) {
         if (now.picoseconds() > a.end) roll(lp, now.picoseconds() - 1);
         if (now.picoseconds() > a.mark) credit(a, now.picoseconds());
       }
+      a.bytes += a.frame_bytes - a.frame_done;  // a frame still on the wire: its last bin
+      a.frame_done = a.frame_bytes;
       emit(lp);
       a = Acc{.end = std::numeric_limits<std::int64_t>::max(), .slot = a.slot};
     }

@@ -8,8 +8,10 @@
 /// into this rank's rows, ordered by (bin, port). Attach one to a run with run_fabric or
 /// nic::run_rdma; without one the model pays a null-pointer test per counter.
 ///
-/// What adds up: per port, bytes over all bins is PortStats::bytes exactly (a frame counts in the
-/// bin where its transmission starts); paused_ps over all bins is PortStats::paused_ps for every
+/// What adds up: per port, bytes over all bins is PortStats::bytes exactly (a frame's bytes are
+/// spread over the bins its serialization spans, in proportion to time, rounded down with the
+/// remainder in its last bin; a frame still on the wire when the run ends counts in the last
+/// bin); paused_ps over all bins is PortStats::paused_ps for every
 /// pause that ended (a pause still open when the run ends counts up to the run's end in the
 /// samples, not in the counter); the largest queue_max_bytes is PortStats::max_queue; ecn_marks,
 /// pause_sent and drops add up to their counters.
@@ -28,7 +30,7 @@ namespace stepsim::fabric {
 struct SampleRow {
   std::uint32_t bin = 0;              ///< the bin starts at bin x interval
   std::uint32_t port = 0;             ///< global port id
-  std::uint64_t bytes = 0;            ///< frame bytes whose transmission started in the bin
+  std::uint64_t bytes = 0;            ///< frame bytes serialized within the bin
   std::uint64_t queue_max_bytes = 0;  ///< largest egress backlog (all classes) in the bin
   std::int64_t paused_ps = 0;         ///< egress paused by PFC within the bin (summed over classes)
   std::uint32_t ecn_marks = 0;        ///< packets marked CE at this egress
@@ -61,8 +63,10 @@ class FabricSamples {
              std::uint32_t nodes);
   // Out of line on purpose: the model's hot functions keep only a null test and a call, so a
   // run without samples pays (almost) nothing.
-  /// Local port `lp` started sending a frame of `bytes` at `now`, leaving `backlog` bytes queued.
-  void on_transmit(std::uint32_t lp, SimTime now, std::uint64_t bytes, std::int64_t backlog);
+  /// Local port `lp` started sending a frame of `bytes` at `now` that takes `wire` on the wire
+  /// (preamble and gap included), leaving `backlog` bytes queued.
+  void on_transmit(std::uint32_t lp, SimTime now, std::uint64_t bytes, SimTime wire,
+                   std::int64_t backlog);
   /// A packet joined the egress queue of `lp` at `now` (CE-marked if `marked`): `backlog` bytes.
   void on_enqueue(std::uint32_t lp, SimTime now, std::int64_t backlog, bool marked);
   /// The egress backlog of `lp` changed to `backlog` bytes at `now` otherwise.
@@ -91,6 +95,11 @@ class FabricSamples {
     std::int64_t qmax = 0;
     std::int64_t paused = 0;
     std::uint64_t bytes = 0;
+    // The frame last sent: [frame_start, frame_end), frame_bytes, of which frame_done counted.
+    std::int64_t frame_start = 0;
+    std::int64_t frame_end = 0;
+    std::uint64_t frame_bytes = 0;
+    std::uint64_t frame_done = 0;
     std::uint32_t bin = 0;
     std::uint32_t paused_classes = 0;
     std::uint32_t ecn_marks = 0;
@@ -110,6 +119,17 @@ class FabricSamples {
   static void credit(Acc& a, std::int64_t t) {
     a.paused += static_cast<std::int64_t>(a.paused_classes) * (t - a.mark);
     a.mark = t;
+  }
+  /// Counts the bytes of the frame on the wire serialized up to `t` (in the open bin). A frame's
+  /// bytes are at most 4 MiB (a cell) and its wire time below 2^41 ps: the product fits.
+  static void spread(Acc& a, std::int64_t t) {
+    if (a.frame_done == a.frame_bytes) return;
+    const std::uint64_t upto = t >= a.frame_end
+                                   ? a.frame_bytes
+                                   : a.frame_bytes * static_cast<std::uint64_t>(t - a.frame_start) /
+                                         static_cast<std::uint64_t>(a.frame_end - a.frame_start);
+    a.bytes += upto - a.frame_done;
+    a.frame_done = upto;
   }
   /// Moves the open bin of `lp` to its node's closed rows if it holds anything.
   void emit(std::uint32_t lp);

@@ -9,6 +9,7 @@ namespace stepsim::fabric {
 namespace {
 
 const SimTime kBin = SimTime::us(1);
+const SimTime kWire = SimTime::ns(1);  // short frames: each within one bin
 
 SimTime at(double bins) {
   return SimTime::ps(static_cast<std::int64_t>(bins * static_cast<double>(kBin.picoseconds())));
@@ -63,10 +64,10 @@ TEST(FabricSamples, AQueueCountsInEveryBinItSpansFromItsBacklogAtTheBinStart) {
   FabricSamples s = make();
   s.on_enqueue(1, at(0.5), 1000, false);
   s.on_enqueue(1, at(0.6), 3000, false);
-  s.on_transmit(1, at(0.7), 1000, 2000);  // 1000 B left the queue: 2000 B stay
-  s.on_transmit(1, at(2.5), 1500, 500);   // the first event after two bins
-  s.on_transmit(1, at(2.6), 500, 0);
-  s.on_transmit(1, at(7.5), 100, 0);  // idle bins in between leave no rows
+  s.on_transmit(1, at(0.7), 1000, kWire, 2000);  // 1000 B left the queue: 2000 B stay
+  s.on_transmit(1, at(2.5), 1500, kWire, 500);   // the first event after two bins
+  s.on_transmit(1, at(2.6), 500, kWire, 0);
+  s.on_transmit(1, at(7.5), 100, kWire, 0);  // idle bins in between leave no rows
   s.drain(at(8), true);
   const std::vector<SampleRow> rows = take(s);
   ASSERT_EQ(rows.size(), 4u);
@@ -85,13 +86,37 @@ TEST(FabricSamples, AQueueCountsInEveryBinItSpansFromItsBacklogAtTheBinStart) {
   for (const SampleRow& r : rows) EXPECT_EQ(r.port, 3u);
 }
 
+TEST(FabricSamples, AFrameIsSpreadOverTheBinsItsSerializationSpans) {
+  FabricSamples s = make();
+  s.on_transmit(0, at(0.75), 1000, at(0.5), 0);  // 0.75 .. 1.25: half in bin 0, half in bin 1
+  s.on_transmit(0, at(1.5), 999, at(3), 0);      // 1.5 .. 4.5: 1/6, 1/3, 1/3, 1/6
+  s.drain(at(2), false);  // bin 1 closes while the second frame is on the wire
+  std::vector<SampleRow> rows = take(s);
+  s.on_transmit(1, at(4.9), 7, at(10), 0);  // still on the wire when the run ends at 6 us
+  s.drain(at(6), true);
+  for (const SampleRow& r : take(s)) rows.push_back(r);
+  std::vector<std::uint64_t> port7;
+  std::uint64_t port3 = 0;
+  for (const SampleRow& r : rows) {
+    if (r.port == 7) port7.push_back(r.bytes);
+    if (r.port == 3) port3 += r.bytes;
+  }
+  ASSERT_EQ(port7.size(), 5u);
+  EXPECT_EQ(port7[0], 500u);
+  EXPECT_EQ(port7[1], 500u + 166u);  // floor(999 / 6)
+  EXPECT_EQ(port7[2], 499u - 166u);  // floor(999 / 2) - floor(999 / 6)
+  EXPECT_EQ(port7[3], 832u - 499u);  // floor(999 x 5 / 6) - floor(999 / 2)
+  EXPECT_EQ(port7[4], 999u - 832u);
+  EXPECT_EQ(port3, 7u);  // all of it, in the last bin
+}
+
 TEST(FabricSamples, DrainKeepsOpenBinsAndOrdersRowsByBinThenPort) {
   FabricSamples s = make();
-  s.on_transmit(0, at(0.1), 10, 0);  // global 7
-  s.on_transmit(1, at(0.2), 20, 0);  // global 3
-  s.on_transmit(0, at(1.1), 30, 0);  // closes bin 0 of port 7
+  s.on_transmit(0, at(0.1), 10, kWire, 0);  // global 7
+  s.on_transmit(1, at(0.2), 20, kWire, 0);  // global 3
+  s.on_transmit(0, at(1.1), 30, kWire, 0);  // closes bin 0 of port 7
   s.on_enqueue(1, at(1.2), 64, true);
-  s.on_transmit(1, at(1.25), 64, 0);
+  s.on_transmit(1, at(1.25), 64, kWire, 0);
   s.on_drop(0, at(1.3));
   s.on_pause_sent(1, at(1.4));
   s.drain(at(1.5), false);  // bin 0 ends before 1.5 us, bin 1 does not
@@ -141,7 +166,7 @@ TEST(FabricSamples, RowsDoNotDependOnWhenTheyAreDrained) {
       const double t = 0.37 * i;
       window(at(t));
       s.on_enqueue(static_cast<std::uint32_t>(i % 2), at(t), (i * 997) % 5000, i % 3 == 0);
-      s.on_transmit(static_cast<std::uint32_t>(i % 2), at(t), 100 + i, (i * 991) % 3000);
+      s.on_transmit(static_cast<std::uint32_t>(i % 2), at(t), 100 + i, kWire, (i * 991) % 3000);
       if (i % 7 == 0) s.on_paused(0, at(t), true);
       if (i % 7 == 3) s.on_paused(0, at(t), false);
     }
