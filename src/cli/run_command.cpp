@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -11,6 +12,8 @@
 #include "src/cli/input_checks.hpp"
 #include "src/cli/progress.hpp"
 #include "src/cli/report.hpp"
+#include "stepsim/collective/collective.hpp"
+#include "stepsim/fabric/fabric_params.hpp"
 #include "stepsim/output/chrome_trace.hpp"
 #include "stepsim/output/step_h5.hpp"
 #include "stepsim/pdes/mpi_sync.hpp"
@@ -41,6 +44,20 @@ RunCommand::RunCommand(CLI::App& parent) {
   cmd_->add_option("--trace", opt_.trace,
                    "Write the op timeline as a Chrome/Perfetto trace (JSON) to this file");
   cmd_->add_flag("--quiet", opt_.quiet, "No progress output");
+  cmd_->add_option("--fault", opt_.faults,
+                   "step.mode whole: a link fault during the step (repeatable): down:LINK@TIME, "
+                   "up:LINK@TIME, lanes:LINK@TIME=N, flap:LINK@START,PERIOD,DOWN,COUNT");
+  cmd_->add_option("--pcie-fault", opt_.pcie_faults,
+                   "step.mode whole: GPU's NIC retrains its PCIe link lower (repeatable): "
+                   "GPU:GEN@TIME, e.g. 12:gen4@2ms");
+  cmd_->add_option("--slow-gpu", opt_.slow_gpus,
+                   "step.mode whole: a straggler (repeatable): GPU:FACTOR, its compute takes "
+                   "FACTOR times as long, e.g. 5:1.3");
+  cmd_->add_option("--background", opt_.background,
+                   "step.mode whole: background traffic on the same fabric (repeatable): "
+                   "PATTERN@RATE[,UNTIL], PATTERN permutation, incast, all_to_all or hotspot, "
+                   "RATE per flow (e.g. 100G), UNTIL the simulated time it stops (default: the "
+                   "ideal step time), e.g. permutation@200G");
 }
 
 namespace {
@@ -80,17 +97,108 @@ const char* group_name(int g) {
   return workload::comm_group_name(static_cast<CommGroup>(g));
 }
 
+// --fault, --pcie-fault and --slow-gpu into the scenario (they need the whole step: memoized
+// runs start every collective at time zero).
+Result<bool> apply_step_faults(const RunOptions& opt, workload::Scenario& s,
+                               const topology::Topology& topo) {
+  if (opt.faults.empty() && opt.pcie_faults.empty() && opt.slow_gpus.empty() &&
+      opt.background.empty()) {
+    return true;
+  }
+  if (s.step_mode != "whole" || (s.fidelity != "packet" && s.fidelity != "cell")) {
+    return Error{
+        "--fault, --pcie-fault and --slow-gpu need step.mode=whole at packet or cell "
+        "fidelity (add --set step.mode=whole)"};
+  }
+  for (const std::string& f : opt.faults) {
+    if (auto ok =
+            fabric::parse_fault(f, static_cast<std::uint32_t>(topo.links.size()), s.fabric.faults);
+        !ok) {
+      return Error{"--fault: " + ok.error().message};
+    }
+  }
+  const auto gpus = static_cast<std::uint64_t>(s.par.world());
+  // GPU:REST with GPU a GPU of the job; returns REST.
+  auto gpu_of = [&](const std::string& text, const char* opt_name,
+                    const char* form) -> Result<std::pair<std::uint32_t, std::string>> {
+    const auto colon = text.find(':');
+    std::uint64_t g = 0;
+    const bool num = colon != std::string::npos && colon > 0 && colon <= 9 &&
+                     text.find_first_not_of("0123456789") == colon;
+    if (num) g = std::stoull(text.substr(0, colon));
+    if (!num || g >= gpus) {
+      return Error{std::string(opt_name) + ": '" + text + "' is not " + form + " (GPU 0.." +
+                   std::to_string(gpus - 1) + ")"};
+    }
+    return std::make_pair(static_cast<std::uint32_t>(g), text.substr(colon + 1));
+  };
+  auto all = collective::make_communicator(topo, s.par.world());
+  if (!all) return all.error();
+  for (const std::string& f : opt.pcie_faults) {
+    auto g = gpu_of(f, "--pcie-fault", "GPU:GEN@TIME (e.g. 12:gen4@2ms)");
+    if (!g) return g.error();
+    const std::string& rest = g->second;
+    const auto at = rest.find('@');
+    const std::string gen = rest.substr(0, at);
+    auto when = parse_time(at == std::string::npos ? "" : rest.substr(at + 1));
+    if (at == std::string::npos || gen.size() != 4 || gen.rfind("gen", 0) != 0 || gen[3] < '3' ||
+        gen[3] > '7' || !when) {
+      return Error{"--pcie-fault: '" + f +
+                   "' is not GPU:GEN@TIME (GEN gen3..gen7, e.g. "
+                   "12:gen4@2ms)"};
+    }
+    s.nic.pcie_faults.push_back({all->gpus[g->first].nic, *when, gen[3] - '0'});
+  }
+  for (const std::string& f : opt.slow_gpus) {
+    auto g = gpu_of(f, "--slow-gpu", "GPU:FACTOR (e.g. 5:1.3)");
+    if (!g) return g.error();
+    char* end = nullptr;
+    const double factor = std::strtod(g->second.c_str(), &end);
+    if (g->second.empty() || *end != '\0' || !(factor >= 1.0 && factor <= 100.0)) {
+      return Error{"--slow-gpu: '" + f + "': FACTOR must be a number in [1, 100]"};
+    }
+    s.slow_gpus.emplace_back(g->first, factor);
+  }
+  for (const std::string& b : opt.background) {
+    const auto at = b.find('@');
+    const auto comma = b.find(',', at == std::string::npos ? 0 : at);
+    workload::Scenario::Background bg;
+    bg.pattern = b.substr(0, at);
+    const std::string form = "--background: '" + b +
+                             "' is not PATTERN@RATE[,UNTIL] (PATTERN permutation, incast, "
+                             "all_to_all or hotspot; e.g. permutation@100G or incast@50G,2ms)";
+    if (at == std::string::npos || (bg.pattern != "permutation" && bg.pattern != "incast" &&
+                                    bg.pattern != "all_to_all" && bg.pattern != "hotspot")) {
+      return Error{form};
+    }
+    auto rate = parse_rate(
+        b.substr(at + 1, comma == std::string::npos ? std::string::npos : comma - at - 1));
+    if (!rate || rate->bits_per_second() <= 0) return Error{form};
+    bg.rate = *rate;
+    bg.until = SimTime::never();
+    if (comma != std::string::npos) {
+      auto until = parse_time(b.substr(comma + 1));
+      if (!until || until->picoseconds() <= 0) return Error{form};
+      bg.until = *until;
+    }
+    s.background.push_back(bg);
+  }
+  return true;
+}
+
 // The scenario with the command line's overrides, its topology, and the checks that need both.
 // The error is the user error to print.
 Result<LoadedRun> load_run(const RunOptions& opt) {
   std::vector<std::string> sets = opt.sets;
   if (!opt.fidelity.empty()) sets.push_back("fidelity=" + opt.fidelity);
-  auto sc = workload::load_scenario(opt.scenario, sets);
-  if (!sc) return sc.error();
-  auto topo = topology::load_topology(sc->topology);
+  auto loaded = workload::load_scenario(opt.scenario, sets);
+  if (!loaded) return loaded.error();
+  auto sc = std::move(loaded).value();
+  auto topo = topology::load_topology(sc.topology);
   if (!topo) return Error{"topology: " + topo.error().message};
-  if (auto ok = workload::validate(*sc, *topo); !ok) return ok.error();
-  return LoadedRun{std::move(sets), std::move(sc).value(), std::move(topo).value()};
+  if (auto ok = workload::validate(sc, *topo); !ok) return ok.error();
+  if (auto ok = apply_step_faults(opt, sc, *topo); !ok) return ok.error();
+  return LoadedRun{std::move(sets), std::move(sc), std::move(topo).value()};
 }
 
 // The progress display: pipeline passes done (forward or backward of a model chunk on a stage)
@@ -148,7 +256,13 @@ Result<workload::StepResult> simulate(const RunOptions& opt, const LoadedRun& ru
   // The ideal model first: fast, and a collective that cannot run fails here, before a long
   // packet run.
   auto ideal_comm = workload::make_ideal_comm(run.topo, s);
-  if (auto ideal = workload::run_step(s, run.topo, *ideal_comm); !ideal) return ideal.error();
+  auto ideal = workload::run_step(s, run.topo, *ideal_comm);
+  if (!ideal) return ideal.error();
+  // Background traffic lasts the ideal step unless told otherwise.
+  workload::Scenario whole_s = s;
+  for (auto& bg : whole_s.background) {
+    if (bg.until == SimTime::never()) bg.until = SimTime::ps(std::llround(ideal->step_s * 1e12));
+  }
   if (auto p = pdes::make_partitioner(opt.partition); !p) {
     return Error{"--partition: " + p.error().message};
   }
@@ -157,7 +271,10 @@ Result<workload::StepResult> simulate(const RunOptions& opt, const LoadedRun& ru
   const bool show = !opt.quiet && rank == 0;
   StepProgress progress(s, show);
   auto comm = fidelity_comm(run, sync, opts, std::move(ideal_comm));
-  auto res = workload::run_step(s, run.topo, *comm, std::ref(progress));
+  const bool whole = s.step_mode == "whole" && (s.fidelity == "packet" || s.fidelity == "cell");
+  auto res =
+      whole ? workload::run_whole_step(whole_s, run.topo, *comm, sync, opts, std::ref(progress))
+            : workload::run_step(s, run.topo, *comm, std::ref(progress));
   if (show) finish_progress();
   wall_s = progress.elapsed_s();
   return res;
@@ -208,6 +325,12 @@ void print_headline(const StepReport& rep) {
     std::printf(
         "# status: INTERRUPTED (the numbers below cover what was done; the HDF5 file "
         "says complete = 0)\n");
+  } else if (r.failed_transfers > 0) {
+    std::printf(
+        "# status: INCOMPLETE (%llu RDMA transfers failed: the transport's retry limit "
+        "was exceeded, e.g. a link down longer than its retries; the GPUs waiting on them "
+        "stopped)\n",
+        static_cast<unsigned long long>(r.failed_transfers));
   } else if (!r.complete) {
     std::printf("# status: INCOMPLETE (stopped at end = %s)\n", to_string(s.end).c_str());
   }
@@ -257,6 +380,19 @@ void print_collectives(const workload::StepResult& r) {
   }
 }
 
+// How many /flows rows the HDF5 file gets (output.flows), of how many.
+void print_flows(const workload::StepResult& r) {
+  if (r.flows_sample == 0) {
+    std::printf("flows                none (output.flows none; %" PRIu64 " rows)\n",
+                r.flow_rows_total);
+  } else if (r.flows_sample > 1) {
+    std::printf("flows                %zu rows (sampled 1 in %u collectives, of %" PRIu64 ")\n",
+                r.flows.size(), r.flows_sample, r.flow_rows_total);
+  } else {
+    std::printf("flows                %zu rows (all)\n", r.flows.size());
+  }
+}
+
 // What the fabric and the engine saw, and the digest.
 void print_fabric(const StepReport& rep) {
   const workload::Scenario& s = rep.run.scenario;
@@ -268,6 +404,7 @@ void print_fabric(const StepReport& rep) {
   std::printf("drops                %" PRIu64 "\n", r.drops);
   std::printf("retransmissions      %" PRIu64 "\n", r.retransmissions);
   std::printf("PFC pause time       %s (summed over ports)\n", seconds_text(r.paused_s).c_str());
+  print_flows(r);
   std::printf("# engine: %" PRIu64 " events, wall %.2f s\n", r.events, rep.wall_s);
   if (r.events > 0) {
     print_partition(
@@ -309,6 +446,9 @@ nlohmann::json step_json(const StepReport& rep) {
   j["drops"] = r.drops;
   j["retransmissions"] = r.retransmissions;
   j["pfc_paused_s"] = r.paused_s;
+  j["flow_rows"] = r.flows.size();
+  j["flow_rows_total"] = r.flow_rows_total;
+  j["flows_sample"] = r.flows_sample;
   j["events"] = r.events;
   j["engine"] = engine_json(rep.opt.partition, rep.ranks, r.engine);
   j["wall_s"] = rep.wall_s;

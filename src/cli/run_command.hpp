@@ -21,6 +21,12 @@ struct RunOptions {
   bool no_output = false;
   std::string trace;  ///< Chrome/Perfetto trace JSON
   bool quiet = false;
+  // Faults and stragglers inside the step (step.mode whole): link faults as bench fabric's
+  // --fault, a GPU's NIC retraining its PCIe link (GPU:GEN@TIME), a slow GPU (GPU:FACTOR).
+  std::vector<std::string> faults;
+  std::vector<std::string> pcie_faults;
+  std::vector<std::string> slow_gpus;
+  std::vector<std::string> background;  ///< PATTERN@RATE[,UNTIL]
 };
 
 class RunCommand {

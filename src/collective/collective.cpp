@@ -297,4 +297,17 @@ Result<Communicator> make_communicator(const topology::Topology& topo,
   return c;
 }
 
+std::vector<std::uint32_t> gpu_of_nic_ports(const topology::Topology& topo) {
+  std::vector<std::uint32_t> gpu(topo.ports.size(), topology::kNone);
+  std::uint32_t first = 0;  // the server's first GPU, counted as gpus_of counts them
+  for (topology::NodeId v = 0; v < topo.nodes.size(); ++v) {
+    if (!topo.is_server(v)) continue;
+    const topology::Node& node = topo.nodes[v];
+    const std::uint32_t gpus = std::max<std::uint32_t>(1, node.gpus);
+    for (std::uint32_t i = 0; i < node.port_count; ++i) gpu[node.first_port + i] = first + i % gpus;
+    first += gpus;
+  }
+  return gpu;
+}
+
 }  // namespace stepsim::collective

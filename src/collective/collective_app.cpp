@@ -46,14 +46,27 @@ void CollectiveApp::on_cq(nic::Verbs& v, std::uint32_t endpoint) {
   std::array<nic::Completion, 16> wc;
   std::size_t k;
   while ((k = v.poll_cq(endpoint, wc)) > 0) {
-    for (std::size_t i = 0; i < k; ++i) {
-      const nic::Completion& c = wc[i];
-      STEPSIM_CHECK(c.status == nic::WcStatus::kSuccess,
-                    "collective: a transfer failed on endpoint " + std::to_string(endpoint));
-      if (!c.recv) core_->record_send(v, c);
-      run_->on_completion(v, endpoint, c);
-    }
+    for (std::size_t i = 0; i < k; ++i) on_completion(v, endpoint, wc[i]);
   }
+}
+
+void CollectiveApp::on_completion(nic::Verbs& v, std::uint32_t endpoint, const nic::Completion& c) {
+  STEPSIM_CHECK(c.status == nic::WcStatus::kSuccess,
+                "collective: a transfer failed on endpoint " + std::to_string(endpoint));
+  if (c.recv) {
+    core_->record_recv(c);
+  } else {
+    core_->record_send(v, c);
+  }
+  run_->on_completion(v, endpoint, c);
+}
+
+bool CollectiveApp::gpu_done(std::uint32_t rank) const {
+  return core_->gpu_done(rank);
+}
+
+void CollectiveApp::share_nvlink(std::uint32_t rank, SimTime* free) {
+  core_->share_nvlink(rank, free);
 }
 
 void CollectiveApp::on_in_network(nic::Verbs& v, topology::PortId nic, const fabric::Packet& pkt) {

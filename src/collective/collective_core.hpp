@@ -43,6 +43,9 @@ class CollectiveCore {
   void set_nvlink_rate(DataRate rate) { nvlink_rate_ = rate; }
   /// Queues `wire_bytes` on GPU `gpu`'s NVLink egress from `now`; returns when they arrive.
   SimTime nvlink_hop(std::uint32_t gpu, SimTime now, std::int64_t wire_bytes);
+  /// Makes GPU `gpu`'s NVLink egress the timeline `*free`, shared with other collectives on the
+  /// same GPU (the whole-step run); it must outlive the core. Only the GPU's own server touches it.
+  void share_nvlink(std::uint32_t gpu, SimTime* free) { nvlink_shared_[gpu] = free; }
   /// Posts an RDMA WRITE with immediate of `wire_bytes` for GPU `gpu` on `endpoint`.
   void post_network(nic::Verbs& v, std::uint32_t gpu, std::uint32_t endpoint,
                     std::int64_t wire_bytes);
@@ -65,8 +68,11 @@ class CollectiveCore {
   /// One of GPU `gpu`'s `parts` parts (its channels' lanes or tree nodes) finished at `ps`; the
   /// GPU is done with the last.
   void part_done(std::uint32_t gpu, std::int64_t ps, int parts);
-  /// A send completion's time from post, for the message FCT histogram.
+  /// A send completion: its time from post (the message FCT histogram) and its connection
+  /// direction's flow counters.
   void record_send(const nic::Verbs& v, const nic::Completion& c);
+  /// A receive completion: the CE-marked packets of its connection direction's flow.
+  void record_recv(const nic::Completion& c);
   /// Gathers every rank's records (collective over `sync`).
   [[nodiscard]] CollectiveResult result(pdes::Sync& sync) const;
 
@@ -80,11 +86,16 @@ class CollectiveCore {
   std::vector<nic::Connection> conns_;
   TimerTable<TimerPayload> timers_;           // by server (communicator order)
   std::vector<SimTime> nvlink_free_;          // by GPU: its NVLink egress is free from
+  std::vector<SimTime*> nvlink_shared_;       // by GPU: a shared timeline instead, or null
   std::vector<int> parts_done_;               // by GPU
   std::vector<std::int64_t> gpu_done_ps_;     // by GPU
   std::vector<std::uint64_t> nvlink_bytes_;   // by GPU
   std::vector<std::uint64_t> network_bytes_;  // by GPU
   std::vector<LogHistogram> fct_;             // by server (communicator order)
+  // By endpoint, each touched only by its endpoint's server: what it sent (flows_, without
+  // ecn_marked) and the CE-marked packets it received (ecn_in_).
+  std::vector<ConnectionFlow> flows_;
+  std::vector<std::uint64_t> ecn_in_;
 };
 
 /// ceil(a / b) for b > 0.

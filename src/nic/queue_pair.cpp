@@ -68,6 +68,23 @@ std::size_t CompletionQueue::poll(std::span<Completion> out) {
   return k;
 }
 
+std::uint32_t CompletionQueue::stage(const Completion& c) {
+  if (free_.empty()) {
+    staged_.push_back(c);
+    return static_cast<std::uint32_t>(staged_.size() - 1);
+  }
+  const std::uint32_t slot = free_.back();
+  free_.pop_back();
+  staged_[slot] = c;
+  return slot;
+}
+
+Completion CompletionQueue::unstage(std::uint32_t slot) {
+  STEPSIM_CHECK(slot < staged_.size(), "a completion from a slot that was never used");
+  free_.push_back(slot);
+  return staged_[slot];
+}
+
 // --- QueuePair ---------------------------------------------------------------------------------
 
 bool transition_allowed(QpState from, QpState to) {

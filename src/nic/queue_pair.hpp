@@ -29,7 +29,12 @@ struct Wqe {
   std::uint32_t npkts = 1;
   SimTime posted;
   SimTime ready;  ///< reached the NIC (doorbell, context, WQE fetch done)
+  /// trace.sent_ps: its first packet on the wire (the send completion's first_byte).
   MessageTrace trace;
+  // Its send completion's counters: MTU packets sent (a cell counts the packets it stands for),
+  // retransmissions included, and those sent again. A READ counts its request.
+  std::uint32_t packets = 0;
+  std::uint32_t retransmitted = 0;
 
   [[nodiscard]] std::uint32_t end_psn() const { return first_psn + npkts; }
   /// Payload bytes of PSN `psn` with frames of `mtu` payload bytes.
@@ -94,13 +99,15 @@ struct Requester {
 
 /// The receive side.
 struct Responder {
-  std::uint32_t epsn = 0;              ///< expected PSN
-  int since_ack = 0;                   ///< in-order packets since the last ACK
-  std::uint32_t held = 0;              ///< selective repeat: PSNs held past the hole
-  std::vector<std::uint8_t> ooo;       ///< reorder ring: 0 empty, 1 held, 2 held + ends a message
+  std::uint32_t epsn = 0;  ///< expected PSN
+  int since_ack = 0;       ///< in-order packets since the last ACK
+  std::uint32_t held = 0;  ///< selective repeat: PSNs held past the hole
+  /// Reorder ring: 0 empty, 1 held, 2 held + ends a message; kHeldCe: it arrived CE-marked.
+  std::vector<std::uint8_t> ooo;
   std::vector<std::uint32_t> ooo_imm;  ///< ... and the immediate data of a message's last packet
   std::uint32_t recv_seq = 0;
   std::int64_t recv_bytes = 0;  ///< payload of the message being received
+  std::uint32_t recv_ecn = 0;   ///< its packets that arrived CE-marked (a cell counts once)
   cc::CnpGenerator cnp{SimTime::us(50)};
   std::vector<ReadJob> reads;
 
@@ -109,8 +116,11 @@ struct Responder {
   [[nodiscard]] std::uint32_t window() const { return static_cast<std::uint32_t>(ooo.size()); }
   /// Keeps PSN `psn` (past epsn, inside the window); false if it was held already.
   bool hold(std::uint32_t psn, bool completes_message, std::uint32_t imm);
+  /// The held PSN `psn` arrived CE-marked (its message's receive completion counts it).
+  void mark_held_ce(std::uint32_t psn) { ooo[psn & (window() - 1)] |= kHeldCe; }
   /// Takes the held packet at epsn, if any (the caller then consumes it and moves epsn on).
-  bool take_held(bool& completes_message, std::uint32_t& imm);
+  bool take_held(bool& completes_message, std::uint32_t& imm, bool& ce);
+  static constexpr std::uint8_t kHeldCe = 4;
   /// The first READ with responses left to send, or null.
   [[nodiscard]] ReadJob* next_read();
   [[nodiscard]] bool has_reads() const;
@@ -119,7 +129,9 @@ struct Responder {
   void erase_finished_reads();
 };
 
-/// Completions waiting for the application, at most `depth`.
+/// Completions waiting for the application, at most `depth`, and those on their way (the NIC's
+/// PCIe write of the CQE), kept in slots until they become visible: the event that makes one
+/// visible names its slot (completions of one endpoint may become visible out of order).
 class CompletionQueue {
  public:
   void set_depth(std::size_t depth) { depth_ = depth; }
@@ -129,9 +141,18 @@ class CompletionQueue {
   void push(const Completion& c) { q_.push(c); }
   /// Takes up to out.size() completions, oldest first; returns how many.
   std::size_t poll(std::span<Completion> out);
+  /// Keeps `c` until it becomes visible; its slot. Slots are reused: the table grows only to the
+  /// most completions ever on their way at once.
+  std::uint32_t stage(const Completion& c);
+  /// Takes the completion kept in `slot` out (the slot is free again).
+  Completion unstage(std::uint32_t slot);
+  /// Completions on their way.
+  [[nodiscard]] std::size_t staged() const { return staged_.size() - free_.size(); }
 
  private:
   RingQueue<Completion> q_;
+  std::vector<Completion> staged_;
+  std::vector<std::uint32_t> free_;  ///< free slots of staged_
   std::size_t depth_ = 16384;
 };
 
@@ -241,11 +262,12 @@ inline bool Requester::pop_resend(std::uint32_t& psn, std::uint32_t& wqe) {
   return false;
 }
 
-inline bool Responder::take_held(bool& completes_message, std::uint32_t& imm) {
+inline bool Responder::take_held(bool& completes_message, std::uint32_t& imm, bool& ce) {
   if (held == 0) return false;
   const std::uint32_t i = epsn & (window() - 1);
   if (ooo[i] == 0) return false;
-  completes_message = ooo[i] == 2;
+  completes_message = (ooo[i] & ~kHeldCe) == 2;
+  ce = (ooo[i] & kHeldCe) != 0;
   imm = ooo_imm[i];
   ooo[i] = 0;
   --held;

@@ -171,8 +171,13 @@ inline bool RcTransport::build_request(pdes::LpContext& ctx, QueuePair& qp, Pack
     if (next >= w.end_psn()) ++rq.cursor;
   }
   rq.max_sent = std::max(rq.max_sent, next);
+  // The MTU packets the frame stands for (a cell at cell fidelity), for the send completion.
+  const auto packets = static_cast<std::uint32_t>(
+      fabric::packets_in_frame(frame - fabric::kRoceHeaderBytes, wire_mtu_));
+  w.packets += packets;
   if (resend) {
     ++qp.stats.retransmitted;
+    w.retransmitted += packets;
   } else if (psn == w.first_psn) {
     first_of = &w;
   }
@@ -287,8 +292,17 @@ void RcTransport::complete_send(pdes::LpContext& ctx, QueuePair& qp, const Wqe& 
     qp.stats.bytes += static_cast<std::uint64_t>(w.wr.bytes);
   }
   if (!w.wr.signaled && st == WcStatus::kSuccess) return;
-  const CqeMsg m{w.wr.wr_id, w.wr.bytes, w.posted.picoseconds(), w.wr.opcode, 0, st};
-  ctx.send(ctx.self(), at - ctx.now(), kEvCqe, qp.id, m);
+  Completion c;
+  c.wr_id = w.wr.wr_id;
+  c.endpoint = qp.id;
+  c.opcode = w.wr.opcode;
+  c.status = st;
+  c.bytes = w.wr.bytes;
+  c.posted = w.posted;
+  c.first_byte = w.trace.sent_ps >= 0 ? SimTime::ps(w.trace.sent_ps) : SimTime::never();
+  c.packets = w.packets;
+  c.retransmitted = w.retransmitted;
+  ctx.send(ctx.self(), at - ctx.now(), kEvCqe, qp.id, CqeMsg{qp.cq.stage(c)});
 }
 
 // Cumulative acknowledgement of every PSN below `psn`, learnt at `at`.

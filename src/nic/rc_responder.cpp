@@ -109,11 +109,12 @@ inline void RcTransport::on_request(pdes::LpContext& ctx, QueuePair& qp, const P
   rs.recv_bytes += payload;
   qp.recv_trace.arrived_ps = ctx.now().picoseconds();
   bool ack_now = last || (pkt.flags & fabric::kAckRequest) != 0;
-  consume(ctx, qp, pkt, completes, placed, pkt.arg);
+  consume(ctx, qp, pkt, completes, placed, pkt.arg, (pkt.flags & fabric::kEcnCe) != 0);
   bool held_completes = false;
+  bool held_ce = false;
   std::uint32_t held_imm = 0;
-  while (rs.take_held(held_completes, held_imm)) {
-    consume(ctx, qp, pkt, held_completes, placed, held_imm);
+  while (rs.take_held(held_completes, held_imm, held_ce)) {
+    consume(ctx, qp, pkt, held_completes, placed, held_imm, held_ce);
     ack_now = true;
   }
   if (qp.nak_psn != kNoPsn && qp.nak_psn < rs.epsn) qp.nak_psn = kNoPsn;
@@ -129,6 +130,7 @@ void RcTransport::on_out_of_order(pdes::LpContext& ctx, QueuePair& qp, const Pac
   ++qp.stats.out_of_order;
   const OutOfOrderAction a = retx_->on_out_of_order(qp.rs, pkt.seq, completes, pkt.arg);
   if (a.place) {
+    if ((pkt.flags & fabric::kEcnCe) != 0) qp.rs.mark_held_ce(pkt.seq);
     NicPort& n = port_of(qp);
     pipe_.place(n.pipe, n.line, at,
                 static_cast<std::int64_t>(pkt.bytes) - fabric::kRoceHeaderBytes);
@@ -137,12 +139,13 @@ void RcTransport::on_out_of_order(pdes::LpContext& ctx, QueuePair& qp, const Pac
 }
 
 // The packet at epsn is in memory at `placed`: epsn moves on; the end of a SEND or a WRITE with
-// immediate becomes a receive completion a PCIe write later.
+// immediate becomes a receive completion a PCIe write later. `ce`: it arrived CE-marked.
 inline void RcTransport::consume(pdes::LpContext& ctx, QueuePair& qp, const Packet& pkt,
-                                 bool completes, SimTime placed, std::uint32_t imm) {
+                                 bool completes, SimTime placed, std::uint32_t imm, bool ce) {
   Responder& rs = qp.rs;
   ++rs.epsn;
   ++rs.since_ack;
+  if (ce) ++rs.recv_ecn;
   if (completes) {
     NicPort& n = port_of(qp);
     ++qp.stats.recv_messages;
@@ -150,12 +153,22 @@ inline void RcTransport::consume(pdes::LpContext& ctx, QueuePair& qp, const Pack
         placed + n.pipe.pcie.write_latency + pipe_.bounce_copy(n.pipe, rs.recv_bytes);
     qp.recv_trace.placed_ps = placed.picoseconds();
     qp.recv_trace.cqe_ps = cqe.picoseconds();
-    const CqeMsg m{rs.recv_seq++, rs.recv_bytes, -1, opcode_of(pkt.op), 1, WcStatus::kSuccess, imm};
+    Completion c;
+    c.wr_id = rs.recv_seq++;
+    c.endpoint = qp.id;
+    c.opcode = opcode_of(pkt.op);
+    c.recv = true;
+    c.bytes = rs.recv_bytes;
+    c.posted = SimTime::ps(-1);  // the receiver does not know
+    c.imm = imm;
+    c.ecn_marked = rs.recv_ecn;
     rs.recv_bytes = 0;
-    ctx.send(ctx.self(), cqe - ctx.now(), kEvCqe, qp.id, m);
+    rs.recv_ecn = 0;
+    ctx.send(ctx.self(), cqe - ctx.now(), kEvCqe, qp.id, CqeMsg{qp.cq.stage(c)});
   } else if ((pkt.flags & fabric::kLastOfFlow) != 0) {
     qp.recv_trace.placed_ps = placed.picoseconds();
     rs.recv_bytes = 0;
+    rs.recv_ecn = 0;
   }
 }
 

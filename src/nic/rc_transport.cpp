@@ -246,27 +246,27 @@ void RcTransport::on_rto(pdes::LpContext& ctx, QueuePair& qp) {
 void RcTransport::to_error(pdes::LpContext& ctx, QueuePair& qp, QpError why) {
   qp.fail(why, [&](const Wqe& w, bool first) {
     if (why != QpError::kRetryExceeded) return;
-    const CqeMsg m{w.wr.wr_id,  w.wr.bytes, w.posted.picoseconds(),
-                   w.wr.opcode, 0,          first ? WcStatus::kRetryExceeded : WcStatus::kFlushed};
-    ctx.send(ctx.self(), SimTime::zero(), kEvCqe, qp.id, m);
+    Completion c;
+    c.wr_id = w.wr.wr_id;
+    c.endpoint = qp.id;
+    c.opcode = w.wr.opcode;
+    c.status = first ? WcStatus::kRetryExceeded : WcStatus::kFlushed;
+    c.bytes = w.wr.bytes;
+    c.posted = w.posted;
+    c.first_byte = w.trace.sent_ps >= 0 ? SimTime::ps(w.trace.sent_ps) : SimTime::never();
+    c.packets = w.packets;
+    c.retransmitted = w.retransmitted;
+    ctx.send(ctx.self(), SimTime::zero(), kEvCqe, qp.id, CqeMsg{qp.cq.stage(c)});
   });
 }
 
 void RcTransport::on_cqe(pdes::LpContext& ctx, QueuePair& qp, const CqeMsg& m) {
+  Completion c = qp.cq.unstage(m.slot);
   if (qp.cq.full()) {
     ++port_of(qp).stats.cq_overflows;
     if (qp.state != QpState::kError) to_error(ctx, qp, QpError::kCqOverflow);
     return;
   }
-  Completion c;
-  c.wr_id = m.wr_id;
-  c.endpoint = qp.id;
-  c.opcode = m.opcode;
-  c.recv = m.recv != 0;
-  c.status = m.status;
-  c.bytes = m.bytes;
-  c.imm = m.imm;
-  c.posted = SimTime::ps(m.posted_ps);
   c.done = ctx.now();
   qp.cq.push(c);
   host_.notify_app(ctx, qp.id);

@@ -37,15 +37,10 @@ enum RcEvent : std::uint32_t {
 inline constexpr std::uint32_t kReadReqHeader = 16;  ///< RETH
 inline constexpr std::uint32_t kNoPsn = 0xffffffffu;
 
-/// A completion on its way to the CQ (it becomes visible a PCIe write later).
+/// A completion on its way to the CQ (it becomes visible a PCIe write later): the slot where
+/// the endpoint's CompletionQueue keeps it meanwhile.
 struct CqeMsg {
-  std::uint64_t wr_id;
-  std::int64_t bytes;
-  std::int64_t posted_ps;
-  Opcode opcode;
-  std::uint8_t recv;
-  WcStatus status;
-  std::uint32_t imm = 0;
+  std::uint32_t slot;
 };
 static_assert(sizeof(CqeMsg) <= pdes::kEventPayloadBytes);
 

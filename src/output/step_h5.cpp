@@ -233,19 +233,45 @@ Result<bool> write_step_h5(const std::string& path, const RunMeta& meta_in,
                          "allreduce, 1 reducescatter, 2 allgather, 3 broadcast, 4 reduce, 5 "
                          "alltoall, 6 alltoallv, 7 sendrecv; bytes is nccl-tests' S",
                          rank, ranks);
-  using workload::FlowRow;
-  ok = ok && write_table(
-                 file, "/flows", r.flows,
-                 {STEPSIM_FIELD(FlowRow, collective, u32), STEPSIM_FIELD(FlowRow, repeats, u32),
-                  STEPSIM_FIELD(FlowRow, src_nic, u32), STEPSIM_FIELD(FlowRow, dst_nic, u32),
-                  STEPSIM_FIELD(FlowRow, bytes, u64), STEPSIM_FIELD(FlowRow, messages, u64),
-                  STEPSIM_FIELD(FlowRow, packets, u64), STEPSIM_FIELD(FlowRow, retransmitted, u64),
-                  STEPSIM_FIELD(FlowRow, ecn_marked, u64)},
-                 "packet fidelity: one row per RDMA connection of each distinct "
-                 "collective (first occurrence: collective; repeats: how many of the "
-                 "step's collectives it stands for); bytes, messages, packets of one "
-                 "repetition, both directions",
-                 rank, ranks);
+  // /flows, with each flow's collective's stage.
+  struct Flow {
+    std::int64_t start_ps, first_byte_ps, end_ps;
+    std::uint64_t bytes, messages, packets, retransmitted, ecn_marked;
+    std::uint32_t collective, repeats, stage, src_nic, dst_nic, src_gpu, dst_gpu;
+    std::uint16_t group, kind;
+  };
+  std::vector<Flow> flows;
+  flows.reserve(r.flows.size());
+  for (const workload::FlowRow& f : r.flows) {
+    const std::uint32_t stage = f.collective < r.colls.size() ? r.colls[f.collective].stage : 0;
+    flows.push_back(Flow{f.start_ps, f.first_byte_ps, f.end_ps, f.bytes, f.messages, f.packets,
+                         f.retransmitted, f.ecn_marked, f.collective, f.repeats, stage, f.src_nic,
+                         f.dst_nic, f.src_gpu, f.dst_gpu, static_cast<std::uint16_t>(f.group),
+                         static_cast<std::uint16_t>(f.kind)});
+  }
+  ok = ok &&
+       write_table(
+           file, "/flows", flows,
+           {STEPSIM_FIELD(Flow, collective, u32), STEPSIM_FIELD(Flow, repeats, u32),
+            STEPSIM_FIELD(Flow, group, u16), STEPSIM_FIELD(Flow, kind, u16),
+            STEPSIM_FIELD(Flow, stage, u32), STEPSIM_FIELD(Flow, src_nic, u32),
+            STEPSIM_FIELD(Flow, dst_nic, u32), STEPSIM_FIELD(Flow, src_gpu, u32),
+            STEPSIM_FIELD(Flow, dst_gpu, u32), STEPSIM_FIELD(Flow, bytes, u64),
+            STEPSIM_FIELD(Flow, messages, u64), STEPSIM_FIELD(Flow, packets, u64),
+            STEPSIM_FIELD(Flow, retransmitted, u64), STEPSIM_FIELD(Flow, ecn_marked, u64),
+            STEPSIM_FIELD(Flow, start_ps, i64), STEPSIM_FIELD(Flow, first_byte_ps, i64),
+            STEPSIM_FIELD(Flow, end_ps, i64)},
+           "packet and cell fidelity: one row per RDMA connection direction (src NIC to dst NIC) "
+           "of each distinct collective (collective: its first occurrence; repeats: how many of "
+           "the step's collectives it stands for); counters of one repetition; times (ps) of the "
+           "first occurrence: first post, first packet on the wire, last send completion; "
+           "attributes rows_total and sample (output.flows: 1 all, K 1 in K collectives, 0 none)",
+           rank, ranks);
+  if (ok) {
+    Handle ds(H5Dopen2(file, "/flows", H5P_DEFAULT), H5Dclose);
+    ok = ds >= 0 && attr_number(ds, "rows_total", H5T_NATIVE_UINT64, r.flow_rows_total) &&
+         attr_number(ds, "sample", H5T_NATIVE_UINT32, r.flows_sample);
+  }
   struct Link {
     double bytes, packets, ecn_marks, pause_sent, drops, busy_s, paused_s;
     std::uint32_t port, node, link, tier;

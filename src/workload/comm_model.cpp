@@ -49,6 +49,24 @@ CommCost MemoizedComm::with_busbw(const CommOp& op, double seconds) {
   return c;
 }
 
+void fill_fabric(CommCost& c, nic::RdmaRun& rdma, std::vector<nic::Connection>&& conns) {
+  const fabric::FabricSummary& fs = rdma.summary;
+  c.drops = fs.drops();
+  c.retransmissions = nic::summarize(rdma.rdma).qp.retransmitted;
+  c.paused_ps = fs.paused_ps;
+  c.events = rdma.stats.events;
+  c.engine = nic::EngineTally::of(rdma);
+  std::vector<std::pair<std::uint32_t, fabric::PortStats>> used;
+  for (std::uint32_t p = 0; p < rdma.fabric.ports.size(); ++p) {
+    const fabric::PortStats& ps = rdma.fabric.ports[p];
+    if (ps.used()) used.emplace_back(p, ps);
+  }
+  c.ports = std::make_shared<const std::vector<std::pair<std::uint32_t, fabric::PortStats>>>(
+      std::move(used));
+  c.rdma = std::make_shared<const nic::RdmaResults>(std::move(rdma.rdma));
+  c.connections = std::make_shared<const std::vector<nic::Connection>>(std::move(conns));
+}
+
 Result<CommCost> ListingComm::cost(const CommOp& op) {
   if (!is_free(op) && seen_.insert(key_of(op)).second) ops.push_back(op);
   return CommCost{};

@@ -19,6 +19,9 @@ using CollectiveKey = std::tuple<int, std::int64_t, std::vector<std::uint32_t>>;
 CollectiveKey key_of(const CommOp& op);
 /// Nothing to move, or nobody to move it to: free.
 bool is_free(const CommOp& op);
+/// What the NICs and the fabric saw in a packet or cell run: counters, the ports that did
+/// anything, the connections (`conns`, of the run) and their queue pairs (moved out of `rdma`).
+void fill_fabric(CommCost& c, nic::RdmaRun& rdma, std::vector<nic::Connection>&& conns);
 
 /// Free collectives, the communicator, and memoization by (kind, size, GPUs): a step repeats
 /// few distinct collectives. Subclasses cost one collective on its communicator.

@@ -76,6 +76,8 @@ class PacketComm final : public MemoizedComm {
     }
     std::int64_t t = 0;
     LogHistogram fct;
+    std::vector<collective::ConnectionFlow> flows;  // by endpoint: each result's in turn
+    std::uint64_t network_bytes = 0;
     for (const collective::CollectiveResult& x : results) {
       if (!rdma.stats.completed || !x.complete()) {
         return Error{"a " + collective::kind_name(op.kind) + " of " + std::to_string(op.bytes) +
@@ -84,32 +86,16 @@ class PacketComm final : public MemoizedComm {
       }
       t = std::max(t, x.time_ps);
       fct.merge(x.message_fct);
+      flows.insert(flows.end(), x.flows.begin(), x.flows.end());
+      network_bytes += x.network_bytes;
     }
     CommCost c = with_busbw(op, static_cast<double>(t) * 1e-12);
     fill_fabric(c, rdma, std::move(conns));
     c.digest = hash_combine(rdma.stats.digest, static_cast<std::uint64_t>(t));
     c.message_fct = std::make_shared<const LogHistogram>(fct);
+    c.flows = std::make_shared<const std::vector<collective::ConnectionFlow>>(std::move(flows));
+    c.network_bytes = network_bytes;
     return c;
-  }
-
-  // What the NICs and the fabric saw in the run: counters, the ports that did anything, the
-  // connections and their queue pairs.
-  static void fill_fabric(CommCost& c, nic::RdmaRun& rdma, std::vector<nic::Connection>&& conns) {
-    const fabric::FabricSummary& fs = rdma.summary;
-    c.drops = fs.drops();
-    c.retransmissions = nic::summarize(rdma.rdma).qp.retransmitted;
-    c.paused_ps = fs.paused_ps;
-    c.events = rdma.stats.events;
-    c.engine = nic::EngineTally::of(rdma);
-    std::vector<std::pair<std::uint32_t, fabric::PortStats>> used;
-    for (std::uint32_t p = 0; p < rdma.fabric.ports.size(); ++p) {
-      const fabric::PortStats& ps = rdma.fabric.ports[p];
-      if (ps.used()) used.emplace_back(p, ps);
-    }
-    c.ports = std::make_shared<const std::vector<std::pair<std::uint32_t, fabric::PortStats>>>(
-        std::move(used));
-    c.rdma = std::make_shared<const nic::RdmaResults>(std::move(rdma.rdma));
-    c.connections = std::make_shared<const std::vector<nic::Connection>>(std::move(conns));
   }
 
   pdes::Sync& sync_;

@@ -118,21 +118,29 @@ config::ParamTable scenario_param_table(Scenario& s) {
   t.boolean("concurrent", s.concurrent,
             "packet and cell fidelity: each collective runs with its copies on the other TP/CP "
             "ranks");
+  t.choice("step.mode", s.step_mode, {"memoized", "whole"},
+           "packet and cell fidelity: memoized (each distinct collective alone, composed per "
+           "stage) or whole (every GPU's schedule in one simulation, all traffic on one fabric)");
   t.time("end", s.end, SimTime::us(1), SimTime::s(1e6), "stop the simulated step after this");
+  t.choice("output.flows", s.output.flows, {"auto", "all", "sampled", "none"},
+           "HDF5 /flows rows: all, sampled (every flow of 1 in output.flows_sample collectives, "
+           "by a hash of the collective id), none; auto: all up to 100000 rows, else sampled");
+  t.integer("output.flows_sample", s.output.flows_sample, 1, 1 << 20,
+            "output.flows sampled: keep the flows of 1 in this many collectives");
   t.add({"output.sample_interval",
-         "simulated time per bin of the fabric's time series (HDF5 /samples; for the "
-         "whole-step run of issue 14, not written by the per-collective run yet), " +
+         "simulated time per bin of the fabric's time series (HDF5 /samples; meant for "
+         "step.mode whole, not written by stepsim run yet), " +
              to_string(fabric::kMinSampleInterval) + ".." + to_string(fabric::kMaxSampleInterval) +
              "; 0 or off: none",
          [&s](const std::string& text) -> Result<bool> {
            auto v = fabric::parse_sample_interval(text);
            if (!v) return v.error();
-           s.sample_interval = *v;
+           s.output.sample_interval = *v;
            return true;
          },
          [&s] {
-           return s.sample_interval == SimTime::zero() ? std::string("off")
-                                                       : to_string(s.sample_interval);
+           return s.output.sample_interval == SimTime::zero() ? std::string("off")
+                                                              : to_string(s.output.sample_interval);
          }});
   return t;
 }

@@ -4,6 +4,7 @@
 
 #include "src/workload/memoized_comm.hpp"
 #include "src/workload/memoized_executor.hpp"
+#include "src/workload/whole_step.hpp"
 
 namespace stepsim::workload {
 
@@ -17,6 +18,14 @@ Result<StepResult> run_step(const Scenario& s, const topology::Topology& topo, C
   }
   MemoizedExecutor step(s, comm, progress);
   auto trace = step.run();
+  if (!trace) return trace.error();
+  return summarize_step(s, topo, std::move(trace).value());
+}
+
+Result<StepResult> run_whole_step(const Scenario& s, const topology::Topology& topo,
+                                  CommModel& folded, pdes::Sync& sync, pdes::EngineOptions engine,
+                                  const std::function<bool(double)>& progress) {
+  auto trace = run_whole_step_trace(s, topo, folded, sync, std::move(engine), progress);
   if (!trace) return trace.error();
   return summarize_step(s, topo, std::move(trace).value());
 }

@@ -71,24 +71,42 @@ void reduce_percentiles(const StepTrace& t, StepResult& r) {
   r.fct_max_us = fct.quantile(1.0) * 1e-6;
 }
 
-// The flows of one distinct collective: its connections, both directions summed.
-void add_flows(const DistinctCollective& d, std::vector<FlowRow>& flows) {
+// Picoseconds of a step time in seconds.
+std::int64_t to_ps(double seconds) {
+  return static_cast<std::int64_t>(std::llround(seconds * 1e12));
+}
+
+// The flows of one distinct collective: each direction of its connections that sent anything,
+// with its first occurrence's times (the record's start plus the offsets in its packet run).
+void add_flows(const DistinctCollective& d, const CollectiveRecord& first,
+               const std::vector<std::uint32_t>& gpu_of_port, std::vector<FlowRow>& flows) {
   const CommCost& c = d.cost;
-  if (!c.connections) return;
+  if (!c.connections || !c.flows) return;
+  const std::int64_t t0 = to_ps(first.start_s);
   for (std::size_t i = 0; i < c.connections->size(); ++i) {
-    const nic::QpStats& a = c.rdma->endpoints[2 * i];
-    const nic::QpStats& b = c.rdma->endpoints[2 * i + 1];
-    FlowRow f;
-    f.collective = d.first;
-    f.repeats = d.repeats;
-    f.src_nic = (*c.connections)[i].a;
-    f.dst_nic = (*c.connections)[i].b;
-    f.bytes = a.bytes + b.bytes;
-    f.messages = a.messages + b.messages;
-    f.packets = a.packets + b.packets;
-    f.retransmitted = a.retransmitted + b.retransmitted;
-    f.ecn_marked = a.ecn_received + b.ecn_received;
-    flows.push_back(f);
+    const nic::Connection& cn = (*c.connections)[i];
+    for (int side = 0; side < 2; ++side) {
+      const collective::ConnectionFlow& x = (*c.flows)[2 * i + static_cast<std::size_t>(side)];
+      if (x.messages == 0) continue;
+      FlowRow f;
+      f.collective = d.first;
+      f.repeats = d.repeats;
+      f.src_nic = side == 0 ? cn.a : cn.b;
+      f.dst_nic = side == 0 ? cn.b : cn.a;
+      f.src_gpu = gpu_of_port[f.src_nic];
+      f.dst_gpu = gpu_of_port[f.dst_nic];
+      f.group = first.group;
+      f.kind = first.kind;
+      f.bytes = x.bytes;
+      f.messages = x.messages;
+      f.packets = x.packets;
+      f.retransmitted = x.retransmitted;
+      f.ecn_marked = x.ecn_marked;
+      f.start_ps = t0 + x.first_post_ps;
+      f.first_byte_ps = x.first_byte_ps >= 0 ? t0 + x.first_byte_ps : -1;
+      f.end_ps = t0 + x.last_done_ps;
+      flows.push_back(f);
+    }
   }
 }
 
@@ -112,10 +130,13 @@ void add_links(const DistinctCollective& d, std::vector<LinkRow>& links) {
 // the order the collectives first ran.
 void reduce_fabric(const StepTrace& t, const topology::Topology& topo, StepResult& r) {
   std::vector<LinkRow> links(topo.ports.size());
+  const std::vector<std::uint32_t> gpu_of_port =
+      t.distinct.empty() ? std::vector<std::uint32_t>() : collective::gpu_of_nic_ports(topo);
   for (const DistinctCollective& d : t.distinct) {
-    add_flows(d, r.flows);
+    add_flows(d, t.colls[d.first], gpu_of_port, r.flows);
     add_links(d, links);
   }
+  r.flows.insert(r.flows.end(), t.flows.begin(), t.flows.end());
   for (std::uint32_t p = 0; p < links.size(); ++p) {
     if (links[p].packets == 0 && links[p].pause_sent == 0 && links[p].drops == 0) continue;
     links[p].port = p;
@@ -128,10 +149,33 @@ void reduce_fabric(const StepTrace& t, const topology::Topology& topo, StepResul
 
 }  // namespace
 
+bool flow_row_sampled(std::uint32_t collective, int k) {
+  return k <= 1 ||
+         mix64(hash_combine(0x666c6f7773ULL, collective)) % static_cast<std::uint64_t>(k) == 0;
+}
+
+void select_flows(const OutputParams& out, StepResult& r) {
+  r.flow_rows_total = r.flows.size();
+  std::string mode = out.flows;
+  if (mode == "auto") mode = r.flows.size() <= OutputParams::kAutoFlowRows ? "all" : "sampled";
+  if (mode == "none") {
+    r.flows.clear();
+    r.flows.shrink_to_fit();
+    r.flows_sample = 0;
+  } else if (mode == "sampled") {
+    const int k = out.flows_sample;
+    std::erase_if(r.flows, [k](const FlowRow& f) { return !flow_row_sampled(f.collective, k); });
+    r.flows_sample = static_cast<std::uint32_t>(k);
+  } else {
+    r.flows_sample = 1;
+  }
+}
+
 StepResult summarize_step(const Scenario& s, const topology::Topology& topo, StepTrace trace) {
   StepResult r;
   r.complete = trace.stop == StepStop::kDone;
   r.interrupted = trace.stop == StepStop::kInterrupted;
+  r.failed_transfers = trace.failed_transfers;
   reduce_collectives(trace, r);
   reduce_stages(trace, r);
   const double tokens = static_cast<double>(s.par.global_batch) * s.model.seq_len;
@@ -140,6 +184,7 @@ StepResult summarize_step(const Scenario& s, const topology::Topology& topo, Ste
   r.mfu = mfu(r.model_flops, r.step_s, s.par.world(), r.peak_flops);
   reduce_percentiles(trace, r);
   reduce_fabric(trace, topo, r);
+  select_flows(s.output, r);
   std::uint64_t h = hash_combine(0, static_cast<std::uint64_t>(std::llround(r.step_s * 1e12)));
   for (const DistinctCollective& d : trace.distinct) h = hash_combine(h, d.cost.digest);
   r.digest = h;

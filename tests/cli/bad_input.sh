@@ -40,6 +40,13 @@ expect_clean "parallel.global_batch (2147483648) gives 1073741824 micro-batches 
 expect_clean "parallel.global_batch (1099511627776) gives" \
   run "$tiny" --no-output --quiet --set parallel.global_batch=1099511627776
 
+# output.flows (issue 14): a value it does not know, in the file and with --set.
+printf 'model:\n  layers: 2\noutput:\n  flows: every\ntopology: %s\n' "$toy" > flowsbad.yaml
+expect_clean "flowsbad.yaml:4: output.flows: 'every' is not allowed (allowed: auto, all, sampled, none)" \
+  run flowsbad.yaml --no-output
+expect_clean "output.flows_sample: '0' is out of range" \
+  run "$tiny" --no-output --quiet --set output.flows=sampled --set output.flows_sample=0
+
 # YAML.
 printf 'model: &m\n  name: x\n  self: *m\ntopology: %s\n' "$toy" > alias.yaml
 expect_clean "alias.yaml:1: an alias refers to a node that contains it (a cycle)" run alias.yaml --no-output

@@ -117,6 +117,20 @@ struct Communicator {
   [[nodiscard]] int size() const { return static_cast<int>(gpus.size()); }
 };
 
+/// One direction of an RC connection in a collective run (the endpoint that sends): its
+/// messages' send completions and the peer's receive completions, summed. Times are the run's
+/// (it starts at 0).
+struct ConnectionFlow {
+  std::uint64_t bytes = 0;  ///< payload bytes of its messages (wire bytes of the protocol)
+  std::uint64_t messages = 0;
+  std::uint64_t packets = 0;        ///< MTU packets sent, retransmissions included
+  std::uint64_t retransmitted = 0;  ///< of those, sent again
+  std::uint64_t ecn_marked = 0;     ///< packets that arrived CE-marked (a cell counts once)
+  std::int64_t first_post_ps = -1;  ///< its first message's post; -1: it sent nothing
+  std::int64_t first_byte_ps = -1;  ///< its first packet on the wire
+  std::int64_t last_done_ps = -1;   ///< its last send completion
+};
+
 /// The first `n` GPUs of the topology, server by server; GPU i of a server uses NIC
 /// i mod (NICs of the server). The error says how many GPUs the topology has.
 Result<Communicator> make_communicator(const topology::Topology& topo, int n);
@@ -124,5 +138,8 @@ Result<Communicator> make_communicator(const topology::Topology& topo, int n);
 /// server must hold the same number of them, in consecutive ranks.
 Result<Communicator> make_communicator(const topology::Topology& topo,
                                        const std::vector<std::uint32_t>& gpus);
+/// By global port id: the global index of the GPU whose NIC (rail) the port is, the first GPU
+/// of its server that uses it (GPU i uses NIC i mod NICs); topology::kNone for switch ports.
+std::vector<std::uint32_t> gpu_of_nic_ports(const topology::Topology& topo);
 
 }  // namespace stepsim::collective

@@ -39,6 +39,8 @@ struct CollectiveResult {
   std::uint64_t network_bytes = 0;        ///< bytes posted to the NICs (all GPUs)
   /// Completion times (post to send completion, ps) of the network messages.
   LogHistogram message_fct;
+  /// By endpoint (2 x connection + side, as connections() numbers them): the direction it sends.
+  std::vector<ConnectionFlow> flows;
   [[nodiscard]] double algbw_gbs(std::int64_t bytes) const;  ///< GB/s (1e9), nccl-tests' algbw
   /// Every GPU finished.
   [[nodiscard]] bool complete() const {
@@ -67,6 +69,14 @@ class CollectiveApp final : public nic::RdmaApp {
   [[nodiscard]] const std::vector<nic::Connection>& connections() const;
   void on_start(nic::Verbs& verbs) override;
   void on_cq(nic::Verbs& verbs, std::uint32_t endpoint) override;
+  /// One completion taken from `endpoint`'s CQ (on_cq polls and hands each here; an application
+  /// that polls itself, like the whole-step run, calls it directly).
+  void on_completion(nic::Verbs& verbs, std::uint32_t endpoint, const nic::Completion& c);
+  /// Whether communicator rank `rank` finished (its server's callbacks set it).
+  [[nodiscard]] bool gpu_done(std::uint32_t rank) const;
+  /// GPU `rank`'s NVLink egress becomes `*free`, shared with other collectives (see
+  /// CollectiveCore::share_nvlink).
+  void share_nvlink(std::uint32_t rank, SimTime* free);
   void on_timer(nic::Verbs& verbs, std::uint32_t tag) override;
   void on_in_network(nic::Verbs& verbs, topology::PortId nic, const fabric::Packet& pkt) override;
   /// Gathers every rank's records (collective over `sync`).

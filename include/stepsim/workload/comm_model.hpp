@@ -55,6 +55,9 @@ struct CommCost {
   std::shared_ptr<const std::vector<std::pair<std::uint32_t, fabric::PortStats>>> ports;
   std::shared_ptr<const nic::RdmaResults> rdma;
   std::shared_ptr<const std::vector<nic::Connection>> connections;
+  /// By endpoint of `connections` (2 x connection + side): each direction's flow, the run's times.
+  std::shared_ptr<const std::vector<collective::ConnectionFlow>> flows;
+  std::uint64_t network_bytes = 0;  ///< bytes the run's collectives (with copies) posted to NICs
   std::shared_ptr<const LogHistogram> message_fct;  ///< RDMA messages' completion times (ps)
 };
 

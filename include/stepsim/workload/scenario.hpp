@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "stepsim/collective/collective.hpp"
@@ -68,6 +69,18 @@ struct ComputeParams {
   double optimizer_bytes = 36;
 };
 
+/// What the HDF5 file keeps (output.*).
+struct OutputParams {
+  /// /flows rows: all, sampled (every row of 1 in `flows_sample` collectives, chosen by a hash
+  /// of the collective id: flow_row_sampled), none, or auto (all up to kAutoFlowRows rows, else
+  /// sampled).
+  std::string flows = "auto";
+  int flows_sample = 16;  ///< sampled: K of "1 in K collectives"
+  static constexpr std::uint64_t kAutoFlowRows = 100000;
+  /// Bins of the fabric's time series in HDF5 /samples (fabric_samples.hpp); zero: none.
+  SimTime sample_interval = SimTime::us(10);
+};
+
 struct Scenario {
   std::string source;  ///< the file it came from
   ModelSpec model;
@@ -87,10 +100,23 @@ struct Scenario {
   /// Packet fidelity: a collective runs together with its copies on the other TP (and CP)
   /// ranks, which share the NICs and the fabric with it.
   bool concurrent = true;
+  /// How packet and cell fidelity run the step: "memoized" (each distinct collective alone, with
+  /// its TP/CP copies, then composed per stage) or "whole" (every GPU's schedule on one PDES run:
+  /// all groups' traffic meets on the NICs, NVLink and fabric; issue 14, docs/workload.md).
+  std::string step_mode = "memoized";
+  /// Whole step: stragglers, (global GPU, compute slowdown factor >= 1) (`run --slow-gpu`).
+  std::vector<std::pair<std::uint32_t, double>> slow_gpus;
+  /// Whole step: background traffic on the same fabric (`run --background`): each pattern's
+  /// flows write `background_message` bytes at `rate` each from time 0 until `until`.
+  struct Background {
+    std::string pattern = "permutation";  ///< permutation, incast, all_to_all, hotspot
+    DataRate rate;                        ///< per flow
+    SimTime until;                        ///< last message posted before this
+  };
+  std::vector<Background> background;
+  std::int64_t background_message = 1 << 20;
   SimTime end = SimTime::s(3600);  ///< stop the simulated step after this
-  /// output.sample_interval: bins of the fabric's time series in HDF5 /samples
-  /// (fabric_samples.hpp); zero: none.
-  SimTime sample_interval = SimTime::us(10);
+  OutputParams output;
 };
 
 /// Every key of a scenario ("model.layers", "parallel.tp", "gpu.model", "coll.channels",

@@ -14,6 +14,8 @@
 #include <functional>
 
 #include "stepsim/core/result.hpp"
+#include "stepsim/pdes/engine.hpp"
+#include "stepsim/pdes/sync.hpp"
 #include "stepsim/topology/topology.hpp"
 #include "stepsim/workload/comm_model.hpp"
 #include "stepsim/workload/placement.hpp"
@@ -28,5 +30,14 @@ namespace stepsim::workload {
 /// (complete = false, interrupted = true).
 Result<StepResult> run_step(const Scenario& s, const topology::Topology& topo, CommModel& comm,
                             const std::function<bool(double)>& progress = {});
+
+/// The whole step as one simulation (`step.mode: whole`, packet or cell fidelity): every GPU of
+/// the job runs its stage's schedule on the PDES and all collectives share the NICs, NVLink and
+/// fabric (src/workload/whole_step.hpp says how). `folded` (the packet comm model of the same
+/// fidelity) costs the collectives inside one server. `progress` gets the simulated time at the
+/// engine's progress reports (rank 0); false stops the run. Collective over `sync`.
+Result<StepResult> run_whole_step(const Scenario& s, const topology::Topology& topo,
+                                  CommModel& folded, pdes::Sync& sync, pdes::EngineOptions engine,
+                                  const std::function<bool(double)>& progress = {});
 
 }  // namespace stepsim::workload

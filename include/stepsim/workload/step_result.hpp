@@ -119,9 +119,15 @@ struct StepResult {
   std::uint64_t digest = 0;
   bool complete = true;      ///< false: stopped at `end` or interrupted
   bool interrupted = false;  ///< stopped by a signal (SIGINT/SIGTERM)
+  /// RDMA transfers that failed (retry limit exceeded, e.g. a link down longer than the
+  /// transport retries): the step stopped where GPUs waited on them (complete = false).
+  std::uint64_t failed_transfers = 0;
   std::vector<OpRecord> ops;
   std::vector<CollectiveRecord> colls;
-  std::vector<FlowRow> flows;  ///< packet fidelity
+  std::vector<FlowRow> flows;         ///< packet fidelity, as output.flows selects them
+  std::uint64_t flow_rows_total = 0;  ///< flow rows before output.flows selected
+  /// Which rows `flows` keeps: 1 all, K every row of 1 in K collectives (flow_row_sampled), 0 none.
+  std::uint32_t flows_sample = 1;
   std::vector<LinkRow> links;  ///< packet fidelity: ports that carried anything
 };
 

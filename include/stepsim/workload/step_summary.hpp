@@ -36,6 +36,7 @@ enum class StepStop : std::uint8_t {
   kDone,         ///< every stage ran its schedule and its optimizer
   kEnd,          ///< a stage passed the scenario's `end`
   kInterrupted,  ///< a signal (SIGINT/SIGTERM) or the progress callback stopped it
+  kFailed,       ///< RDMA transfers failed (retry limit exceeded): GPUs waiting on them stopped
 };
 
 /// What an executor leaves for the summary.
@@ -44,8 +45,18 @@ struct StepTrace {
   std::vector<OpRecord> ops;
   std::vector<CollectiveRecord> colls;       ///< in the order they ran; id = index
   std::vector<DistinctCollective> distinct;  ///< in the order they first ran
+  /// Flows with their own times (the whole-step run), in addition to the distinct collectives'.
+  std::vector<FlowRow> flows;
   StepStop stop = StepStop::kDone;
+  std::uint64_t failed_transfers = 0;  ///< completions in error (kFailed)
 };
+
+/// output.flows sampled: whether the flows of collective `collective` (its /collectives id) are
+/// kept, 1 in `k` collectives by a hash of the id (the same on every rank and run; k <= 1: all).
+bool flow_row_sampled(std::uint32_t collective, int k);
+/// Applies output.flows to r.flows (auto: all up to OutputParams::kAutoFlowRows rows, else
+/// sampled) and records what it kept (flow_rows_total, flows_sample).
+void select_flows(const OutputParams& out, StepResult& r);
 
 /// Reduces `trace` into the step's result. The critical stage is the one that finished last
 /// (the first of equals); its time split adds up to the step time. Sums run in the order the

@@ -120,19 +120,23 @@ TEST(QueuePair, TheReorderBufferHoldsEachPsnOnceAndReleasesInOrder) {
   EXPECT_TRUE(rs.hold(12, false, 0));
   EXPECT_FALSE(rs.hold(12, false, 0));  // a duplicate
   EXPECT_TRUE(rs.hold(11, true, 77));
+  rs.mark_held_ce(11);
   EXPECT_EQ(rs.held, 2u);
   bool completes = false;
+  bool ce = false;
   std::uint32_t imm = 0;
-  EXPECT_FALSE(rs.take_held(completes, imm));  // the hole at 10 is still open
-  ++rs.epsn;                                   // 10 arrives and is consumed
-  ASSERT_TRUE(rs.take_held(completes, imm));
-  EXPECT_TRUE(completes);
+  EXPECT_FALSE(rs.take_held(completes, imm, ce));  // the hole at 10 is still open
+  ++rs.epsn;                                       // 10 arrives and is consumed
+  ASSERT_TRUE(rs.take_held(completes, imm, ce));
+  EXPECT_TRUE(completes);  // the CE mark does not hide the end of the message
+  EXPECT_TRUE(ce);
   EXPECT_EQ(imm, 77u);
   ++rs.epsn;
-  ASSERT_TRUE(rs.take_held(completes, imm));
+  ASSERT_TRUE(rs.take_held(completes, imm, ce));
   EXPECT_FALSE(completes);
+  EXPECT_FALSE(ce);
   ++rs.epsn;
-  EXPECT_FALSE(rs.take_held(completes, imm));
+  EXPECT_FALSE(rs.take_held(completes, imm, ce));
   EXPECT_EQ(rs.held, 0u);
 }
 
@@ -167,6 +171,23 @@ TEST(QueuePair, TheCompletionQueueIsFifoAndFullAtItsDepth) {
   EXPECT_EQ(out[0].wr_id, 1u);
   EXPECT_EQ(out[1].wr_id, 2u);
   EXPECT_EQ(cq.poll(out), 0u);
+}
+
+TEST(QueuePair, StagedCompletionsComeBackFromTheirSlotsInAnyOrderAndSlotsAreReused) {
+  CompletionQueue cq;
+  Completion c;
+  c.wr_id = 1;
+  const std::uint32_t a = cq.stage(c);
+  c.wr_id = 2;
+  const std::uint32_t b = cq.stage(c);
+  EXPECT_NE(a, b);
+  EXPECT_EQ(cq.staged(), 2u);
+  EXPECT_EQ(cq.unstage(b).wr_id, 2u);  // the later one becomes visible first
+  c.wr_id = 3;
+  EXPECT_EQ(cq.stage(c), b);  // its slot is reused
+  EXPECT_EQ(cq.unstage(a).wr_id, 1u);
+  EXPECT_EQ(cq.unstage(b).wr_id, 3u);
+  EXPECT_EQ(cq.staged(), 0u);
 }
 
 TEST(QueuePair, BringUpGoesThroughInitAndRtrToRts) {

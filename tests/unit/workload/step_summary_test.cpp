@@ -91,17 +91,16 @@ TEST(StepSummary, CollectivesByGroupAndFabricCountersOncePerDistinct) {
 
 TEST(StepSummary, FlowsAndLinksCountEveryRepetition) {
   const Scenario s;
-  const auto topo = testing::leaf_spine(2, 1, 2);
+  const auto topo = testing::leaf_spine(2, 1, 2);  // one GPU and one NIC per server
   StepTrace t = trace();
-  auto rdma = std::make_shared<nic::RdmaResults>();
-  rdma->endpoints.resize(2);
-  rdma->endpoints[0].bytes = 100;
-  rdma->endpoints[0].packets = 3;
-  rdma->endpoints[1].bytes = 50;
-  rdma->endpoints[1].ecn_received = 2;
-  t.distinct[0].cost.rdma = rdma;
-  t.distinct[0].cost.connections =
-      std::make_shared<const std::vector<nic::Connection>>(std::vector<nic::Connection>{{0, 1}});
+  // The DP collective (record 2, from 2 s) sent over connection port 1 -> port 2 both ways.
+  std::vector<collective::ConnectionFlow> flows(4);  // connection 0 idle, connection 1 used
+  flows[2] = {100, 2, 30, 4, 0, 1000, 2000, 5000};
+  flows[3] = {50, 1, 13, 0, 2, 1500, 2500, 4000};
+  t.distinct[1].cost.flows =
+      std::make_shared<const std::vector<collective::ConnectionFlow>>(std::move(flows));
+  t.distinct[1].cost.connections = std::make_shared<const std::vector<nic::Connection>>(
+      std::vector<nic::Connection>{{0, 3}, {1, 2}});
   fabric::PortStats ps;
   ps.bytes = 1000;
   ps.packets = 10;
@@ -110,17 +109,67 @@ TEST(StepSummary, FlowsAndLinksCountEveryRepetition) {
       std::make_shared<const std::vector<std::pair<std::uint32_t, fabric::PortStats>>>(
           std::vector<std::pair<std::uint32_t, fabric::PortStats>>{{2, ps}});
   const StepResult r = summarize_step(s, topo, std::move(t));
-  ASSERT_EQ(r.flows.size(), 1u);
-  EXPECT_EQ(r.flows[0].collective, 0u);
-  EXPECT_EQ(r.flows[0].repeats, 2u);
-  EXPECT_EQ(r.flows[0].bytes, 150u);  // both directions
-  EXPECT_EQ(r.flows[0].packets, 3u);
-  EXPECT_EQ(r.flows[0].ecn_marked, 2u);
+  ASSERT_EQ(r.flows.size(), 2u);  // one row per direction that sent anything
+  EXPECT_EQ(r.flow_rows_total, 2u);
+  EXPECT_EQ(r.flows_sample, 1u);
+  const FlowRow& ab = r.flows[0];
+  EXPECT_EQ(ab.collective, 2u);
+  EXPECT_EQ(ab.repeats, 1u);
+  EXPECT_EQ(ab.group, CommGroup::kDp);
+  EXPECT_EQ(ab.src_nic, 1u);
+  EXPECT_EQ(ab.dst_nic, 2u);
+  EXPECT_EQ(ab.src_gpu, topo.ports[1].node);  // server i holds GPU i
+  EXPECT_EQ(ab.dst_gpu, topo.ports[2].node);
+  EXPECT_EQ(ab.bytes, 100u);
+  EXPECT_EQ(ab.packets, 30u);
+  EXPECT_EQ(ab.retransmitted, 4u);
+  EXPECT_EQ(ab.ecn_marked, 0u);
+  EXPECT_EQ(ab.start_ps, 2'000'000'000'000 + 1000);  // the record's start plus the run's offset
+  EXPECT_EQ(ab.first_byte_ps, 2'000'000'000'000 + 2000);
+  EXPECT_EQ(ab.end_ps, 2'000'000'000'000 + 5000);
+  const FlowRow& ba = r.flows[1];
+  EXPECT_EQ(ba.src_nic, 2u);
+  EXPECT_EQ(ba.dst_nic, 1u);
+  EXPECT_EQ(ba.bytes, 50u);
+  EXPECT_EQ(ba.ecn_marked, 2u);
   ASSERT_EQ(r.links.size(), 1u);
   EXPECT_EQ(r.links[0].port, 2u);
   EXPECT_EQ(r.links[0].node, topo.ports[2].node);
   EXPECT_EQ(r.links[0].bytes, 2000.0);  // two repetitions
   EXPECT_DOUBLE_EQ(r.links[0].busy_s, 2e-6);
+}
+
+TEST(StepSummary, OutputFlowsKeepsAllOneInKCollectivesOrNone) {
+  const auto rows = [] {
+    StepResult r;
+    for (std::uint32_t c = 0; c < 1000; ++c) {
+      FlowRow f;
+      f.collective = c;
+      for (int k = 0; k < 3; ++k) r.flows.push_back(f);
+    }
+    return r;
+  };
+  OutputParams out;
+  StepResult all = rows();
+  select_flows(out, all);  // auto: few rows, all of them
+  EXPECT_EQ(all.flows.size(), 3000u);
+  EXPECT_EQ(all.flows_sample, 1u);
+  out.flows = "sampled";
+  StepResult sampled = rows();
+  select_flows(out, sampled);
+  EXPECT_EQ(sampled.flows_sample, 16u);
+  EXPECT_EQ(sampled.flow_rows_total, 3000u);
+  // Every flow of the chosen collectives, about 1 in 16 of them, by the collective id alone.
+  EXPECT_EQ(sampled.flows.size() % 3, 0u);
+  EXPECT_GT(sampled.flows.size(), 3u * 1000 / 16 / 2);
+  EXPECT_LT(sampled.flows.size(), 3u * 1000 / 16 * 2);
+  for (const FlowRow& f : sampled.flows) EXPECT_TRUE(flow_row_sampled(f.collective, 16));
+  out.flows = "none";
+  StepResult none = rows();
+  select_flows(out, none);
+  EXPECT_TRUE(none.flows.empty());
+  EXPECT_EQ(none.flows_sample, 0u);
+  EXPECT_EQ(none.flow_rows_total, 3000u);
 }
 
 TEST(StepSummary, StopReasonAndDigest) {

@@ -1,0 +1,260 @@
+// The static op program of each pipeline stage (see stage_program.hpp).
+#include "stepsim/workload/stage_program.hpp"
+
+#include <algorithm>
+#include <map>
+#include <utility>
+
+#include "src/workload/memoized_comm.hpp"
+#include "stepsim/workload/compute_cost.hpp"
+#include "stepsim/workload/data_parallel_comm.hpp"
+#include "stepsim/workload/layer_comm.hpp"
+
+namespace stepsim::workload {
+namespace {
+
+// Builds one stage's program, pass by pass.
+class ProgramBuilder {
+ public:
+  ProgramBuilder(const Scenario& s, int stage)
+      : s_(s),
+        shape_{s.par.pp, s.par.vpp, static_cast<int>(s.par.micro_batches())},
+        place_{s.par.tp, s.par.cp, s.par.data_parallel(), s.par.pp},
+        lc_(layer_costs(s)),
+        buckets_(s, place_, stage) {
+    prog_.stage = stage;
+    for (PassKind k : {PassKind::kForward, PassKind::kBackward}) {
+      for (const CommOp& op : layer_collectives(s, place_, stage, k)) {
+        layer_ops_[static_cast<int>(k)].push_back(add_comm(op));
+      }
+    }
+    if (s.par.zero == 3) fsdp_gather_ = add_comm(fsdp_gather_op(s, place_, stage));
+    find_consumers();
+  }
+
+  StageProgram build() {
+    const int st = prog_.stage;
+    for (const PipelinePass& pass : stage_schedule(shape_, st)) {
+      const PassInput in = input_of(shape_, st, pass.kind, pass.chunk);
+      if (!in.external && in.stage != st) {
+        StageOp r;
+        r.kind = StageOpKind::kRecv;
+        r.peer = in.stage;
+        r.pass = in.kind;
+        r.chunk = static_cast<std::uint32_t>(in.chunk);
+        r.micro = static_cast<std::uint32_t>(pass.micro);
+        prog_.ops.push_back(r);
+      }
+      StageOp mark;
+      mark.kind = StageOpKind::kPassStart;
+      mark.pass = pass.kind;
+      prog_.ops.push_back(mark);
+      run_pass(pass);
+      mark.kind = StageOpKind::kPassEnd;
+      prog_.ops.push_back(mark);
+      for (int dst : consumers_[{static_cast<int>(pass.kind), pass.chunk}]) {
+        StageOp snd;
+        snd.kind = StageOpKind::kSend;
+        snd.peer = dst;
+        snd.pass = pass.kind;
+        snd.chunk = static_cast<std::uint32_t>(pass.chunk);
+        snd.micro = static_cast<std::uint32_t>(pass.micro);
+        prog_.ops.push_back(snd);
+      }
+    }
+    finish();
+    return std::move(prog_);
+  }
+
+ private:
+  std::uint32_t add_comm(const CommOp& op) {
+    prog_.comm_ops.push_back(op);
+    return static_cast<std::uint32_t>(prog_.comm_ops.size() - 1);
+  }
+
+  // Which stages read the output of this stage's passes (kind, chunk): a pipeline send each.
+  void find_consumers() {
+    const int st = prog_.stage;
+    for (int other = 0; other < shape_.stages; ++other) {
+      for (int c = 0; c < shape_.chunks; ++c) {
+        for (PassKind k : {PassKind::kForward, PassKind::kBackward}) {
+          const PassInput in = input_of(shape_, other, k, c);
+          if (in.external || in.stage != st || other == st) continue;
+          consumers_[{static_cast<int>(in.kind), in.chunk}].push_back(other);
+        }
+      }
+    }
+  }
+
+  void run_pass(const PipelinePass& pass) {
+    const int st = prog_.stage;
+    const bool fwd = pass.kind == PassKind::kForward;
+    const int n_layers = layers_in(shape_, s_.model.layers, st, pass.chunk);
+    const int first = first_layer(shape_, s_.model.layers, st, pass.chunk);
+    std::uint32_t fsdp_mine = 0;  // FSDP: the data-parallel op of this layer's parameters
+    for (int k = 0; k < n_layers; ++k) {
+      const int layer = fwd ? k : n_layers - 1 - k;
+      OpRecord r;
+      r.stage = static_cast<std::uint32_t>(st);
+      r.kind = fwd ? OpKind::kForward : OpKind::kBackward;
+      r.micro = static_cast<std::uint32_t>(pass.micro);
+      r.chunk = static_cast<std::uint32_t>(pass.chunk);
+      r.layer = static_cast<std::uint32_t>(first + layer);
+      if (s_.par.zero == 3) {
+        // Layer k's parameters were gathered one layer ahead (the first layer's: now).
+        if (k == 0) fsdp_mine = release(fsdp_gather_);
+        const std::uint32_t mine = fsdp_mine;
+        if (k + 1 < n_layers) fsdp_mine = release(fsdp_gather_);
+        StageOp w;
+        w.kind = StageOpKind::kWaitDp;
+        w.dp = mine;
+        prog_.ops.push_back(w);
+      }
+      run_layer(pass, layer, r);
+    }
+  }
+
+  void run_layer(const PipelinePass& pass, int layer, OpRecord r) {
+    const bool fwd = pass.kind == PassKind::kForward;
+    if (!fwd && s_.par.recompute == "full") {
+      r.kind = OpKind::kForward;
+      compute(r, lc_.recompute_s);
+      layer_comm(PassKind::kForward);
+      r.kind = OpKind::kBackward;
+    }
+    compute(r, layer_pass_seconds(s_, lc_, shape_, prog_.stage, pass.chunk, pass.kind, layer));
+    layer_comm(pass.kind);
+    if (!fwd && pass.micro == shape_.micro_batches - 1) {
+      buckets_.add(layer_gradient_bytes(s_, shape_, prog_.stage, pass.chunk, layer));
+      if (s_.par.zero == 3 || s_.par.overlap_grad_reduce) reduce_buckets(s_.par.zero == 3);
+    }
+  }
+
+  void compute(const OpRecord& r, double seconds) {
+    StageOp op;
+    op.kind = StageOpKind::kCompute;
+    op.record = r;
+    op.seconds = seconds;
+    prog_.ops.push_back(op);
+  }
+
+  void layer_comm(PassKind kind) {
+    for (std::uint32_t c : layer_ops_[static_cast<int>(kind)]) {
+      if (is_free(prog_.comm_ops[c])) continue;
+      StageOp op;
+      op.kind = StageOpKind::kCollective;
+      op.comm = c;
+      prog_.ops.push_back(op);
+    }
+  }
+
+  // Appends comm op `c` to the data-parallel stream and lets it start from here.
+  std::uint32_t release(std::uint32_t c) {
+    prog_.dp.push_back(c);
+    StageOp op;
+    op.kind = StageOpKind::kRelease;
+    op.dp = static_cast<std::uint32_t>(prog_.dp.size());
+    prog_.ops.push_back(op);
+    return op.dp - 1;
+  }
+
+  void reduce_buckets(bool flush) {
+    for (GradClass cls : {GradClass::kDense, GradClass::kExpert}) {
+      while (const std::optional<CommOp> op = buckets_.next(cls, flush)) {
+        if (!is_free(*op)) release(add_comm(*op));
+      }
+    }
+  }
+
+  void finish() {
+    reduce_buckets(true);
+    const double params = stage_params(s_, shape_, prog_.stage);
+    prog_.optimizer_s = optimizer_seconds(s_, params);
+    StageOp opt;
+    opt.kind = StageOpKind::kOptimizer;
+    opt.seconds = prog_.optimizer_s;
+    opt.record.stage = static_cast<std::uint32_t>(prog_.stage);
+    opt.record.kind = OpKind::kOptimizer;
+    prog_.ops.push_back(opt);
+    prog_.param_gather_first = static_cast<std::uint32_t>(prog_.dp.size());
+    if (s_.par.zero == 1 || s_.par.zero == 2) {
+      for (const CommOp& op : param_gather_ops(s_, place_, prog_.stage, params)) {
+        if (!is_free(op)) prog_.dp.push_back(add_comm(op));
+      }
+      StageOp pg;
+      pg.kind = StageOpKind::kParamGather;
+      pg.dp = static_cast<std::uint32_t>(prog_.dp.size());
+      prog_.ops.push_back(pg);
+    }
+  }
+
+  const Scenario& s_;
+  PipelineShape shape_;
+  Placement place_;
+  LayerCosts lc_;
+  GradientBuckets buckets_;
+  StageProgram prog_;
+  std::vector<std::uint32_t> layer_ops_[2];
+  std::uint32_t fsdp_gather_ = 0;
+  std::map<std::pair<int, int>, std::vector<int>> consumers_;  // (kind, chunk) -> stages
+};
+
+}  // namespace
+
+std::vector<StageProgram> stage_programs(const Scenario& s) {
+  std::vector<StageProgram> out;
+  for (int st = 0; st < s.par.pp; ++st) out.push_back(ProgramBuilder(s, st).build());
+  return out;
+}
+
+std::int64_t stage_send_bytes(const Scenario& s) {
+  return pipeline_send_bytes(s);
+}
+
+RankCoords coords_of(const Placement& place, std::uint32_t g) {
+  const auto gi = static_cast<int>(g);
+  RankCoords r;
+  r.t = gi % place.tp;
+  r.c = (gi / place.tp) % place.cp;
+  r.d = (gi / (place.tp * place.cp)) % place.dp;
+  r.p = gi / (place.tp * place.cp * place.dp);
+  return r;
+}
+
+std::vector<std::uint32_t> translate_group(const Placement& place,
+                                           const std::vector<std::uint32_t>& ref, int t, int c,
+                                           int d) {
+  std::vector<RankCoords> m;
+  m.reserve(ref.size());
+  for (std::uint32_t g : ref) m.push_back(coords_of(place, g));
+  // In one dimension: the member's coordinate in the copy that holds coordinate `x`.
+  auto dim = [&](int RankCoords::*f, int x) {
+    int lo = m[0].*f;
+    int hi = lo;
+    int step = 0;
+    for (const RankCoords& r : m) {
+      lo = std::min(lo, r.*f);
+      hi = std::max(hi, r.*f);
+    }
+    if (lo == hi) return std::vector<int>(m.size(), x);
+    for (const RankCoords& r : m) {
+      const int dx = r.*f - lo;
+      if (dx > 0) step = step == 0 ? dx : std::min(step, dx);
+    }
+    const int count = (hi - lo) / step + 1;
+    const int base = step == 1 ? (x / count) * count : x % step;
+    std::vector<int> out;
+    out.reserve(m.size());
+    for (const RankCoords& r : m) out.push_back(base + (r.*f - lo));
+    return out;
+  };
+  const std::vector<int> ts = dim(&RankCoords::t, t);
+  const std::vector<int> cs = dim(&RankCoords::c, c);
+  const std::vector<int> ds = dim(&RankCoords::d, d);
+  std::vector<std::uint32_t> out;
+  out.reserve(ref.size());
+  for (std::size_t i = 0; i < m.size(); ++i) out.push_back(place.rank(ts[i], cs[i], ds[i], m[i].p));
+  return out;
+}
+
+}  // namespace stepsim::workload

@@ -1,0 +1,41 @@
+#pragma once
+// The whole-step executor (issue 14): every GPU of the job runs its stage's program
+// (stage_program.hpp) on the PDES, in one RDMA run over the whole fabric, so the collectives of
+// all stages and groups meet on the NICs, NVLink and switches as their dependencies release
+// them. How it runs:
+// - A collective instance is (communicator, sequence number): every member runs the same ops on
+//   a communicator in the same order, so it numbers them alike. Its part on a server starts when
+//   that server's members have all reached it (after the protocol's base latency), as NCCL's
+//   kernels start on each GPU; data that arrives earlier waits in the receive buffer (deferred
+//   completions), as in NCCL's FIFO. A member's stream goes on when its part is done.
+// - Collectives whose GPUs all sit in one server (TP, and CP/EP/PP inside a server) are folded:
+//   they take their memoized packet-level time, from when the last member arrives or when the
+//   members' NVLink egress is free (it is shared with the network collectives' NVLink hops),
+//   and occupy each member's NVLink for their bytes. They never touch a NIC.
+// - Every other collective runs its algorithm (ring, tree, pairwise, ...) at packet or cell
+//   level. RC connections belong to the communicator (as NCCL's) and are reused by its
+//   collectives; the immediate data and work-request id carry the sequence number.
+// - SHARP (switch aggregation) is not run here: such collectives use the ring.
+
+#include <functional>
+
+#include "stepsim/core/result.hpp"
+#include "stepsim/pdes/engine.hpp"
+#include "stepsim/pdes/sync.hpp"
+#include "stepsim/topology/topology.hpp"
+#include "stepsim/workload/comm_model.hpp"
+#include "stepsim/workload/scenario.hpp"
+#include "stepsim/workload/step_summary.hpp"
+
+namespace stepsim::workload {
+
+/// Runs the whole step of `s` (validated; fidelity packet or cell) on `topo`. `folded` costs
+/// the collectives inside one server (the packet comm model of the same fidelity). `progress`
+/// (may be empty) is called with the simulated time on rank 0's engine progress reports.
+/// Collective over `sync`.
+Result<StepTrace> run_whole_step_trace(const Scenario& s, const topology::Topology& topo,
+                                       CommModel& folded, pdes::Sync& sync,
+                                       pdes::EngineOptions engine,
+                                       const std::function<bool(double)>& progress);
+
+}  // namespace stepsim::workload
