@@ -17,6 +17,7 @@
 #include "stepsim/collective/collective.hpp"
 #include "stepsim/fabric/fabric_params.hpp"
 #include "stepsim/output/chrome_trace.hpp"
+#include "stepsim/output/samples_h5.hpp"
 #include "stepsim/output/step_h5.hpp"
 #include "stepsim/pdes/mpi_sync.hpp"
 #include "stepsim/topology/topology_loader.hpp"
@@ -85,6 +86,7 @@ struct StepReport {
   const workload::StepResult& r;
   int ranks = 1;
   double wall_s = 0;
+  bool samples_written = false;  ///< the file exists with /nodes, /ports, /samples (whole step)
 };
 
 std::string seconds_text(double s) {
@@ -236,8 +238,40 @@ StepProgress::Options progress_options(const RunOptions& opt, const workload::Sc
 }
 
 // The step at the scenario's fidelity; `wall_s` is the time it took (after the ideal run).
+// The HDF5 file's path: -o, or the scenario's stem + .h5.
+std::string h5_path(const RunOptions& opt) {
+  return opt.output.empty() ? std::filesystem::path(opt.scenario).stem().string() + ".h5"
+                            : opt.output;
+}
+
+// The whole step's time series: the output file with /nodes, /ports and /samples, appended
+// while the run goes (output.sample_interval; none with --no-output or an interval of 0).
+struct StepSamples {
+  std::unique_ptr<output::SamplesFile> file;
+  std::unique_ptr<fabric::FabricSamples> sampler;
+  Result<bool> open(const RunOptions& opt, const LoadedRun& run, pdes::EngineOptions& engine) {
+    const SimTime interval = run.scenario.output.sample_interval;
+    if (opt.no_output || interval <= SimTime::zero()) return true;
+    auto f = output::SamplesFile::create(h5_path(opt), "-o", run.topo, interval, MPI_COMM_WORLD);
+    if (!f) return f.error();
+    file = std::move(f).value();
+    sampler = std::make_unique<fabric::FabricSamples>(interval);
+    engine.at_window = [h5 = file->samples(), s = sampler.get()](SimTime now, bool last) {
+      h5->at_window(*s, now, last);
+    };
+    return true;
+  }
+  Result<bool> close() {
+    if (!file) return true;
+    std::optional<Error> err = file->samples()->error();
+    if (auto ok = file->close(); !ok) return ok;
+    if (err) return *err;
+    return true;
+  }
+};
+
 Result<workload::StepResult> simulate(const RunOptions& opt, const LoadedRun& run, int rank,
-                                      double& wall_s) {
+                                      double& wall_s, bool& samples_written) {
   const workload::Scenario& s = run.scenario;
   pdes::MpiSync sync;
   // The ideal model first: fast, and a collective that cannot run fails here, before a long
@@ -264,8 +298,15 @@ Result<workload::StepResult> simulate(const RunOptions& opt, const LoadedRun& ru
   progress.attach(opts, false);  // engine runs of single collectives: a heartbeat
   auto comm = fidelity_comm(run, sync, opts, std::move(ideal_comm));
   const bool whole = s.step_mode == "whole" && (s.fidelity == "packet" || s.fidelity == "cell");
-  auto res = whole ? workload::run_whole_step(whole_s, run.topo, *comm, sync, step_opts, {})
+  StepSamples samples;
+  if (whole) {
+    if (auto ok = samples.open(opt, run, step_opts); !ok) return ok.error();
+  }
+  auto res = whole ? workload::run_whole_step(whole_s, run.topo, *comm, sync, step_opts, {},
+                                              samples.sampler.get())
                    : workload::run_step(s, run.topo, *comm, progress.on_pass());
+  if (auto ok = samples.close(); !ok) return Error{"-o: " + ok.error().message};
+  samples_written = samples.file != nullptr;
   if (res) {
     progress.finish(res->step_s, res->interrupted ? "stopped"
                                  : res->complete  ? "done"
@@ -282,8 +323,7 @@ int write_h5(int rank, const StepReport& rep) {
   const RunOptions& opt = rep.opt;
   const workload::Scenario& s = rep.run.scenario;
   const workload::Parallelism& p = s.par;
-  std::string path = opt.output;
-  if (path.empty()) path = std::filesystem::path(opt.scenario).stem().string() + ".h5";
+  const std::string path = h5_path(opt);
   output::RunMeta meta;
   meta.scenario_path = opt.scenario;
   std::ifstream in(opt.scenario);
@@ -300,7 +340,9 @@ int write_h5(int rank, const StepReport& rep) {
   meta.threads = opt.threads;
   meta.gpu_stride = static_cast<std::uint32_t>(p.tp * p.cp * p.data_parallel());
   meta.wall_s = rep.wall_s;
-  if (auto ok = output::write_step_h5(path, meta, rep.r, MPI_COMM_WORLD); !ok) {
+  if (auto ok = output::write_step_h5(path, meta, rep.r, MPI_COMM_WORLD, &rep.run.topo,
+                                      rep.samples_written);
+      !ok) {
     return user_error(rank, ok.error().message);
   }
   if (rank == 0 && !opt.quiet) std::fprintf(stderr, "stepsim: wrote %s\n", path.c_str());
@@ -476,9 +518,10 @@ int RunCommand::execute(int rank, int ranks) {
     }
   }
   double wall_s = 0;
-  auto res = simulate(opt_, *run, rank, wall_s);
+  bool samples_written = false;
+  auto res = simulate(opt_, *run, rank, wall_s, samples_written);
   if (!res) return user_error(rank, res.error().message);
-  const StepReport rep{opt_, *run, *res, ranks, wall_s};
+  const StepReport rep{opt_, *run, *res, ranks, wall_s, samples_written};
   if (!opt_.no_output) {
     if (const int rc = write_h5(rank, rep); rc != kExitOk) return rc;
   }

@@ -7,6 +7,7 @@
 #include <functional>
 #include <vector>
 
+#include "stepsim/output/samples_h5.hpp"
 #include "stepsim/version.hpp"
 
 namespace stepsim::output {
@@ -121,7 +122,8 @@ bool write_table(hid_t file, const char* name, const std::vector<Row>& rows,
 }  // namespace
 
 Result<bool> write_step_h5(const std::string& path, const RunMeta& meta_in,
-                           const workload::StepResult& r, MPI_Comm comm) {
+                           const workload::StepResult& r, MPI_Comm comm,
+                           const topology::Topology* topo, bool append) {
   int rank = 0;
   int ranks = 1;
   MPI_Comm_rank(comm, &rank);
@@ -131,7 +133,9 @@ Result<bool> write_step_h5(const std::string& path, const RunMeta& meta_in,
   if (std::getenv("STEPSIM_H5_ERRORS") == nullptr) H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
   H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL);
-  Handle file(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl), H5Fclose);
+  Handle file(append ? H5Fopen(path.c_str(), H5F_ACC_RDWR, fapl)
+                     : H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl),
+              H5Fclose);
   if (file < 0) return Error{"--output: cannot create HDF5 file '" + path + "'"};
   const Error failed{"--output: writing '" + path + "' failed"};
 
@@ -295,6 +299,11 @@ Result<bool> write_step_h5(const std::string& path, const RunMeta& meta_in,
                    "left out",
                    rank, ranks);
   if (!ok) return failed;
+  if (topo != nullptr && !append) {
+    if (auto names = write_name_tables(file, *topo, comm); !names) {
+      return Error{"--output: writing '" + path + "' failed: " + names.error().message};
+    }
+  }
   if (H5Fflush(file, H5F_SCOPE_GLOBAL) < 0) return failed;
   return true;
 }

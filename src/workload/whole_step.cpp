@@ -1329,7 +1329,8 @@ Result<StepTrace> StepApp::collect(pdes::Sync& sync, nic::RdmaRun& run, bool sto
 Result<StepTrace> run_whole_step_trace(const Scenario& s, const topology::Topology& topo,
                                        CommModel& folded, pdes::Sync& sync,
                                        pdes::EngineOptions engine,
-                                       const std::function<bool(double)>& progress) {
+                                       const std::function<bool(double)>& progress,
+                                       fabric::FabricSamples* samples) {
   StepApp app(s, topo, folded);
   if (auto ok = app.setup(); !ok) return ok.error();
   fabric::FabricParams fabric = s.fabric;
@@ -1342,7 +1343,8 @@ Result<StepTrace> run_whole_step_trace(const Scenario& s, const topology::Topolo
       if (!progress(p.now.seconds())) pdes::Engine::request_stop();
     };
   }
-  auto r = nic::run_rdma(topo, app.connections(), s.nic, fabric, &app, sync, std::move(engine));
+  auto r = nic::run_rdma(topo, app.connections(), s.nic, fabric, &app, sync, std::move(engine),
+                         nullptr, samples);
   if (!r) return r.error();
   nic::RdmaRun run = std::move(r).value();
   const bool stopped = !run.stats.completed && pdes::Engine::stop_requested();

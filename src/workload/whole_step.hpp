@@ -20,6 +20,7 @@
 #include <functional>
 
 #include "stepsim/core/result.hpp"
+#include "stepsim/fabric/fabric_samples.hpp"
 #include "stepsim/pdes/engine.hpp"
 #include "stepsim/pdes/sync.hpp"
 #include "stepsim/topology/topology.hpp"
@@ -36,6 +37,7 @@ namespace stepsim::workload {
 Result<StepTrace> run_whole_step_trace(const Scenario& s, const topology::Topology& topo,
                                        CommModel& folded, pdes::Sync& sync,
                                        pdes::EngineOptions engine,
-                                       const std::function<bool(double)>& progress);
+                                       const std::function<bool(double)>& progress,
+                                       fabric::FabricSamples* samples = nullptr);
 
 }  // namespace stepsim::workload

@@ -39,7 +39,7 @@ for rt in 1:1 1:2 2:1 4:1; do
     check "ranks $ranks threads $threads: '$line' vs '$reference'" '[[ "$line" == "$reference" ]]'
   fi
 done
-# /flows of the whole step: times ordered and inside the step's timeline, one collective's rows
+# /flows and /samples of the whole step: times ordered and inside the step's timeline, one collective's rows
 # carry its bytes (a ring AllReduce over n servers puts 2(n-1)S on the network: n GPUs x
 # 2(n-1)/n x S), the printed count is the file's, and the file is the same at 1 and 2 ranks.
 for ranks in 1 2; do
@@ -48,6 +48,8 @@ for ranks in 1 2; do
 done
 check "flows identical at 1 and 2 ranks" \
   '[[ "$(h5dump -d /flows m4-r1.h5 | tail -n +3)" == "$(h5dump -d /flows m4-r2.h5 | tail -n +3)" ]]'
+check "/samples identical at 1 and 2 ranks" \
+  '[[ "$(h5dump -d /samples/ports m4-r1.h5 | tail -n +3)" == "$(h5dump -d /samples/ports m4-r2.h5 | tail -n +3)" ]]'
 check "collectives identical at 1 and 2 ranks" \
   '[[ "$(h5dump -d /collectives m4-r1.h5 | tail -n +3)" == "$(h5dump -d /collectives m4-r2.h5 | tail -n +3)" ]]'
 out=$(/usr/bin/python3 - m4-r1.h5 "$(cat m4-r1.txt)" <<'PY'
@@ -73,6 +75,15 @@ for c in ar:
     want = 2 * (int(c["gpus"]) - 1) * int(c["bytes"])
     if abs(got - want) > 1e-3 * want:
         bad.append("collective %d: flows carry %d bytes, ring needs %d" % (c["id"], got, want))
+# /samples: each port's bytes over the bins add up to what /links says it carried (1%).
+s, links = f["samples/ports"][:], f["links"][:]
+per_port = np.bincount(s["port"], weights=s["bytes"].astype(float),
+                       minlength=int(links["port"].max()) + 1)
+for p, b in zip(links["port"], links["bytes"]):
+    if b > 0 and abs(per_port[p] - b) > 0.01 * b:
+        bad.append("port %d: samples %.0f bytes, links %.0f" % (p, per_port[p], b))
+if len(s) == 0:
+    bad.append("no samples")
 print("ok" if not bad else "; ".join(bad))
 PY
 )

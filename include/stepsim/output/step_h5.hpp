@@ -11,6 +11,7 @@
 #include <mpi.h>
 
 #include "stepsim/core/result.hpp"
+#include "stepsim/topology/topology.hpp"
 #include "stepsim/workload/step.hpp"
 
 namespace stepsim::output {
@@ -40,8 +41,12 @@ struct RunMeta {
 };
 
 /// Writes the file; every rank calls it with the same result. `path` is truncated. The error
-/// says which file could not be written.
+/// says which file could not be written. With `topo`, also /nodes and /ports, the name table of
+/// its nodes and ports (samples_h5.hpp).
+/// `append`: the file exists (the whole step's /nodes, /ports and /samples, written while the
+/// run went): it is opened and the step's tables are added; the name tables are not rewritten.
 Result<bool> write_step_h5(const std::string& path, const RunMeta& meta,
-                           const workload::StepResult& r, MPI_Comm comm);
+                           const workload::StepResult& r, MPI_Comm comm,
+                           const topology::Topology* topo = nullptr, bool append = false);
 
 }  // namespace stepsim::output

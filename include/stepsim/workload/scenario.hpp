@@ -77,6 +77,8 @@ struct OutputParams {
   std::string flows = "auto";
   int flows_sample = 16;  ///< sampled: K of "1 in K collectives"
   static constexpr std::uint64_t kAutoFlowRows = 100000;
+  /// Bins of the fabric's time series in HDF5 /samples (fabric_samples.hpp); zero: none.
+  SimTime sample_interval = SimTime::us(10);
 };
 
 struct Scenario {

@@ -14,6 +14,7 @@
 #include <functional>
 
 #include "stepsim/core/result.hpp"
+#include "stepsim/fabric/fabric_samples.hpp"
 #include "stepsim/pdes/engine.hpp"
 #include "stepsim/pdes/sync.hpp"
 #include "stepsim/topology/topology.hpp"
@@ -35,9 +36,11 @@ Result<StepResult> run_step(const Scenario& s, const topology::Topology& topo, C
 /// the job runs its stage's schedule on the PDES and all collectives share the NICs, NVLink and
 /// fabric (src/workload/whole_step.hpp says how). `folded` (the packet comm model of the same
 /// fidelity) costs the collectives inside one server. `progress` gets the simulated time at the
-/// engine's progress reports (rank 0); false stops the run. Collective over `sync`.
+/// engine's progress reports (rank 0); false stops the run. `samples` (optional) records the
+/// ports' time series (drained by engine.at_window). Collective over `sync`.
 Result<StepResult> run_whole_step(const Scenario& s, const topology::Topology& topo,
                                   CommModel& folded, pdes::Sync& sync, pdes::EngineOptions engine,
-                                  const std::function<bool(double)>& progress = {});
+                                  const std::function<bool(double)>& progress = {},
+                                  fabric::FabricSamples* samples = nullptr);
 
 }  // namespace stepsim::workload
