@@ -20,7 +20,7 @@ def load(d, name, mode):
     j, t, to = (d / f"{name}.{mode}.{x}" for x in ("json", "time", "timeout"))
     run = {"json": json.loads(j.read_text()) if j.exists() else None}
     if to.exists():
-        run["timeout"] = int(to.read_text())
+        run["timeout"] = float(to.read_text())
     elif t.exists():
         f = t.read_text().split()
         if len(f) >= 3 and f[-3].replace(".", "").isdigit():
@@ -37,16 +37,21 @@ def dp_rest(j):
     return 1e3 * (j["step_s"] - other)
 
 
+def stopped(run):
+    t = run["timeout"]
+    return f"> {t / 60:.0f} min" if t >= 60 else f"> {t:g} s"
+
+
 def cell(run, fmt):
     """fmt(json), or '> N min' for a run stopped at its timeout ('-' if absent)."""
     if run["json"] is None:
-        return f"> {run['timeout'] // 60} min" if "timeout" in run else "-"
+        return stopped(run) if "timeout" in run else "-"
     return fmt(run["json"])
 
 
 def wall(run):
     if "timeout" in run:
-        return f"> {run['timeout'] // 60} min"
+        return stopped(run)
     if "wall" not in run:
         return "-"
     return f"{run['wall']:.1f}" + (f" ({run['cpu']:.1f})" if "cpu" in run else "")

@@ -26,11 +26,15 @@ for mode in memo whole; do
   extra=()
   [[ $mode == whole ]] && extra=(--set step.mode=whole)
   rm -f "$out/$name.$mode.json" "$out/$name.$mode.timeout"
-  if ! timeout "$limit" /usr/bin/time -f "%e %M %U" -o "$out/$name.$mode.time" \
-      "$bin" run "$sc" --fidelity cell --no-output --quiet "${extra[@]}" \
-      --json "$out/$name.$mode.json" >/dev/null; then
-    echo "$limit" >"$out/$name.$mode.timeout"
+  rc=0
+  timeout "$limit" /usr/bin/time -f "%e %M %U" -o "$out/$name.$mode.time" \
+    "$bin" run "$sc" --fidelity cell --no-output --quiet "${extra[@]}" \
+    --json "$out/$name.$mode.json" >/dev/null || rc=$?
+  if [[ $rc -ne 0 ]]; then
     rm -f "$out/$name.$mode.json"
+    # timeout exits 124 when it stopped the run; anything else is the run's own failure.
+    [[ $rc -eq 124 ]] && echo "$limit" >"$out/$name.$mode.timeout"
+    [[ $rc -ne 124 ]] && echo "$name $mode: stepsim run failed (exit $rc)" >&2
   fi
 done
 /usr/bin/python3 "$STEPSIM_ROOT/bench/whole_vs_memoized.py" "$out" "$name"
