@@ -4,6 +4,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <fstream>
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "src/cli/cli.hpp"
@@ -16,6 +17,7 @@
 #include "stepsim/fabric/pfc_headroom.hpp"
 #include "stepsim/nic/bulk_app.hpp"
 #include "stepsim/nic/rdma_run.hpp"
+#include "stepsim/output/samples_h5.hpp"
 #include "stepsim/pdes/mpi_sync.hpp"
 #include "stepsim/topology/topology_loader.hpp"
 
@@ -125,7 +127,17 @@ BenchFabricCommand::BenchFabricCommand(CLI::App& parent) {
   cmd_->add_option("--repeat", repeat_, "Run N times in this process; report the median run")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000));
-  cmd_->add_option("--json", json_path_, "Also write the results as JSON to this file");
+  cmd_->add_option("--json", json_path_,
+                   "Also write the results as JSON to this file (with --samples, also every "
+                   "port's whole-run counters)");
+  cmd_->add_option("--samples", samples_path_,
+                   "Write the fabric's time series to this HDF5 file: /nodes, /ports and "
+                   "/samples (docs/hdf5-schema.md), appended while the run goes (first run of "
+                   "--repeat)");
+  cmd_->add_option("--sample-interval", sample_interval_,
+                   "--samples: simulated time per bin (10ns..1s; 0 or off: /nodes and /ports "
+                   "only)")
+      ->capture_default_str();
   cmd_->add_flag("--quiet", quiet_, "No progress output");
   for (CLI::Option* opt : cmd_->get_options()) {
     if (opt->get_name() != "--fault" && opt->get_name() != "--set")
@@ -225,9 +237,10 @@ Result<fabric::FabricRun> run_rdma_once(const topology::Topology& topo,
                                         const std::vector<nic::Connection>& conns,
                                         const nic::NicParams& nic,
                                         const fabric::FabricParams& params, pdes::Sync& sync,
-                                        const pdes::EngineOptions& opts) {
+                                        const pdes::EngineOptions& opts,
+                                        fabric::FabricSamples* samples) {
   nic::BulkApp app(transfers, conns, topo, SimTime::zero());
-  auto r = nic::run_rdma(topo, conns, nic, params, &app, sync, opts);
+  auto r = nic::run_rdma(topo, conns, nic, params, &app, sync, opts, nullptr, samples);
   if (!r) return r.error();
   fabric::FabricRun fr;
   fr.stats = r->stats;
@@ -253,12 +266,15 @@ bool all_flows_complete(const fabric::FabricRun& run) {
 int BenchFabricCommand::execute(int rank, int ranks) {
   std::vector<OutputFile> outputs;
   add_output(outputs, *cmd_, "--json", json_path_);
+  add_output(outputs, *cmd_, "--samples", samples_path_);
   if (auto ok = check_outputs_once(outputs, {topology_, nic_config_}, rank); !ok)
     return user_error(rank, ok.error().message);
   auto bytes = parse_bytes(flow_bytes_);
   if (!bytes) return user_error(rank, "--flow-bytes: " + bytes.error().message);
   auto end = parse_time(end_);
   if (!end) return user_error(rank, "--end: " + end.error().message);
+  auto interval = fabric::parse_sample_interval(sample_interval_);
+  if (!interval) return user_error(rank, "--sample-interval: " + interval.error().message);
   auto window = parse_bytes(window_);
   if (!window) return user_error(rank, "--window: " + window.error().message);
   traffic_.window = window->count();
@@ -304,18 +320,48 @@ int BenchFabricCommand::execute(int rank, int ranks) {
   install_stop_handlers();
   warn_if_threads_exceed_cpus(threads_, rank);
 
+  // --samples: the name tables now, the time series while the first run goes.
+  std::unique_ptr<output::SamplesFile> samples_file;
+  std::unique_ptr<fabric::FabricSamples> sampler;
+  pdes::EngineOptions sampled = opts;
+  if (!samples_path_.empty()) {
+    auto f =
+        output::SamplesFile::create(samples_path_, "--samples", *topo, *interval, MPI_COMM_WORLD);
+    if (!f) return user_error(rank, f.error().message);
+    samples_file = std::move(f).value();
+    if (output::SamplesH5* h5 = samples_file->samples()) {
+      sampler = std::make_unique<fabric::FabricSamples>(*interval);
+      sampled.at_window = [h5, s = sampler.get()](SimTime now, bool last) {
+        h5->at_window(*s, now, last);
+      };
+    }
+  }
+
   std::vector<fabric::FabricRun> runs;
   for (int i = 0; i < repeat_; ++i) {
-    auto r = transport_ == "rdma"
-                 ? run_rdma_once(*topo, rdma.transfers, rdma.conns, rdma.nic, params_, sync, opts)
-                 : fabric::run_fabric(*topo, *flows, params_, sync, opts);
+    fabric::FabricSamples* samples = i == 0 ? sampler.get() : nullptr;
+    const pdes::EngineOptions& o = i == 0 ? sampled : opts;
+    auto r = transport_ == "rdma" ? run_rdma_once(*topo, rdma.transfers, rdma.conns, rdma.nic,
+                                                  params_, sync, o, samples)
+                                  : fabric::run_fabric(*topo, *flows, params_, sync, o, samples);
     if (!r) return user_error(rank, r.error().message);
+    if (i == 0 && sampler) {
+      const output::SamplesH5& h5 = *samples_file->samples();
+      samples_report_ =
+          SamplesReport{h5.rows_written(), h5.appends(), h5.batch_bins(),
+                        r->stats.per_rank.empty() ? 0.0 : r->stats.per_rank[0].hook_s};
+      if (h5.error())
+        return user_error(rank, "--samples: '" + samples_path_ + "': " + h5.error()->message);
+    }
     runs.push_back(std::move(r).value());
     if (!runs.back().stats.completed || !all_flows_complete(runs.back())) break;
     STEPSIM_CHECK(runs.back().stats.digest == runs.front().stats.digest,
                   "a repeated fabric run gave a different digest");
   }
   finish_progress();
+  if (samples_file) {
+    if (auto ok = samples_file->close(); !ok) return user_error(rank, ok.error().message);
+  }
   const fabric::FabricRun& run =
       runs[median_run(runs.size(), [&](std::size_t i) { return runs[i].stats.wall_s; })];
   const bool complete = run.stats.completed && all_flows_complete(run);
@@ -397,6 +443,16 @@ void BenchFabricCommand::print_report(const topology::Topology& topo, std::size_
       static_cast<double>(run.model_bytes) / 1048576.0);
   print_fabric_lines(s);
   print_time_split(st, 8, /*thread_imbalance=*/st.threads > 1);
+  if (!samples_path_.empty() && samples_report_.batch_bins == 0) {
+    std::printf("samples          %s: /nodes and /ports only (--sample-interval %s)\n",
+                samples_path_.c_str(), sample_interval_.c_str());
+  } else if (!samples_path_.empty()) {
+    const SamplesReport& x = samples_report_;
+    std::printf("samples          %s: %" PRIu64 " rows every %s in %" PRIu64
+                " appends (one per %" PRIu64 " bins); %.3f s in the window hook on rank 0\n",
+                samples_path_.c_str(), x.rows, sample_interval_.c_str(), x.appends, x.batch_bins,
+                x.hook_s);
+  }
   std::printf("digest           %s\n", digest_hex(st.digest).c_str());
 }
 
@@ -466,6 +522,24 @@ int BenchFabricCommand::write_json_report(int rank, const topology::Topology& to
   j["drops_buffer"] = s.drops_buffer;
   j["uplink_max_over_mean"] = s.uplink_max_over_mean;
   j["digest"] = digest_hex(st.digest);
+  if (!samples_path_.empty()) {
+    // What /samples adds up to: every port that sent, paused, was paused or lost a packet.
+    j["samples_rows"] = samples_report_.rows;
+    j["end_ps"] = st.final_time.picoseconds();
+    nlohmann::json ports = nlohmann::json::array();
+    for (std::size_t p = 0; p < run.results.ports.size(); ++p) {
+      const fabric::PortStats& x = run.results.ports[p];
+      if (!x.used() && x.paused_ps == 0 && x.max_queue == 0) continue;
+      ports.push_back({{"port", p},
+                       {"bytes", x.bytes},
+                       {"paused_ps", x.paused_ps},
+                       {"max_queue", x.max_queue},
+                       {"ecn_marks", x.ecn_marks},
+                       {"pause_sent", x.pause_sent},
+                       {"drops", x.drops()}});
+    }
+    j["ports"] = std::move(ports);
+  }
   return write_json(rank, json_path_, j);
 }
 

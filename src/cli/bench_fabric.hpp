@@ -37,6 +37,14 @@ class BenchFabricCommand {
   int write_json_report(int rank, const topology::Topology& topo, std::size_t flows,
                         const std::vector<fabric::FabricRun>& runs, const fabric::FabricRun& run,
                         int ranks) const;
+  /// What --samples wrote (rank 0 prints it).
+  struct SamplesReport {
+    std::uint64_t rows = 0;
+    std::uint64_t appends = 0;
+    std::uint64_t batch_bins = 0;
+    double hook_s = 0;  ///< rank 0's time in the window hook (draining and writing)
+  };
+  SamplesReport samples_report_;
 
   CLI::App* cmd_;
   std::string topology_;
@@ -62,6 +70,8 @@ class BenchFabricCommand {
   std::string nic_config_;
   std::vector<std::string> sets_;
   std::string json_path_;
+  std::string samples_path_;
+  std::string sample_interval_ = "10us";
   bool quiet_ = false;
 };
 

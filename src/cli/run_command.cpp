@@ -1,5 +1,7 @@
 #include "src/cli/run_command.hpp"
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
@@ -43,6 +45,10 @@ RunCommand::RunCommand(CLI::App& parent) {
   cmd_->add_flag("--no-output", opt_.no_output, "Do not write the HDF5 file");
   cmd_->add_option("--trace", opt_.trace,
                    "Write the op timeline as a Chrome/Perfetto trace (JSON) to this file");
+  cmd_->add_option("--progress", opt_.progress_s,
+                   "Seconds between progress lines on stderr (0.5 on a terminal, 10 in a log by "
+                   "default; 0: one per report)")
+      ->check(CLI::Range(0.0, 86400.0));
   cmd_->add_flag("--quiet", opt_.quiet, "No progress output");
   cmd_->add_option("--fault", opt_.faults,
                    "step.mode whole: a link fault during the step (repeatable): down:LINK@TIME, "
@@ -53,6 +59,11 @@ RunCommand::RunCommand(CLI::App& parent) {
   cmd_->add_option("--slow-gpu", opt_.slow_gpus,
                    "step.mode whole: a straggler (repeatable): GPU:FACTOR, its compute takes "
                    "FACTOR times as long, e.g. 5:1.3");
+  cmd_->add_option("--background", opt_.background,
+                   "step.mode whole: background traffic on the same fabric (repeatable): "
+                   "PATTERN@RATE[,UNTIL], PATTERN permutation, incast, all_to_all or hotspot, "
+                   "RATE per flow (e.g. 100G), UNTIL the simulated time it stops (default: the "
+                   "ideal step time), e.g. permutation@200G");
 }
 
 namespace {
@@ -96,7 +107,10 @@ const char* group_name(int g) {
 // runs start every collective at time zero).
 Result<bool> apply_step_faults(const RunOptions& opt, workload::Scenario& s,
                                const topology::Topology& topo) {
-  if (opt.faults.empty() && opt.pcie_faults.empty() && opt.slow_gpus.empty()) return true;
+  if (opt.faults.empty() && opt.pcie_faults.empty() && opt.slow_gpus.empty() &&
+      opt.background.empty()) {
+    return true;
+  }
   if (s.step_mode != "whole" || (s.fidelity != "packet" && s.fidelity != "cell")) {
     return Error{
         "--fault, --pcie-fault and --slow-gpu need step.mode=whole at packet or cell "
@@ -151,6 +165,30 @@ Result<bool> apply_step_faults(const RunOptions& opt, workload::Scenario& s,
     }
     s.slow_gpus.emplace_back(g->first, factor);
   }
+  for (const std::string& b : opt.background) {
+    const auto at = b.find('@');
+    const auto comma = b.find(',', at == std::string::npos ? 0 : at);
+    workload::Scenario::Background bg;
+    bg.pattern = b.substr(0, at);
+    const std::string form = "--background: '" + b +
+                             "' is not PATTERN@RATE[,UNTIL] (PATTERN permutation, incast, "
+                             "all_to_all or hotspot; e.g. permutation@100G or incast@50G,2ms)";
+    if (at == std::string::npos || (bg.pattern != "permutation" && bg.pattern != "incast" &&
+                                    bg.pattern != "all_to_all" && bg.pattern != "hotspot")) {
+      return Error{form};
+    }
+    auto rate = parse_rate(
+        b.substr(at + 1, comma == std::string::npos ? std::string::npos : comma - at - 1));
+    if (!rate || rate->bits_per_second() <= 0) return Error{form};
+    bg.rate = *rate;
+    bg.until = SimTime::never();
+    if (comma != std::string::npos) {
+      auto until = parse_time(b.substr(comma + 1));
+      if (!until || until->picoseconds() <= 0) return Error{form};
+      bg.until = *until;
+    }
+    s.background.push_back(bg);
+  }
   return true;
 }
 
@@ -169,41 +207,6 @@ Result<LoadedRun> load_run(const RunOptions& opt) {
   return LoadedRun{std::move(sets), std::move(sc), std::move(topo).value()};
 }
 
-// The progress display: pipeline passes done (forward or backward of a model chunk on a stage)
-// of all, and the furthest simulated time. Its answer says whether to go on.
-class StepProgress {
- public:
-  StepProgress(const workload::Scenario& s, bool show)
-      : s_(s),
-        show_(show),
-        total_(2ULL * static_cast<std::uint64_t>(s.par.pp) * static_cast<std::uint64_t>(s.par.vpp) *
-               static_cast<std::uint64_t>(s.par.micro_batches())) {}
-  bool operator()(double sim) {
-    ++done_;
-    sim_max_ = std::max(sim_max_, sim);
-    const double wall = elapsed_s();
-    if (show_ && wall - last_wall_ >= progress_interval()) {
-      last_wall_ = wall;
-      print_step_progress(done_, total_, sim_max_, wall);
-    }
-    // Between collectives an ideal run may stop at once; a packet run stops inside the engine,
-    // where every rank agrees on it.
-    return !(s_.fidelity == "ideal" && pdes::Engine::stop_requested());
-  }
-  [[nodiscard]] double elapsed_s() const {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
-  }
-
- private:
-  const workload::Scenario& s_;
-  bool show_;
-  std::uint64_t total_;
-  std::uint64_t done_ = 0;
-  double sim_max_ = 0;
-  double last_wall_ = 0;
-  std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
-};
-
 // The comm model of the scenario's fidelity (`ideal` is reused at ideal fidelity).
 std::unique_ptr<workload::CommModel> fidelity_comm(const LoadedRun& run, pdes::Sync& sync,
                                                    const pdes::EngineOptions& opts,
@@ -216,27 +219,60 @@ std::unique_ptr<workload::CommModel> fidelity_comm(const LoadedRun& run, pdes::S
   return ideal;
 }
 
+// The progress display of the step (rank 0, unless --quiet): its estimate is the step time at
+// ideal fidelity (src/cli/progress.hpp).
+StepProgress::Options progress_options(const RunOptions& opt, const workload::Scenario& s,
+                                       double ideal_step_s, double ideal_wall_s, int rank) {
+  StepProgress::Options o;
+  o.expected_s = ideal_step_s;
+  o.expected_wall_s = ideal_wall_s;
+  o.interval_s = opt.progress_s >= 0 ? opt.progress_s : progress_interval();
+  o.passes = 2ULL * static_cast<std::uint64_t>(s.par.pp) * static_cast<std::uint64_t>(s.par.vpp) *
+             static_cast<std::uint64_t>(s.par.micro_batches());
+  o.show = !opt.quiet && rank == 0;
+  o.stop_between_passes = s.fidelity == "ideal";
+  o.tty = isatty(STDERR_FILENO) == 1;
+  return o;
+}
+
 // The step at the scenario's fidelity; `wall_s` is the time it took (after the ideal run).
 Result<workload::StepResult> simulate(const RunOptions& opt, const LoadedRun& run, int rank,
                                       double& wall_s) {
   const workload::Scenario& s = run.scenario;
   pdes::MpiSync sync;
   // The ideal model first: fast, and a collective that cannot run fails here, before a long
-  // packet run.
+  // packet run; its step time is the progress display's estimate.
+  const auto t0 = std::chrono::steady_clock::now();
   auto ideal_comm = workload::make_ideal_comm(run.topo, s);
-  if (auto ideal = workload::run_step(s, run.topo, *ideal_comm); !ideal) return ideal.error();
+  auto ideal = workload::run_step(s, run.topo, *ideal_comm);
+  if (!ideal) return ideal.error();
+  // Background traffic lasts the ideal step unless told otherwise.
+  workload::Scenario whole_s = s;
+  for (auto& bg : whole_s.background) {
+    if (bg.until == SimTime::never()) bg.until = SimTime::ps(std::llround(ideal->step_s * 1e12));
+  }
+  const double ideal_wall_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (auto p = pdes::make_partitioner(opt.partition); !p) {
     return Error{"--partition: " + p.error().message};
   }
   pdes::EngineOptions opts = bench_engine_options(opt.threads, s.end, false, rank);
   opts.partitioner = opt.partition;
-  const bool show = !opt.quiet && rank == 0;
-  StepProgress progress(s, show);
+  StepProgress progress(progress_options(opt, s, ideal->step_s, ideal_wall_s, rank));
+  pdes::EngineOptions step_opts = opts;  // the whole step: one engine run covers the step
+  progress.attach(step_opts, true);
+  progress.attach(opts, false);  // engine runs of single collectives: a heartbeat
   auto comm = fidelity_comm(run, sync, opts, std::move(ideal_comm));
   const bool whole = s.step_mode == "whole" && (s.fidelity == "packet" || s.fidelity == "cell");
-  auto res = whole ? workload::run_whole_step(s, run.topo, *comm, sync, opts, std::ref(progress))
-                   : workload::run_step(s, run.topo, *comm, std::ref(progress));
-  if (show) finish_progress();
+  auto res = whole ? workload::run_whole_step(whole_s, run.topo, *comm, sync, step_opts, {})
+                   : workload::run_step(s, run.topo, *comm, progress.on_pass());
+  if (res) {
+    progress.finish(res->step_s, res->interrupted ? "stopped"
+                                 : res->complete  ? "done"
+                                                  : "incomplete");
+  } else {
+    progress.finish(0, "failed");
+  }
   wall_s = progress.elapsed_s();
   return res;
 }
@@ -264,7 +300,7 @@ int write_h5(int rank, const StepReport& rep) {
   meta.threads = opt.threads;
   meta.gpu_stride = static_cast<std::uint32_t>(p.tp * p.cp * p.data_parallel());
   meta.wall_s = rep.wall_s;
-  if (auto ok = output::write_step_h5(path, meta, rep.r, MPI_COMM_WORLD); !ok) {
+  if (auto ok = output::write_step_h5(path, meta, rep.r, MPI_COMM_WORLD, &rep.run.topo); !ok) {
     return user_error(rank, ok.error().message);
   }
   if (rank == 0 && !opt.quiet) std::fprintf(stderr, "stepsim: wrote %s\n", path.c_str());
@@ -286,6 +322,12 @@ void print_headline(const StepReport& rep) {
     std::printf(
         "# status: INTERRUPTED (the numbers below cover what was done; the HDF5 file "
         "says complete = 0)\n");
+  } else if (r.failed_transfers > 0) {
+    std::printf(
+        "# status: INCOMPLETE (%llu RDMA transfers failed: the transport's retry limit "
+        "was exceeded, e.g. a link down longer than its retries; the GPUs waiting on them "
+        "stopped)\n",
+        static_cast<unsigned long long>(r.failed_transfers));
   } else if (!r.complete) {
     std::printf("# status: INCOMPLETE (stopped at end = %s)\n", to_string(s.end).c_str());
   }

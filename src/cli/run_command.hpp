@@ -19,13 +19,15 @@ struct RunOptions {
   std::string json_path;
   std::string output;  ///< HDF5 file; default: the scenario's stem + .h5
   bool no_output = false;
-  std::string trace;  ///< Chrome/Perfetto trace JSON
+  std::string trace;       ///< Chrome/Perfetto trace JSON
+  double progress_s = -1;  ///< --progress: seconds between progress lines; < 0: the default
   bool quiet = false;
   // Faults and stragglers inside the step (step.mode whole): link faults as bench fabric's
   // --fault, a GPU's NIC retraining its PCIe link (GPU:GEN@TIME), a slow GPU (GPU:FACTOR).
   std::vector<std::string> faults;
   std::vector<std::string> pcie_faults;
   std::vector<std::string> slow_gpus;
+  std::vector<std::string> background;  ///< PATTERN@RATE[,UNTIL]
 };
 
 class RunCommand {

@@ -28,6 +28,8 @@ void FabricModel::enqueue(pdes::LpContext& ctx, NodeState& n, std::uint32_t out,
   const std::int64_t b = pkt.bytes;
   if (e.down) {
     ++cold(n, out).stats.drops_link_down;
+    if (samples_ != nullptr) [[unlikely]]
+      samples_->on_drop(n.port_base + out, ctx.now());
     return;
   }
   const BufferAdmission admission(params_.sw.buffer.count(), params_.sw.dt_alpha,
@@ -37,10 +39,14 @@ void FabricModel::enqueue(pdes::LpContext& ctx, NodeState& n, std::uint32_t out,
                           : admission.lossy(b, e.queued[kLossyClass], n.buffer_used);
   if (a != Admission::kAdmit) {
     // Too little headroom is the ingress port's fault; no room at the egress is the egress's.
-    ++cold(n, a == Admission::kNoHeadroom ? in_port : out).stats.drops_buffer;
+    const std::uint32_t at = a == Admission::kNoHeadroom ? in_port : out;
+    ++cold(n, at).stats.drops_buffer;
+    if (samples_ != nullptr) [[unlikely]]
+      samples_->on_drop(n.port_base + at, ctx.now());
     return;
   }
-  if (EcnMarker(params_.ecn, params_.mtu).mark(e.queued[c], b, n.ecn_rng)) {
+  const bool marked = EcnMarker(params_.ecn, params_.mtu).mark(e.queued[c], b, n.ecn_rng);
+  if (marked) {
     pkt.flags |= kEcnCe;
     PortStats& st = cold(n, out).stats;
     if (st.ecn_marks++ == 0) st.first_mark_ps = ctx.now().picoseconds();
@@ -56,6 +62,8 @@ void FabricModel::enqueue(pdes::LpContext& ctx, NodeState& n, std::uint32_t out,
   n.buffer_used += b;
   in.ingress[ic] += b;
   e.max_queue = std::max(e.max_queue, backlog_[n.port_base + out]);
+  if (samples_ != nullptr) [[unlikely]]
+    samples_->on_enqueue(n.port_base + out, ctx.now(), backlog_[n.port_base + out], marked);
   if (ic != kLossyClass) check_xoff(ctx, n, in_port, ic);
   kick(ctx, n, out);
 }
@@ -65,7 +73,7 @@ void FabricModel::release(pdes::LpContext& ctx, NodeState& n, std::uint32_t inde
   const std::int64_t b = q.pkt.bytes;
   port(n, index).queued[c] -= b;
   integrate_queue(port(n, index), backlog_[n.port_base + index], ctx.now());
-  backlog_[n.port_base + index] -= b;
+  backlog_[n.port_base + index] -= b;  // the sampler learns it in transmit (or on_fault)
   n.buffer_used -= b;
   port(n, q.in_port).ingress[q.in_class] -= b;
   if (q.in_class != kLossyClass) check_xon(ctx, n, q.in_port, static_cast<int>(q.in_class));
@@ -142,12 +150,18 @@ void FabricModel::transmit(pdes::LpContext& ctx, NodeState& n, std::uint32_t ind
   e.busy += ser;
   ++e.packets;
   e.bytes += pkt.bytes;
+  if (samples_ != nullptr) [[unlikely]]
+    samples_->on_transmit(n.port_base + index, now, pkt.bytes, ser, backlog_[n.port_base + index]);
   if (params_.telemetry) [[unlikely]] {
     cold(n, index).tx.on_transmit(now, ser, params_.telemetry_rtt);
   }
   if (e.errors) [[unlikely]] {
     PortCold& pc = cold(n, index);
-    if (pc.wire.lose_frame(pkt.bytes, params_, pc.stats)) return;
+    if (pc.wire.lose_frame(pkt.bytes, params_, pc.stats)) {
+      if (samples_ != nullptr) [[unlikely]]
+        samples_->on_drop(n.port_base + index, now);
+      return;
+    }
   }
   // The pipe: the header (cut-through into a switch) or the tail crosses the link, then the next
   // switch's pipeline.

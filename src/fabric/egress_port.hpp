@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "stepsim/fabric/fabric_model.hpp"
+#include "stepsim/fabric/fabric_samples.hpp"
 #include "stepsim/fabric/telemetry.hpp"
 #include "stepsim/fabric/valiant_detour.hpp"
 #include "stepsim/fabric/wire_errors.hpp"

@@ -84,6 +84,19 @@ void FabricModel::setup(std::span<const pdes::LpId> local_lps) {
     for (std::uint32_t i = 0; i < n.port_count; ++i) setup_port(n, i);
     base += n.port_count;
   }
+  if (samples_ != nullptr) {
+    std::vector<PortId> ids;
+    std::vector<std::uint32_t> slots;
+    ids.reserve(nports);
+    slots.reserve(nports);
+    for (std::uint32_t s = 0; s < local_.size(); ++s) {
+      for (std::uint32_t i = 0; i < nodes_[s].port_count; ++i) {
+        ids.push_back(nodes_[s].first_port + i);
+        slots.push_back(s);
+      }
+    }
+    samples_->setup(std::move(ids), std::move(slots), static_cast<std::uint32_t>(local_.size()));
+  }
   if (host_ != nullptr) host_->setup(*this, local_);
   if (agent_ != nullptr) agent_->setup(*this, local_);
 }
@@ -154,6 +167,8 @@ void FabricModel::handle(pdes::LpContext& ctx, const pdes::Event& ev) {
           agent_->on_packet(ctx, ev.aux, ev.payload_as<Packet>());
         } else {
           ++cold(n, ev.aux).stats.drops_unroutable;
+          if (samples_ != nullptr) [[unlikely]]
+            samples_->on_drop(n.port_base + ev.aux, ctx.now());
         }
       } else {
         on_packet(ctx, n, ev.aux, ev.payload_as<Packet>());

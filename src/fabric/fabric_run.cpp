@@ -80,7 +80,7 @@ void summarize_completions(const std::vector<std::pair<std::int64_t, std::int64_
 
 Result<FabricRun> run_fabric(const topology::Topology& topo, const std::vector<Flow>& flows,
                              const FabricParams& params, pdes::Sync& sync,
-                             pdes::EngineOptions engine_options) {
+                             pdes::EngineOptions engine_options, FabricSamples* samples) {
   if (auto ok = params.validate(); !ok) return ok.error();
   if (auto lb = make_load_balancer(params.lb, 0); !lb) return lb.error();
   if (params.routing == "valiant" && topo.generator != "dragonfly") {
@@ -93,6 +93,7 @@ Result<FabricRun> run_fabric(const topology::Topology& topo, const std::vector<F
   if (!engine) return engine.error();
   const Routing routing(topo);
   FabricModel model(topo, routing, flows, params);
+  model.set_samples(samples);
   FabricRun run;
   run.stats = engine.value()->run(model);
   run.results = model.collect(sync);

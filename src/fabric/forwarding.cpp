@@ -37,6 +37,8 @@ void FabricModel::on_packet(pdes::LpContext& ctx, NodeState& n, std::uint32_t in
     std::span<const std::uint32_t> cand = routing_.candidates_at(n.switch_index, dst_edge);
     if (cand.empty()) {
       ++cold(n, in_port).stats.drops_unroutable;
+      if (samples_ != nullptr) [[unlikely]]
+        samples_->on_drop(n.port_base + in_port, ctx.now());
       return;
     }
     std::uint32_t usable[256];
@@ -47,6 +49,8 @@ void FabricModel::on_packet(pdes::LpContext& ctx, NodeState& n, std::uint32_t in
       }
       if (up == 0) {
         ++cold(n, cand[0]).stats.drops_link_down;
+        if (samples_ != nullptr) [[unlikely]]
+          samples_->on_drop(n.port_base + cand[0], ctx.now());
         return;
       }
       cand = std::span<const std::uint32_t>(usable, up);

@@ -50,9 +50,13 @@ void FabricModel::on_fault(pdes::LpContext& ctx, NodeState& n, std::uint32_t ind
       while (!e.queue[c].empty()) {
         const QueueEntry q = pop(n, e.queue[c]);
         ++cold(n, index).stats.drops_link_down;
+        if (samples_ != nullptr) [[unlikely]]
+          samples_->on_drop(n.port_base + index, ctx.now());
         if (!n.is_server) release(ctx, n, index, c, q);  // a NIC's queued ACKs hold no buffer
       }
     }
+    if (samples_ != nullptr) [[unlikely]]
+      samples_->on_backlog(n.port_base + index, ctx.now(), backlog_[n.port_base + index]);
   } else if (e.down) {
     e.down = false;
     --n.down_ports;

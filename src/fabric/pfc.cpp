@@ -30,6 +30,8 @@ void FabricModel::send_pfc(pdes::LpContext& ctx, NodeState& n, std::uint32_t ind
   PortStats& st = cold(n, index).stats;
   if (pause && st.pause_sent++ == 0) st.first_pause_ps = ctx.now().picoseconds();
   if (pause) st.last_pause_ps = ctx.now().picoseconds();
+  if (pause && samples_ != nullptr) [[unlikely]]
+    samples_->on_pause_sent(n.port_base + index, ctx.now());
   const PortInfo& pi = routing_.port(n.first_port + index);
   const SimTime delay =
       pi.latency + in.rate.serialization_time(Bytes(kPfcFrameBytes + kWireOverheadBytes));
@@ -48,11 +50,15 @@ void FabricModel::on_pfc(pdes::LpContext& ctx, NodeState& n, std::uint32_t index
       e.paused[c] = true;
       cold(n, index).pause_start[c] = ctx.now();
       ++cold(n, index).stats.pause_received;
+      if (samples_ != nullptr) [[unlikely]]
+        samples_->on_paused(n.port_base + index, ctx.now(), true);
     }
   } else if (e.paused[c]) {
     e.paused[c] = false;
     PortCold& pc = cold(n, index);
     pc.stats.paused_ps += (ctx.now() - pc.pause_start[c]).picoseconds();
+    if (samples_ != nullptr) [[unlikely]]
+      samples_->on_paused(n.port_base + index, ctx.now(), false);
     kick(ctx, n, index);
   }
 }

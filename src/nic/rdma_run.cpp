@@ -84,7 +84,7 @@ double EngineTally::cut_share() const {
 Result<RdmaRun> run_rdma(const topology::Topology& topo, const std::vector<Connection>& connections,
                          const NicParams& nic, fabric::FabricParams fabric, RdmaApp* app,
                          pdes::Sync& sync, pdes::EngineOptions engine_options,
-                         fabric::InNetworkAgent* agent) {
+                         fabric::InNetworkAgent* agent, fabric::FabricSamples* samples) {
   if (auto ok = nic.validate(); !ok) return ok.error();
   configure_fabric(nic, fabric);
   if (auto ok = fabric.validate(); !ok) return ok.error();
@@ -119,6 +119,7 @@ Result<RdmaRun> run_rdma(const topology::Topology& topo, const std::vector<Conne
   RdmaHost host(nic, connections, app);
   model.set_host_model(&host);
   model.set_in_network(agent);
+  model.set_samples(samples);
   RdmaRun run;
   run.partition = engine.value()->partition_quality();
   run.stats = engine.value()->run(model);

@@ -7,6 +7,7 @@
 #include <functional>
 #include <vector>
 
+#include "stepsim/output/samples_h5.hpp"
 #include "stepsim/version.hpp"
 
 namespace stepsim::output {
@@ -121,7 +122,8 @@ bool write_table(hid_t file, const char* name, const std::vector<Row>& rows,
 }  // namespace
 
 Result<bool> write_step_h5(const std::string& path, const RunMeta& meta_in,
-                           const workload::StepResult& r, MPI_Comm comm) {
+                           const workload::StepResult& r, MPI_Comm comm,
+                           const topology::Topology* topo) {
   int rank = 0;
   int ranks = 1;
   MPI_Comm_rank(comm, &rank);
@@ -295,6 +297,11 @@ Result<bool> write_step_h5(const std::string& path, const RunMeta& meta_in,
                    "left out",
                    rank, ranks);
   if (!ok) return failed;
+  if (topo != nullptr) {
+    if (auto names = write_name_tables(file, *topo, comm); !names) {
+      return Error{"--output: writing '" + path + "' failed: " + names.error().message};
+    }
+  }
   if (H5Fflush(file, H5F_SCOPE_GLOBAL) < 0) return failed;
   return true;
 }

@@ -233,6 +233,12 @@ RunStats Engine::run(Model& model) {
         t = Clock::now();
         mine.allreduce_s += seconds(phase, t);
         phase = t;
+        if (!done && options_.at_window) {
+          options_.at_window(g, false);
+          t = Clock::now();
+          mine.hook_s += seconds(phase, t);
+          phase = t;
+        }
       }
 #pragma omp barrier
       if (done) break;
@@ -240,9 +246,14 @@ RunStats Engine::run(Model& model) {
     }
   }
 
-  const double wall = seconds(start, Clock::now());
   stats.completed = !interrupted;
   stats.final_time = interrupted ? g : std::min(g, options_.end);
+  if (options_.at_window) {
+    const Clock::time_point t = Clock::now();
+    options_.at_window(stats.final_time, true);
+    mine.hook_s += seconds(t, Clock::now());
+  }
+  const double wall = seconds(start, Clock::now());
   stats.windows = windows;
   stats.simulated = windows > 0 ? window_end : SimTime::zero();
   double tmax = 0;
@@ -279,7 +290,8 @@ RunStats Engine::run(Model& model) {
                                    mine.thread_imbalance,
                                    static_cast<double>(mine.peak_rss),
                                    static_cast<double>(mine.lps),
-                                   wall};
+                                   wall,
+                                   mine.hook_s};
   const std::vector<double> all = sync_.gather(row);
   stats.wall_s = wall;
   if (all.empty()) {
@@ -301,6 +313,7 @@ RunStats Engine::run(Model& model) {
       rs.peak_rss = static_cast<std::int64_t>(x[9]);
       rs.lps = static_cast<int>(x[10]);
       stats.wall_s = std::max(stats.wall_s, x[11]);
+      rs.hook_s = x[12];
       stats.per_rank.push_back(rs);
     }
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "stepsim/fabric/fabric_samples.hpp"
 #include "stepsim/fabric/pfc_headroom.hpp"
 
 namespace stepsim::workload {
@@ -126,6 +127,21 @@ config::ParamTable scenario_param_table(Scenario& s) {
            "by a hash of the collective id), none; auto: all up to 100000 rows, else sampled");
   t.integer("output.flows_sample", s.output.flows_sample, 1, 1 << 20,
             "output.flows sampled: keep the flows of 1 in this many collectives");
+  t.add({"output.sample_interval",
+         "simulated time per bin of the fabric's time series (HDF5 /samples; meant for "
+         "step.mode whole, not written by stepsim run yet), " +
+             to_string(fabric::kMinSampleInterval) + ".." + to_string(fabric::kMaxSampleInterval) +
+             "; 0 or off: none",
+         [&s](const std::string& text) -> Result<bool> {
+           auto v = fabric::parse_sample_interval(text);
+           if (!v) return v.error();
+           s.output.sample_interval = *v;
+           return true;
+         },
+         [&s] {
+           return s.output.sample_interval == SimTime::zero() ? std::string("off")
+                                                              : to_string(s.output.sample_interval);
+         }});
   return t;
 }
 

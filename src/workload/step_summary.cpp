@@ -175,6 +175,7 @@ StepResult summarize_step(const Scenario& s, const topology::Topology& topo, Ste
   StepResult r;
   r.complete = trace.stop == StepStop::kDone;
   r.interrupted = trace.stop == StepStop::kInterrupted;
+  r.failed_transfers = trace.failed_transfers;
   reduce_collectives(trace, r);
   reduce_stages(trace, r);
   const double tokens = static_cast<double>(s.par.global_batch) * s.model.seq_len;

@@ -19,6 +19,7 @@
 #include "stepsim/collective/collective_app.hpp"
 #include "stepsim/core/fatal.hpp"
 #include "stepsim/core/hash.hpp"
+#include "stepsim/fabric/traffic.hpp"
 #include "stepsim/nic/rdma_run.hpp"
 #include "stepsim/workload/stage_program.hpp"
 
@@ -127,7 +128,9 @@ std::uint64_t key_of(std::uint32_t comm, std::uint32_t seq) {
   return (static_cast<std::uint64_t>(comm) << 32) | seq;
 }
 
-enum class TimerKind : std::uint8_t { kCompute, kStart, kInstance, kFolded, kMail };
+enum class TimerKind : std::uint8_t { kCompute, kStart, kInstance, kFolded, kMail, kBackground };
+// Connections that carry background traffic, not a communicator's.
+constexpr std::uint32_t kBackgroundComm = 0xfffffffeu;
 struct Timer {
   TimerKind kind = TimerKind::kCompute;
   std::uint32_t gpu = 0;
@@ -175,7 +178,17 @@ struct ServerState {
   std::map<std::uint64_t, SimTime> mail;          // folded pipeline sends: key -> data in
   std::map<std::uint64_t, std::uint32_t> reader;  // folded pipeline sends: key -> waiting GPU
   std::uint64_t orphans = 0;
-  bool here = false;  // this rank runs the server
+  bool here = false;                      // this rank runs the server
+  std::vector<std::uint32_t> background;  // background flows sent from this server
+  std::uint64_t background_bytes = 0;     // completed background writes
+  std::uint64_t failed = 0;               // completions in error
+};
+
+// One background flow: a connection that writes messages at a rate until a time.
+struct BackgroundFlow {
+  std::uint32_t connection = 0;
+  SimTime gap;    // between message posts
+  SimTime until;  // no post at or after this
 };
 
 class StepApp;
@@ -237,6 +250,7 @@ class StepApp final : public nic::RdmaApp {
   Result<const collective::CollectiveParams*> params_for(std::uint32_t comm, collective::Kind kind,
                                                          std::int64_t bytes);
   Result<bool> cost_folded();
+  Result<bool> build_background();
 
   // The op behind instance (comm, seq).
   [[nodiscard]] CommOp op_of(std::uint32_t comm, std::uint32_t seq) const;
@@ -288,6 +302,7 @@ class StepApp final : public nic::RdmaApp {
   std::vector<std::uint32_t> gpu_of_nic_;   // by port: the first GPU on that NIC (rail)
   std::vector<ServerState> servers_;
   std::int64_t send_bytes_ = 0;
+  std::vector<BackgroundFlow> background_;
   friend class InstanceVerbs;
 };
 
@@ -358,6 +373,7 @@ Result<bool> StepApp::setup() {
     rec_end_[i].store(-1, std::memory_order_relaxed);
   }
   if (auto ok = build_connections(); !ok) return ok;
+  if (auto ok = build_background(); !ok) return ok;
   return cost_folded();
 }
 
@@ -564,6 +580,40 @@ Result<bool> StepApp::build_connections() {
   return true;
 }
 
+// Background traffic: each pattern's flows (fabric::make_flows over every NIC of the topology),
+// one connection each, writing messages at the pattern's rate.
+Result<bool> StepApp::build_background() {
+  std::uint32_t seed = 1;
+  for (const Scenario::Background& b : s_.background) {
+    fabric::TrafficSpec spec;
+    spec.pattern = b.pattern;
+    spec.seed = seed++;
+    auto flows = fabric::make_flows(topo_, spec);
+    if (!flows) return Error{"--background: " + flows.error().message};
+    const SimTime gap = b.rate.serialization_time(Bytes(s_.background_message));
+    for (const fabric::Flow& f : *flows) {
+      const NodeId src = topo_.ports[f.src_nic].node;
+      if (server_index_[src] < 0) {
+        server_index_[src] = static_cast<std::int32_t>(servers_.size());
+        servers_.emplace_back();
+      }
+      nic::Connection cn;
+      cn.a = f.src_nic;
+      cn.b = f.dst_nic;
+      cn.prio = s_.coll.prio;
+      cn.entropy = f.entropy;
+      cn.label = f.label;
+      servers_[idx(server_index_[src])].background.push_back(
+          static_cast<std::uint32_t>(background_.size()));
+      background_.push_back(
+          BackgroundFlow{static_cast<std::uint32_t>(conns_.size()), gap, b.until});
+      conns_.push_back(cn);
+      conn_comm_.push_back(kBackgroundComm);
+    }
+  }
+  return true;
+}
+
 // The memoized cost of every folded collective, by (kind, bytes, GPUs): NVLink is the same in
 // every server, so one run stands for all copies.
 Result<bool> StepApp::cost_folded() {
@@ -588,6 +638,9 @@ Result<bool> StepApp::cost_folded() {
 void StepApp::on_start(nic::Verbs& v) {
   if (server_index_[v.server()] < 0) return;
   server(v).here = true;
+  for (std::uint32_t b : server(v).background) {
+    schedule(v, SimTime::zero(), Timer{TimerKind::kBackground, b, 0, 0});
+  }
   for (std::uint32_t g : server(v).gpus) advance(v, gpus_[g]);
 }
 
@@ -897,6 +950,16 @@ void StepApp::on_timer(nic::Verbs& v, std::uint32_t tag) {
     case TimerKind::kMail:
       wake(v, gpus_[t.gpu], v.now());
       return;
+    case TimerKind::kBackground: {  // (gpu: the background flow)
+      const BackgroundFlow& b = background_[t.gpu];
+      if (v.now() >= b.until) return;
+      nic::WorkRequest wr;
+      wr.opcode = nic::Opcode::kWrite;
+      wr.bytes = s_.background_message;
+      v.post(nic::endpoint_of(b.connection, 0), wr);
+      schedule(v, b.gap, t);
+      return;
+    }
     case TimerKind::kFolded: {
       Instance& inst = ss.live.at(t.key);
       --inst.pending_timers;
@@ -934,9 +997,22 @@ void StepApp::on_cq(nic::Verbs& v, std::uint32_t endpoint) {
   std::size_t k;
   const std::uint32_t conn = endpoint / 2;
   const std::uint32_t comm = conn_comm_[conn];
+  if (comm == kBackgroundComm) {
+    while ((k = v.poll_cq(endpoint, wc)) > 0) {
+      for (std::size_t i = 0; i < k; ++i) {
+        if (wc[i].status != nic::WcStatus::kSuccess) ++ss.failed;
+        ss.background_bytes += static_cast<std::uint64_t>(wc[i].bytes);
+      }
+    }
+    return;
+  }
   while ((k = v.poll_cq(endpoint, wc)) > 0) {
     for (std::size_t i = 0; i < k; ++i) {
       nic::Completion c = wc[i];
+      if (c.status != nic::WcStatus::kSuccess) {  // a modelled failure, not a crash
+        ++ss.failed;
+        continue;
+      }
       const std::uint32_t seq = c.recv ? c.imm : static_cast<std::uint32_t>(c.wr_id);
       Instance& inst = instance(ss, comm, seq);
       STEPSIM_CHECK(c.recv || inst.app != nullptr,
@@ -1102,7 +1178,7 @@ std::vector<T> all_gather(pdes::Sync& sync, const std::vector<T>& mine) {
 Result<StepTrace> StepApp::collect(pdes::Sync& sync, nic::RdmaRun& run, bool stopped) {
   StepTrace trace;
   // Each GPU's clocks (its server's rank fills them; the others add zeros).
-  constexpr std::size_t kW = 5 + kCommGroups;
+  constexpr std::size_t kW = 6 + kCommGroups;
   const std::size_t n = gpus_.size();
   std::vector<std::uint64_t> buf(n * kW, 0);
   std::uint64_t unfinished = 0;
@@ -1117,8 +1193,11 @@ Result<StepTrace> StepApp::collect(pdes::Sync& sync, nic::RdmaRun& run, bool sto
       b[2] = static_cast<std::uint64_t>(g.compute);
       b[3] = static_cast<std::uint64_t>(g.bubble);
       b[4] = static_cast<std::uint64_t>(g.optimizer);
-      for (int k = 0; k < kCommGroups; ++k)
+      for (int k = 0; k < kCommGroups; ++k) {
         b[5 + idx(k)] = static_cast<std::uint64_t>(g.exposed[idx(k)]);
+      }
+      // A GPU that did not finish: since when it waits (its clock stopped there).
+      b[kW - 1] = static_cast<std::uint64_t>(g.since.picoseconds() + 1);
     }
   }
   sync.allreduce_sum(buf);
@@ -1133,7 +1212,9 @@ Result<StepTrace> StepApp::collect(pdes::Sync& sync, nic::RdmaRun& run, bool sto
       if (first_stuck == kNone32) first_stuck = gi;
     }
     // The stage's clock is its slowest GPU's (one that did not finish: the run's end).
-    const std::int64_t end = done ? static_cast<std::int64_t>(b[1]) - 1 : last;
+    const std::int64_t stuck = static_cast<std::int64_t>(b[kW - 1]) - 1;
+    const std::int64_t end = done ? static_cast<std::int64_t>(b[1]) - 1
+                                  : std::min(last, stopped || stuck <= 0 ? last : stuck);
     const auto st = idx(gpus_[gi].stage);
     if (end <= stage_end[st]) continue;
     stage_end[st] = end;
@@ -1146,13 +1227,21 @@ Result<StepTrace> StepApp::collect(pdes::Sync& sync, nic::RdmaRun& run, bool sto
       t.exposed[k] = static_cast<double>(b[5 + idx(k)]) * 1e-12;
     }
   }
-  if (unfinished > 0 && !stopped && run.stats.completed && run.stats.final_time < s_.end) {
+  std::vector<std::uint64_t> failed{0};
+  for (const ServerState& ss : servers_) failed[0] += ss.failed;
+  sync.allreduce_sum(failed);
+  trace.failed_transfers = failed[0];
+  if (unfinished > 0 && failed[0] == 0 && !stopped && run.stats.completed &&
+      run.stats.final_time < s_.end) {
     const GpuRun& g = gpus_[first_stuck];
     return Error{"whole step: " + std::to_string(unfinished) + " GPUs did not finish (GPU " +
                  std::to_string(first_stuck) + ", stage " + std::to_string(g.stage) +
                  ", stopped at op " + std::to_string(g.pc) + "): the simulation stalled"};
   }
-  trace.stop = stopped ? StepStop::kInterrupted : unfinished > 0 ? StepStop::kEnd : StepStop::kDone;
+  trace.stop = stopped           ? StepStop::kInterrupted
+               : unfinished == 0 ? StepStop::kDone
+               : failed[0] > 0   ? StepStop::kFailed
+                                 : StepStop::kEnd;
   // The collectives: first arrival to last member done, over every rank.
   std::vector<std::int64_t> se(2 * records_);
   for (std::uint64_t i = 0; i < records_; ++i) {

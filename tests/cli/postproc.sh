@@ -31,7 +31,18 @@ check "compare: the --set override and per-row ratios" 'grep -qE "^overrides \(-
 out=$("$post" compare "$dir/r1.h5" "$dir/ideal.h5" --markdown 2>&1)
 check "compare: both fidelities side by side, B / A per row" 'grep -q "| fidelity | packet | ideal |  |" <<<"$out" && grep -qE "^\| step time \| [0-9.]+ ms \| [0-9.]+ ms \| [0-9]\.[0-9]{4} \|$" <<<"$out"'
 out=$("$post" plot "$dir/r1.h5" -o "$dir/plots" 2>&1)
-check "plot: four PNG files" '[[ $(ls "$dir"/plots/*.png 2>/dev/null | wc -l) -eq 4 ]]'
+check "plot: the four plots of every schema version" '(for k in timeline cct_cdf link_heatmap busbw; do [[ -s $dir/plots/r1_$k.png ]] || exit 1; done)'
+# Schema version 2 (issue 14): flow times, and /samples when the run writes them; every kind
+# is also checked on synthetic files by postproc_v2.py.
+read -r schema samples < <(/usr/bin/python3 -c "import sys, h5py; f = h5py.File(sys.argv[1], 'r'); print(int(f['meta'].attrs['schema_version']), int('samples' in f))" "$dir/r1.h5")
+if [[ $schema -ge 2 ]]; then
+  out=$("$post" plot "$dir/r1.h5" flow_gantt fct_cdf -o "$dir/plots2" 2>&1)
+  check "plot: flow_gantt and fct_cdf of the packet step" '[[ -s $dir/plots2/r1_flow_gantt.png && -s $dir/plots2/r1_fct_cdf.png ]]'
+fi
+if [[ $samples -eq 1 ]]; then
+  out=$("$post" plot "$dir/r1.h5" link_util queue_depth pfc_pause -o "$dir/plots3" 2>&1)
+  check "plot: link_util, queue_depth and pfc_pause of the packet step" '[[ $(ls "$dir"/plots3/*.png 2>/dev/null | wc -l) -eq 3 ]]'
+fi
 postdir=$(dirname "$(readlink -f "$post")")
 out=$(/usr/bin/python3 "$(dirname "$0")/postproc_plots.py" "$postdir" "$dir/r1.h5" 2>&1)
 check "plots of the packet step: names, units, compute read back, heatmap scale and ports" '[[ -z "$out" ]]'

@@ -1,8 +1,9 @@
 """Renders each of stepsim-post's plots of a step file and checks what they show.
 Usage: postproc_plots.py POSTPROC_DIR FILE.h5 [--compute-bound]
 - timeline: the compute time read back from the drawn bars of the critical stage equals /meta
-  compute_s, and the rendered pixels of that stage's row are mostly compute colours when the
-  step is compute-bound (communication outlines once painted such a step red);
+  compute_s; that stage's compute lane has no communication-red pixel, and its pixels are
+  mostly compute colours when the step is compute-bound (communication bars once covered the
+  compute of such a step);
 - every plot carries the run name (suptitle), a title, and axis labels with units or says what
   is unavailable;
 - link heatmap: its colour scale ends at the busiest link and its ticks name the ports.
@@ -25,13 +26,15 @@ def bar_widths(ax, labels):
     return total
 
 
-def row_pixels(fig, ax, stage, colors):
-    """Pixels of the stage's row, classified by the nearest of `colors` (RGB 0..1)."""
+def row_pixels(fig, ax, stage, lane, colors):
+    """Pixels of the stage's lane (offset, height), classified by the nearest of `colors`
+    (RGB 0..1)."""
     fig.canvas.draw()
     img = np.asarray(fig.canvas.buffer_rgba())[:, :, :3].astype(float) / 255
     h = img.shape[0]
-    (x0, y0), (x1, y1) = ax.transData.transform([(ax.get_xlim()[0], stage - 0.3),
-                                                 (ax.get_xlim()[1], stage + 0.3)])
+    lo, hi = stage + lane[0] + 0.1 * lane[1], stage + lane[0] + 0.9 * lane[1]
+    (x0, y0), (x1, y1) = ax.transData.transform([(ax.get_xlim()[0], lo),
+                                                 (ax.get_xlim()[1], hi)])
     band = img[int(h - y1):int(h - y0), int(x0) + 1:int(x1) - 1].reshape(-1, 3)
     palette = np.array(colors)
     nearest = np.argmin(((band[:, None, :] - palette[None, :, :]) ** 2).sum(axis=2), axis=1)
@@ -70,14 +73,16 @@ def main(argv):
             want = float(meta["compute_s"])
             check(abs(drawn - want) <= 1e-6 * want + 1e-12,
                   f"timeline: compute drawn on stage {st} is {drawn} s, /meta compute_s {want} s")
+            colors = [mcolors.to_rgb(sp.OP_COLORS[k]) for k in (0, 1, 3)] + [(1, 1, 1)]
+            px = row_pixels(fig, ax, st, sp.COMPUTE_LANE, colors)
+            check(px[2] == 0, f"timeline: {px[2]} communication-red pixels on stage {st}'s "
+                              f"compute lane")
             if "--compute-bound" in argv:
-                colors = [mcolors.to_rgb(sp.OP_COLORS[k]) for k in (0, 1, 3)] + [(1, 1, 1)]
-                px = row_pixels(fig, ax, st, colors)
-                share = (px[0] + px[1]) / max(1, px[0] + px[1] + px[2])
+                share = (px[0] + px[1]) / max(1, px.sum())
                 step = float(meta["step_s"])
                 check(share > 0.5 and share > want / step - 0.15,
-                      f"timeline: compute is {share:.2f} of the drawn pixels of stage {st}, "
-                      f"{want / step:.2f} of the step")
+                      f"timeline: compute is {share:.2f} of the pixels of stage {st}'s compute "
+                      f"lane, {want / step:.2f} of the step")
         if plot == "link_heatmap" and len(tables["links"]):
             util = 100 * tables["links"]["busy_s"] / float(meta["step_s"])
             vmax = ax.images[0].get_clim()[1]

@@ -77,6 +77,28 @@ print("ok" if not bad else "; ".join(bad))
 PY
 )
 check "flows: $out" '[[ "$out" == ok ]]'
+# Stragglers, faults and background traffic inside the step cost time; a link down longer than
+# the transport's retries fails the transfers (modelled: exit 1 with the count, no crash).
+base=$(step_us "$("$stepsim" run "$m4" --quiet --no-output --set step.mode=whole "${small[@]}" 2>&1)")
+whole_small() { "$stepsim" run "$m4" --quiet --no-output --set step.mode=whole "${small[@]}" "$@" 2>&1; }
+slow=$(step_us "$(whole_small --slow-gpu 3:1.5)")
+check "a 1.5x straggler slows the step ($slow vs $base us)" 'awk -v a="$slow" -v b="$base" "BEGIN { exit !(a > b) }"'
+pcie=$(step_us "$(whole_small --pcie-fault 0:gen3@0us)")
+check "GPU 0's NIC on PCIe Gen3 slows the step ($pcie vs $base us)" 'awk -v a="$pcie" -v b="$base" "BEGIN { exit !(a > 1.5 * b) }"'
+out=$(whole_small --fault down:0@1ms --fault up:0@1.1ms); flap=$(step_us "$out")
+check "a 100 us link outage: retransmissions, the step completes ($flap us)" \
+  'grep -qE "^retransmissions +[1-9]" <<<"$out" && ! grep -q INCOMPLETE <<<"$out" && awk -v a="$flap" -v b="$base" "BEGIN { exit !(a >= b) }"'
+out=$(whole_small --fault down:0@1ms --fault up:0@3ms); rc=$?
+check "a 2 ms outage: transfers fail, exit 1, said once" \
+  '[[ $rc -eq 1 ]] && [[ $(grep -c "RDMA transfers failed" <<<"$out") -eq 1 ]]'
+bg=$(step_us "$(whole_small --background permutation@200G)")
+check "background permutation at 200G slows the step ($bg vs $base us)" 'awk -v a="$bg" -v b="$base" "BEGIN { exit !(a > 1.2 * b) }"'
+d1=$(whole_small --background permutation@200G | grep ^digest)
+d2=$("$mpiexec" -n 2 "${mpiflags[@]}" "$stepsim" run "$m4" --quiet --no-output --set step.mode=whole "${small[@]}" --background permutation@200G 2>&1 | grep ^digest)
+check "background: the same digest at 1 and 2 ranks" '[[ -n "$d1" && "$d1" == "$d2" ]]'
+expect_error "is not PATTERN@RATE" run "$m4" --no-output --set step.mode=whole --background ring@1G
+expect_error "need step.mode=whole" run "$m4" --no-output --slow-gpu 1:2
+expect_error "--slow-gpu: '99:2' is not GPU:FACTOR" run "$m4" --no-output --set step.mode=whole --slow-gpu 99:2
 tiny=$workloads/tiny.yaml
 out=$("$stepsim" run "$tiny" --quiet --no-output 2>&1); t_memo=$(step_us "$out")
 out=$("$stepsim" run "$tiny" --quiet --no-output --set step.mode=whole 2>&1); t_whole=$(step_us "$out")

@@ -25,6 +25,7 @@
 
 namespace stepsim::fabric {
 
+class FabricSamples;
 class ValiantDetour;
 
 /// Counters of one port's egress direction (one direction of a link), plus the PAUSE frames its
@@ -106,6 +107,9 @@ class FabricModel final : public pdes::Model {
   /// Lets `agent` handle in-network packets at the switches; call before the engine's setup.
   /// `agent` must outlive the model.
   void set_in_network(InNetworkAgent* agent) { agent_ = agent; }
+  /// Lets `samples` record the ports' time series (fabric_samples.hpp); call before the engine's
+  /// setup. `samples` must outlive the model; null: none.
+  void set_samples(FabricSamples* samples) { samples_ = samples; }
   /// The in-network agent of the switch being run sends `pkt` on its egress port `out` at `at`
   /// (>= now), with the bytes charged to ingress port `in_port` (PFC accounting).
   void emit_from_switch(pdes::LpContext& ctx, std::uint32_t out, std::uint32_t in_port,
@@ -193,6 +197,7 @@ class FabricModel final : public pdes::Model {
   const Routing& routing_;
   HostModel* host_ = nullptr;
   InNetworkAgent* agent_ = nullptr;
+  FabricSamples* samples_ = nullptr;
   std::vector<Flow> flows_;
   FabricParams params_;
   std::vector<std::vector<std::uint32_t>> flows_from_node_;  // by node: flows it sends

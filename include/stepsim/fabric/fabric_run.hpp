@@ -7,6 +7,7 @@
 
 #include "stepsim/core/result.hpp"
 #include "stepsim/fabric/fabric_model.hpp"
+#include "stepsim/fabric/fabric_samples.hpp"
 #include "stepsim/pdes/engine.hpp"
 
 namespace stepsim::fabric {
@@ -55,8 +56,9 @@ struct FabricRun {
 };
 
 /// Runs `flows` over `topo` until `end` (or until the fabric is idle). Errors are user errors.
+/// `samples` (optional) records the ports' time series; drain it from engine_options.at_window.
 Result<FabricRun> run_fabric(const topology::Topology& topo, const std::vector<Flow>& flows,
                              const FabricParams& params, pdes::Sync& sync,
-                             pdes::EngineOptions engine_options);
+                             pdes::EngineOptions engine_options, FabricSamples* samples = nullptr);
 
 }  // namespace stepsim::fabric

@@ -54,10 +54,12 @@ struct EngineTally {
 
 /// Runs `app` on RDMA NICs over `topo` until `end` or until nothing is left to do. Errors are
 /// user errors (bad parameters, a connection that names a switch port). `agent` (optional) runs
-/// the switches' in-network computing. Collective over `sync`.
+/// the switches' in-network computing; `samples` (optional) records the ports' time series
+/// (drain it from engine_options.at_window). Collective over `sync`.
 Result<RdmaRun> run_rdma(const topology::Topology& topo, const std::vector<Connection>& connections,
                          const NicParams& nic, fabric::FabricParams fabric, RdmaApp* app,
                          pdes::Sync& sync, pdes::EngineOptions engine_options,
-                         fabric::InNetworkAgent* agent = nullptr);
+                         fabric::InNetworkAgent* agent = nullptr,
+                         fabric::FabricSamples* samples = nullptr);
 
 }  // namespace stepsim::nic

@@ -11,6 +11,7 @@
 #include <mpi.h>
 
 #include "stepsim/core/result.hpp"
+#include "stepsim/topology/topology.hpp"
 #include "stepsim/workload/step.hpp"
 
 namespace stepsim::output {
@@ -40,8 +41,10 @@ struct RunMeta {
 };
 
 /// Writes the file; every rank calls it with the same result. `path` is truncated. The error
-/// says which file could not be written.
+/// says which file could not be written. With `topo`, also /nodes and /ports, the name table of
+/// its nodes and ports (samples_h5.hpp).
 Result<bool> write_step_h5(const std::string& path, const RunMeta& meta,
-                           const workload::StepResult& r, MPI_Comm comm);
+                           const workload::StepResult& r, MPI_Comm comm,
+                           const topology::Topology* topo = nullptr);
 
 }  // namespace stepsim::output

@@ -37,6 +37,12 @@ struct EngineOptions {
   std::string partitioner = "block";                 ///< registered partitioner name
   double progress_every = 0;                         ///< seconds between progress reports; 0 = none
   std::function<void(const Progress&)> on_progress;  ///< called on rank 0 only
+  /// Called on every rank, on the master thread, with every worker idle: at each window boundary
+  /// once the global minimum `now` is known (no event before `now` is left anywhere; `last`
+  /// false), and once when the run ends (`last` true, `now` = RunStats::final_time; also after a
+  /// stop request). Every rank calls it with the same arguments, so it may make collective MPI
+  /// and HDF5 calls. Time spent in it is RankStats::hook_s.
+  std::function<void(SimTime now, bool last)> at_window;
 };
 
 /// Per-rank statistics of a run.
@@ -50,6 +56,7 @@ struct RankStats {
   double compute_s = 0;             ///< processing windows (slowest thread)
   double exchange_s = 0;            ///< delivering and exchanging events
   double allreduce_s = 0;           ///< global minimum (includes waiting for other ranks)
+  double hook_s = 0;                ///< in EngineOptions::at_window
   double thread_imbalance = 1.0;    ///< max / mean of thread compute time
   std::int64_t peak_rss = 0;        ///< VmHWM in bytes
   int lps = 0;                      ///< LPs owned

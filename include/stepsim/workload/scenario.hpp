@@ -77,6 +77,8 @@ struct OutputParams {
   std::string flows = "auto";
   int flows_sample = 16;  ///< sampled: K of "1 in K collectives"
   static constexpr std::uint64_t kAutoFlowRows = 100000;
+  /// Bins of the fabric's time series in HDF5 /samples (fabric_samples.hpp); zero: none.
+  SimTime sample_interval = SimTime::us(10);
 };
 
 struct Scenario {
@@ -104,6 +106,15 @@ struct Scenario {
   std::string step_mode = "memoized";
   /// Whole step: stragglers, (global GPU, compute slowdown factor >= 1) (`run --slow-gpu`).
   std::vector<std::pair<std::uint32_t, double>> slow_gpus;
+  /// Whole step: background traffic on the same fabric (`run --background`): each pattern's
+  /// flows write `background_message` bytes at `rate` each from time 0 until `until`.
+  struct Background {
+    std::string pattern = "permutation";  ///< permutation, incast, all_to_all, hotspot
+    DataRate rate;                        ///< per flow
+    SimTime until;                        ///< last message posted before this
+  };
+  std::vector<Background> background;
+  std::int64_t background_message = 1 << 20;
   SimTime end = SimTime::s(3600);  ///< stop the simulated step after this
   OutputParams output;
 };

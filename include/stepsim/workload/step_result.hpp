@@ -119,6 +119,9 @@ struct StepResult {
   std::uint64_t digest = 0;
   bool complete = true;      ///< false: stopped at `end` or interrupted
   bool interrupted = false;  ///< stopped by a signal (SIGINT/SIGTERM)
+  /// RDMA transfers that failed (retry limit exceeded, e.g. a link down longer than the
+  /// transport retries): the step stopped where GPUs waited on them (complete = false).
+  std::uint64_t failed_transfers = 0;
   std::vector<OpRecord> ops;
   std::vector<CollectiveRecord> colls;
   std::vector<FlowRow> flows;         ///< packet fidelity, as output.flows selects them

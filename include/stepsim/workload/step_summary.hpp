@@ -36,6 +36,7 @@ enum class StepStop : std::uint8_t {
   kDone,         ///< every stage ran its schedule and its optimizer
   kEnd,          ///< a stage passed the scenario's `end`
   kInterrupted,  ///< a signal (SIGINT/SIGTERM) or the progress callback stopped it
+  kFailed,       ///< RDMA transfers failed (retry limit exceeded): GPUs waiting on them stopped
 };
 
 /// What an executor leaves for the summary.
@@ -47,6 +48,7 @@ struct StepTrace {
   /// Flows with their own times (the whole-step run), in addition to the distinct collectives'.
   std::vector<FlowRow> flows;
   StepStop stop = StepStop::kDone;
+  std::uint64_t failed_transfers = 0;  ///< completions in error (kFailed)
 };
 
 /// output.flows sampled: whether the flows of collective `collective` (its /collectives id) are

@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <utility>
+#include <vector>
+
 #include "stepsim/bench/phold.hpp"
 #include "tests/support/test_models.hpp"
 
@@ -131,6 +135,86 @@ TEST(Engine, StopRequestEndsAtAWindowBoundary) {
   Engine::clear_stop();
   EXPECT_FALSE(st.completed);
   EXPECT_EQ(st.events, 0u);
+}
+
+/// Wraps a model: counts events handled before the time of the last window hook.
+class HookProbe final : public Model {
+ public:
+  explicit HookProbe(Model& inner) : inner_(inner) {}
+  void setup(std::span<const LpId> lps) override { inner_.setup(lps); }
+  void init_lp(LpContext& ctx) override { inner_.init_lp(ctx); }
+  void handle(LpContext& ctx, const Event& ev) override {
+    if (ev.time.picoseconds() < hook_now.load(std::memory_order_relaxed)) ++early;
+    inner_.handle(ctx, ev);
+  }
+  [[nodiscard]] std::uint64_t lp_digest(std::uint32_t s) const override {
+    return inner_.lp_digest(s);
+  }
+  std::atomic<std::int64_t> hook_now{0};
+  std::atomic<std::uint64_t> early{0};
+
+ private:
+  Model& inner_;
+};
+
+class EngineHook : public ::testing::TestWithParam<int> {};
+
+TEST_P(EngineHook, AtWindowSeesEveryWindowAndNothingEarlierHappensAfterIt) {
+  bench::PholdParams p;
+  p.lps = 64;
+  p.end = SimTime::us(300);
+  p.remote = 0.5;
+  bench::Phold phold(p);
+  HookProbe probe(phold);
+  const LpGraph g = phold.graph();
+  SerialSync sync;
+  EngineOptions opt;
+  opt.threads = GetParam();
+  opt.end = p.end;
+  std::vector<std::pair<SimTime, bool>> calls;
+  opt.at_window = [&](SimTime now, bool last) {
+    calls.emplace_back(now, last);
+    probe.hook_now.store(now.picoseconds(), std::memory_order_relaxed);
+  };
+  auto engine = Engine::create(g, sync, opt);
+  ASSERT_TRUE(engine.ok());
+  const RunStats st = engine.value()->run(probe);
+  EXPECT_TRUE(st.completed);
+  EXPECT_EQ(probe.early.load(), 0u);  // every event before `now` was handled before the hook
+  ASSERT_EQ(calls.size(), st.windows + 1);
+  for (std::size_t i = 0; i + 1 < calls.size(); ++i) {
+    EXPECT_FALSE(calls[i].second);
+    if (i > 0) {
+      EXPECT_LE(calls[i - 1].first, calls[i].first);
+    }
+  }
+  EXPECT_TRUE(calls.back().second);
+  EXPECT_EQ(calls.back().first, st.final_time);
+  EXPECT_EQ(st.final_time, p.end);
+  // The hook does not change the run.
+  bench::Phold plain(p);
+  EXPECT_EQ(run_serial(plain, g, GetParam(), p.end).digest, st.digest);
+}
+
+INSTANTIATE_TEST_SUITE_P(Threads, EngineHook, ::testing::Values(1, 2));
+
+TEST(Engine, AStoppedRunStillCallsTheLastHookOnce) {
+  TokenRing ring(4, 4, SimTime::ns(100), SimTime::zero());
+  const LpGraph g = ring.graph();
+  SerialSync sync;
+  EngineOptions opt;
+  opt.end = SimTime::ms(1);
+  int lasts = 0;
+  int others = 0;
+  opt.at_window = [&](SimTime, bool last) { ++(last ? lasts : others); };
+  auto engine = Engine::create(g, sync, opt);
+  ASSERT_TRUE(engine.ok());
+  Engine::request_stop();
+  const RunStats st = engine.value()->run(ring);
+  Engine::clear_stop();
+  EXPECT_FALSE(st.completed);
+  EXPECT_EQ(lasts, 1);
+  EXPECT_EQ(others, 0);
 }
 
 TEST(Engine, CreateRejectsBadOptions) {
