@@ -19,6 +19,8 @@ MODES = ("memo", "whole")
 def load(d, name, mode):
     j, t, to = (d / f"{name}.{mode}.{x}" for x in ("json", "time", "timeout"))
     run = {"json": json.loads(j.read_text()) if j.exists() else None}
+    if run["json"] is not None and not run["json"].get("complete", True):
+        run["json"] = None  # stopped: its numbers cover part of the step
     if to.exists():
         run["timeout"] = float(to.read_text())
     elif t.exists():
