@@ -784,8 +784,14 @@ void StepApp::wake(nic::Verbs& v, GpuRun& g, SimTime now) {
       }
       break;
     case Wait::kDp:
-    case Wait::kDpAll:
       g.exposed[static_cast<int>(CommGroup::kDp)] += waited;
+      break;
+    case Wait::kDpAll:
+      // The parameter gather counts only what the next step's first forward does not hide
+      // (advance() adds it); the optimizer's wait for the buckets is all exposed.
+      if (progs_[idx(g.stage)].ops[g.pc].kind != StageOpKind::kParamGather) {
+        g.exposed[static_cast<int>(CommGroup::kDp)] += waited;
+      }
       break;
     default:
       break;

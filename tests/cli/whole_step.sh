@@ -115,4 +115,17 @@ out=$("$stepsim" run "$tiny" --quiet --no-output 2>&1); t_memo=$(step_us "$out")
 out=$("$stepsim" run "$tiny" --quiet --no-output --set step.mode=whole 2>&1); t_whole=$(step_us "$out")
 check "tiny: whole ($t_whole us) within 5% of memoized ($t_memo us), never faster by > 1%" \
   'awk -v w="$t_whole" -v m="$t_memo" "BEGIN { exit !(w <= 1.05 * m && w >= 0.99 * m) }"'
+# The critical stage's split adds up to the step time (ZeRO 1's parameter gather counted once).
+split_sum() {  # the breakdown lines' sum, in microseconds
+  awk '/^# where the time went/ { on = 1; next } /^# / { on = 0 }
+       on && NF >= 3 { for (i = 2; i <= NF; ++i) if ($i ~ /^[0-9.]+$/) { v = $i; u = $(i + 1); break }
+         if (u == "s") v *= 1e6; else if (u == "ms") v *= 1e3; t += v }
+       END { print t }' <<<"$1"
+}
+for sc in "$m4" "$workloads/tiny.yaml"; do
+  out=$("$stepsim" run "$sc" --quiet --no-output --set step.mode=whole 2>&1)
+  total=$(split_sum "$out"); st=$(step_us "$out")
+  check "$(basename "$sc"): the split adds up to the step ($total vs $st us)" \
+    'awk -v a="$total" -v b="$st" "BEGIN { exit !(a >= 0.999 * b && a <= 1.001 * b) }"'
+done
 finish

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Issue 14: one scenario's step in memoized mode (each distinct collective simulated alone, the
+# step composed from their costs) and in whole mode (`--set step.mode=whole`: every GPU's
+# schedule on one PDES run, all groups' traffic on one fabric), at cell fidelity on one rank.
+# Prints the two tables of docs/fidelity.md ("Whole step against memoized") with one row each:
+# step time, MFU, exposed time per group, busbw per group, events, wall and CPU time, peak RSS.
+# Usage: bench/whole_vs_memoized.sh [stepsim binary or build dir] scenario.yaml [timeout s]
+#        Each run is stopped after the timeout (default 1500 s) and reported as "> N min".
+#        WVM_OUT=dir keeps the files there: NAME.memo.json, NAME.whole.json (`run --json`) and
+#        NAME.MODE.time (wall s, peak KB, user CPU s).
+# Run it from the repository root: the scenarios' topology paths are relative to it.
+set -euo pipefail
+source "$(dirname "$0")/../scripts/common.sh"
+bin=${1:-$STEPSIM_ROOT/build}
+[[ -d "$bin" ]] && bin=$bin/apps/stepsim
+sc=${2:?usage: bench/whole_vs_memoized.sh [stepsim or build dir] scenario.yaml [timeout s]}
+limit=${3:-1500}
+out=${WVM_OUT:-}
+if [[ -z "$out" ]]; then
+  out=$(mktemp -d)
+  trap 'rm -rf "$out"' EXIT
+fi
+mkdir -p "$out"
+name=$(basename "$sc" .yaml)
+for mode in memo whole; do
+  extra=()
+  [[ $mode == whole ]] && extra=(--set step.mode=whole)
+  rm -f "$out/$name.$mode.json" "$out/$name.$mode.timeout"
+  rc=0
+  timeout "$limit" /usr/bin/time -f "%e %M %U" -o "$out/$name.$mode.time" \
+    "$bin" run "$sc" --fidelity cell --no-output --quiet "${extra[@]}" \
+    --json "$out/$name.$mode.json" >/dev/null || rc=$?
+  if [[ $rc -ne 0 ]]; then
+    rm -f "$out/$name.$mode.json"
+    # timeout exits 124 when it stopped the run; anything else is the run's own failure.
+    [[ $rc -eq 124 ]] && echo "$limit" >"$out/$name.$mode.timeout"
+    [[ $rc -ne 124 ]] && echo "$name $mode: stepsim run failed (exit $rc)" >&2
+  fi
+done
+/usr/bin/python3 "$STEPSIM_ROOT/bench/whole_vs_memoized.py" "$out" "$name"
