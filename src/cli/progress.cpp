@@ -22,19 +22,6 @@ int terminal_columns() {
   return 80;
 }
 
-// A simulated time as the summary prints it: "9.0008 s", "2.186 ms", "12.500 us".
-std::string sim_text(double s) {
-  char buf[48];
-  if (s >= 1) {
-    std::snprintf(buf, sizeof buf, "%.4f s", s);
-  } else if (s >= 1e-3) {
-    std::snprintf(buf, sizeof buf, "%.3f ms", s * 1e3);
-  } else {
-    std::snprintf(buf, sizeof buf, "%.3f us", s * 1e6);
-  }
-  return buf;
-}
-
 // The interval between lines: "10 s", "0.05 s", "2 min 00 s".
 std::string interval_text(double s) {
   if (s >= 1) return duration_text(s);
@@ -49,6 +36,19 @@ double eta_window(double interval_s) {
 }
 
 }  // namespace
+
+// A simulated time as the summary prints it: "9.0008 s", "2.186 ms", "12.500 us".
+std::string sim_text(double s) {
+  char buf[48];
+  if (s >= 1) {
+    std::snprintf(buf, sizeof buf, "%.4f s", s);
+  } else if (s >= 1e-3) {
+    std::snprintf(buf, sizeof buf, "%.3f ms", s * 1e3);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.3f us", s * 1e6);
+  }
+  return buf;
+}
 
 double progress_interval() {
   return on_terminal() ? 0.5 : 10.0;

@@ -15,6 +15,9 @@
 
 namespace stepsim::cli {
 
+/// A simulated time as `run`'s summary prints it: "9.0008 s", "2.186 ms", "12.500 us".
+std::string sim_text(double s);
+
 /// Seconds between progress updates: 0.5 on a terminal, 10 in a batch log.
 double progress_interval();
 /// Prints one update to stderr (the bench commands' engine runs).

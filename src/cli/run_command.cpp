@@ -89,18 +89,6 @@ struct StepReport {
   bool samples_written = false;  ///< the file exists with /nodes, /ports, /samples (whole step)
 };
 
-std::string seconds_text(double s) {
-  char buf[64];
-  if (s >= 1) {
-    std::snprintf(buf, sizeof buf, "%.4f s", s);
-  } else if (s >= 1e-3) {
-    std::snprintf(buf, sizeof buf, "%.3f ms", s * 1e3);
-  } else {
-    std::snprintf(buf, sizeof buf, "%.3f us", s * 1e6);
-  }
-  return buf;
-}
-
 const char* group_name(int g) {
   return workload::comm_group_name(static_cast<CommGroup>(g));
 }
@@ -373,7 +361,7 @@ void print_headline(const StepReport& rep) {
   } else if (!r.complete) {
     std::printf("# status: INCOMPLETE (stopped at end = %s)\n", to_string(s.end).c_str());
   }
-  std::printf("step time            %s\n", seconds_text(r.step_s).c_str());
+  std::printf("step time            %s\n", sim_text(r.step_s).c_str());
   if (r.complete) {
     std::printf("MFU                  %.2f %%  (%.4g model FLOP per step, %s peak %.4g FLOP/s)\n",
                 r.mfu * 100, r.model_flops, s.model.precision.c_str(), r.peak_flops);
@@ -391,15 +379,15 @@ void print_headline(const StepReport& rep) {
 // Where the critical stage's time went.
 void print_time_went(const workload::StepResult& r) {
   std::printf("# where the time went (stage %u, the last to finish)\n", r.critical_stage);
-  std::printf("compute              %s\n", seconds_text(r.compute_s).c_str());
+  std::printf("compute              %s\n", sim_text(r.compute_s).c_str());
   for (int g = 0; g < workload::kCommGroups; ++g) {
     // Pipeline sends never block the compute stream: their time is in the bubble.
     if (r.collectives[g] == 0 || g == static_cast<int>(CommGroup::kPp)) continue;
-    std::printf("exposed %-12s %s\n", group_name(g), seconds_text(r.exposed_s[g]).c_str());
+    std::printf("exposed %-12s %s\n", group_name(g), sim_text(r.exposed_s[g]).c_str());
   }
   std::printf("pipeline bubble      %s  (waiting for other stages and pipeline sends)\n",
-              seconds_text(r.bubble_s).c_str());
-  std::printf("optimizer            %s\n", seconds_text(r.optimizer_s).c_str());
+              sim_text(r.bubble_s).c_str());
+  std::printf("optimizer            %s\n", sim_text(r.optimizer_s).c_str());
 }
 
 // busbw per group, collective completion times and RDMA message completion times.
@@ -442,7 +430,7 @@ void print_fabric(const StepReport& rep) {
               s.fidelity.c_str(), cells.c_str(), r.distinct_collectives);
   std::printf("drops                %" PRIu64 "\n", r.drops);
   std::printf("retransmissions      %" PRIu64 "\n", r.retransmissions);
-  std::printf("PFC pause time       %s (summed over ports)\n", seconds_text(r.paused_s).c_str());
+  std::printf("PFC pause time       %s (summed over ports)\n", sim_text(r.paused_s).c_str());
   print_flows(r);
   std::printf("# engine: %" PRIu64 " events, wall %.2f s\n", r.events, rep.wall_s);
   if (r.events > 0) {

@@ -1,5 +1,7 @@
 #include "stepsim/output/samples_h5.hpp"
 
+#include "src/output/h5_block.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
@@ -96,21 +98,7 @@ bool write_fixed(hid_t file, const char* name, const std::vector<Row>& rows, hid
   H5Handle ds(H5Dcreate2(file, name, type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT), H5Dclose);
   if (ds < 0 || !attr_text(ds, "doc", doc)) return false;
   if (n == 0) return true;
-  const hsize_t lo = n * static_cast<hsize_t>(rank) / static_cast<hsize_t>(ranks);
-  const hsize_t hi = n * static_cast<hsize_t>(rank + 1) / static_cast<hsize_t>(ranks);
-  const hsize_t count = hi - lo;
-  H5Handle fspace(H5Dget_space(ds), H5Sclose);
-  const hsize_t mcount = std::max<hsize_t>(count, 1);
-  H5Handle mspace(H5Screate_simple(1, &mcount, nullptr), H5Sclose);
-  if (count > 0) {
-    H5Sselect_hyperslab(fspace, H5S_SELECT_SET, &lo, nullptr, &count, nullptr);
-  } else {
-    H5Sselect_none(fspace);
-    H5Sselect_none(mspace);
-  }
-  H5Handle dxpl(H5Pcreate(H5P_DATASET_XFER), H5Pclose);
-  H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE);
-  return H5Dwrite(ds, type, mspace, fspace, dxpl, rows.data() + (count > 0 ? lo : 0)) >= 0;
+  return write_block(ds, type, rows.data(), sizeof(Row), n, rank, ranks);
 }
 
 H5Handle sample_type() {

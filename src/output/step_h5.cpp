@@ -1,5 +1,7 @@
 #include "stepsim/output/step_h5.hpp"
 
+#include "src/output/h5_block.hpp"
+
 #include <hdf5.h>
 
 #include <algorithm>
@@ -97,21 +99,7 @@ bool write_table(hid_t file, const char* name, const std::vector<Row>& rows,
   if (ds < 0) return false;
   if (!attr_string(ds, "doc", doc)) return false;
   if (n == 0) return true;
-  const hsize_t lo = n * static_cast<hsize_t>(rank) / static_cast<hsize_t>(ranks);
-  const hsize_t hi = n * static_cast<hsize_t>(rank + 1) / static_cast<hsize_t>(ranks);
-  const hsize_t count = hi - lo;
-  Handle fspace(H5Dget_space(ds), H5Sclose);
-  const hsize_t mcount = std::max<hsize_t>(count, 1);
-  Handle mspace(H5Screate_simple(1, &mcount, nullptr), H5Sclose);
-  if (count > 0) {
-    H5Sselect_hyperslab(fspace, H5S_SELECT_SET, &lo, nullptr, &count, nullptr);
-  } else {
-    H5Sselect_none(fspace);
-    H5Sselect_none(mspace);
-  }
-  Handle dxpl(H5Pcreate(H5P_DATASET_XFER), H5Pclose);
-  H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE);
-  return H5Dwrite(ds, mem, mspace, fspace, dxpl, rows.data() + (count > 0 ? lo : 0)) >= 0;
+  return write_block(ds, mem, rows.data(), sizeof(Row), n, rank, ranks);
 }
 
 #define STEPSIM_FIELD(Row, member, type) \

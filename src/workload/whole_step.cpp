@@ -336,11 +336,7 @@ Result<bool> StepApp::setup() {
   nvlink_free_.assign(world, SimTime::zero());
   server_index_.assign(topo_.nodes.size(), -1);
   gpus_.resize(world);
-  gpu_of_nic_.assign(topo_.ports.size(), kNone32);
-  for (std::uint32_t g = 0; g < world; ++g) {
-    std::uint32_t& first = gpu_of_nic_[all_.gpus[g].nic];
-    if (first == kNone32) first = g;
-  }
+  gpu_of_nic_ = collective::gpu_of_nic_ports(topo_);
   for (std::uint32_t g = 0; g < world; ++g) {
     GpuRun& r = gpus_[g];
     const RankCoords rc = coords_of(place_, g);
