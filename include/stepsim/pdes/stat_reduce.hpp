@@ -84,4 +84,13 @@ inline void gather_owned(pdes::Sync& sync, std::span<std::int64_t> values) {
   for (std::size_t k = 0; k < buf.size(); ++k) values[k] = static_cast<std::int64_t>(buf[k]);
 }
 
+/// Times each set on one rank only (-1, "none", on the others), gathered onto every rank in
+/// place (where several ranks set one, the earliest).
+inline void gather_earliest(pdes::Sync& sync, std::span<std::int64_t> times) {
+  if (sync.size() == 1 || times.empty()) return;
+  for (std::int64_t& t : times) t = impl::to_min(Reduce::kMin, t);
+  sync.allreduce_min(times);
+  for (std::int64_t& t : times) t = impl::from_min(Reduce::kMin, t);
+}
+
 }  // namespace stepsim::stat

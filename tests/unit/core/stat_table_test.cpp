@@ -129,6 +129,21 @@ TEST(StatTable, PortStatsGatherOverTwoRanksAsTheOneRankRun) {
   }
 }
 
+TEST(StatTable, OwnedValuesAndTimesGatherOverTwoRanks) {
+  TwoRankSync sync;
+  std::vector<std::int64_t> v1 = {0, 7, 0};
+  std::vector<std::int64_t> t1 = {-1, 30, -1, 5};
+  stat::gather_owned(sync, v1);
+  stat::gather_earliest(sync, t1);
+  sync.rank1_done();
+  std::vector<std::int64_t> v0 = {3, 0, 0};
+  std::vector<std::int64_t> t0 = {0, -1, -1, 9};
+  stat::gather_owned(sync, v0);
+  stat::gather_earliest(sync, t0);
+  EXPECT_EQ(v0, (std::vector<std::int64_t>{3, 7, 0}));
+  EXPECT_EQ(t0, (std::vector<std::int64_t>{0, 30, -1, 5}));  // time 0 is a time, not "none"
+}
+
 TEST(StatTable, CombineFollowsTheDeclaredReductions) {
   Counters a{10, 4, 30, 5, 1};
   stat::combine(a, Counters{5, 8, 20, 2, 1});
