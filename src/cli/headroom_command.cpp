@@ -156,10 +156,10 @@ int HeadroomCommand::execute(int rank) {
               s.cell_occupancy, sw.small_packet_percent, sw.small_packet_percent, s.cell_factor,
               ll(sw.cell),
               sw.cell.count() > 128 ? "cell / 64 B per minimum packet" : "2 cell / (1 + cell)");
-  std::printf("  propagation    %lld B = MTU + 2 x (cable %lld B + gearbox %lld B) + MAC/PHY %lld B "
-              "+ peer response %lld B\n",
-              ll(s.propagation), ll(s.on_cable), ll(s.on_gearbox), ll(sw.mac_phy),
-              ll(sw.peer_response));
+  std::printf(
+      "  propagation    %lld B = MTU + 2 x (cable %lld B + gearbox %lld B) + MAC/PHY %lld B "
+      "+ peer response %lld B\n",
+      ll(s.propagation), ll(s.on_cable), ll(s.on_gearbox), ll(sw.mac_phy), ll(sw.peer_response));
   std::printf("  xoff           %lld B = MTU + propagation x cell factor\n", ll(s.xoff));
   std::printf("  xon            %lld B = pipeline %lld B%s\n", ll(s.xon), ll(sw.pipeline),
               s.speed_overhead.count() > 0 ? " x 2 (port of 400G or more)" : "");
@@ -169,14 +169,16 @@ int HeadroomCommand::execute(int rank) {
   std::printf("  per port       %lld B = %d lossless priorities x headroom\n", ll(s.per_port),
               sw.priorities);
   if (sw.shared_ratio > 0) {
-    std::printf("  switch         %lld B (%.2f MB) = %d ports x %d priorities x (xon + overhead) "
-                "%lld B + shared headroom pool %lld B (all xoff / %d)\n",
-                ll(s.total), static_cast<double>(s.total.count()) / 1e6, sw.ports,
-                sw.priorities, ll(s.reserved), ll(s.shared_pool), sw.shared_ratio);
+    std::printf(
+        "  switch         %lld B (%.2f MB) = %d ports x %d priorities x (xon + overhead) "
+        "%lld B + shared headroom pool %lld B (all xoff / %d)\n",
+        ll(s.total), static_cast<double>(s.total.count()) / 1e6, sw.ports, sw.priorities,
+        ll(s.reserved), ll(s.shared_pool), sw.shared_ratio);
   } else {
-    std::printf("  switch         %lld B (%.2f MB) = %d ports x per port (no shared headroom "
-                "pool)\n",
-                ll(s.total), static_cast<double>(s.total.count()) / 1e6, sw.ports);
+    std::printf(
+        "  switch         %lld B (%.2f MB) = %d ports x per port (no shared headroom "
+        "pool)\n",
+        ll(s.total), static_cast<double>(s.total.count()) / 1e6, sw.ports);
   }
   return kExitOk;
 }

@@ -307,9 +307,9 @@ double nic_share(const Communicator& comm) {
     ++members;
     if (std::find(nics.begin(), nics.end(), g.nic) == nics.end()) nics.push_back(g.nic);
   }
-  return members == 0 ? 1.0
-                      : std::min(1.0, static_cast<double>(nics.size()) /
-                                          static_cast<double>(members));
+  return members == 0
+             ? 1.0
+             : std::min(1.0, static_cast<double>(nics.size()) / static_cast<double>(members));
 }
 
 std::vector<std::uint32_t> gpu_of_nic_ports(const topology::Topology& topo) {

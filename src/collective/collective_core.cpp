@@ -51,7 +51,8 @@ CollectiveCore::CollectiveCore(const Communicator& comm, CollectiveSpec spec,
     const auto k = static_cast<std::size_t>(at - nics.begin());
     if (at == nics.end() || *at != nic) {
       nics.insert(at, nic);
-      members_by_nic_.insert(members_by_nic_.begin() + static_cast<std::ptrdiff_t>(k), {});
+      members_by_nic_.insert(members_by_nic_.begin() + static_cast<std::ptrdiff_t>(k),
+                             std::vector<std::uint32_t>());
     }
     members_by_nic_[k].push_back(m);
   }

@@ -39,9 +39,9 @@ SwitchHeadroom switch_headroom(const SwitchHeadroomInputs& in) {
   h.on_gearbox = bytes_in(in.gearbox);
   h.propagation = Bytes(in.mtu.count() + 2 * (h.on_cable.count() + h.on_gearbox.count()) +
                         in.mac_phy.count() + in.peer_response.count());
-  h.xoff = Bytes(in.mtu.count() +
-                 static_cast<std::int64_t>(
-                     std::ceil(static_cast<double>(h.propagation.count()) * h.cell_occupancy)));
+  h.xoff =
+      Bytes(in.mtu.count() + static_cast<std::int64_t>(std::ceil(
+                                 static_cast<double>(h.propagation.count()) * h.cell_occupancy)));
   // Ports of 400G and more (8 lanes on Spectrum) hold twice the pipeline and one MTU more.
   const bool fast = in.rate >= DataRate::gbps(400);
   h.xon = Bytes(in.pipeline.count() * (fast ? 2 : 1));

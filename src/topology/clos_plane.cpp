@@ -54,13 +54,12 @@ Result<ClosShape> make_clos_shape(const GeneratorParams& params, const std::stri
                                        "their ports into halves)");
   }
   if (radix % (over + 1) != 0) {
-    return params.error("oversubscription", std::to_string(over) + " needs " + radix_key +
-                                                " divisible by " + std::to_string(over + 1) +
-                                                " (a leaf splits its " + std::to_string(radix) +
-                                                " ports " + std::to_string(over) +
-                                                ":1 down:up); allowed with " + radix_key + " = " +
-                                                std::to_string(radix) + ": " +
-                                                allowed_ratios(radix));
+    return params.error("oversubscription",
+                        std::to_string(over) + " needs " + radix_key + " divisible by " +
+                            std::to_string(over + 1) + " (a leaf splits its " +
+                            std::to_string(radix) + " ports " + std::to_string(over) +
+                            ":1 down:up); allowed with " + radix_key + " = " +
+                            std::to_string(radix) + ": " + allowed_ratios(radix));
   }
   if (spine_over > 1 && tiers != 3) {
     return params.error("spine_oversubscription",
@@ -88,12 +87,11 @@ Result<ClosShape> make_clos_shape(const GeneratorParams& params, const std::stri
   s.rails = rails;
   const std::uint32_t per_pod = s.leaves_per_pod();
   if (rails > 1 && (rails > per_pod || (s.tiers == 3 && per_pod % rails != 0))) {
-    return params.error(rails_key,
-                        std::to_string(rails) + " NICs per server go to " +
-                            std::to_string(rails) + " leaves of a rail group, which must fill " +
-                            (s.tiers == 3 ? "a pod of " : "the ") + std::to_string(per_pod) +
-                            " leaves evenly (allowed: a divisor of " + std::to_string(per_pod) +
-                            ")");
+    return params.error(
+        rails_key, std::to_string(rails) + " NICs per server go to " + std::to_string(rails) +
+                       " leaves of a rail group, which must fill " +
+                       (s.tiers == 3 ? "a pod of " : "the ") + std::to_string(per_pod) +
+                       " leaves evenly (allowed: a divisor of " + std::to_string(per_pod) + ")");
   }
   return s;
 }
@@ -104,11 +102,10 @@ Result<bool> check_nics(const GeneratorParams& params, std::uint32_t gpus, std::
     for (std::uint32_t d = 1; d <= gpus; ++d) {
       if (gpus % d == 0) allowed += (allowed.empty() ? "" : ", ") + std::to_string(d);
     }
-    return params.error("nics_per_server",
-                        std::to_string(nics) + " does not divide gpus_per_server " +
-                            std::to_string(gpus) +
-                            " (GPUs share NICs in equal blocks behind PCIe switches; allowed: " +
-                            allowed + ")");
+    return params.error(
+        "nics_per_server",
+        std::to_string(nics) + " does not divide gpus_per_server " + std::to_string(gpus) +
+            " (GPUs share NICs in equal blocks behind PCIe switches; allowed: " + allowed + ")");
   }
   return true;
 }
@@ -150,8 +147,8 @@ void build_clos_plane(Topology& topo, const ClosShape& shape, std::uint32_t serv
   std::vector<NodeId> leaf(leaves);
   for (std::uint32_t l = 0; l < leaves; ++l) {
     // Server ports (broken out) first, then the uplinks.
-    leaf[l] = topo.add_node(NodeKind::kSwitch, 1, down + up, shape.tiers == 3 ? l / per_pod : 0,
-                            plane);
+    leaf[l] =
+        topo.add_node(NodeKind::kSwitch, 1, down + up, shape.tiers == 3 ? l / per_pod : 0, plane);
   }
   for (std::uint32_t s = 0; s < servers; ++s) {
     for (std::uint32_t i = 0; i < rails; ++i) {

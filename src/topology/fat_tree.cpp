@@ -17,7 +17,8 @@ class FatTree final : public Generator {
  public:
   [[nodiscard]] std::string name() const override { return "fat_tree"; }
   [[nodiscard]] std::string description() const override {
-    return "k-ary fat-tree (Al-Fares 2008), 2 or 3 tiers; NICs per server on a rail group of leaves";
+    return "k-ary fat-tree (Al-Fares 2008), 2 or 3 tiers; NICs per server on a rail group of "
+           "leaves";
   }
   [[nodiscard]] std::vector<ParamSpec> params() const override {
     return {
@@ -27,12 +28,12 @@ class FatTree final : public Generator {
          "all that fit (3 tiers: k^3/4 x 2r/(r+1))"},
         {"oversubscription", "leaf down:up port ratio r (k divisible by r+1)", 1, 16, 1, ""},
         {"gpus_per_server", "GPUs in a server", 1, 64, 1, ""},
-        {"nics_per_server", "NICs per server, each on its own leaf; divides gpus_per_server", 1,
-         64, 1, ""},
-        {"spine_oversubscription", "spine down:up port ratio (3 tiers; k divisible by r+1)", 1,
-         16, 1, ""},
-        {"leaf_breakout", "server ports per leaf downlink port (2: a 400G port as 2 x 200G)", 1,
-         8, 1, ""},
+        {"nics_per_server", "NICs per server, each on its own leaf; divides gpus_per_server", 1, 64,
+         1, ""},
+        {"spine_oversubscription", "spine down:up port ratio (3 tiers; k divisible by r+1)", 1, 16,
+         1, ""},
+        {"leaf_breakout", "server ports per leaf downlink port (2: a 400G port as 2 x 200G)", 1, 8,
+         1, ""},
     };
   }
   [[nodiscard]] std::vector<LinkClassSpec> link_classes() const override {

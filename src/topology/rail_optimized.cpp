@@ -28,10 +28,10 @@ class RailOptimized final : public Generator {
         {"switch_radix", "ports per switch; even (64: Tomahawk 5/6)", 2, 1024, 64, ""},
         {"tiers", "tiers per plane: 2 (leaf/spine) or 3 (leaf/spine/core)", 2, 3, 3, ""},
         {"oversubscription", "leaf down:up port ratio r (radix divisible by r+1)", 1, 16, 1, ""},
-        {"spine_oversubscription", "spine down:up port ratio (3 tiers; radix divisible by r+1)",
-         1, 16, 1, ""},
-        {"leaf_breakout", "server ports per leaf downlink port (2: a 400G port as 2 x 200G)", 1,
-         8, 1, ""},
+        {"spine_oversubscription", "spine down:up port ratio (3 tiers; radix divisible by r+1)", 1,
+         16, 1, ""},
+        {"leaf_breakout", "server ports per leaf downlink port (2: a 400G port as 2 x 200G)", 1, 8,
+         1, ""},
     };
   }
   [[nodiscard]] std::vector<LinkClassSpec> link_classes() const override {

@@ -23,8 +23,7 @@ namespace stepsim::topology {
 [[nodiscard]] inline std::uint32_t gpu_of_nic(const Node& server, std::uint32_t i) {
   const std::uint32_t n = server.gpus > 0 ? server.gpus : 1;
   const std::uint32_t nics = server.port_count;
-  return nics >= n ? i % n
-                   : static_cast<std::uint32_t>((std::uint64_t{i} * n + nics - 1) / nics);
+  return nics >= n ? i % n : static_cast<std::uint32_t>((std::uint64_t{i} * n + nics - 1) / nics);
 }
 
 }  // namespace stepsim::topology

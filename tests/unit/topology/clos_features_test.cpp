@@ -49,17 +49,17 @@ TEST(ClosFeatures, RailOptimizedWithFewerNicsThanGpusBuildsOnePlanePerNic) {
   EXPECT_EQ(t.nic_count(), 8u);
   EXPECT_EQ(plane_count(t), 2u);
   // Against 8 NICs, the injection bandwidth (and the bisection) is a quarter.
-  const Topology eight = build("rail_optimized", {{"servers", "4"},
-                                                  {"gpus_per_server", "8"},
-                                                  {"switch_radix", "8"},
-                                                  {"tiers", "2"}});
+  const Topology eight =
+      build("rail_optimized",
+            {{"servers", "4"}, {"gpus_per_server", "8"}, {"switch_radix", "8"}, {"tiers", "2"}});
   EXPECT_EQ(bisection(eight).injection.bits_per_second(),
             4 * bisection(t).injection.bits_per_second());
 }
 
 TEST(ClosFeatures, FatTreeNicsGoToDifferentLeavesOfARailGroup) {
   // k = 8, 2 NICs per server: rail groups of 2 leaves, 4 servers each; NIC i on leaf i.
-  const Topology t = build("fat_tree", {{"k", "8"}, {"gpus_per_server", "8"}, {"nics_per_server", "2"}});
+  const Topology t =
+      build("fat_tree", {{"k", "8"}, {"gpus_per_server", "8"}, {"nics_per_server", "2"}});
   expect_consistent_wiring(t);
   // A pod holds 4 leaves = 2 groups of 4 servers: 8 pods x 8 servers.
   EXPECT_EQ(t.server_count(), 64u);
@@ -72,7 +72,9 @@ TEST(ClosFeatures, FatTreeNicsGoToDifferentLeavesOfARailGroup) {
     EXPECT_EQ(t.nodes[leaf0].group, t.nodes[s].group) << "server " << s << " in its leaves' pod";
   }
   for (NodeId v = 0; v < t.nodes.size(); ++v) {
-    if (t.nodes[v].tier == 1) EXPECT_EQ(links_to_tier(t, v, 0), 4u);
+    if (t.nodes[v].tier == 1) {
+      EXPECT_EQ(links_to_tier(t, v, 0), 4u);
+    }
   }
 }
 
@@ -100,8 +102,12 @@ TEST(ClosFeatures, SpineOversubscriptionDividesTheBisectionBetweenPods) {
   EXPECT_EQ(b.capacity.bits_per_second(), 32 * rate);
   EXPECT_EQ(b.capacity.bits_per_second() * 3, static_cast<std::int64_t>(b.first_half) * rate);
   for (const TierLoad& load : tier_loads(t)) {
-    if (load.tier == 1) EXPECT_EQ(load.down, load.up);
-    if (load.tier == 2) EXPECT_EQ(load.down.bits_per_second(), 3 * load.up.bits_per_second());
+    if (load.tier == 1) {
+      EXPECT_EQ(load.down, load.up);
+    }
+    if (load.tier == 2) {
+      EXPECT_EQ(load.down.bits_per_second(), 3 * load.up.bits_per_second());
+    }
   }
 }
 
@@ -118,19 +124,22 @@ TEST(ClosFeatures, BreakoutWithMixedSpeedsKeepsTheLeafNonBlocking) {
   EXPECT_EQ(t->server_count(), 8u * 8);
   std::set<std::int64_t> host, fabric;
   for (LinkId l = 0; l < t->links.size(); ++l) {
-    const bool to_server = t->is_server(t->ports[t->links[l].a].node) ||
-                           t->is_server(t->ports[t->links[l].b].node);
+    const bool to_server =
+        t->is_server(t->ports[t->links[l].a].node) || t->is_server(t->ports[t->links[l].b].node);
     (to_server ? host : fabric).insert(gbps(*t, l));
   }
   EXPECT_EQ(host, std::set<std::int64_t>{200});
   EXPECT_EQ(fabric, std::set<std::int64_t>{400});
   for (const TierLoad& load : tier_loads(*t)) {
-    if (load.tier == 1) EXPECT_EQ(load.down, load.up) << "8 x 200G down, 4 x 400G up";
+    if (load.tier == 1) {
+      EXPECT_EQ(load.down, load.up) << "8 x 200G down, 4 x 400G up";
+    }
   }
 }
 
 TEST(ClosFeatures, BadInputsNameTheKeyAndWhatIsAllowed) {
-  std::string e = build_error("fat_tree", {{"k", "8"}, {"gpus_per_server", "8"}, {"nics_per_server", "3"}});
+  std::string e =
+      build_error("fat_tree", {{"k", "8"}, {"gpus_per_server", "8"}, {"nics_per_server", "3"}});
   EXPECT_NE(e.find("topology.nics_per_server: 3 does not divide gpus_per_server 8"),
             std::string::npos)
       << e;
@@ -142,10 +151,10 @@ TEST(ClosFeatures, BadInputsNameTheKeyAndWhatIsAllowed) {
       << e;
   // 8 NICs on pods of 4 leaves: a rail group would straddle pods.
   e = build_error("fat_tree", {{"k", "8"}, {"gpus_per_server", "8"}, {"nics_per_server", "8"}});
-  EXPECT_NE(e.find("topology.nics_per_server: 8 NICs per server go to 8 leaves"),
-            std::string::npos)
+  EXPECT_NE(e.find("topology.nics_per_server: 8 NICs per server go to 8 leaves"), std::string::npos)
       << e;
-  e = build_error("rail_optimized", {{"servers", "2"}, {"gpus_per_server", "4"}, {"nics_per_server", "8"}});
+  e = build_error("rail_optimized",
+                  {{"servers", "2"}, {"gpus_per_server", "4"}, {"nics_per_server", "8"}});
   EXPECT_NE(e.find("topology.nics_per_server: 8 does not divide gpus_per_server 4"),
             std::string::npos)
       << e;
@@ -180,7 +189,9 @@ TEST(ClosFeatures, ShippedMegaScaleShape) {
     }
   }
   for (const TierLoad& load : tier_loads(*t)) {
-    if (load.tier == 1 || load.tier == 2) EXPECT_EQ(load.down, load.up) << int{load.tier};
+    if (load.tier == 1 || load.tier == 2) {
+      EXPECT_EQ(load.down, load.up) << int{load.tier};
+    }
   }
   const Bisection b = bisection(*t);
   EXPECT_EQ(b.capacity, b.injection) << "non-blocking at every tier";
