@@ -132,7 +132,7 @@ class RcTransport {
   void on_out_of_order(pdes::LpContext& ctx, QueuePair& qp, const fabric::Packet& pkt, SimTime at,
                        bool completes);
   void consume(pdes::LpContext& ctx, QueuePair& qp, const fabric::Packet& pkt, bool completes,
-               SimTime placed, std::uint32_t imm, bool ce);
+               bool last, SimTime placed, std::uint32_t imm, bool ce);
   void send_ack(pdes::LpContext& ctx, QueuePair& qp, std::uint32_t flow, SimTime at,
                 std::uint16_t telemetry);
   void send_nak(pdes::LpContext& ctx, QueuePair& qp, std::uint32_t flow, SimTime at);
