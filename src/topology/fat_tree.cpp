@@ -25,7 +25,8 @@ class FatTree final : public Generator {
         {"k", "switch radix (ports per switch); even", 2, 128, std::nullopt, ""},
         {"tiers", "2 (leaf/spine) or 3 (leaf/spine/core)", 2, 3, 3, ""},
         {"servers", "servers to build (fewer: fewer pods and leaves)", 1, 1 << 20, std::nullopt,
-         "all that fit (3 tiers: k^3/4 x 2r/(r+1))"},
+         "all that fit (3 tiers, one NIC, no breakout or spine oversubscription: k^3/4 x "
+         "2r/(r+1))"},
         {"oversubscription", "leaf down:up port ratio r (k divisible by r+1)", 1, 16, 1, ""},
         {"gpus_per_server", "GPUs in a server", 1, 64, 1, ""},
         {"nics_per_server", "NICs per server, each on its own leaf; divides gpus_per_server", 1, 64,
