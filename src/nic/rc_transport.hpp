@@ -148,6 +148,9 @@ class RcTransport {
   std::size_t tx_slots_ = 64;
   int ack_coalesce_ = 8;
   std::uint32_t nak_threshold_ = 16;
+  /// The retransmission timeout: transport.rto, stretched at cell fidelity when the send
+  /// pipeline's 2-frame minimum holds more bytes than tx_slots packets would.
+  SimTime rto_;
   SimTime qp_gap_;     ///< qp_in_order: per-QP spacing of WQEs
   cc::CcNeeds needs_;  ///< what the congestion control asks of the transport
   NicPipeline pipe_;

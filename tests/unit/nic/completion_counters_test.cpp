@@ -183,6 +183,27 @@ TEST(CompletionCounters, ACellCountsTheMtuPacketsItStandsFor) {
   EXPECT_EQ(x.run.rdma.endpoints[0].packets, 10u * 16u);  // the frames: cells
 }
 
+TEST(CompletionCounters, LargeCellsInAnIncastDoNotTimeOut) {
+  // 8:1 incast under PFC in 512 KiB cells: each QP keeps 2 cells (1 MiB) in flight, 4x what 64
+  // packets of 4 KiB hold, so its ACKs wait 4x longer behind the other senders' cells. With a
+  // timer set for packets (50 us) the QPs timed out, resent, and went to ERROR after 7 retries
+  // although nothing was lost; the timer stretches with the bytes in flight.
+  NicParams nic;
+  nic.cc.algorithm = "none";
+  fabric::FabricParams fp;
+  fp.cell = Bytes(512 << 10);
+  const std::int64_t bytes = 1 << 20;
+  const auto x = incast(8, bytes, 8, nic, fp);
+  std::uint64_t packets = 0;
+  std::uint64_t retx = 0;
+  check_sends(x, bytes, 8u * 8u, packets, retx);
+  std::uint64_t timeouts = 0;
+  for (const auto& e : x.run.rdma.endpoints) timeouts += e.timeouts;
+  EXPECT_EQ(timeouts, 0u);
+  EXPECT_EQ(retx, 0u);
+  EXPECT_GT(x.run.summary.pause_frames, 0u) << "the test needs PFC to hold the cells back";
+}
+
 TEST(CompletionCounters, HeldPacketsCountInTheReceiveCompletionsBytes) {
   // Sprayed over 4 spines, 4 hosts write to 2 others (2:1 incast: PFC backs the queues up into
   // the spines unevenly, so packets overtake each other); selective repeat places packets past
