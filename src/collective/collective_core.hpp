@@ -43,6 +43,11 @@ class CollectiveCore {
   /// Simple's) and 8 KiB per rank with LL. Not per GPU: NCCL's ring loops over chunks of
   /// chunk x ranks, shrinking the chunk when a channel's data is smaller, and keeps its channels.
   [[nodiscard]] int ring_channels_for_size() const;
+  /// The member (0 .. GPUs per server - 1) at which channel `c` enters and leaves every server:
+  /// channels go round the server's NICs first (channel c on the c mod N-th distinct NIC of the
+  /// members), then round the members that share that NIC, so c channels use min(c, N) NICs.
+  /// One NIC per member: c mod G; one NIC for all: c mod G too.
+  [[nodiscard]] std::uint32_t rail_member(int c) const;
   /// Wire bytes of a payload under the protocol.
   [[nodiscard]] std::int64_t wire_bytes(std::int64_t payload) const;
 
@@ -90,6 +95,7 @@ class CollectiveCore {
   int n_ = 0;
   DataRate nvlink_rate_;
   std::vector<std::uint32_t> server_rank_of_node_;  // by node id: server's place in the comm
+  std::vector<std::vector<std::uint32_t>> members_by_nic_;  // the first server's, by NIC
   std::vector<nic::Connection> conns_;
   TimerTable<TimerPayload> timers_;           // by server (communicator order)
   std::vector<SimTime> nvlink_free_;          // by GPU: its NVLink egress is free from
