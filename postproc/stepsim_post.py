@@ -16,7 +16,8 @@ import sys
 
 # Schema versions this tool reads. Version 2 adds flow times and GPUs to /flows, the /nodes and
 # /ports name tables and the /samples time series; the plots that need them refuse version 1.
-SCHEMA_VERSIONS = (1, 2)
+# Version 3 adds a job column to /ops, /collectives and /flows and the /jobs table (jobs:).
+SCHEMA_VERSIONS = (1, 2, 3)
 GROUPS = ["tp", "cp", "ep", "pp", "dp"]
 GROUP_COLORS = {0: "#7f7f7f", 1: "#2ca02c", 2: "#ff7f0e", 3: "#9467bd", 4: "#1f77b4"}
 KINDS = ["allreduce", "reducescatter", "allgather", "broadcast", "reduce", "alltoall",
