@@ -16,6 +16,9 @@
 //   level. RC connections belong to the communicator (as NCCL's) and are reused by its
 //   collectives; the immediate data and work-request id carry the sequence number.
 // - SHARP (switch aggregation) is not run here: such collectives use the ring.
+// - Several jobs (Scenario::jobs): each job's programs, groups and communicators are its own, on
+//   its GPUs of the topology (a job's rank r is its r-th GPU); everything at run time is indexed
+//   by the topology's GPU, so all jobs run in the one application on the shared fabric.
 
 #include <functional>
 

@@ -8,7 +8,8 @@
 # - Bad `jobs:` input: one message naming the key, exit 2.
 set -uo pipefail
 stepsim=$1; mpiexec=$2; data=$3; shift 3; mpiflags=("$@")
-source "$(dirname "$0")/lib.sh"
+here=$(cd "$(dirname "$0")" && pwd)
+source "$here/lib.sh"
 work=$(mktemp -d)
 cd "$work" || exit 1
 cp "$data/fat-tree-k4-1gpu.yaml" .
@@ -79,6 +80,9 @@ print("ok" if not bad else "; ".join(bad))
 PY
 )
 check "HDF5 and JSON: $out" '[[ "$out" == ok ]]'
+out=$("$here/../../postproc/stepsim-post" report both.h5 2>&1)
+check "stepsim-post report lists each job's step and MFU" \
+  '[[ $(grep -cE "^job (a|b) (step time|MFU) " <<<"$out") -eq 4 ]]'
 # The same at 2 ranks: digest and each job's step.
 out=$("$mpiexec" -n 2 "${mpiflags[@]}" "$stepsim" run "$both" --quiet --no-output 2>&1)
 pick() { grep -E '^(step time|job |digest)' <<<"$1" | tr -s ' '; }

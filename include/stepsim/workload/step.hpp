@@ -33,8 +33,8 @@ Result<StepResult> run_step(const Scenario& s, const topology::Topology& topo, C
                             const std::function<bool(double)>& progress = {});
 
 /// The whole step as one simulation (`step.mode: whole`, packet or cell fidelity): every GPU of
-/// the job runs its stage's schedule on the PDES and all collectives share the NICs, NVLink and
-/// fabric (src/workload/whole_step.hpp says how). `folded` (the packet comm model of the same
+/// the job (of every job of `s.jobs`) runs its stage's schedule on the PDES and all collectives
+/// share the NICs, NVLink and fabric (src/workload/whole_step.hpp says how). `folded` (the packet comm model of the same
 /// fidelity) costs the collectives inside one server. `progress` gets the simulated time at the
 /// engine's progress reports (rank 0); false stops the run. `samples` (optional) records the
 /// ports' time series (drained by engine.at_window). Collective over `sync`.
