@@ -142,6 +142,9 @@ void list_scenario() {
     }
   }
   std::printf("and every key of `stepsim list collective` (coll.*) and `stepsim list nic`.\n");
+  std::printf(
+      "A file may also list `jobs:` (step.mode whole): each a map of name, gpus (GPU ranges of "
+      "the topology, e.g. 0-7,16-23) and model, parallel, compute keys (docs/workload.md).\n");
 }
 
 }  // namespace

@@ -390,8 +390,8 @@ void print_heading(const StepReport& rep) {
   if (s.jobs.empty()) {
     std::printf("# stepsim run %s: %s on %s, %d GPUs %s (%s), fidelity %s, ranks %d\n",
                 rep.opt.scenario.c_str(), s.model.name.c_str(), rep.run.topo.name.c_str(),
-                s.par.world(), s.gpu.name.c_str(), parallel_text(s.par).c_str(),
-                s.fidelity.c_str(), rep.ranks);
+                s.par.world(), s.gpu.name.c_str(), parallel_text(s.par).c_str(), s.fidelity.c_str(),
+                rep.ranks);
     return;
   }
   std::size_t gpus = 0;
@@ -413,8 +413,8 @@ void print_jobs(const workload::StepResult& r) {
     const std::string label = "job " + j.name;
     if (r.complete) {
       std::printf("%-20s step %s, MFU %.2f %%, %.4g tokens/s per GPU (GPUs %s)\n", label.c_str(),
-                  sim_text(j.step_s).c_str(), j.mfu * 100,
-                  j.tokens_per_step / j.step_s / j.gpus, j.gpus_text.c_str());
+                  sim_text(j.step_s).c_str(), j.mfu * 100, j.tokens_per_step / j.step_s / j.gpus,
+                  j.gpus_text.c_str());
     } else {
       std::printf("%-20s step %s (the run did not complete; GPUs %s)\n", label.c_str(),
                   sim_text(j.step_s).c_str(), j.gpus_text.c_str());
@@ -449,9 +449,10 @@ void print_headline(const StepReport& rep) {
     std::printf("step time            %s\n", sim_text(r.step_s).c_str());
   }
   if (r.complete && !r.jobs.empty()) {
-    std::printf("MFU                  %.2f %%  (all jobs' GPUs over the step time; %.4g model "
-                "FLOP)\n",
-                r.mfu * 100, r.model_flops);
+    std::printf(
+        "MFU                  %.2f %%  (all jobs' GPUs over the step time; %.4g model "
+        "FLOP)\n",
+        r.mfu * 100, r.model_flops);
   } else if (r.complete) {
     std::printf("MFU                  %.2f %%  (%.4g model FLOP per step, %s peak %.4g FLOP/s)\n",
                 r.mfu * 100, r.model_flops, s.model.precision.c_str(), r.peak_flops);
@@ -592,15 +593,16 @@ nlohmann::json step_json(const StepReport& rep) {
     job["gpu_count"] = x.gpus;
     job["step_s"] = x.step_s;
     job["mfu"] = r.complete ? nlohmann::json(x.mfu) : nlohmann::json(nullptr);
-    job["tokens_per_s_per_gpu"] =
-        r.complete && x.step_s > 0 ? nlohmann::json(x.tokens_per_step / x.step_s / x.gpus)
-                                   : nlohmann::json(nullptr);
+    job["tokens_per_s_per_gpu"] = r.complete && x.step_s > 0
+                                      ? nlohmann::json(x.tokens_per_step / x.step_s / x.gpus)
+                                      : nlohmann::json(nullptr);
     job["model_flops"] = x.model_flops;
     job["critical_stage"] = x.critical_stage;
     job["compute_s"] = x.compute_s;
     job["bubble_s"] = x.bubble_s;
     job["optimizer_s"] = x.optimizer_s;
-    for (int g = 0; g < workload::kCommGroups; ++g) job["exposed_s"][group_name(g)] = x.exposed_s[g];
+    for (int g = 0; g < workload::kCommGroups; ++g)
+      job["exposed_s"][group_name(g)] = x.exposed_s[g];
     job["collectives"] = x.collectives;
     j["jobs"].push_back(job);
   }

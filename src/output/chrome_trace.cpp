@@ -86,10 +86,10 @@ Result<bool> write_chrome_trace(const std::string& path, const workload::StepRes
   for (const auto& [job, st] : stages) {
     const std::uint32_t pid = pid_of(r, job, st);
     const std::string name =
-        r.jobs.empty() ? "stage " + std::to_string(st) + " (GPU " +
-                             std::to_string(st * gpu_stride) + ")"
-                       : "job " + r.jobs[job].name + ", stage " + std::to_string(st) + " (GPU " +
-                             std::to_string(r.jobs[job].stage_gpu[st]) + ")";
+        r.jobs.empty()
+            ? "stage " + std::to_string(st) + " (GPU " + std::to_string(st * gpu_stride) + ")"
+            : "job " + r.jobs[job].name + ", stage " + std::to_string(st) + " (GPU " +
+                  std::to_string(r.jobs[job].stage_gpu[st]) + ")";
     events.push_back(name_event("process_name", pid, -1, name));
     events.push_back({{"name", "process_sort_index"},
                       {"ph", "M"},
@@ -98,7 +98,8 @@ Result<bool> write_chrome_trace(const std::string& path, const workload::StepRes
     events.push_back(name_event("thread_name", pid, kComputeTid, "compute stream"));
     events.push_back(name_event("thread_name", pid, kWaitTid, "waiting for other stages"));
   }
-  for (const workload::OpRecord& o : r.ops) events.push_back(op_event(o, pid_of(r, o.job, o.stage)));
+  for (const workload::OpRecord& o : r.ops)
+    events.push_back(op_event(o, pid_of(r, o.job, o.stage)));
   for (const workload::CollectiveRecord& c : r.colls) {
     collective_events(c, pid_of(r, c.job, c.stage), events);
   }

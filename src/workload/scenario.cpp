@@ -207,7 +207,8 @@ Result<bool> load_jobs(const YAML::Node& list, const std::string& path, Scenario
     return path + ":" + std::to_string(n.Mark().line + 1) + ": ";
   };
   if (!list.IsSequence() || list.size() == 0) {
-    return Error{line(list) + "jobs: expected a list of jobs (each a map of name, gpus, model, "
+    return Error{line(list) +
+                 "jobs: expected a list of jobs (each a map of name, gpus, model, "
                  "parallel, compute)"};
   }
   std::map<std::uint32_t, std::size_t> owner;  // GPU -> job
@@ -233,7 +234,8 @@ Result<bool> load_jobs(const YAML::Node& list, const std::string& path, Scenario
     const config::ParamTable t = job_param_table(job, name, gpus_text, key);
     if (auto ok = t.load_yaml_map(entry, key, path); !ok) return ok.error();
     if (gpus_text.empty()) {
-      return Error{line(entry) + key + ".gpus: missing (the job's GPUs of the topology, e.g. "
+      return Error{line(entry) + key +
+                   ".gpus: missing (the job's GPUs of the topology, e.g. "
                    "0-63 or 0-7,16-23)"};
     }
     auto gpus = parse_gpu_ranges(gpus_text);
@@ -255,8 +257,8 @@ Result<bool> load_jobs(const YAML::Node& list, const std::string& path, Scenario
                    ") must equal the " + std::to_string(n) + " GPUs of " + key + ".gpus"};
     }
     job.par.gpus = n;
-    s.jobs.push_back(JobSpec{name, gpus_text, std::move(gpus).value(), job.model, job.par,
-                             job.compute});
+    s.jobs.push_back(
+        JobSpec{name, gpus_text, std::move(gpus).value(), job.model, job.par, job.compute});
   }
   return true;
 }
@@ -403,9 +405,11 @@ Result<bool> validate_job(const Scenario& s, const topology::Topology& topo,
 Result<bool> validate(const Scenario& s, const topology::Topology& topo) {
   if (s.jobs.empty()) return validate_job(s, topo, s.source + ": ");
   if (s.step_mode != "whole" || (s.fidelity != "packet" && s.fidelity != "cell")) {
-    return Error{s.source + ": jobs: several jobs share the fabric only in step.mode whole at "
-                 "packet or cell fidelity (this run: step.mode " + s.step_mode + ", fidelity " +
-                 s.fidelity + "; add --set step.mode=whole, and --fidelity cell or packet)"};
+    return Error{s.source +
+                 ": jobs: several jobs share the fabric only in step.mode whole at "
+                 "packet or cell fidelity (this run: step.mode " +
+                 s.step_mode + ", fidelity " + s.fidelity +
+                 "; add --set step.mode=whole, and --fidelity cell or packet)"};
   }
   // The server of each GPU (the topology's GPUs are numbered server by server).
   std::vector<std::uint32_t> server_of;

@@ -164,7 +164,7 @@ struct Timer {
 enum class Wait : std::uint8_t { kRunning, kTimer, kCollective, kRecv, kDp, kDpAll, kDone };
 
 struct GpuRun {
-  std::uint32_t gpu = 0;   // the topology's index (gpus_'s)
+  std::uint32_t gpu = 0;  // the topology's index (gpus_'s)
   std::uint32_t job = 0;
   std::uint32_t rank = 0;  // in its job
   bool used = false;       // runs a job
@@ -438,8 +438,8 @@ Result<bool> StepApp::setup() {
 
 std::uint32_t StepApp::ref_group(std::uint32_t job, int stage, Stream stream, const CommOp& op) {
   JobRun& j = jobs_[job];
-  auto [it, fresh] =
-      j.ref_index.emplace(std::make_pair(stream, op.gpus), static_cast<std::uint32_t>(refs_.size()));
+  auto [it, fresh] = j.ref_index.emplace(std::make_pair(stream, op.gpus),
+                                         static_cast<std::uint32_t>(refs_.size()));
   if (fresh) {
     RefGroup r;
     r.job = job;

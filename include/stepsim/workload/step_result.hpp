@@ -95,10 +95,10 @@ struct LinkRow {
 /// One job of a multi-job run (Scenario::jobs): its own step, as StepResult gives it for one.
 struct JobResult {
   std::string name;
-  std::string gpus_text;                ///< its GPUs of the topology, as the scenario gives them
-  std::uint32_t gpus = 0;               ///< how many
+  std::string gpus_text;                 ///< its GPUs of the topology, as the scenario gives them
+  std::uint32_t gpus = 0;                ///< how many
   std::vector<std::uint32_t> stage_gpu;  ///< by stage: the GPU of its simulated pipeline
-  double step_s = 0;  ///< when its last stage finished (all jobs start at 0)
+  double step_s = 0;                     ///< when its last stage finished (all jobs start at 0)
   double model_flops = 0;
   double tokens_per_step = 0;
   double mfu = 0;
