@@ -4,7 +4,7 @@
 # - Each job's step is no faster than the same job alone (a scenario listing only it: same GPUs,
 #   same fabric), and at least one is slower: their traffic shares links.
 # - The report lists both jobs (text, JSON, HDF5 /jobs and the job columns).
-# - The same digest and per-job step times at 1 and 2 ranks.
+# - The same digest and per-job step times at 1 and 2 ranks and 1 and 2 threads.
 # - Bad `jobs:` input: one message naming the key, exit 2.
 set -uo pipefail
 stepsim=$1; mpiexec=$2; data=$3; shift 3; mpiflags=("$@")
@@ -87,6 +87,8 @@ check "stepsim-post report lists each job's step and MFU" \
 out=$("$mpiexec" -n 2 "${mpiflags[@]}" "$stepsim" run "$both" --quiet --no-output 2>&1)
 pick() { grep -E '^(step time|job |digest)' <<<"$1" | tr -s ' '; }
 check "1 and 2 ranks: the same digest and job lines" '[[ -n "$(pick "$out")" && "$(pick "$out")" == "$(pick "$both_out")" ]]'
+out=$("$stepsim" run "$both" --quiet --no-output --threads 2 2>&1)
+check "1 and 2 threads: the same digest and job lines" '[[ -n "$(pick "$out")" && "$(pick "$out")" == "$(pick "$both_out")" ]]'
 # Bad input: one message naming the key, exit 2.
 bad() {  # bad NAME SED-EXPRESSION: a copy of the scenario edited by sed
   sed "$2" "$both" >"$1.yaml"
