@@ -329,7 +329,15 @@ Result<workload::StepResult> simulate(const RunOptions& opt, const LoadedRun& ru
   if (whole) {
     if (auto ok = samples.open(opt, run, step_opts); !ok) return ok.error();
   }
-  auto res = whole ? workload::run_whole_step(whole_s, run.topo, *comm, sync, step_opts, {},
+  // Several jobs: each job's own model for its collectives inside a server (its TP/CP copies).
+  std::vector<std::unique_ptr<workload::CommModel>> job_comms;
+  std::vector<workload::CommModel*> folded{comm.get()};
+  for (std::size_t k = 1; whole && k < run.scenario.jobs.size(); ++k) {
+    job_comms.push_back(
+        fidelity_comm(run.topo, workload::job_scenario(run.scenario, k), sync, opts, nullptr));
+    folded.push_back(job_comms.back().get());
+  }
+  auto res = whole ? workload::run_whole_step(whole_s, run.topo, folded, sync, step_opts, {},
                                               samples.sampler.get())
                    : workload::run_step(run.scenario, run.topo, *comm, progress.on_pass());
   if (auto ok = samples.close(); !ok) return Error{"-o: " + ok.error().message};

@@ -248,7 +248,7 @@ class InstanceVerbs final : public nic::Verbs {
 
 class StepApp final : public nic::RdmaApp {
  public:
-  StepApp(const Scenario& s, const topology::Topology& topo, CommModel& folded);
+  StepApp(const Scenario& s, const topology::Topology& topo, std::vector<CommModel*> folded);
 
   Result<bool> setup();
   [[nodiscard]] const std::vector<nic::Connection>& connections() const { return conns_; }
@@ -314,7 +314,7 @@ class StepApp final : public nic::RdmaApp {
 
   const Scenario& s_;
   const topology::Topology& topo_;
-  CommModel& folded_model_;
+  std::vector<CommModel*> folded_models_;  // by job
   std::vector<JobRun> jobs_;
   collective::Communicator all_;  // GPUs 0 .. the last a job uses: server, local index, NIC
   std::vector<RefGroup> refs_;
@@ -326,7 +326,8 @@ class StepApp final : public nic::RdmaApp {
   std::deque<collective::CollectiveParams> params_;
   std::map<std::tuple<std::uint32_t, int, std::int64_t>, const collective::CollectiveParams*>
       params_of_;
-  std::map<std::tuple<int, std::int64_t, std::size_t>, CommCost> folded_;  // (kind, bytes, n)
+  // Folded collectives' costs by (job, kind, bytes, GPUs).
+  std::map<std::tuple<std::uint32_t, int, std::int64_t, std::size_t>, CommCost> folded_;
   std::uint64_t records_ = 0;
   std::unique_ptr<std::atomic<std::int64_t>[]> rec_start_, rec_end_;
   std::vector<GpuRun> gpus_;                // by GPU of the topology (up to the last one used)
@@ -351,8 +352,8 @@ void InstanceVerbs::schedule(SimTime delay, std::uint32_t tag) {
   app_.schedule(v_, delay, Timer{TimerKind::kInstance, 0, key_of(inst_.comm, inst_.seq), tag});
 }
 
-StepApp::StepApp(const Scenario& s, const topology::Topology& topo, CommModel& folded)
-    : s_(s), topo_(topo), folded_model_(folded) {}
+StepApp::StepApp(const Scenario& s, const topology::Topology& topo, std::vector<CommModel*> folded)
+    : s_(s), topo_(topo), folded_models_(std::move(folded)) {}
 
 void StepApp::add_job(Scenario s, std::vector<std::uint32_t> gpus) {
   JobRun j;
@@ -686,17 +687,17 @@ Result<bool> StepApp::build_background() {
   return true;
 }
 
-// The memoized cost of every folded collective, by (kind, bytes, GPUs): NVLink is the same in
-// every server, so one run stands for all copies.
+// The memoized cost of every folded collective, by (job, kind, bytes, GPUs): NVLink is the same
+// in every server, so one run stands for all copies (a job's own model: its TP/CP copies).
 Result<bool> StepApp::cost_folded() {
   for (std::uint32_t ci = 0; ci < comms_.size(); ++ci) {
     const CommInfo& c = comms_[ci];
     if (!c.folded) continue;
     for (std::uint32_t q = 0; q < c.instances; ++q) {
       const CommOp op = op_of(ci, q);
-      const auto key = std::make_tuple(static_cast<int>(op.kind), op.bytes, op.gpus.size());
+      const auto key = std::make_tuple(c.job, static_cast<int>(op.kind), op.bytes, op.gpus.size());
       if (folded_.count(key) != 0) continue;
-      auto cost = folded_model_.cost(op);
+      auto cost = folded_models_[c.job]->cost(op);
       if (!cost) return cost.error();
       if (cost->stopped) return Error{"the step was interrupted"};
       folded_.emplace(key, *cost);
@@ -912,8 +913,8 @@ void StepApp::send(nic::Verbs& v, GpuRun& g, const StageOp& op) {
   // free; the reader (same server) is woken then if it waits.
   ServerState& ss = server(v);
   const CommInfo& ci = comms_[comm];
-  const CommCost& cost = folded_.at(std::make_tuple(static_cast<int>(collective::Kind::kSendRecv),
-                                                    ci.send_bytes, std::size_t{2}));
+  const CommCost& cost = folded_.at(std::make_tuple(
+      ci.job, static_cast<int>(collective::Kind::kSendRecv), ci.send_bytes, std::size_t{2}));
   SimTime& free = nvlink_free_[g.gpu];
   const SimTime start = std::max(v.now(), free);
   const SimTime occupy = s_.coll.nvlink_payload().serialization_time(Bytes(ci.send_bytes));
@@ -1025,7 +1026,7 @@ void StepApp::start_folded(nic::Verbs& v, Instance& inst) {
   const CommInfo& ci = comms_[inst.comm];
   const CommOp op = op_of(inst.comm, inst.seq);
   const CommCost& cost =
-      folded_.at(std::make_tuple(static_cast<int>(op.kind), op.bytes, op.gpus.size()));
+      folded_.at(std::make_tuple(ci.job, static_cast<int>(op.kind), op.bytes, op.gpus.size()));
   SimTime start = v.now();
   for (std::uint32_t g : ci.gpus) start = std::max(start, nvlink_free_[g]);
   const SimTime t = SimTime::ps(std::llround(cost.seconds * 1e12));
@@ -1445,10 +1446,14 @@ Result<StepTrace> StepApp::collect(pdes::Sync& sync, nic::RdmaRun& run, bool sto
 }  // namespace
 
 Result<StepTrace> run_whole_step_trace(const Scenario& s, const topology::Topology& topo,
-                                       CommModel& folded, pdes::Sync& sync,
+                                       const std::vector<CommModel*>& folded, pdes::Sync& sync,
                                        pdes::EngineOptions engine,
                                        const std::function<bool(double)>& progress,
                                        fabric::FabricSamples* samples) {
+  if (folded.size() != std::max<std::size_t>(1, s.jobs.size())) {
+    return Error{"whole step: " + std::to_string(folded.size()) + " folded comm models for " +
+                 std::to_string(s.jobs.size()) + " jobs"};
+  }
   StepApp app(s, topo, folded);
   if (auto ok = app.setup(); !ok) return ok.error();
   fabric::FabricParams fabric = s.fabric;

@@ -34,11 +34,12 @@
 namespace stepsim::workload {
 
 /// Runs the whole step of `s` (validated; fidelity packet or cell) on `topo`. `folded` costs
-/// the collectives inside one server (the packet comm model of the same fidelity). `progress`
+/// the collectives inside one server (the packet comm model of the same fidelity), by job: one
+/// for a scenario without `jobs`, else each job's (made from job_scenario). `progress`
 /// (may be empty) is called with the simulated time on rank 0's engine progress reports.
 /// Collective over `sync`.
 Result<StepTrace> run_whole_step_trace(const Scenario& s, const topology::Topology& topo,
-                                       CommModel& folded, pdes::Sync& sync,
+                                       const std::vector<CommModel*>& folded, pdes::Sync& sync,
                                        pdes::EngineOptions engine,
                                        const std::function<bool(double)>& progress,
                                        fabric::FabricSamples* samples = nullptr);
