@@ -105,4 +105,21 @@ bad syntax 's/gpus: 0-1,4-5/gpus: 0-1,x/'
 expect_error "jobs[0].gpus: '0-1,x,8-9,12-13' is not a list of GPU ranges" run syntax.yaml --no-output
 expect_error "jobs: several jobs share the fabric only in step.mode whole" run "$both" --no-output --set step.mode=memoized
 expect_error "jobs[0] (a): parallel.tp (4) must divide" run "$both" --no-output --set parallel.tp=4
+# Jobs of different TP on 8-GPU servers: the narrow job's data-parallel pair sits in one server
+# (folded, costed with its own TP copies); a job must take whole servers.
+cat >het.yaml <<YAML
+model: {name: tiny-gpt, layers: 4, hidden: 512, heads: 8, ffn: 2048, vocab: 32000, seq_len: 1024}
+parallel: {tp: 8, pp: 1, micro_batch: 1, global_batch: 8}
+topology: $here/../../topologies/toy-2server.yaml
+fidelity: packet
+step: {mode: whole}
+jobs:
+  - {name: wide, gpus: 0-7}
+  - {name: narrow, gpus: 8-15, parallel: {tp: 4}}
+YAML
+out=$("$stepsim" run het.yaml --quiet --no-output 2>&1); rc=$?
+check "TP 8 and TP 4 jobs side by side (exit $rc)" \
+  '[[ $rc -eq 0 ]] && grep -q "^# job narrow: tiny-gpt on GPUs 8-15 (8 GPUs; TP 4, PP 1 x 1, CP 1, EP 1, DP 2)" <<<"$out" && grep -qE "^job narrow +step" <<<"$out"'
+sed 's/gpus: 0-7}/gpus: 0-3}/; s/gpus: 8-15,/gpus: 4-11,/' het.yaml >part.yaml
+expect_error "jobs[0].gpus (0-3) takes 4 of the 8 GPUs of a server: a job takes whole servers" run part.yaml --no-output
 finish
