@@ -152,8 +152,16 @@ config::ParamTable scenario_param_table(Scenario& s) {
 
 namespace {
 
-// "0-7,16-23" (inclusive ranges, or single GPUs) into GPU indices, in that order.
-Result<std::vector<std::uint32_t>> parse_gpu_ranges(const std::string& text) {
+// A range of GPUs [lo, hi] of job `job` (overlap checks).
+struct GpuRange {
+  std::int64_t lo = 0, hi = 0;
+  std::size_t job = 0;
+};
+
+// "0-7,16-23" (inclusive ranges, or single GPUs) into GPU indices, in that order; the ranges
+// are added to `ranges`.
+Result<std::vector<std::uint32_t>> parse_gpu_ranges(const std::string& text, std::size_t job,
+                                                    std::vector<GpuRange>& ranges) {
   const Error bad{"'" + text + "' is not a list of GPU ranges (e.g. 0-63 or 0-7,16-23)"};
   std::vector<std::uint32_t> gpus;
   std::size_t pos = 0;
@@ -176,6 +184,7 @@ Result<std::vector<std::uint32_t>> parse_gpu_ranges(const std::string& text) {
       return bad;
     }
     for (std::int64_t g = lo; g <= hi; ++g) gpus.push_back(static_cast<std::uint32_t>(g));
+    ranges.push_back(GpuRange{lo, hi, job});
     pos = comma + 1;
   }
   return gpus;
@@ -211,7 +220,7 @@ Result<bool> load_jobs(const YAML::Node& list, const std::string& path, Scenario
                  "jobs: expected a list of jobs (each a map of name, gpus, model, "
                  "parallel, compute)"};
   }
-  std::map<std::uint32_t, std::size_t> owner;  // GPU -> job
+  std::vector<GpuRange> ranges;  // every job's
   for (std::size_t k = 0; k < list.size(); ++k) {
     const YAML::Node& entry = list[k];
     const std::string key = "jobs[" + std::to_string(k) + "]";
@@ -238,16 +247,8 @@ Result<bool> load_jobs(const YAML::Node& list, const std::string& path, Scenario
                    ".gpus: missing (the job's GPUs of the topology, e.g. "
                    "0-63 or 0-7,16-23)"};
     }
-    auto gpus = parse_gpu_ranges(gpus_text);
+    auto gpus = parse_gpu_ranges(gpus_text, k, ranges);
     if (!gpus) return Error{line(entry) + key + ".gpus: " + gpus.error().message};
-    for (std::uint32_t g : *gpus) {
-      auto [it, fresh] = owner.emplace(g, k);
-      if (!fresh) {
-        return Error{line(entry) + key + ".gpus (" + gpus_text + ") overlaps jobs[" +
-                     std::to_string(it->second) + "].gpus at GPU " + std::to_string(g) +
-                     " (jobs take disjoint GPUs)"};
-      }
-    }
     for (const JobSpec& other : s.jobs) {
       if (other.name == name) return Error{line(entry) + key + ".name: '" + name + "' is taken"};
     }
@@ -259,6 +260,24 @@ Result<bool> load_jobs(const YAML::Node& list, const std::string& path, Scenario
     job.par.gpus = n;
     s.jobs.push_back(
         JobSpec{name, gpus_text, std::move(gpus).value(), job.model, job.par, job.compute});
+  }
+  // Disjoint GPUs: sorted by start, a range overlaps one before it when it starts at or before
+  // the furthest end so far.
+  std::stable_sort(ranges.begin(), ranges.end(),
+                   [](const GpuRange& a, const GpuRange& b) { return a.lo < b.lo; });
+  for (std::size_t i = 1, far = 0; i < ranges.size(); ++i) {
+    const GpuRange& a = ranges[far];
+    const GpuRange& b = ranges[i];
+    if (b.lo <= a.hi) {
+      const std::size_t later = std::max(a.job, b.job);
+      const std::size_t earlier = std::min(a.job, b.job);
+      const std::string key = "jobs[" + std::to_string(later) + "]";
+      return Error{line(list[later]) + key + ".gpus (" + s.jobs[later].gpus_text + ") overlaps " +
+                   (later == earlier ? std::string("itself")
+                                     : "jobs[" + std::to_string(earlier) + "].gpus") +
+                   " at GPU " + std::to_string(b.lo) + " (jobs take disjoint GPUs)"};
+    }
+    if (b.hi > a.hi) far = i;
   }
   return true;
 }
