@@ -19,13 +19,14 @@ namespace stepsim::gpu {
 const std::vector<GpuSpec>& gpu_presets() {
   constexpr std::int64_t kGB = 1'000'000'000;
   static const std::vector<GpuSpec> presets = {
-      {"a100", 312e12, 0, 2.039e12, 80 * kGB, DataRate::gbps(2'400), 0.773, 0, 8, 0.645, 0.645},
+      {"a100", 312e12, 0, 2.039e12, 80 * kGB, DataRate::gbps(2'400), 0.773, 0, 8, 0.645, 0.645,
+       108},
       {"h100", 989e12, 1979e12, 3.35e12, 80 * kGB, DataRate::gbps(3'600), 0.817, 0.85, 8, 0.740,
-       0.527},
+       0.527, 132},
       {"h200", 989e12, 1979e12, 4.8e12, 141 * kGB, DataRate::gbps(3'600), 0.817, 0.85, 8, 0.740,
-       0.527},
+       0.527, 132},
       {"b200", 2250e12, 4500e12, 8.0e12, 180 * kGB, DataRate::gbps(7'200), 0.817, 0.85, 8, 0.740,
-       0.527},
+       0.527, 148},
   };
   return presets;
 }

@@ -28,6 +28,8 @@ struct GpuSpec {
   /// published training run each (docs/workload.md).
   double gemm_efficiency = 0.5;
   double fp8_gemm_efficiency = 0.5;
+  /// Streaming multiprocessors: a GEMM's tiles run in waves of this many (wave quantization).
+  int sms = 132;
 };
 
 /// The shipped GPUs: a100, h100, h200, b200.
