@@ -31,9 +31,10 @@ double gemm_peak(const Scenario& s, bool fp8) {
   return fp8 ? s.gpu.fp8_flops * eff8 : s.gpu.bf16_flops * eff16;
 }
 
-// The m x n output as the tiles of whole waves cover it (elements).
-double quantized_mn(double m, double n, double tm, double tn, double sms) {
-  const double tiles = std::ceil(m / tm) * std::ceil(n / tn);
+// `groups` m x n outputs as the tiles of whole waves cover them (elements): the tiles of every
+// group share the waves (a grouped GEMM).
+double quantized_mn(double m, double n, double groups, double tm, double tn, double sms) {
+  const double tiles = std::ceil(m / tm) * std::ceil(n / tn) * std::ceil(groups);
   return std::ceil(tiles / sms) * sms * tm * tn;
 }
 
@@ -60,9 +61,11 @@ double gemm_seconds(const Scenario& s, double m, double n, double k, bool fp8, d
   const double tm = s.compute.gemm_tile_m;
   const double tn = s.compute.gemm_tile_n;
   const double sms = s.gpu.sms;
-  // A grouped GEMM's tiles of every group share the waves.
-  const double mn =
-      std::min(quantized_mn(m, n * groups, tm, tn, sms), quantized_mn(m, n * groups, tn, tm, sms));
+  // The library's choice among tile shapes: tm x tn either way round, or half as tall (the
+  // same rate per wave assumed for each).
+  const double mn = std::min(
+      {quantized_mn(m, n, groups, tm, tn, sms), quantized_mn(m, n, groups, tn, tm, sms),
+       quantized_mn(m, n, groups, tm / 2, tn, sms), quantized_mn(m, n, groups, tn, tm / 2, sms)});
   const double compute = 2 * mn * k / peak;
   const double in = fp8 ? 1 : 2;  // operand bytes; the output in BF16
   const double bytes = groups * (in * (m * k + k * n) + 2 * m * n);

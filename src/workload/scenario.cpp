@@ -92,8 +92,9 @@ config::ParamTable scenario_param_table(Scenario& s) {
             "layers of the last virtual stage (uneven pipeline); 0 = the default split");
 
   ComputeParams& c = s.compute;
-  t.real("compute.gemm_efficiency", c.gemm_efficiency, 0.0, 1.0,
-         "achieved fraction of peak FLOP/s (GEMMs, attention); 0 = the GPU preset's");
+  t.real(
+      "compute.gemm_efficiency", c.gemm_efficiency, 0.0, 1.0,
+      "achieved fraction of peak FLOP/s of full GEMM waves (and attention); 0 = the GPU preset's");
   t.choice("compute.gemm_model", c.gemm_model, {"tiles", "flat"},
            "tiles: GEMM time from its shape (tile and wave quantization on gpu.sms, HBM bound); "
            "flat: one efficiency for every GEMM");
@@ -129,9 +130,9 @@ config::ParamTable scenario_param_table(Scenario& s) {
   t.real("gpu.fp8_flops", s.gpu.fp8_flops, 0, 1e18, "peak dense FP8 FLOP/s");
   t.real("gpu.hbm_bandwidth", s.gpu.hbm_bandwidth, 1e9, 1e15, "HBM bytes/s");
   t.real("gpu.gemm_efficiency", s.gpu.gemm_efficiency, 0.01, 1.0,
-         "achieved fraction of the BF16 peak in training GEMMs (fitted per GPU)");
+         "achieved fraction of the BF16 peak of a wave of full GEMM tiles (fitted per GPU)");
   t.real("gpu.fp8_gemm_efficiency", s.gpu.fp8_gemm_efficiency, 0.01, 1.0,
-         "achieved fraction of the FP8 peak in training GEMMs (fitted per GPU)");
+         "achieved fraction of the FP8 peak of a wave of full GEMM tiles (fitted per GPU)");
   t.integer("gpu.sms", s.gpu.sms, 1, 1 << 12, "streaming multiprocessors (GEMM waves)");
   const config::ParamTable coll = collective::collective_param_table(s.coll);
   for (const config::Param& x : coll.params()) {
