@@ -106,7 +106,7 @@ double attention_fwd_seconds(const Scenario& s) {
   const double eff = s.compute.attention_efficiency > 0 ? s.compute.attention_efficiency
                                                         : peak16 / s.gpu.bf16_flops;
   const double b = s.compute.attention_block;
-  const double nb = static_cast<double>(m.seq_len) / b;
+  const double nb = std::max(1.0, m.seq_len / b);  // a shorter sequence still costs a block
   // The slowest CP rank: the last one without load balancing (every rank alike with it).
   double blocks = 0;
   for (int r = 0; r < p.cp; ++r) {
