@@ -70,6 +70,7 @@ struct MpiSync::Impl {
   int size = 1;
   std::vector<int> neighbours;
   std::vector<MPI_Request> requests;
+  bool fused = false;  // every rank neighbours every other (set_neighbours)
 };
 
 MpiSync::MpiSync() : impl_(std::make_unique<Impl>()) {
@@ -89,6 +90,11 @@ int MpiSync::size() const {
 void MpiSync::set_neighbours(std::span<const int> ranks) {
   impl_->neighbours.assign(ranks.begin(), ranks.end());
   impl_->requests.resize(ranks.size());
+  // exchange_min carries the values in the messages only if every rank hears from every other:
+  // all ranks must agree on it (one rank may neighbour everyone while another does not).
+  int full = ranks.size() + 1 == static_cast<std::size_t>(impl_->size) ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &full, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+  impl_->fused = full != 0;
 }
 
 void MpiSync::exchange(std::span<std::vector<Event>> out, std::vector<Event>& in) {
@@ -98,7 +104,7 @@ void MpiSync::exchange(std::span<std::vector<Event>> out, std::vector<Event>& in
 void MpiSync::exchange_min(std::span<std::vector<Event>> out, std::vector<Event>& in,
                            std::span<std::int64_t> values) {
   STEPSIM_CHECK(values.size() <= kMaxFusedValues, "too many values to fuse with the exchange");
-  if (impl_->neighbours.size() + 1 != static_cast<std::size_t>(impl_->size)) {
+  if (!impl_->fused) {
     exchange_impl(out, in, {});
     allreduce_min(values);
     return;
