@@ -9,6 +9,7 @@
 
 #include "stepsim/config/param_table.hpp"
 #include "stepsim/core/result.hpp"
+#include "stepsim/core/stat_table.hpp"
 #include "stepsim/core/units.hpp"
 #include "stepsim/gpu/gpu_spec.hpp"
 #include "stepsim/topology/topology.hpp"
@@ -131,6 +132,21 @@ struct ConnectionFlow {
   std::int64_t last_done_ps = -1;   ///< its last send completion
 };
 
+/// ConnectionFlow's statistics (core/stat_table.hpp), named as the HDF5 /flows columns.
+constexpr auto stat_table(std::type_identity<ConnectionFlow>) {
+  using S = ConnectionFlow;
+  return std::array{
+      stat::sum("bytes", "B", &S::bytes),
+      stat::sum("messages", "", &S::messages),
+      stat::sum("packets", "", &S::packets),
+      stat::sum("retransmitted", "", &S::retransmitted),
+      stat::sum("ecn_marked", "", &S::ecn_marked),
+      stat::min("start_ps", "ps", &S::first_post_ps),
+      stat::min("first_byte_ps", "ps", &S::first_byte_ps),
+      stat::max("end_ps", "ps", &S::last_done_ps),
+  };
+}
+
 /// The first `n` GPUs of the topology, server by server; GPU i of a server uses NIC
 /// i mod (NICs of the server). The error says how many GPUs the topology has.
 Result<Communicator> make_communicator(const topology::Topology& topo, int n);
@@ -139,7 +155,7 @@ Result<Communicator> make_communicator(const topology::Topology& topo, int n);
 Result<Communicator> make_communicator(const topology::Topology& topo,
                                        const std::vector<std::uint32_t>& gpus);
 /// By global port id: the global index of the GPU whose NIC (rail) the port is, the first GPU
-/// of its server that uses it (GPU i uses NIC i mod NICs); topology::kNone for switch ports.
+/// of its server that uses it (topology::gpu_of_nic); topology::kNone for switch ports.
 std::vector<std::uint32_t> gpu_of_nic_ports(const topology::Topology& topo);
 
 }  // namespace stepsim::collective
