@@ -11,10 +11,12 @@
 // one proxy per GPU serves its sends and receives in turn.
 // So a GPU's proxy handles 2(n - G) messages of at most one chunk per peer in an AllToAll over n
 // GPUs, G per server: many small peers pay 2 x overhead per message where the wire would take
-// less. Simplified: the pieces of all peers start at once (NCCL's pairwise steps are not
-// synchronised); channels per peer only widen the window (one connection per peer pair).
+// less. The first pieces go round robin over the peers (as the proxy progresses its ops).
+// Simplified: all peers start at once (NCCL's pairwise steps are not synchronised); channels per
+// peer only widen the window (one connection per peer pair).
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "src/collective/algorithm_declarations.hpp"
 #include "src/collective/collective_core.hpp"
@@ -72,7 +74,9 @@ class PairwiseRun final : public AlgorithmRun {
   void post(nic::Verbs& v, std::uint32_t flow);
   void add_flow(std::uint32_t src, std::uint32_t dst, std::int64_t bytes,
                 std::vector<std::uint32_t>& conn_of);
-  void send(nic::Verbs& v, std::uint32_t flow);
+  // Sends flow `flow`'s next pieces while its window allows, up to `upto` in all.
+  void send(nic::Verbs& v, std::uint32_t flow,
+            std::int64_t upto = std::numeric_limits<std::int64_t>::max());
   void received(nic::Verbs& v, std::uint32_t gpu, std::int64_t bytes);
 
   int n_;
@@ -153,10 +157,11 @@ void PairwiseRun::add_flow(std::uint32_t src, std::uint32_t dst, std::int64_t by
   flows_.push_back(f);
 }
 
-void PairwiseRun::send(nic::Verbs& v, std::uint32_t fi) {
+void PairwiseRun::send(nic::Verbs& v, std::uint32_t fi, std::int64_t upto) {
   Flow& f = flows_[fi];
   const CollectiveParams& p = core_.params();
-  while (f.sent < f.pieces && f.sent - f.acked < p.slots * p.p2p_channels_per_peer) {
+  while (f.sent < std::min(f.pieces, upto) &&
+         f.sent - f.acked < p.slots * p.p2p_channels_per_peer) {
     const std::int64_t wire = core_.wire_bytes(piece_bytes(f, f.sent));
     ++f.sent;
     if (f.intra) {
@@ -188,8 +193,13 @@ void PairwiseRun::received(nic::Verbs& v, std::uint32_t gpu, std::int64_t bytes)
 }
 
 void PairwiseRun::start(nic::Verbs& v) {
-  for (std::uint32_t fi = 0; fi < flows_.size(); ++fi) {
-    if (core_.local(v, flows_[fi].src)) send(v, fi);
+  // Round robin over the peers, one piece each in turn, as NCCL's proxy progresses its ops: a
+  // GPU's first pieces go to all of its peers, not a window's worth to the first peer.
+  const CollectiveParams& p = core_.params();
+  for (std::int64_t k = 1; k <= std::int64_t{p.slots} * p.p2p_channels_per_peer; ++k) {
+    for (std::uint32_t fi = 0; fi < flows_.size(); ++fi) {
+      if (core_.local(v, flows_[fi].src)) send(v, fi, k);
+    }
   }
 }
 
