@@ -5,13 +5,14 @@
 // ld_reduce), head h reduces it with its tree children's pieces (from the network), sends it up,
 // gets the result down from its parent (or turns it around at the root), forwards it to its
 // children and stores it once, which the NVSwitch multicasts to every GPU of the server.
-// Channels alternate between tree 0 and tree 1 (shifted by one server), as connectNvls does.
+// Channels alternate between tree 0 and tree 1 of NCCL's double binary tree (graph/trees.cc), as
+// connectNvls does.
 // Per GPU: NVLink carries S (its copy of every piece) + S / heads (its multicasts, if a head);
-// per head's NIC, sends and receives average 2(m-1)/m x S / heads over m servers (each tree edge
-// once up and once down). Simplified: NVLS runs at gpu.nvls_efficiency of the copy rate on one
-// timeline per GPU (as nvls_algorithm.cpp); a reduced piece waits for the last GPU's copy.
+// per head's NIC, 2(m-1)/m x S / heads on average over m servers (each tree edge once up and
+// once down), at most 2 S / heads (an inner node in one tree, a leaf in the other). Simplified:
+// NVLS runs at gpu.nvls_efficiency of the copy rate on one timeline per GPU (as
+// nvls_algorithm.cpp); a reduced piece waits for the last GPU's copy.
 #include <algorithm>
-#include <bit>
 #include <cmath>
 
 #include "src/collective/algorithm_declarations.hpp"
@@ -91,14 +92,28 @@ class NvlsTreeRun final : public AlgorithmRun {
   std::vector<EdgeRef> edge_of_endpoint_;
 };
 
-// An in-order binary tree over positions [lo, hi) (as tree_algorithm.cpp).
-void build_btree(std::uint32_t lo, std::uint32_t hi, std::uint32_t parent,
-                 std::vector<std::uint32_t>& parent_of) {
-  if (lo >= hi) return;
-  const std::uint32_t mid = lo + (hi - lo) / 2;
-  parent_of[mid] = parent;
-  build_btree(lo, mid, mid, parent_of);
-  build_btree(mid + 1, hi, mid, parent_of);
+// NCCL's binary tree over ranks 0..n-1 (graph/trees.cc ncclGetBtree): rank r's parent clears
+// its lowest set bit and sets the next one up (or just clears it past the end); 0 is the root;
+// the odd ranks are the leaves. Returns the parent, or kNone for the root.
+std::uint32_t btree_parent(std::uint32_t n, std::uint32_t r) {
+  if (r == 0) return kNone;
+  std::uint32_t bit = 1;
+  while (bit < n && (bit & r) == 0) bit <<= 1;
+  const std::uint32_t up = (r ^ bit) | (bit << 1);
+  return up >= n ? (r ^ bit) : up;
+}
+
+// NCCL's double binary tree (ncclGetDtree): tree 0 is the binary tree; tree 1 mirrors it (rank
+// r plays n-1-r) for an even n, or shifts it by one for an odd n. So a leaf of one tree is an
+// inner node of the other, and no NIC carries more than four half shares.
+std::uint32_t dtree_parent(std::uint32_t n, std::uint32_t r, int tree) {
+  if (tree == 0) return btree_parent(n, r);
+  if (n % 2 == 0) {
+    const std::uint32_t u = btree_parent(n, n - 1 - r);
+    return u == kNone ? kNone : n - 1 - u;
+  }
+  const std::uint32_t u = btree_parent(n, (r + n - 1) % n);
+  return u == kNone ? kNone : (u + 1) % n;
 }
 
 NvlsTreeRun::NvlsTreeRun(CollectiveCore& core) : AlgorithmRun(core), n_(core.size()) {
@@ -122,7 +137,17 @@ NvlsTreeRun::NvlsTreeRun(CollectiveCore& core) : AlgorithmRun(core), n_(core.siz
   // Channels in pairs (tree 0, tree 1), at least 64 KiB per channel as the tree.
   channels_ = 2 * core_.channels_for_size(/*per_gpu=*/false);
   share_ = ceil_div(ceil_div(std::max<std::int64_t>(core_.spec().bytes, 0), channels_), heads_);
+  // NCCL's enqueue.cc for NVLS_TREE: smaller chunks while a (channel, head) share holds fewer
+  // than 32, 16, 4, 1 of them, down to 256, 128, 64, 32 KiB, so the tree's pipeline fills.
   chunk_ = p.chunk;
+  const std::int64_t ops = std::int64_t{channels_} * heads_;
+  const std::int64_t bytes = std::max<std::int64_t>(core_.spec().bytes, 0);
+  for (const auto& [times, size] : {std::pair<std::int64_t, std::int64_t>{32, 256 << 10},
+                                    {16, 128 << 10},
+                                    {4, 64 << 10},
+                                    {1, 32 << 10}}) {
+    if (bytes < times * ops * chunk_ && chunk_ > size) chunk_ = size;
+  }
   pieces_ = std::max<std::int64_t>(1, ceil_div(share_, chunk_));
   nodes_.resize(static_cast<std::size_t>(servers_) * channels_ * heads_);
   parts_left_.assign(static_cast<std::size_t>(n_),
@@ -137,14 +162,10 @@ NvlsTreeRun::NvlsTreeRun(CollectiveCore& core) : AlgorithmRun(core), n_(core.siz
       }
     }
   }
-  std::vector<std::uint32_t> parent_of(servers_, kNone);
-  build_btree(0, servers_, kNone, parent_of);
   for (int c = 0; c < channels_; ++c) {
-    const auto shift = static_cast<std::uint32_t>(c % 2);
-    for (std::uint32_t pos = 0; pos < servers_; ++pos) {
-      if (parent_of[pos] == kNone) continue;
-      const std::uint32_t child = (pos + shift) % servers_;
-      const std::uint32_t parent = (parent_of[pos] + shift) % servers_;
+    for (std::uint32_t child = 0; child < servers_; ++child) {
+      const std::uint32_t parent = dtree_parent(servers_, child, c % 2);
+      if (parent == kNone) continue;
       for (std::uint32_t h = 0; h < heads_; ++h) link(node_of(child, c, h), node_of(parent, c, h));
     }
   }

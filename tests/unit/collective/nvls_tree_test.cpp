@@ -35,8 +35,9 @@ CollectiveRun run(const topology::Topology& topo, int gpus, Kind kind, std::int6
   CollectiveSpec spec;
   spec.kind = kind;
   spec.bytes = bytes;
-  return testing::run_collective_once(topo, make_communicator(topo, gpus).value(), spec, p,
-                                      fabric::FabricParams{}, SimTime::s(10));
+  const fabric::FabricParams fp;
+  return testing::run_collective_once(topo, make_communicator(topo, gpus).value(), spec, p, fp,
+                                      SimTime::s(10));
 }
 
 // The largest number of bytes any NIC sent (by the connections' sending side).
@@ -103,6 +104,12 @@ TEST(NvlsTree, MovesWhatNcclsNvlsTreeMovesPerGpu) {
   EXPECT_EQ(r.result.network_bytes, static_cast<std::uint64_t>(2 * (m - 1) * S));
   // Per NIC at most 2 S / G (inner node in one tree, leaf in the other), and some NIC sends that.
   EXPECT_EQ(max_nic_sent(r), static_cast<std::uint64_t>(2 * S / G));
+  // On 8 servers too: NCCL's trees (tree 1 mirrors tree 0) make every inner node a leaf of the
+  // other tree; an in-order tree shifted by one server would put 5 half shares on one NIC.
+  const CollectiveRun r8 = run(topo, 8 * G, Kind::kAllReduce, S, p);
+  ASSERT_TRUE(r8.result.complete());
+  EXPECT_EQ(r8.result.network_bytes, static_cast<std::uint64_t>(2 * 7 * S));
+  EXPECT_EQ(max_nic_sent(r8), static_cast<std::uint64_t>(2 * S / G));
   // A tree over the same servers carries the same network bytes but chains the server's GPUs
   // over NVLink: 2 (G-1) S per server where NVLS-tree moves (G+1) S.
   const CollectiveRun t = run(topo, m * G, Kind::kAllReduce, S, h100("tree"));
