@@ -9,6 +9,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <utility>
 
 #include "stepsim/collective/collective_app.hpp"
 #include "stepsim/nic/rdma_host.hpp"
@@ -36,11 +37,12 @@ std::int64_t p2p_bytes(Kind kind, std::int64_t bytes, int n, int src, int dst) {
   return bytes / n;
 }
 
-// The seconds the busiest NIC, NVLink and proxy of a pairwise AllToAll or SendRecv need, routed
-// as pairwise_algorithm.cpp routes (PXN through the source server's GPU on the destination's rail).
-double p2p_seconds(const topology::Topology& topo, const Communicator& comm, Kind kind,
-                   std::int64_t bytes, const CollectiveParams& params,
-                   const fabric::FabricParams& fabric) {
+// The seconds the busiest NIC or NVLink (first) and the busiest proxy (second) of a pairwise
+// AllToAll or SendRecv need, routed as pairwise_algorithm.cpp routes (PXN through the source
+// server's GPU on the destination's rail).
+std::pair<double, double> p2p_seconds(const topology::Topology& topo, const Communicator& comm,
+                                      Kind kind, std::int64_t bytes, const CollectiveParams& params,
+                                      const fabric::FabricParams& fabric) {
   const int n = comm.size();
   const auto G = static_cast<int>(
       std::min<std::uint32_t>(comm.gpus_per_server, static_cast<std::uint32_t>(n)));
@@ -85,8 +87,9 @@ double p2p_seconds(const topology::Topology& topo, const Communicator& comm, Kin
         8;
     t = std::max(t, std::max(io.first, io.second) * wire / rate);
   }
-  for (double m : messages) t = std::max(t, m * params.p2p_proxy_overhead.seconds());
-  return t;
+  double proxy = 0;
+  for (double m : messages) proxy = std::max(proxy, m * params.p2p_proxy_overhead.seconds());
+  return {t, proxy};
 }
 
 }  // namespace
@@ -113,12 +116,6 @@ kernels::AlphaBeta analytical_bound(const topology::Topology& topo, const fabric
         8;
     ab.rate = std::min(G * nic, nvlink);
   }
-  if (kind == Kind::kAllToAll || kind == Kind::kSendRecv) {
-    // Per NIC, per NVLink and per proxy (p2p_seconds), as the rate that moves the busbw bytes in
-    // that time.
-    const double t = p2p_seconds(topo, comm, kind, bytes, params, fabric);
-    if (t > 0 && ab.bytes > 0) ab.rate = ab.bytes / t;
-  }
   // The chain: the protocol's base latency, then the hops a piece of data crosses one after the
   // other, each at its transport's one-way latency plus the protocol's per-hop overhead (both
   // are in the packet model too). Pieces pipeline, so the chain bounds the time on its own; with
@@ -139,6 +136,24 @@ kernels::AlphaBeta analytical_bound(const topology::Topology& topo, const fabric
       const double intra = c.nvlink_hops;
       ab.chain_s = std::min(ab.chain_s, base + inter * hop_net + intra * hop_nvl);
       ab.latency_s = std::min(ab.latency_s, base + (inter > 0 && intra == 0 ? hop_net : hop_nvl));
+    }
+  }
+  if ((kind == Kind::kAllToAll || kind == Kind::kSendRecv) && ab.bytes > 0) {
+    // Per NIC and NVLink: the bytes after the base latency, then the last piece's hop. Per proxy:
+    // its messages one after the other from the base latency on, the last one the receiver's,
+    // with no hop after it. The larger of the two, as latency + bytes / rate.
+    const auto [wire, proxy] = p2p_seconds(topo, comm, kind, bytes, params, fabric);
+    double base = std::numeric_limits<double>::infinity();
+    for (const std::string& pr : protocols) {
+      CollectiveParams q = params;
+      q.protocol = pr;
+      base = std::min(base, q.base_latency().seconds());
+    }
+    if (base + proxy > ab.latency_s + wire) {
+      ab.latency_s = base;
+      ab.rate = ab.bytes / proxy;
+    } else if (wire > 0) {
+      ab.rate = ab.bytes / wire;
     }
   }
   return ab;

@@ -268,6 +268,9 @@ class Pairwise final : public CollectiveAlgorithm {
     const double t = std::max({(n - G) / n * S / r.nic, (G - 1) / G * S / r.nvlink,
                                2 * (n - G) * std::ceil(S / n / r.p2p_net_chunk) * r.p2p_proxy_s});
     if (t > 0) c.bandwidth = busbw_factor(s.kind, s.gpus) * S / t;
+    // Every peer at once: one network step of latency (as its bound chain), not a ring's n-1.
+    c.steps_intra = 0;
+    c.steps_inter = 1;
     return c;
   }
   [[nodiscard]] std::optional<BoundChain> bound_chain(const CollectiveShape& s) const override {
