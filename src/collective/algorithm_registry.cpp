@@ -53,7 +53,7 @@ const CollectiveAlgorithm* find_algorithm(const std::string& selected, Kind kind
 
 bool shape_allows(const CollectiveAlgorithm& a, const CollectiveShape& s) {
   const AlgorithmSupport sup = a.support();
-  if (!sup.has_kind(s.kind)) return false;
+  if (!sup.has_kind(s.kind) || s.gpus_per_server < sup.min_gpus_per_server) return false;
   switch (sup.servers) {
     case Servers::kOne:
       return s.servers == 1;
@@ -102,13 +102,13 @@ Result<const CollectiveAlgorithm*> check_algorithm(const std::string& selected,
     return Error{"coll.algorithm: " + selected + " is for " + kinds_of(selected) +
                  " only (allowed for " + kind_name(s.kind) + ": ring)"};
   }
-  if (!shape_allows(*a, s)) return servers_error(*a, s);
   if (s.gpus_per_server < a->support().min_gpus_per_server) {
     return Error{"coll.algorithm: " + selected + " needs at least " +
                  std::to_string(a->support().min_gpus_per_server) +
                  " GPUs per server (NCCL does not use NVLS with " +
                  std::to_string(s.gpus_per_server) + ")"};
   }
+  if (!shape_allows(*a, s)) return servers_error(*a, s);
   if (a->support().needs_nvls && p.nvls_efficiency <= 0) {
     return Error{"coll.algorithm: " + selected + " needs NVLink SHARP, which " + p.gpu +
                  " does not have (gpu.nvls_efficiency 0)"};

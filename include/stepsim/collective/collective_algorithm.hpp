@@ -106,7 +106,8 @@ const std::vector<const CollectiveAlgorithm*>& collective_algorithms();
 std::vector<std::string> selectable_algorithms();
 /// The algorithm `selected` (a coll.algorithm value) runs for `kind`, or null.
 const CollectiveAlgorithm* find_algorithm(const std::string& selected, Kind kind);
-/// Whether `a` can run this shape (kinds and servers; not hardware nor protocol).
+/// Whether `a` can run this shape (kinds, servers and GPUs per server; not hardware nor
+/// protocol).
 bool shape_allows(const CollectiveAlgorithm& a, const CollectiveShape& s);
 /// The algorithm `selected` runs for this shape, with the user error that says why it cannot
 /// (a kind, a server count, NVLS hardware). Not "auto".

@@ -74,6 +74,11 @@ TEST(NvlsTree, SupportFollowsNccl) {
         check_algorithm(a, shape(Kind::kAllReduce, std::string(a) == "nvls" ? 3 : 6, 3), p).ok())
         << a;
   }
+  // In a step, NVLS on a 2-GPU TP group falls back to the ring instead.
+  CollectiveParams q = p;
+  q.algorithm = "nvls";
+  EXPECT_EQ(applicable_params(q, shape(Kind::kAllReduce, 2, 2)).algorithm, "ring");
+  EXPECT_EQ(applicable_params(q, shape(Kind::kAllReduce, 4, 4)).algorithm, "nvls");
   // A100 has no NVLS; NVLS algorithms run Simple only (tuning.cc).
   CollectiveParams a100;
   a100.apply_gpu(gpu::gpu_preset("a100").value());
