@@ -108,6 +108,57 @@ bool write_table(hid_t file, const char* name, const std::vector<Row>& rows,
 #member, offsetof(Row, member), type \
   }
 
+// /jobs: each job of a multi-job run (none for one job).
+bool write_jobs(hid_t file, const workload::StepResult& r, int rank, int ranks) {
+  if (r.jobs.empty()) return true;
+  constexpr std::size_t kText = 64;
+#pragma pack(push, 1)
+  struct Job {
+    char name[kText], gpus_text[kText];
+    double step_s, mfu, model_flops, tokens_per_step, compute_s, bubble_s, optimizer_s;
+    double exposed_s[workload::kCommGroups];
+    std::uint32_t gpus, critical_stage, first_gpu;
+  };
+#pragma pack(pop)
+  std::vector<Job> rows;
+  for (const workload::JobResult& j : r.jobs) {
+    Job x{};
+    j.name.copy(x.name, kText - 1);
+    j.gpus_text.copy(x.gpus_text, kText - 1);
+    x.step_s = j.step_s;
+    x.mfu = r.complete ? j.mfu : 0;
+    x.model_flops = j.model_flops;
+    x.tokens_per_step = j.tokens_per_step;
+    x.compute_s = j.compute_s;
+    x.bubble_s = j.bubble_s;
+    x.optimizer_s = j.optimizer_s;
+    std::copy(std::begin(j.exposed_s), std::end(j.exposed_s), std::begin(x.exposed_s));
+    x.gpus = j.gpus;
+    x.critical_stage = j.critical_stage;
+    x.first_gpu = j.stage_gpu.empty() ? 0 : j.stage_gpu[0];
+    rows.push_back(x);
+  }
+  Handle text(H5Tcopy(H5T_C_S1), H5Tclose);
+  H5Tset_size(text, kText);
+  H5Tset_strpad(text, H5T_STR_NULLPAD);
+  const hsize_t groups = workload::kCommGroups;
+  Handle exposed(H5Tarray_create2(H5T_NATIVE_DOUBLE, 1, &groups), H5Tclose);
+  const hid_t f64 = H5T_NATIVE_DOUBLE, u32 = H5T_NATIVE_UINT32;
+  return write_table(
+      file, "/jobs", rows,
+      {STEPSIM_FIELD(Job, name, text), STEPSIM_FIELD(Job, gpus_text, text),
+       STEPSIM_FIELD(Job, gpus, u32), STEPSIM_FIELD(Job, first_gpu, u32),
+       STEPSIM_FIELD(Job, step_s, f64), STEPSIM_FIELD(Job, mfu, f64),
+       STEPSIM_FIELD(Job, model_flops, f64), STEPSIM_FIELD(Job, tokens_per_step, f64),
+       STEPSIM_FIELD(Job, critical_stage, u32), STEPSIM_FIELD(Job, compute_s, f64),
+       STEPSIM_FIELD(Job, bubble_s, f64), STEPSIM_FIELD(Job, optimizer_s, f64),
+       STEPSIM_FIELD(Job, exposed_s, exposed)},
+      "a multi-job run (the scenario's jobs:): each job's step on the shared fabric, from time "
+      "0; gpus_text its GPUs as given, first_gpu the GPU of its stage 0; mfu 0 when the run did "
+      "not complete; exposed_s by group (tp, cp, ep, pp, dp) of its critical stage",
+      rank, ranks);
+}
+
 }  // namespace
 
 Result<bool> write_step_h5(const std::string& path, const RunMeta& meta_in,
@@ -178,18 +229,37 @@ Result<bool> write_step_h5(const std::string& path, const RunMeta& meta_in,
     if (!ok) return failed;
   }
 
+  // The rows are packed: a job column after the others leaves no padding (write_table).
+#pragma pack(push, 1)
   // /ops, with the GPU each stage runs on.
   struct Op {
     double start_s, end_s;
     std::uint32_t gpu, stage, micro, chunk, layer;
     std::uint16_t kind, group;
+    std::uint32_t job;
   };
+  struct Coll {
+    double start_s, end_s, busbw_gbs;
+    std::int64_t bytes;
+    std::uint32_t id, stage, gpus;
+    std::uint16_t group, kind;
+    std::uint32_t job;
+  };
+  struct Flow {
+    collective::ConnectionFlow c;
+    std::uint32_t collective, repeats, stage, src_nic, dst_nic, src_gpu, dst_gpu;
+    std::uint16_t group, kind;
+    std::uint32_t job;
+  };
+#pragma pack(pop)
   std::vector<Op> ops;
   ops.reserve(r.ops.size());
   for (const workload::OpRecord& o : r.ops) {
-    ops.push_back(Op{o.start_s, o.end_s, o.stage * meta.gpu_stride, o.stage, o.micro, o.chunk,
-                     o.layer, static_cast<std::uint16_t>(o.kind),
-                     static_cast<std::uint16_t>(o.group)});
+    const std::uint32_t gpu =
+        r.jobs.empty() ? o.stage * meta.gpu_stride : r.jobs[o.job].stage_gpu[o.stage];
+    ops.push_back(Op{o.start_s, o.end_s, gpu, o.stage, o.micro, o.chunk, o.layer,
+                     static_cast<std::uint16_t>(o.kind), static_cast<std::uint16_t>(o.group),
+                     o.job});
   }
   const hid_t u16 = H5T_NATIVE_UINT16, u32 = H5T_NATIVE_UINT32;
   const hid_t i64 = H5T_NATIVE_INT64, f64 = H5T_NATIVE_DOUBLE;
@@ -198,39 +268,31 @@ Result<bool> write_step_h5(const std::string& path, const RunMeta& meta_in,
       {STEPSIM_FIELD(Op, gpu, u32), STEPSIM_FIELD(Op, stage, u32), STEPSIM_FIELD(Op, kind, u16),
        STEPSIM_FIELD(Op, group, u16), STEPSIM_FIELD(Op, micro, u32), STEPSIM_FIELD(Op, chunk, u32),
        STEPSIM_FIELD(Op, layer, u32), STEPSIM_FIELD(Op, start_s, f64),
-       STEPSIM_FIELD(Op, end_s, f64)},
+       STEPSIM_FIELD(Op, end_s, f64), STEPSIM_FIELD(Op, job, u32)},
       "per-GPU op timeline of the simulated pipeline; kind 0 forward, 1 backward, 2 optimizer, "
-      "3 blocking collective (group: 0 tp, 1 cp, 2 ep, 3 pp, 4 dp), 4 waiting for another stage",
+      "3 blocking collective (group: 0 tp, 1 cp, 2 ep, 3 pp, 4 dp), 4 waiting for another stage; "
+      "job: the /jobs row (0 for one job)",
       rank, ranks);
-  struct Coll {
-    double start_s, end_s, busbw_gbs;
-    std::int64_t bytes;
-    std::uint32_t id, stage, gpus;
-    std::uint16_t group, kind;
-  };
   std::vector<Coll> colls;
   colls.reserve(r.colls.size());
   for (const workload::CollectiveRecord& c : r.colls) {
     colls.push_back(Coll{c.start_s, c.end_s, c.busbw_gbs, c.bytes, c.id, c.stage, c.gpus,
-                         static_cast<std::uint16_t>(c.group), static_cast<std::uint16_t>(c.kind)});
+                         static_cast<std::uint16_t>(c.group), static_cast<std::uint16_t>(c.kind),
+                         c.job});
   }
   ok = ok && write_table(file, "/collectives", colls,
                          {STEPSIM_FIELD(Coll, id, u32), STEPSIM_FIELD(Coll, stage, u32),
                           STEPSIM_FIELD(Coll, group, u16), STEPSIM_FIELD(Coll, kind, u16),
                           STEPSIM_FIELD(Coll, gpus, u32), STEPSIM_FIELD(Coll, bytes, i64),
                           STEPSIM_FIELD(Coll, start_s, f64), STEPSIM_FIELD(Coll, end_s, f64),
-                          STEPSIM_FIELD(Coll, busbw_gbs, f64)},
+                          STEPSIM_FIELD(Coll, busbw_gbs, f64), STEPSIM_FIELD(Coll, job, u32)},
                          "every collective of the step; group 0 tp, 1 cp, 2 ep, 3 pp, 4 dp; kind 0 "
                          "allreduce, 1 reducescatter, 2 allgather, 3 broadcast, 4 reduce, 5 "
-                         "alltoall, 6 alltoallv, 7 sendrecv; bytes is nccl-tests' S",
+                         "alltoall, 6 alltoallv, 7 sendrecv; bytes is nccl-tests' S; job: the "
+                         "/jobs row (0 for one job)",
                          rank, ranks);
   // /flows, with each flow's collective's stage; the counter and time columns are
   // ConnectionFlow's declared statistics.
-  struct Flow {
-    collective::ConnectionFlow c;
-    std::uint32_t collective, repeats, stage, src_nic, dst_nic, src_gpu, dst_gpu;
-    std::uint16_t group, kind;
-  };
   std::vector<Flow> flows;
   flows.reserve(r.flows.size());
   for (const workload::FlowRow& f : r.flows) {
@@ -239,7 +301,7 @@ Result<bool> write_step_h5(const std::string& path, const RunMeta& meta_in,
                                        f.ecn_marked, f.start_ps, f.first_byte_ps, f.end_ps};
     flows.push_back(Flow{c, f.collective, f.repeats, stage, f.src_nic, f.dst_nic, f.src_gpu,
                          f.dst_gpu, static_cast<std::uint16_t>(f.group),
-                         static_cast<std::uint16_t>(f.kind)});
+                         static_cast<std::uint16_t>(f.kind), f.job});
   }
   std::vector<Field> flow_columns = {
       STEPSIM_FIELD(Flow, collective, u32), STEPSIM_FIELD(Flow, repeats, u32),
@@ -248,6 +310,7 @@ Result<bool> write_step_h5(const std::string& path, const RunMeta& meta_in,
       STEPSIM_FIELD(Flow, dst_nic, u32),    STEPSIM_FIELD(Flow, src_gpu, u32),
       STEPSIM_FIELD(Flow, dst_gpu, u32)};
   add_stat_columns<collective::ConnectionFlow>(flow_columns, offsetof(Flow, c));
+  flow_columns.push_back(STEPSIM_FIELD(Flow, job, u32));
   ok = ok &&
        write_table(
            file, "/flows", flows, flow_columns,
@@ -255,7 +318,8 @@ Result<bool> write_step_h5(const std::string& path, const RunMeta& meta_in,
            "of each distinct collective (collective: its first occurrence; repeats: how many of "
            "the step's collectives it stands for); counters of one repetition; times (ps) of the "
            "first occurrence: first post, first packet on the wire, last send completion; "
-           "attributes rows_total and sample (output.flows: 1 all, K 1 in K collectives, 0 none)",
+           "attributes rows_total and sample (output.flows: 1 all, K 1 in K collectives, 0 none); "
+           "job: the /jobs row (0 for one job)",
            rank, ranks);
   if (ok) {
     Handle ds(H5Dopen2(file, "/flows", H5P_DEFAULT), H5Dclose);
@@ -286,6 +350,7 @@ Result<bool> write_step_h5(const std::string& path, const RunMeta& meta_in,
                    "(0 server, 1 leaf, 2 spine, 3 core); ports that carried nothing are "
                    "left out",
                    rank, ranks);
+  ok = ok && write_jobs(file, r, rank, ranks);
   if (!ok) return failed;
   if (topo != nullptr && !append) {
     if (auto names = write_name_tables(file, *topo, comm); !names) {

@@ -67,10 +67,12 @@ TEST(Fidelity, CellAgreesWithPacketOnWholeSteps) {
     }
     EXPECT_EQ(cell.drops, 0U) << name;
     EXPECT_EQ(cell.retransmissions, 0U) << name;
-    // Fewer events; under half on gpt-13b. On tiny's 1 MiB pipeline sends the collective's own
-    // events (two proxy timers per 128 KiB message, pairwise_algorithm.cpp) weigh as much as
-    // the cells'.
-    EXPECT_LT(cell.events * (std::string(name) == "tiny.yaml" ? 1 : 2), packet.events) << name;
+    // Cells save the fabric's events; the collectives' own (NVLink pieces and the proxy's two
+    // timers per 128 KiB network message, the same at both fidelities) are most of tiny's: its
+    // 1 MiB TP AllReduces run 8 channels (NCCL's per-channel rule) and its 1 MiB pipeline sends
+    // 8 messages (issue 17), so there cells save fewer events; elsewhere over half.
+    const bool collective_heavy = std::string(name) == "tiny.yaml";
+    EXPECT_LT(cell.events * (collective_heavy ? 1 : 2), packet.events) << name;
   }
 }
 
