@@ -12,6 +12,15 @@ const CollectiveAlgorithm& pairwise_algorithm();
 const CollectiveAlgorithm& tree_algorithm();
 const CollectiveAlgorithm& nvls_algorithm();
 const CollectiveAlgorithm& sharp_algorithm();
+const CollectiveAlgorithm& nvls_tree_algorithm();
+const CollectiveAlgorithm& nvls_sharp_algorithm();
+
+/// NVLS needs more than two GPUs in the NVLink domain (NCCL transport/nvls.cc: no NVLS at
+/// gpuCount <= 2); forcing it below is a user error.
+inline constexpr int kNvlsMinGpus = 3;
+/// The tuner considers NVLS from four GPUs per server: each GPU's NVLink carries (G+1)/G S under
+/// NVLS against 2(G-1)/G S in a ring, as much or more at G <= 3, and NVLS runs slower per byte.
+inline constexpr int kNvlsTunedMinGpus = 4;
 
 /// The ring's bandwidth per GPU: min(GPUs per server x NIC, NVLink) between servers, NVLink
 /// inside one.

@@ -8,8 +8,8 @@ namespace stepsim::collective {
 
 const std::vector<const CollectiveAlgorithm*>& collective_algorithms() {
   static const std::vector<const CollectiveAlgorithm*> all = {
-      &ring_algorithm(), &chain_algorithm(), &pairwise_algorithm(),
-      &tree_algorithm(), &nvls_algorithm(),  &sharp_algorithm(),
+      &ring_algorithm(), &chain_algorithm(),     &pairwise_algorithm(), &tree_algorithm(),
+      &nvls_algorithm(), &nvls_tree_algorithm(), &sharp_algorithm(),    &nvls_sharp_algorithm(),
   };
   return all;
 }
@@ -53,7 +53,7 @@ const CollectiveAlgorithm* find_algorithm(const std::string& selected, Kind kind
 
 bool shape_allows(const CollectiveAlgorithm& a, const CollectiveShape& s) {
   const AlgorithmSupport sup = a.support();
-  if (!sup.has_kind(s.kind)) return false;
+  if (!sup.has_kind(s.kind) || s.gpus_per_server < sup.min_gpus_per_server) return false;
   switch (sup.servers) {
     case Servers::kOne:
       return s.servers == 1;
@@ -85,8 +85,8 @@ std::string kinds_of(const std::string& selected) {
 Error servers_error(const CollectiveAlgorithm& a, const CollectiveShape& s) {
   const std::string head = "coll.algorithm: " + a.selected_by();
   if (a.support().servers == Servers::kOne) {
-    return Error{head + " needs the GPUs in one server (one NVLink domain); " + a.selected_by() +
-                 " across servers is not modelled"};
+    return Error{head + " needs the GPUs in one server (one NVLink domain)" +
+                 (a.support().needs_nvls ? "; across servers: nvls_tree or nvls_sharp" : "")};
   }
   return Error{head + " needs whole servers, at least two (got " + std::to_string(s.gpus) +
                " GPUs, " + std::to_string(s.gpus_per_server) + " per server)"};
@@ -101,6 +101,12 @@ Result<const CollectiveAlgorithm*> check_algorithm(const std::string& selected,
   if (a == nullptr) {
     return Error{"coll.algorithm: " + selected + " is for " + kinds_of(selected) +
                  " only (allowed for " + kind_name(s.kind) + ": ring)"};
+  }
+  if (s.gpus_per_server < a->support().min_gpus_per_server) {
+    return Error{"coll.algorithm: " + selected + " needs at least " +
+                 std::to_string(a->support().min_gpus_per_server) +
+                 " GPUs per server (NCCL does not use NVLS with " +
+                 std::to_string(s.gpus_per_server) + ")"};
   }
   if (!shape_allows(*a, s)) return servers_error(*a, s);
   if (a->support().needs_nvls && p.nvls_efficiency <= 0) {
@@ -125,13 +131,28 @@ std::vector<const CollectiveAlgorithm*> tuner_candidates(const CollectiveShape& 
   std::vector<const CollectiveAlgorithm*> out;
   for (const CollectiveAlgorithm* a : collective_algorithms()) {
     const AlgorithmSupport sup = a->support();
-    if (sup.tuned && s.gpus >= sup.tuned_min_gpus && shape_allows(*a, s)) out.push_back(a);
+    if (sup.tuned && s.gpus >= sup.tuned_min_gpus &&
+        s.gpus_per_server >= sup.tuned_min_gpus_per_server && shape_allows(*a, s)) {
+      out.push_back(a);
+    }
+  }
+  return out;
+}
+
+std::vector<const CollectiveAlgorithm*> tuner_candidates(const CollectiveShape& s,
+                                                         const CollectiveParams& p) {
+  std::vector<const CollectiveAlgorithm*> out;
+  for (const CollectiveAlgorithm* a : tuner_candidates(s)) {
+    const AlgorithmSupport sup = a->support();
+    if (sup.needs_nvls && p.nvls_efficiency <= 0) continue;
+    if (sup.needs_sharp && p.sharp_enable == 0) continue;
+    out.push_back(a);
   }
   return out;
 }
 
 bool runs_concurrently(const CollectiveParams& p, Kind kind) {
-  if (p.algorithm == "auto") return true;
+  if (p.algorithm == "auto") return p.sharp_enable == 0;  // SHARP holds the switches alone
   const CollectiveAlgorithm* a = find_algorithm(p.algorithm, kind);
   return a != nullptr && a->support().concurrent;
 }

@@ -1,9 +1,15 @@
 // The analytical (alpha-beta, no contention) cost of a collective (see analytical_bound in
 // collective_app.hpp). The chain of hops comes from the algorithm's declaration
 // (CollectiveAlgorithm::bound_chain); "auto", and the algorithms that move less than their
-// chain says (NVLS, SHARP), take the smallest of the tuner's candidates.
+// chain says (NVLS, SHARP), take the smallest of the tuner's candidates. Point to point
+// (AllToAll, SendRecv) is bounded per NIC and per GPU: the busiest NIC's bytes (each way), the
+// busiest GPU's NVLink bytes (its NVLink peers and its PXN hops) and the busiest proxy's messages
+// (pairwise_algorithm.cpp), not by a server's aggregate.
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <utility>
 
 #include "stepsim/collective/collective_app.hpp"
 #include "stepsim/nic/rdma_host.hpp"
@@ -23,6 +29,67 @@ std::vector<BoundChain> chains_of(const CollectiveParams& params, const Collecti
     if (auto ch = c->bound_chain(s)) chains.push_back(*ch);
   }
   return chains;
+}
+
+// What one GPU sends another in a point-to-point collective (pairwise_algorithm.cpp's bytes_of).
+std::int64_t p2p_bytes(Kind kind, std::int64_t bytes, int n, int src, int dst) {
+  if (kind == Kind::kSendRecv) return dst == (src + 1) % n ? bytes : 0;
+  return bytes / n;
+}
+
+// The seconds the busiest NIC or NVLink (first) and the busiest proxy (second) of a pairwise
+// AllToAll or SendRecv need, routed as pairwise_algorithm.cpp routes (PXN through the source
+// server's GPU on the destination's rail).
+std::pair<double, double> p2p_seconds(const topology::Topology& topo, const Communicator& comm,
+                                      Kind kind, std::int64_t bytes, const CollectiveParams& params,
+                                      const fabric::FabricParams& fabric) {
+  const int n = comm.size();
+  const auto G = static_cast<int>(
+      std::min<std::uint32_t>(comm.gpus_per_server, static_cast<std::uint32_t>(n)));
+  std::map<topology::PortId, std::pair<double, double>> nic;  // bytes out, in
+  std::vector<double> nvlink(static_cast<std::size_t>(n), 0);
+  std::vector<double> messages(static_cast<std::size_t>(n), 0);
+  const auto chunks = [](std::int64_t b, std::int64_t c) {
+    return static_cast<double>((b + c - 1) / c);
+  };
+  for (int src = 0; src < n; ++src) {
+    const Gpu& a = comm.gpus[static_cast<std::size_t>(src)];
+    const int first = src / G * G;
+    for (int dst = 0; dst < n; ++dst) {
+      const std::int64_t b = dst == src ? 0 : p2p_bytes(kind, bytes, n, src, dst);
+      if (b <= 0) continue;
+      const Gpu& d = comm.gpus[static_cast<std::size_t>(dst)];
+      if (a.server == d.server) {
+        nvlink[static_cast<std::size_t>(src)] += static_cast<double>(b);
+        continue;
+      }
+      int via = first + dst % G;
+      for (int k = first; k < std::min(first + G, n); ++k) {
+        if (comm.gpus[static_cast<std::size_t>(k)].local == d.local) via = k;
+      }
+      const Gpu& x = comm.gpus[static_cast<std::size_t>(via)];
+      if (x.local != a.local) nvlink[static_cast<std::size_t>(src)] += static_cast<double>(b);
+      nic[x.nic].first += static_cast<double>(b);
+      nic[d.nic].second += static_cast<double>(b);
+      const double m = chunks(b, params.p2p_net_chunk);
+      messages[static_cast<std::size_t>(x.local != a.local ? via : src)] += m;
+      messages[static_cast<std::size_t>(dst)] += m;
+    }
+  }
+  const double wire = params.wire_factor();
+  const double nvl = static_cast<double>(params.nvlink_payload().bits_per_second()) / 8;
+  double t = 0;
+  for (double v : nvlink) t = std::max(t, v * wire / nvl);
+  for (const auto& [port, io] : nic) {
+    const double rate =
+        static_cast<double>(fabric::rdma_goodput(topo.link_rate(topo.ports[port].link), fabric.mtu)
+                                .bits_per_second()) /
+        8;
+    t = std::max(t, std::max(io.first, io.second) * wire / rate);
+  }
+  double proxy = 0;
+  for (double m : messages) proxy = std::max(proxy, m * params.p2p_proxy_overhead.seconds());
+  return {t, proxy};
 }
 
 }  // namespace
@@ -69,6 +136,24 @@ kernels::AlphaBeta analytical_bound(const topology::Topology& topo, const fabric
       const double intra = c.nvlink_hops;
       ab.chain_s = std::min(ab.chain_s, base + inter * hop_net + intra * hop_nvl);
       ab.latency_s = std::min(ab.latency_s, base + (inter > 0 && intra == 0 ? hop_net : hop_nvl));
+    }
+  }
+  if ((kind == Kind::kAllToAll || kind == Kind::kSendRecv) && ab.bytes > 0) {
+    // Per NIC and NVLink: the bytes after the base latency, then the last piece's hop. Per proxy:
+    // its messages one after the other from the base latency on, the last one the receiver's,
+    // with no hop after it. The larger of the two, as latency + bytes / rate.
+    const auto [wire, proxy] = p2p_seconds(topo, comm, kind, bytes, params, fabric);
+    double base = std::numeric_limits<double>::infinity();
+    for (const std::string& pr : protocols) {
+      CollectiveParams q = params;
+      q.protocol = pr;
+      base = std::min(base, q.base_latency().seconds());
+    }
+    if (base + proxy > ab.latency_s + wire) {
+      ab.latency_s = base;
+      ab.rate = ab.bytes / proxy;
+    } else if (wire > 0) {
+      ab.rate = ab.bytes / wire;
     }
   }
   return ab;

@@ -176,13 +176,25 @@ config::ParamTable collective_param_table(CollectiveParams& p) {
   const SimTime max_time = SimTime::s(1);
   t.choice("coll.algorithm", p.algorithm, algorithm_values(),
            "ring, tree (AllReduce: double binary tree), nvls (AllReduce in one server: NVLink "
-           "SHARP), sharp (AllReduce: in-network aggregation on the switches) or auto (the "
-           "tuner: ring or tree)");
+           "SHARP), nvls_tree (AllReduce across servers: NVLS inside, a tree between), sharp "
+           "(AllReduce, ReduceScatter: in-network aggregation on the switches), nvls_sharp (NVLS "
+           "inside, SHARP between) or auto (the tuner; NVLS with NVLS GPUs, SHARP with "
+           "coll.sharp.enable 1)");
   t.choice("coll.protocol", p.protocol, {"simple", "ll", "ll128", "auto"},
            "NCCL protocol, or auto (the tuner)");
   t.integer("coll.channels", p.channels, 1, 64, "parallel rings (channel c on rail c mod NICs)");
   t.bytes("coll.chunk", p.chunk, 64, std::int64_t{1} << 30, "bytes per pipelined piece");
   t.integer("coll.slots", p.slots, 1, 1024, "pieces in flight per ring edge");
+  t.bytes("coll.p2p.net_chunk", p.p2p_net_chunk, 64, std::int64_t{1} << 30,
+          "point to point: bytes per network message (NCCL_P2P_NET_CHUNKSIZE)");
+  t.bytes("coll.p2p.nvl_chunk", p.p2p_nvl_chunk, 64, std::int64_t{1} << 30,
+          "point to point: bytes per NVLink piece (NCCL_P2P_NVL_CHUNKSIZE)");
+  t.integer("coll.p2p.channels_per_peer", p.p2p_channels_per_peer, 1, 64,
+            "point to point: channels per peer, each with coll.slots pieces in flight "
+            "(NCCL_NCHANNELS_PER_NET_PEER)");
+  t.time("coll.p2p.proxy_overhead", p.p2p_proxy_overhead, SimTime::zero(), max_time,
+         "point to point: the proxy thread's time per network message, at the sender's NIC and "
+         "at the receiver (NCCL's network post overhead, tuning.cc)");
   t.add({"gpu.model",
          "a shipped GPU (a100, h100, h200, b200): sets gpu.nvlink and the efficiencies; keys "
          "given after it override",
@@ -223,6 +235,9 @@ config::ParamTable collective_param_table(CollectiveParams& p) {
          "SHARP: a switch's aggregation latency per packet");
   t.integer("coll.sharp.trees", p.sharp_trees, 1, 65535,
             "SHARP: aggregation trees a switch can hold at once");
+  t.integer("coll.sharp.enable", p.sharp_enable, 0, 1,
+            "SHARP: 1 = the fabric aggregates, so --algo auto may choose sharp and nvls_sharp "
+            "(NCCL_COLLNET_ENABLE)");
   t.bytes("coll.sharp.window", p.sharp_window, 64, std::int64_t{1} << 32,
           "SHARP: bytes a GPU may have in its tree before results come back");
   return t;

@@ -4,7 +4,8 @@
 // NVLink); once all n are in, the switch hands the reduced piece to the owner. All-gather: the
 // owner stores it once and the switch multicasts it. Each GPU's NVLink carries (n+1)/n S where
 // the ring's carries 2(n-1)/n S, at gpu.nvls_efficiency (NCCL's Hopper constant) of the copy
-// rate. Simplified: the switch's own bandwidth is not a bottleneck; no NVLS across servers.
+// rate. Simplified: the switch's own bandwidth is not a bottleneck. Across servers: nvls_tree
+// (nvls_tree_algorithm.cpp) and nvls_sharp (sharp_algorithm.cpp).
 #include <algorithm>
 
 #include "src/collective/algorithm_declarations.hpp"
@@ -121,11 +122,18 @@ class Nvls final : public CollectiveAlgorithm {
     s.kinds = {Kind::kAllReduce};
     s.servers = Servers::kOne;
     s.needs_nvls = true;
+    s.min_gpus_per_server = kNvlsMinGpus;
+    s.protocols = {Protocol::kSimple};  // NCCL runs NVLS with Simple only (tuning.cc)
+    s.tuned = true;
+    s.tuned_min_gpus_per_server = kNvlsTunedMinGpus;
     return s;
   }
   [[nodiscard]] TunerCost tuner_cost(const CollectiveShape& s, const TunerRates& r) const override {
-    // Priced as the ring (the tuner never chooses NVLS by itself).
-    return ring_tuner_cost(s, r);
+    // Each GPU's NVLink carries (n+1)/n S at the NVLS rate; two NVLink steps (the reduced piece
+    // back to its owner, the multicast), NCCL's intraLat for NVLS.
+    const double n = s.gpus;
+    const double t = (n + 1) / n / (r.nvlink * r.nvls_efficiency);
+    return TunerCost{2, 0, busbw_factor(s.kind, s.gpus) / t};
   }
   [[nodiscard]] std::optional<BoundChain> bound_chain(const CollectiveShape& /*s*/) const override {
     return std::nullopt;  // moves less than a ring or tree

@@ -1,10 +1,22 @@
 // Pairwise point to point (NCCL's AllToAll, AllToAllv and nccl-tests' SendRecv): every GPU sends
-// each peer its bytes directly, peer g + 1, g + 2, ... in turn, with coll.slots pieces in flight
-// per peer. Peers in the same server are reached over NVLink; peers in other servers through the
-// destination GPU's rail (data for a GPU on another rail crosses NVLink first: PXN), on one RC
-// connection per (source server, destination GPU). Simplified: the pieces of all peers start at
-// once (NCCL's pairwise steps are not synchronised).
+// each peer its bytes directly, peer g + 1, g + 2, ... in turn. Peers in the same server are
+// reached over NVLink; peers in other servers through the destination GPU's rail (data for a GPU
+// on another rail crosses NVLink first: PXN), on one RC connection per (source server,
+// destination GPU). NCCL's p2p scheduling: a peer's bytes go in pieces of
+// NCCL_P2P_NET_CHUNKSIZE (network, 128 KiB) or NCCL_P2P_NVL_CHUNKSIZE (NVLink, 512 KiB), over
+// coll.p2p.channels_per_peer channels of coll.slots (NCCL_STEPS) pieces in flight each. Every
+// network message costs the proxy thread coll.p2p.proxy_overhead (0.5 us: NCCL's network post
+// overhead, 1 us per network step on x86 in tuning.cc getNetOverhead, split between the two ends)
+// at the GPU whose NIC posts it (the PXN GPU for another rail) and again at the receiving GPU;
+// one proxy per GPU serves its sends and receives in turn.
+// So a GPU's proxy handles 2(n - G) messages of at most one chunk per peer in an AllToAll over n
+// GPUs, G per server: many small peers pay 2 x overhead per message where the wire would take
+// less. The first pieces go round robin over the peers (as the proxy progresses its ops).
+// Simplified: all peers start at once (NCCL's pairwise steps are not synchronised); channels per
+// peer only widen the window (one connection per peer pair).
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 #include "src/collective/algorithm_declarations.hpp"
 #include "src/collective/collective_core.hpp"
@@ -41,16 +53,30 @@ class PairwiseRun final : public AlgorithmRun {
   enum Event : std::uint32_t {
     kNvlink = 1,  // a piece of flow `index` crossed NVLink to its destination
     kPxn,         // flow `index`'s PXN hop is done: post the piece to the NIC
+    kPost,        // the proxy posts flow `index`'s next piece to the NIC
+    kDeliver,     // the proxy of GPU `index` handled a received message of `piece` bytes
   };
 
   [[nodiscard]] std::int64_t bytes_of(int src, int dst) const;
+  [[nodiscard]] std::int64_t chunk_of(const Flow& f) const {
+    return f.intra ? core_.params().p2p_nvl_chunk : core_.params().p2p_net_chunk;
+  }
   [[nodiscard]] std::int64_t piece_bytes(const Flow& f, std::int64_t i) const {
-    const std::int64_t chunk = core_.params().chunk;
+    const std::int64_t chunk = chunk_of(f);
     return std::clamp<std::int64_t>(f.bytes - i * chunk, 0, chunk);
   }
+  // The proxy of GPU `gpu` takes one message from `now`; when it is done with it.
+  SimTime proxy(std::uint32_t gpu, SimTime now) {
+    SimTime& free = proxy_free_[gpu];
+    free = std::max(free, now) + core_.params().p2p_proxy_overhead;
+    return free;
+  }
+  void post(nic::Verbs& v, std::uint32_t flow);
   void add_flow(std::uint32_t src, std::uint32_t dst, std::int64_t bytes,
                 std::vector<std::uint32_t>& conn_of);
-  void send(nic::Verbs& v, std::uint32_t flow);
+  // Sends flow `flow`'s next pieces while its window allows, up to `upto` in all.
+  void send(nic::Verbs& v, std::uint32_t flow,
+            std::int64_t upto = std::numeric_limits<std::int64_t>::max());
   void received(nic::Verbs& v, std::uint32_t gpu, std::int64_t bytes);
 
   int n_;
@@ -59,12 +85,15 @@ class PairwiseRun final : public AlgorithmRun {
   std::vector<RingQueue<std::uint32_t>> posted_flows_;  // side-a endpoint -> posts, in order
   std::vector<std::int64_t> expect_bytes_;              // by GPU
   std::vector<std::int64_t> got_bytes_;                 // by GPU
+  std::vector<SimTime> proxy_free_;                     // by GPU: its proxy thread is free from
+  std::vector<std::uint32_t> poster_;                   // by flow: the GPU whose NIC posts it
 };
 
 PairwiseRun::PairwiseRun(CollectiveCore& core) : AlgorithmRun(core), n_(core.size()) {
   const auto G = core_.comm().gpus_per_server;
   expect_bytes_.assign(static_cast<std::size_t>(n_), 0);
   got_bytes_.assign(static_cast<std::size_t>(n_), 0);
+  proxy_free_.assign(static_cast<std::size_t>(n_), SimTime::zero());
   // One connection per (source server, destination GPU), shared by the source server's GPUs.
   const auto servers = static_cast<std::uint32_t>(ceil_div(n_, G));
   std::vector<std::uint32_t> conn_of(static_cast<std::size_t>(servers) * n_, kNone);
@@ -107,11 +136,11 @@ void PairwiseRun::add_flow(std::uint32_t src, std::uint32_t dst, std::int64_t by
   f.src = src;
   f.dst = dst;
   f.bytes = bytes;
-  f.pieces = ceil_div(bytes, core_.params().chunk);
   expect_bytes_[dst] += bytes;
   const Gpu& a = core_.gpu(src);
   const Gpu& b = core_.gpu(dst);
   f.intra = a.server == b.server;
+  f.pieces = ceil_div(bytes, chunk_of(f));
   // The source server's member on the destination's rail (PXN), or, when the communicator has
   // none there, a member chosen by destination.
   std::uint32_t via = (src / G) * G + dst % G;
@@ -124,13 +153,15 @@ void PairwiseRun::add_flow(std::uint32_t src, std::uint32_t dst, std::int64_t by
     f.endpoint = nic::endpoint_of(conn_of[key], 0);
     f.pxn = core_.gpu(via).local != a.local;
   }
+  poster_.push_back(f.pxn ? via : src);
   flows_.push_back(f);
 }
 
-void PairwiseRun::send(nic::Verbs& v, std::uint32_t fi) {
+void PairwiseRun::send(nic::Verbs& v, std::uint32_t fi, std::int64_t upto) {
   Flow& f = flows_[fi];
   const CollectiveParams& p = core_.params();
-  while (f.sent < f.pieces && f.sent - f.acked < p.slots) {
+  while (f.sent < std::min(f.pieces, upto) &&
+         f.sent - f.acked < p.slots * p.p2p_channels_per_peer) {
     const std::int64_t wire = core_.wire_bytes(piece_bytes(f, f.sent));
     ++f.sent;
     if (f.intra) {
@@ -141,10 +172,17 @@ void PairwiseRun::send(nic::Verbs& v, std::uint32_t fi) {
       const SimTime there = core_.nvlink_hop(f.src, v.now(), wire);
       core_.schedule(v, there - v.now(), TimerPayload{.event = kPxn, .index = fi});
     } else {
-      posted_flows_[f.endpoint].push(fi);
-      core_.post_network(v, f.src, f.endpoint, wire);
+      core_.schedule(v, proxy(f.src, v.now()) - v.now(), TimerPayload{.event = kPost, .index = fi});
     }
   }
+}
+
+void PairwiseRun::post(nic::Verbs& v, std::uint32_t fi) {
+  // The endpoint's queue takes the posts in the order they happen, which is the order of their
+  // send completions.
+  Flow& f = flows_[fi];
+  posted_flows_[f.endpoint].push(fi);
+  core_.post_network(v, f.src, f.endpoint, core_.wire_bytes(piece_bytes(f, f.pxn_posted++)));
 }
 
 void PairwiseRun::received(nic::Verbs& v, std::uint32_t gpu, std::int64_t bytes) {
@@ -155,8 +193,13 @@ void PairwiseRun::received(nic::Verbs& v, std::uint32_t gpu, std::int64_t bytes)
 }
 
 void PairwiseRun::start(nic::Verbs& v) {
-  for (std::uint32_t fi = 0; fi < flows_.size(); ++fi) {
-    if (core_.local(v, flows_[fi].src)) send(v, fi);
+  // Round robin over the peers, one piece each in turn, as NCCL's proxy progresses its ops: a
+  // GPU's first pieces go to all of its peers, not a window's worth to the first peer.
+  const CollectiveParams& p = core_.params();
+  for (std::int64_t k = 1; k <= std::int64_t{p.slots} * p.p2p_channels_per_peer; ++k) {
+    for (std::uint32_t fi = 0; fi < flows_.size(); ++fi) {
+      if (core_.local(v, flows_[fi].src)) send(v, fi, k);
+    }
   }
 }
 
@@ -169,8 +212,15 @@ void PairwiseRun::on_timer(nic::Verbs& v, const TimerPayload& t) {
       send(v, t.index);
       break;
     case kPxn:
-      posted_flows_[f.endpoint].push(t.index);
-      core_.post_network(v, f.src, f.endpoint, core_.wire_bytes(piece_bytes(f, f.pxn_posted++)));
+      // The PXN GPU's proxy posts it.
+      core_.schedule(v, proxy(poster_[t.index], v.now()) - v.now(),
+                     TimerPayload{.event = kPost, .index = t.index});
+      break;
+    case kPost:
+      post(v, t.index);
+      break;
+    case kDeliver:
+      received(v, t.index, t.piece);
       break;
     default:
       fatal("collective: pairwise: unknown timer event " + std::to_string(t.event));
@@ -181,7 +231,9 @@ void PairwiseRun::on_completion(nic::Verbs& v, std::uint32_t endpoint, const nic
   if (c.recv) {
     const auto payload = static_cast<std::int64_t>(
         static_cast<double>(c.bytes) / core_.params().wire_factor() + 0.5);
-    received(v, dst_of_endpoint_[endpoint], payload);
+    const std::uint32_t dst = dst_of_endpoint_[endpoint];
+    core_.schedule(v, proxy(dst, v.now()) - v.now(),
+                   TimerPayload{.event = kDeliver, .index = dst, .piece = payload});
   } else {
     // Send completions come in posting order: credit the flow that posted first.
     const std::uint32_t fi = posted_flows_[endpoint].pop();
@@ -205,7 +257,21 @@ class Pairwise final : public CollectiveAlgorithm {
     return s;
   }
   [[nodiscard]] TunerCost tuner_cost(const CollectiveShape& s, const TunerRates& r) const override {
-    return ring_tuner_cost(s, r);
+    TunerCost c = ring_tuner_cost(s, r);
+    if (s.kind != Kind::kAllToAll || s.servers < 2 || s.bytes <= 0) return c;
+    // AllToAll between servers, per GPU and its NIC (one per GPU): (n-G)/n S over the NIC,
+    // (G-1)/G S over NVLink (its NVLink peers and PXN hops), 2 (n-G) messages of at most one
+    // chunk per peer through its proxy; the slowest sets the pace.
+    const double n = s.gpus;
+    const double G = s.gpus_per_server;
+    const double S = static_cast<double>(s.bytes);
+    const double t = std::max({(n - G) / n * S / r.nic, (G - 1) / G * S / r.nvlink,
+                               2 * (n - G) * std::ceil(S / n / r.p2p_net_chunk) * r.p2p_proxy_s});
+    if (t > 0) c.bandwidth = busbw_factor(s.kind, s.gpus) * S / t;
+    // Every peer at once: one network step of latency (as its bound chain), not a ring's n-1.
+    c.steps_intra = 0;
+    c.steps_inter = 1;
+    return c;
   }
   [[nodiscard]] std::optional<BoundChain> bound_chain(const CollectiveShape& s) const override {
     // One hop; a network piece counts at its completion, with no protocol overhead.

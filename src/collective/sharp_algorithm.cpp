@@ -6,6 +6,15 @@
 // 3. each chunk of the result that is back is all-gathered over NVLink to the server's GPUs.
 // The network steps (up, down) each pay NCCL's per-hop network overhead, like a ring's step.
 // Each NIC sends and receives S / GPUs per server, where a ring sends 2(n-1)/n of that.
+// ReduceScatter (NCCL 2.19+ CollNet with the plugin's ireducescatter) is steps 1 and 2: GPU l
+// keeps its part of tree l's result, no all-gather. Simplified: the switches multicast the whole
+// reduced shard down (real SHARP delivers each server its part); the extra bytes ride the down
+// direction, which carries no more than the up direction did, so on full-duplex links the time
+// holds, but the NICs' receive counters overstate.
+// nvls_sharp (NCCL_ALGO=NVLS on several servers, which needs CollNet): the same run with NVLink
+// SHARP inside each server: step 1 is a multimem ld_reduce (the switch reads the G copies of each
+// piece into its owner) and step 3 a multicast store (one copy), at gpu.nvls_efficiency of the
+// copy rate; per GPU, NVLink carries (G+1)/G S against the ring-based 2(G-1)/G S.
 #include <algorithm>
 
 #include "src/collective/algorithm_declarations.hpp"
@@ -18,7 +27,7 @@ namespace {
 
 class SharpRun final : public AlgorithmRun {
  public:
-  explicit SharpRun(CollectiveCore& core);
+  SharpRun(CollectiveCore& core, bool nvls);
   void start(nic::Verbs& v) override;
   void on_timer(nic::Verbs& v, const TimerPayload& t) override;
   void on_in_network(nic::Verbs& v, topology::PortId nic, const fabric::Packet& pkt) override;
@@ -46,6 +55,8 @@ class SharpRun final : public AlgorithmRun {
   void send(nic::Verbs& v, std::uint32_t gpu);
 
   int n_;
+  bool nvls_ = false;         // NVLink SHARP inside the servers (nvls_sharp)
+  bool all_gather_ = true;    // AllReduce: all-gather the result; ReduceScatter: keep the part
   std::int64_t seg_ = 0;      // a GPU's shard
   std::int64_t packets_ = 0;  // per GPU
   std::int64_t chunks_ = 0;   // per GPU
@@ -54,8 +65,16 @@ class SharpRun final : public AlgorithmRun {
   std::vector<GpuState> gpus_;
 };
 
-SharpRun::SharpRun(CollectiveCore& core) : AlgorithmRun(core), n_(core.size()) {
+SharpRun::SharpRun(CollectiveCore& core, bool nvls)
+    : AlgorithmRun(core),
+      n_(core.size()),
+      nvls_(nvls),
+      all_gather_(core.spec().kind == Kind::kAllReduce) {
   const CollectiveParams& p = core_.params();
+  if (nvls_) {
+    core_.set_nvlink_rate(DataRate::bps(static_cast<std::int64_t>(
+        static_cast<double>(p.nvlink_payload().bits_per_second()) * p.nvls_efficiency)));
+  }
   STEPSIM_CHECK(n_ % core_.comm().gpus_per_server == 0, "SHARP runs over whole servers");
   seg_ = ceil_div(std::max<std::int64_t>(core_.spec().bytes, 0), core_.comm().gpus_per_server);
   packets_ = ceil_div(seg_, p.sharp_payload);
@@ -75,9 +94,10 @@ void SharpRun::start(nic::Verbs& v) {
   for (std::uint32_t g = 0; g < static_cast<std::uint32_t>(n_); ++g) {
     if (!core_.local(v, g)) continue;
     GpuState& s = gpus_[g];
-    // Reduce-scatter: GPU g sends each peer its part of every chunk (the peers do the same).
+    // Reduce-scatter: GPU g sends each peer its part of every chunk (the peers do the same);
+    // NVLS: the switch reads the G copies of GPU g's part into g.
     for (std::int64_t c = 0; c < chunks_; ++c) {
-      const std::int64_t wire = core_.wire_bytes(chunk_bytes(c) * peers);
+      const std::int64_t wire = core_.wire_bytes(chunk_bytes(c) * (nvls_ ? peers + 1 : peers));
       // Then the network proxy's per-step overhead, as for any network step.
       s.ready[static_cast<std::size_t>(c)] =
           (peers > 0 ? core_.nvlink_hop(g, v.now(), wire) + p.hop_overhead(true) : v.now()) +
@@ -132,10 +152,11 @@ void SharpRun::on_in_network(nic::Verbs& v, topology::PortId /*nic*/, const fabr
   std::int64_t& got = s.got[static_cast<std::size_t>(c)];
   got += packet_bytes(pkt.seq);
   if (got == chunk_bytes(c)) {
-    // All-gather of the chunk: GPU g sends its reduced part to every peer.
+    // All-gather of the chunk: GPU g sends its reduced part to every peer (NVLS: stores it once,
+    // the switch multicasts). ReduceScatter: GPU g keeps it.
     const CollectiveParams& p = core_.params();
-    const std::int64_t peers = std::int64_t{G} - 1;
-    const std::int64_t wire = core_.wire_bytes(got * peers);
+    const std::int64_t peers = all_gather_ ? std::int64_t{G} - 1 : 0;
+    const std::int64_t wire = core_.wire_bytes(nvls_ ? got : got * peers);
     const SimTime back = v.now() + p.hop_overhead(false);  // the receiving proxy's overhead
     const SimTime at = peers > 0 ? core_.nvlink_hop(g, back, wire) + p.hop_overhead(true) : back;
     s.done = std::max(s.done, at);
@@ -146,40 +167,59 @@ void SharpRun::on_in_network(nic::Verbs& v, topology::PortId /*nic*/, const fabr
 
 class Sharp final : public CollectiveAlgorithm {
  public:
-  [[nodiscard]] std::string name() const override { return "sharp"; }
+  explicit Sharp(bool nvls) : nvls_(nvls) {}
+  [[nodiscard]] std::string name() const override { return nvls_ ? "nvls_sharp" : "sharp"; }
   [[nodiscard]] std::string description() const override {
-    return "AllReduce over whole servers: in-network aggregation on the switches (SHARP, "
-           "NCCL's CollNet), NVLink reduce-scatter and all-gather inside each server";
+    return nvls_ ? "AllReduce, ReduceScatter over whole servers: NVLink SHARP inside each server, "
+                   "SHARP in the switches between them (NCCL's NVLS with CollNet)"
+                 : "AllReduce, ReduceScatter over whole servers: in-network aggregation on the "
+                   "switches (SHARP, NCCL's CollNet), NVLink reduce-scatter and all-gather inside "
+                   "each server";
   }
   [[nodiscard]] AlgorithmSupport support() const override {
     AlgorithmSupport s;
-    s.kinds = {Kind::kAllReduce};
+    s.kinds = {Kind::kAllReduce, Kind::kReduceScatter};
     s.servers = Servers::kSeveral;
     s.needs_sharp = true;
-    s.protocols = {Protocol::kSimple};  // CollNet runs Simple only
+    s.needs_nvls = nvls_;
+    if (nvls_) s.min_gpus_per_server = kNvlsMinGpus;
+    s.protocols = {Protocol::kSimple};  // CollNet and NVLS run Simple only
     s.concurrent = false;
+    s.tuned = true;  // with coll.sharp.enable (and NVLS hardware for nvls_sharp)
+    s.tuned_min_gpus_per_server = nvls_ ? kNvlsTunedMinGpus : 1;
     return s;
   }
   [[nodiscard]] TunerCost tuner_cost(const CollectiveShape& s, const TunerRates& r) const override {
-    // Reduce-scatter and all-gather over NVLink (2(G-1)/G S per GPU) overlap the shard's trip
-    // through the tree (S/G per NIC, each way once): the slower one sets the pace.
+    // Inside the server (ring: 2(G-1)/G S per GPU for AllReduce, half for ReduceScatter; NVLS:
+    // (G+1)/G S and S at the NVLS rate) overlaps the shard's trip through the tree (S/G per NIC,
+    // each way once): the slower one sets the pace.
     const int G = s.gpus_per_server;
-    const double nv = 2.0 * (G - 1) / G / r.nvlink;
+    const bool ar = s.kind == Kind::kAllReduce;
+    const double nv = nvls_ ? (ar ? G + 1.0 : G) / G / (r.nvlink * r.nvls_efficiency)
+                            : (ar ? 2.0 : 1.0) * (G - 1) / G / r.nvlink;
     const double net = 1.0 / G / r.nic;
-    return TunerCost{2, 2, busbw_factor(s.kind, s.gpus) / std::max(nv, net)};
+    return TunerCost{ar ? 2.0 : 1.0, 2, busbw_factor(s.kind, s.gpus) / std::max(nv, net)};
   }
   [[nodiscard]] std::optional<BoundChain> bound_chain(const CollectiveShape& /*s*/) const override {
     return std::nullopt;  // moves less than a ring or tree
   }
   [[nodiscard]] std::unique_ptr<AlgorithmRun> make_run(CollectiveCore& core) const override {
-    return std::make_unique<SharpRun>(core);
+    return std::make_unique<SharpRun>(core, nvls_);
   }
+
+ private:
+  bool nvls_;
 };
 
 }  // namespace
 
 const CollectiveAlgorithm& sharp_algorithm() {
-  static const Sharp a;
+  static const Sharp a(false);
+  return a;
+}
+
+const CollectiveAlgorithm& nvls_sharp_algorithm() {
+  static const Sharp a(true);
   return a;
 }
 

@@ -14,7 +14,7 @@ namespace {
 // the kind), or, for "auto", the registry's tuner candidates.
 std::vector<const CollectiveAlgorithm*> priced(const CollectiveParams& p,
                                                const CollectiveShape& s) {
-  if (p.algorithm == "auto") return tuner_candidates(s);
+  if (p.algorithm == "auto") return tuner_candidates(s, p);
   const CollectiveAlgorithm* a = find_algorithm(p.algorithm, s.kind);
   return {a != nullptr ? a : find_algorithm("ring", s.kind)};
 }
@@ -32,7 +32,7 @@ Choice choose(Kind kind, std::int64_t bytes, int gpus, std::uint32_t gpus_per_se
               const CollectiveParams& p, DataRate nic_rate) {
   const CollectiveShape s = CollectiveShape::of(kind, bytes, gpus, gpus_per_server);
   const TunerRates rates{static_cast<double>(p.nvlink_payload().bits_per_second()) / 8.0,
-                         static_cast<double>(nic_rate.bits_per_second()) / 8.0};
+                         static_cast<double>(nic_rate.bits_per_second()) / 8.0, p.nvls_efficiency};
   // Transport latency of one step (what the simulator models under the overheads).
   const double net_latency = 2.5e-6;
   const double nvlink_latency = p.nvlink_latency.seconds();

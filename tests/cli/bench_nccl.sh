@@ -32,14 +32,15 @@ check "sharp's 4M busbw above the ring's" '[[ $(awk "/^ +4194304 /{print \$8}" <
 out=$("$stepsim" list algorithms 2>&1)
 for want in "ring (selected by ring)" "chain (selected by ring)" "pairwise (selected by ring)" \
     "tree (selected by tree)" "nvls (selected by nvls)" "sharp (selected by sharp)" \
-    "servers one server; protocols simple,ll,ll128; needs NVLS" "needs SHARP switches"; do
+    "nvls_tree (selected by nvls_tree)" "nvls_sharp (selected by nvls_sharp)" \
+    "servers one server; protocols simple; needs NVLS" "needs SHARP switches"; do
   check "list algorithms: '$want'" 'grep -qF "$want" <<<"$out"'
 done
 expect_error "--gpus 64: the topology has 16 GPUs (allowed: 1..16)" \
   bench nccl allreduce --topology "$topo" --gpus 64
 expect_error "--gpus 12 must be a multiple of the 8 GPUs per server" \
   bench nccl allreduce --topology "$topo" --gpus 12
-expect_error "--algo: coll.algorithm: 'collnet' is not allowed (allowed: ring, tree, nvls, sharp, auto)" \
+expect_error "--algo: coll.algorithm: 'collnet' is not allowed (allowed: ring, tree, nvls, nvls_tree, sharp, nvls_sharp, auto)" \
   bench nccl allreduce --topology "$topo" --algo collnet
 expect_error "coll.algorithm: sharp needs whole servers, at least two" \
   bench nccl allreduce --topology "$topo" --gpus 8 --algo sharp

@@ -62,14 +62,18 @@ TEST_P(Collectives, MatchAOneRankRunBitForBit) {
 
 INSTANTIATE_TEST_SUITE_P(
     Collective, Collectives,
-    ::testing::Values(Case{"toy-2server.yaml", 16, Kind::kAllReduce, 4 << 20, "ecmp"},
-                      Case{"toy-2server.yaml", 16, Kind::kBroadcast, 1 << 20, "ecmp"},
-                      Case{"fat-tree-k4.yaml", 16, Kind::kAllToAll, 2 << 20, "spray"},
-                      Case{"fat-tree-k4.yaml", 16, Kind::kReduceScatter, 4 << 20, "flowlet"},
-                      Case{"toy-2server.yaml", 16, Kind::kAllReduce, 4 << 20, "ecmp", "tree"},
-                      Case{"fat-tree-k4.yaml", 16, Kind::kAllReduce, 1 << 20, "spray", "tree"},
-                      Case{"fat-tree-k4.yaml", 16, Kind::kAllReduce, 2 << 20, "ecmp", "sharp"},
-                      Case{"toy-2server.yaml", 16, Kind::kAllReduce, 4 << 20, "ecmp", "sharp"}));
+    ::testing::Values(
+        Case{"toy-2server.yaml", 16, Kind::kAllReduce, 4 << 20, "ecmp"},
+        Case{"toy-2server.yaml", 16, Kind::kBroadcast, 1 << 20, "ecmp"},
+        Case{"fat-tree-k4.yaml", 16, Kind::kAllToAll, 2 << 20, "spray"},
+        Case{"fat-tree-k4.yaml", 16, Kind::kReduceScatter, 4 << 20, "flowlet"},
+        Case{"toy-2server.yaml", 16, Kind::kAllReduce, 4 << 20, "ecmp", "tree"},
+        Case{"fat-tree-k4.yaml", 16, Kind::kAllReduce, 1 << 20, "spray", "tree"},
+        Case{"fat-tree-k4.yaml", 16, Kind::kAllReduce, 2 << 20, "ecmp", "sharp"},
+        Case{"toy-2server.yaml", 16, Kind::kAllReduce, 4 << 20, "ecmp", "sharp"},
+        Case{"toy-2server.yaml", 16, Kind::kReduceScatter, 4 << 20, "ecmp", "sharp"},
+        Case{"rail-128gpu-800g.yaml", 32, Kind::kAllReduce, 4 << 20, "ecmp", "nvls_tree"},
+        Case{"toy-2server.yaml", 16, Kind::kAllReduce, 4 << 20, "ecmp", "nvls_sharp"}));
 
 }  // namespace
 }  // namespace stepsim::collective

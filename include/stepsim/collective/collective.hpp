@@ -44,6 +44,11 @@ struct CollectiveParams {
   int channels = 8;                 ///< parallel rings (NCCL channels), each on a rail
   std::int64_t chunk = 512 * 1024;  ///< bytes per pipelined piece of a step
   int slots = 8;                    ///< pieces in flight per channel (NCCL_STEPS)
+  // Point to point (AllToAll, AllToAllv, SendRecv), NCCL's p2p defaults.
+  std::int64_t p2p_net_chunk = 128 * 1024;  ///< bytes per network message (NCCL_P2P_NET_CHUNKSIZE)
+  std::int64_t p2p_nvl_chunk = 512 * 1024;  ///< bytes per NVLink piece (NCCL_P2P_NVL_CHUNKSIZE)
+  int p2p_channels_per_peer = 2;            ///< channels per peer (NCCL_NCHANNELS_PER_NET_PEER)
+  SimTime p2p_proxy_overhead = SimTime::ns(500);  ///< proxy time per network message, each end
   // GPU and NVLink (H100 defaults): NVLink bandwidth per GPU per direction and latency.
   std::string gpu = "h100";                 ///< the GPU preset the gpu.* values came from
   DataRate nvlink = DataRate::gbps(3'600);  ///< 450 GB/s per direction (900 GB/s total)
@@ -71,7 +76,8 @@ struct CollectiveParams {
   SimTime sharp_latency = SimTime::ns(300);  ///< a switch's aggregation latency per packet
   int sharp_trees = 64;                      ///< aggregation trees a switch can hold at once
   std::int64_t sharp_window = 4 << 20;       ///< bytes a GPU may have in a tree, unreduced
-  std::int64_t sharp_payload = 4096;         ///< payload per packet (run_collective: the MTU)
+  int sharp_enable = 0;  ///< `--algo auto` may choose SHARP algorithms (NCCL_COLLNET_ENABLE)
+  std::int64_t sharp_payload = 4096;  ///< payload per packet (run_collective: the MTU)
 
   [[nodiscard]] Result<bool> validate() const;
   /// Wire bytes per payload byte and the per-hop latency of the protocol.

@@ -33,9 +33,11 @@ struct AlgorithmSupport {
   bool needs_nvls = false;   ///< NVLink SHARP in the GPUs (gpu.nvls_efficiency > 0)
   bool needs_sharp = false;  ///< switches that aggregate in the network (a SHARP fabric)
   std::vector<Protocol> protocols = {Protocol::kSimple, Protocol::kLl, Protocol::kLl128};
-  bool tuned = false;      ///< `--algo auto` considers it
-  int tuned_min_gpus = 1;  ///< ... from this many GPUs on
-  bool concurrent = true;  ///< may run next to other collectives (run_collectives)
+  bool tuned = false;                 ///< `--algo auto` considers it
+  int tuned_min_gpus = 1;             ///< ... from this many GPUs on
+  int min_gpus_per_server = 1;        ///< refused below this many GPUs per server
+  int tuned_min_gpus_per_server = 1;  ///< `--algo auto` considers it from this many per server
+  bool concurrent = true;             ///< may run next to other collectives (run_collectives)
 
   [[nodiscard]] bool has_kind(Kind k) const;
   [[nodiscard]] bool has_protocol(Protocol p) const;
@@ -56,8 +58,11 @@ struct CollectiveShape {
 
 /// Rates the tuner prices with (bytes per second).
 struct TunerRates {
-  double nvlink = 0;  ///< NVLink payload rate per GPU
-  double nic = 0;     ///< one NIC's RDMA goodput
+  double nvlink = 0;           ///< NVLink payload rate per GPU
+  double nic = 0;              ///< one NIC's RDMA goodput
+  double nvls_efficiency = 0;  ///< NVLS traffic's rate relative to copies (gpu.nvls_efficiency)
+  double p2p_proxy_s = 0;      ///< point to point: proxy seconds per network message, each end
+  double p2p_net_chunk = 1;    ///< point to point: bytes per network message
 };
 
 /// The tuner's terms: time = base + steps_intra x (NVLink + overhead) + steps_inter x (network +
@@ -101,7 +106,8 @@ const std::vector<const CollectiveAlgorithm*>& collective_algorithms();
 std::vector<std::string> selectable_algorithms();
 /// The algorithm `selected` (a coll.algorithm value) runs for `kind`, or null.
 const CollectiveAlgorithm* find_algorithm(const std::string& selected, Kind kind);
-/// Whether `a` can run this shape (kinds and servers; not hardware nor protocol).
+/// Whether `a` can run this shape (kinds, servers and GPUs per server; not hardware nor
+/// protocol).
 bool shape_allows(const CollectiveAlgorithm& a, const CollectiveShape& s);
 /// The algorithm `selected` runs for this shape, with the user error that says why it cannot
 /// (a kind, a server count, NVLS hardware). Not "auto".
@@ -110,8 +116,12 @@ Result<const CollectiveAlgorithm*> check_algorithm(const std::string& selected,
                                                    const CollectiveParams& p);
 /// The user error when `protocol` is not one `a` runs with.
 Result<bool> check_protocol(const CollectiveAlgorithm& a, const std::string& protocol);
-/// What `--algo auto` chooses from for this shape, in registry order.
+/// What `--algo auto` chooses from for this shape, in registry order (shape only).
 std::vector<const CollectiveAlgorithm*> tuner_candidates(const CollectiveShape& s);
+/// ... and the hardware: NVLS algorithms only with gpu.nvls_efficiency > 0, SHARP ones only
+/// with coll.sharp.enable (NCCL_COLLNET_ENABLE).
+std::vector<const CollectiveAlgorithm*> tuner_candidates(const CollectiveShape& s,
+                                                         const CollectiveParams& p);
 /// Whether `p`'s algorithm for `kind` may run next to other collectives ("auto": the tuner's
 /// candidates all may).
 bool runs_concurrently(const CollectiveParams& p, Kind kind);

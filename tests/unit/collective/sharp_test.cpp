@@ -184,7 +184,8 @@ TEST(Sharp, UserErrors) {
   p = algo("sharp");
   auto r = run_collective(topo, comm, spec, p, nic, fp, sync, {});
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error().message.find("allreduce only"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("sharp is for allreduce, reducescatter only"), std::string::npos)
+      << r.error().message;
   spec.kind = Kind::kAllReduce;
   p.protocol = "ll";
   r = run_collective(topo, comm, spec, p, nic, fp, sync, {});

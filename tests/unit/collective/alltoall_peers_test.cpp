@@ -1,0 +1,129 @@
+// AllToAll's per-peer cost (issue 17; pairwise_algorithm.cpp) and the analytical bound's per-NIC
+// bytes (analytical_bound.cpp).
+//
+// The property, derived: an AllToAll over n GPUs, G per server (m = n/G servers), b = S/n bytes
+// per peer, network messages of at most c bytes (NCCL_P2P_NET_CHUNKSIZE). With PXN, NIC r of a
+// server carries what its G GPUs send to the (m-1) GPUs on rail r elsewhere, (n-G) b each way, in
+// (n-G) ceil(b/c) messages, and the proxy of GPU r posts those and handles as many receives: each
+// costs it o (coll.p2p.proxy_overhead), one after the other. So
+//   T >= (n-G) max(b / B_nic, 2 o ceil(b/c))  and  busbw = (n-1) b / T
+//     <= (n-1)/(n-G) x min(B_nic, b / (2 o ceil(b/c))).
+// At a fixed b below c, the bound falls with the peer count towards b / (2 o), whatever the NIC's
+// rate, and the run rises to meet it (its base latency spreads over more peers): busbw tends to
+// b / (2 o). At a fixed S (nccl-tests' sweep), b = S/n shrinks as n grows and busbw falls, as 1/n
+// once the proxy binds. Without the per-peer cost (o = 0) only the wire's (n-1)/(n-G) was left.
+#include <gtest/gtest.h>
+
+#include "stepsim/collective/collective_app.hpp"
+#include "stepsim/fabric/routing.hpp"
+#include "stepsim/gpu/gpu_spec.hpp"
+#include "stepsim/kernels/alpha_beta.hpp"
+#include "stepsim/topology/topology_loader.hpp"
+#include "tests/support/collective_run.hpp"
+
+namespace stepsim::collective {
+namespace {
+
+topology::Topology rail800() {
+  return topology::load_topology(std::string(STEPSIM_SOURCE_DIR) +
+                                 "/topologies/rail-128gpu-800g.yaml")
+      .value();
+}
+
+CollectiveParams h100() {
+  CollectiveParams p;
+  p.apply_gpu(gpu::gpu_preset("h100").value());
+  return p;
+}
+
+double seconds(const topology::Topology& topo, int n, std::int64_t S, const CollectiveParams& p) {
+  CollectiveSpec spec;
+  spec.kind = Kind::kAllToAll;
+  spec.bytes = S;
+  const auto r = testing::run_collective_once(topo, make_communicator(topo, n).value(), spec, p,
+                                              fabric::FabricParams{}, SimTime::s(10));
+  EXPECT_TRUE(r.result.complete());
+  return static_cast<double>(r.result.time_ps) * 1e-12;
+}
+
+double busbw(int n, std::int64_t S, double t) {
+  return busbw_factor(Kind::kAllToAll, n) * static_cast<double>(S) / t / 1e9;
+}
+
+TEST(AllToAllPeers, EveryProxyHandlesTwoMessagesPerRemotePeer) {
+  // At a fixed b the bound falls with the peer count and the run approaches it from below.
+  // 16 KiB per peer (one message each) on 2, 4 and 8 servers of 8 H100 with 800G NICs.
+  const auto topo = rail800();
+  const std::int64_t b = 16 << 10;
+  const int G = 8;
+  CollectiveParams p = h100();
+  CollectiveParams free = p;
+  free.p2p_proxy_overhead = SimTime::zero();
+  const double o = p.p2p_proxy_overhead.seconds();
+  double last_ratio = 0;
+  for (int n : {16, 32, 64}) {
+    const std::int64_t S = b * n;
+    const double t = seconds(topo, n, S, p);
+    const double t0 = seconds(topo, n, S, free);
+    const double proxy = 2.0 * (n - G) * o;
+    // The proxy's messages are serial: at least 2 (n-G) o after the base latency; and they add
+    // at most that to the run without them.
+    EXPECT_GE(t, p.base_latency().seconds() + proxy) << n;
+    EXPECT_LE(t, t0 + proxy * 1.05) << n;
+    // busbw <= (n-1)/(n-G) x b / (2 o), a bound that falls with the peer count; the run comes
+    // closer to it as the base latency spreads over more peers (48%, 74%, 87%), and tends to
+    // b / (2 o) = 16.4 GB/s, a sixth of the NIC's 97.
+    const double bound = (n - 1.0) / (n - G) * static_cast<double>(b) / (2 * o) / 1e9;
+    const double bw = busbw(n, S, t);
+    EXPECT_LE(bw, bound) << n;
+    EXPECT_GT(bw / bound, last_ratio) << n;
+    last_ratio = bw / bound;
+    // The per-peer cost is what limits it: without it, over 2x faster at 8 servers.
+    if (n == 64) {
+      EXPECT_GE(bw, 0.85 * bound);
+      EXPECT_GT(busbw(n, S, t0), 2 * bw);
+    }
+  }
+}
+
+TEST(AllToAllPeers, BusBandwidthFallsWithPeersAtAFixedSize) {
+  // nccl-tests' sweep: S fixed (4 MiB per GPU), more GPUs, fewer bytes per peer.
+  const auto topo = rail800();
+  const std::int64_t S = 4 << 20;
+  const CollectiveParams p = h100();
+  const double b16 = busbw(16, S, seconds(topo, 16, S, p));
+  const double b64 = busbw(64, S, seconds(topo, 64, S, p));
+  EXPECT_LT(b64, 0.8 * b16);
+}
+
+TEST(AllToAllPeers, AnalyticalBoundIsPerNicAndTight) {
+  // 4 servers x 8 GPUs, 64 MiB per GPU (2 MiB per peer): NIC r carries (n-G) b each way. The
+  // bound is below the packet-level time and within 15% of it; a server's aggregate
+  // ((n-1)/n S over min(G x NIC, NVLink)) was under half of it.
+  const auto topo = rail800();
+  const int n = 32;
+  const int G = 8;
+  const std::int64_t S = std::int64_t{64} << 20;
+  const CollectiveParams p = h100();
+  const fabric::FabricParams fp;
+  const fabric::Routing routing(topo);
+  const Communicator comm = make_communicator(topo, n).value();
+  const kernels::AlphaBeta ab = analytical_bound(topo, routing, comm, Kind::kAllToAll, S, p, fp);
+  double bound = 0;
+  kernels::alpha_beta({&ab, 1}, {&bound, 1});
+  const double packet = seconds(topo, n, S, p);
+  EXPECT_LE(bound, packet);
+  EXPECT_GE(bound, 0.85 * packet);
+  const double nic =
+      static_cast<double>(
+          fabric::rdma_goodput(DataRate::gbps(800), Bytes(fp.mtu)).bits_per_second()) /
+      8;
+  const double nvl = static_cast<double>(p.nvlink_payload().bits_per_second()) / 8;
+  const double aggregate = (n - 1.0) / n * static_cast<double>(S) / std::min(G * nic, nvl);
+  EXPECT_LT(aggregate, 0.5 * packet);
+  // Per NIC: (n-G) S/n bytes at the NIC's goodput.
+  EXPECT_NEAR(ab.bytes / ab.rate, (n - G) * static_cast<double>(S / n) / nic, 1e-9);
+}
+
+}  // namespace
+}  // namespace stepsim::collective
