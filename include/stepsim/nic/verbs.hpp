@@ -88,8 +88,8 @@ class Verbs {
   [[nodiscard]] virtual QpState state(std::uint32_t endpoint) const = 0;
   /// Calls RdmaApp::on_timer(tag) on this server after `delay`.
   virtual void schedule(SimTime delay, std::uint32_t tag) = 0;
-  /// Sends one in-network packet (SHARP: a contribution to an aggregation tree; `pkt` has the
-  /// kInNetwork flag) from this server's NIC port `nic`. It reads its payload over PCIe and
+  /// Sends one in-network packet (SHARP: a contribution to an aggregation tree; `pkt` has
+  /// Packet::in_network set) from this server's NIC port `nic`. It reads its payload over PCIe and
   /// leaves after the NIC's queued packets of other kinds have had their turn (round robin).
   virtual void send_in_network(topology::PortId nic, const fabric::Packet& pkt) = 0;
 };
