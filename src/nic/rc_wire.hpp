@@ -55,7 +55,7 @@ enum RcEvent : std::uint32_t {
   kEvRto,                                ///< aux: local endpoint
   kEvCcTimer,                            ///< aux: local endpoint
   kEvCqe,                                ///< aux: local endpoint; payload CqeMsg
-  kEvAppTimer,                           ///< aux: the application's tag
+  kEvAppTimer,                           ///< payload AppTimer
   kEvPcieFault,                          ///< aux: NIC port; payload PcieFaultMsg
 };
 

@@ -2,9 +2,9 @@
 /// A packet as it crosses the fabric: fits in one engine event (32-byte payload).
 
 #include <cstdint>
-#include <cstring>
 #include <type_traits>
 
+#include "stepsim/core/plain_words.hpp"
 #include "stepsim/core/units.hpp"
 #include "stepsim/pdes/event.hpp"
 
@@ -48,35 +48,9 @@ inline constexpr std::uint32_t kAckFrameBytes = 64;
 inline constexpr std::uint16_t kNoDetour = 0xffff;
 
 /// The transport's own header: 16 bytes the fabric carries along and never reads. Each transport
-/// (the RDMA NIC's RcHeader, the SHARP agent's InNetworkHeader, the raw host's RawHeader) reads
-/// and writes it through its own typed view: a plain struct of at most 16 bytes without padding.
-struct TransportHeader {
-  std::uint32_t words[4] = {};
-
-  /// The header read as the transport's view `H`.
-  template <class H>
-  [[nodiscard]] H as() const {
-    static_assert(fits<H>(), "a transport view is plain data of at most 16 bytes, no padding");
-    H h;
-    std::memcpy(&h, words, sizeof(H));
-    return h;
-  }
-  /// A header holding the transport's view `h` (the rest zero).
-  template <class H>
-  [[nodiscard]] static TransportHeader of(const H& h) {
-    static_assert(fits<H>(), "a transport view is plain data of at most 16 bytes, no padding");
-    TransportHeader t;
-    std::memcpy(t.words, &h, sizeof(H));
-    return t;
-  }
-
- private:
-  template <class H>
-  static constexpr bool fits() {
-    return std::is_trivially_copyable_v<H> && std::has_unique_object_representations_v<H> &&
-           sizeof(H) <= sizeof(words);
-  }
-};
+/// reads and writes it through its own typed view (PlainWords::as / of): the RDMA NIC's RcHeader,
+/// the SHARP agent's SharpHeader, the raw host's RawHeader.
+using TransportHeader = PlainWords<4>;
 
 /// A packet as the fabric sees it: the routing fields switches read and write, then the
 /// transport header they carry untouched.
