@@ -185,14 +185,15 @@ Result<std::int64_t> parse_quantity(std::string_view text, Dimension dim) {
     if (s[i] == '-') return quantity_error(text, d, "negative values are not allowed");
     ++i;
   }
-  auto x = parse_digits(s, i);
-  if (!x) return quantity_error(text, d, x.error().message);
-  if (auto ok = parse_exponent(s, i, x->exp10); !ok) {
+  auto digits = parse_digits(s, i);
+  if (!digits) return quantity_error(text, d, digits.error().message);
+  Decimal x = *digits;
+  if (auto ok = parse_exponent(s, i, x.exp10); !ok) {
     return quantity_error(text, d, ok.error().message);
   }
   auto scale = unit_scale(trim(s.substr(i)), d);
   if (!scale) return quantity_error(text, d, scale.error().message);
-  auto value = exact_value(*x, *scale, d);
+  auto value = exact_value(x, *scale, d);
   if (!value) return quantity_error(text, d, value.error().message);
   return *value;
 }

@@ -68,9 +68,9 @@ struct Packet {
   std::uint32_t in_network : 1 = 0;
   /// The lossless virtual lane it left the last switch on (dragonfly; 0 from a host).
   std::uint32_t lane : 2 = 0;
-  std::uint16_t via = kNoDetour;  ///< Valiant routing: edge-switch index still to reach
-  std::uint16_t telemetry = 0;    ///< INT: max hop utilization (kTelemetryOne fixed point)
-  TransportHeader transport;      ///< the transport's header, opaque to the fabric
+  std::uint16_t via = kNoDetour;   ///< Valiant routing: edge-switch index still to reach
+  std::uint16_t telemetry = 0;     ///< INT: max hop utilization (kTelemetryOne fixed point)
+  TransportHeader transport = {};  ///< the transport's header, opaque to the fabric
 };
 static_assert(sizeof(Packet) <= pdes::kEventPayloadBytes, "a packet rides in one event");
 static_assert(std::is_trivially_copyable_v<Packet>, "a packet is plain data");

@@ -86,7 +86,7 @@ struct AppTimer {
   /// timer is for. The hosting application sets it; a hosted one leaves it alone.
   std::uint32_t host = 0;
   std::uint32_t tag = 0;
-  TimerData data;
+  TimerData data = {};
 };
 static_assert(sizeof(AppTimer) <= pdes::kEventPayloadBytes, "a timer rides in one event");
 

@@ -95,13 +95,6 @@ TEST(FabricParams, BadFaultsSayWhyAndShowTheForms) {
 namespace stepsim::fabric {
 namespace {
 
-bool has(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
-
-// 100 links whose ports have 8 lanes.
-const std::vector<int> kHundredLinks(100, 8);
-
 TEST(FabricParamTable, EveryKeyRoundTripsThroughItsText) {
   // The listing, scenario YAML and --set all rely on printing a value and parsing it back.
   FabricParams p;
