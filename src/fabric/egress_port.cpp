@@ -51,7 +51,7 @@ void FabricModel::enqueue(pdes::LpContext& ctx, NodeState& n, std::uint32_t out,
     PortStats& st = cold(n, out).stats;
     if (st.ecn_marks++ == 0) st.first_mark_ps = ctx.now().picoseconds();
   }
-  if (pkt.int_request && params_.telemetry) {
+  if (params_.telemetry && pkt.int_request) {
     stamp_utilization(pkt, backlog_[n.port_base + out], e.rate, cold(n, out).tx.util,
                       params_.telemetry_rtt);
   }

@@ -10,6 +10,7 @@ namespace stepsim::fabric {
 
 void FabricModel::on_packet(pdes::LpContext& ctx, NodeState& n, std::uint32_t in_port, Packet pkt) {
   std::uint32_t out;
+  std::uint32_t dst_edge = routing_.edge_index_of_nic(pkt.dst_nic);
   const int c = klass(pkt);
   Classes k{c, c};
   // A lossless packet comes in on the lane the upstream switch chose (hosts send on lane 0).
@@ -20,9 +21,8 @@ void FabricModel::on_packet(pdes::LpContext& ctx, NodeState& n, std::uint32_t in
     if (!routing_.port(n.first_port + in_port).peer_is_switch) {
       valiant_->choose(ctx.self(), pkt, n.route_rng);
     }
+    if (pkt.via != kNoDetour) dst_edge = pkt.via;
   }
-  const std::uint32_t dst_edge =
-      pkt.via != kNoDetour ? pkt.via : routing_.edge_index_of_nic(pkt.dst_nic);
   if (lanes_ && c == 0) [[unlikely]] {
     pkt.lane = virtual_lane(topo_, routing_, pkt.via, ctx.self(), pkt.dst_nic);
     k.egress = lossless_class(pkt.lane);
