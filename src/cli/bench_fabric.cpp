@@ -11,6 +11,7 @@
 #include "src/cli/input_checks.hpp"
 #include "src/cli/progress.hpp"
 #include "src/cli/report.hpp"
+#include "src/cli/stat_json.hpp"
 #include "stepsim/core/fatal.hpp"
 #include "stepsim/core/memory.hpp"
 #include "stepsim/fabric/fabric_run.hpp"
@@ -538,13 +539,10 @@ int BenchFabricCommand::write_json_report(int rank, const topology::Topology& to
     for (std::size_t p = 0; p < run.results.ports.size(); ++p) {
       const fabric::PortStats& x = run.results.ports[p];
       if (!x.used() && x.paused_ps == 0 && x.max_queue == 0) continue;
-      ports.push_back({{"port", p},
-                       {"bytes", x.bytes},
-                       {"paused_ps", x.paused_ps},
-                       {"max_queue", x.max_queue},
-                       {"ecn_marks", x.ecn_marks},
-                       {"pause_sent", x.pause_sent},
-                       {"drops", x.drops()}});
+      nlohmann::json row = stat_json(x);  // every declared PortStats statistic
+      row["port"] = p;
+      row["drops"] = x.drops();
+      ports.push_back(std::move(row));
     }
     j["ports"] = std::move(ports);
   }

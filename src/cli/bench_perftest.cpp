@@ -12,6 +12,7 @@
 #include "src/cli/data_dir.hpp"
 #include "src/cli/input_checks.hpp"
 #include "src/cli/progress.hpp"
+#include "src/cli/stat_json.hpp"
 #include "stepsim/core/hash.hpp"
 #include "stepsim/nic/rdma_run.hpp"
 #include "stepsim/pdes/mpi_sync.hpp"
@@ -466,6 +467,8 @@ int BenchPerftestCommand::write_json_file(int rank, const Setup& s, const Totals
   j["rows"] = t.rows;
   j["retransmitted"] = rs.qp.retransmitted;
   j["timeouts"] = rs.qp.timeouts;
+  j["transport"] = stat_json(rs.qp);  // every declared statistic, summed over the QPs
+  j["nic"] = stat_json(rs.nic);       // and over the NICs
   j["digest"] = digest_hex(t.digest);
   return write_json(rank, sim_.json_path, j);
 }

@@ -44,22 +44,33 @@ void list_topologies() {
   }
 }
 
-void list_load_balancers() {
-  const fabric::LbParams d;
-  std::printf("Load-balancing policies (`stepsim bench fabric --lb`):\n");
-  for (const std::string& name : fabric::load_balancer_names()) std::printf("  %s\n", name.c_str());
-  std::printf(
-      "parameters: flowlet timeout %s (--flowlet-timeout), flowlet table %u entries, "
-      "ECMP seed per switch: %s\n",
-      to_string(d.flowlet_timeout).c_str(), d.flowlet_table, d.per_switch_seed ? "yes" : "no");
-}
-
 // Prints the keys of `table` under `prefix` with their defaults and meaning.
 void print_params(const config::ParamTable& table, const std::string& prefix) {
   for (const config::Param& p : table.params()) {
     if (p.key.rfind(prefix, 0) != 0) continue;
     std::printf("  %-40s %-12s %s\n", p.key.c_str(), p.get().c_str(), p.help.c_str());
   }
+}
+
+// Prints each registered part with its description and the keys it declares (in `table`).
+void print_registry(const std::vector<RegistryInfo>& parts, const config::ParamTable& table) {
+  for (const RegistryInfo& r : parts) {
+    std::printf("  %-10s %s\n", r.name.c_str(), r.description.c_str());
+    for (const std::string& key : r.params) print_params(table, key);
+  }
+}
+
+void list_load_balancers() {
+  fabric::FabricParams d;
+  std::printf(
+      "Load-balancing policies (fabric.lb, `stepsim bench fabric --lb`; docs/fabric.md), with "
+      "the parameters each reads (key, default, meaning):\n");
+  print_registry(fabric::load_balancers(), fabric::fabric_param_table(d));
+}
+
+void list_partitioners() {
+  std::printf("Partitioners (--partition; docs/engine.md):\n");
+  print_registry(pdes::partitioners(), config::ParamTable{});
 }
 
 void list_fabric() {
@@ -72,24 +83,27 @@ void list_fabric() {
 }
 
 void list_cc() {
-  std::printf("Congestion-control algorithms (cc.algorithm; docs/nic.md):\n");
-  for (const cc::CcAlgorithmInfo& a : cc::congestion_control_algorithms())
-    std::printf("  %-8s %s\n", a.name.c_str(), a.description.c_str());
-  std::printf(
-      "Parameters (key, default, meaning; set with --set key=value or a --nic-config file):\n");
   nic::NicParams d;
-  print_params(nic::nic_param_table(d), "cc.");
+  const config::ParamTable table = nic::nic_param_table(d);
+  std::printf(
+      "Congestion-control algorithms (cc.algorithm; docs/nic.md), with the parameters each reads "
+      "(key, default, meaning; set with --set key=value or a --nic-config file):\n");
+  print_params(table, "cc.algorithm");
+  for (const cc::CcAlgorithmInfo& a : cc::congestion_control_algorithms()) {
+    std::printf("  %-10s %s\n", a.name.c_str(), a.description.c_str());
+    print_params(table, "cc." + a.name + ".");
+  }
 }
 
 void list_nic() {
   nic::NicParams d;
   std::printf(
-      "NIC and transport parameters (key, default, meaning; docs/nic.md). Set them with --set "
-      "key=value or a --nic-config YAML file whose sections are nic, transport and cc:\n");
+      "NIC and transport parameters (key, default, meaning; docs/nic.md; congestion control: "
+      "`stepsim list cc`). Set them with --set key=value or a --nic-config YAML file whose "
+      "sections are nic, transport and cc:\n");
   const config::ParamTable table = nic::nic_param_table(d);
   print_params(table, "nic.");
   print_params(table, "transport.");
-  std::printf("Congestion control: `stepsim list cc`.\n");
 }
 
 void list_collective() {
@@ -131,7 +145,8 @@ void list_scenario() {
   workload::Scenario d;
   std::printf(
       "Scenario keys (key, default, meaning; docs/workload.md). A scenario file (workloads/*.yaml) "
-      "sets them in sections; `stepsim run FILE --set key=value` overrides any:\n");
+      "sets them in sections; `stepsim run FILE --set key=value` overrides any. It also takes "
+      "every key of `stepsim list collective` (coll.*) and `stepsim list nic`:\n");
   const config::ParamTable table = workload::scenario_param_table(d);
   for (const char* prefix : {"model.", "parallel.", "compute.", "gpu.", "fabric."}) {
     print_params(table, prefix);
@@ -141,15 +156,15 @@ void list_scenario() {
       std::printf("  %-40s %-12s %s\n", p.key.c_str(), p.get().c_str(), p.help.c_str());
     }
   }
-  std::printf("and every key of `stepsim list collective` (coll.*) and `stepsim list nic`.\n");
 }
 
 }  // namespace
 
 ListCommand::ListCommand(CLI::App& parent) {
   cmd_ = parent.add_subcommand("list",
-                               "List a registry: topologies (generators, parameters, "
-                               "link classes), partitioners, lb (load-balancing policies), "
+                               "List a registry or a parameter table: topologies (generators, "
+                               "parameters, link classes), partitioners, lb (load-balancing "
+                               "policies and their parameters), "
                                "fabric (fabric parameters and defaults), cc (congestion "
                                "control), nic (NIC parameters and defaults), collective, "
                                "algorithms (collective algorithms) or scenario (the keys of "
@@ -179,7 +194,7 @@ int ListCommand::execute(int rank) {
   } else if (what_ == "scenario") {
     list_scenario();
   } else {
-    for (const std::string& name : pdes::partitioner_names()) std::printf("%s\n", name.c_str());
+    list_partitioners();
   }
   return kExitOk;
 }

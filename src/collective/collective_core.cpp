@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "stepsim/core/fatal.hpp"
+#include "stepsim/pdes/stat_reduce.hpp"
 
 namespace stepsim::collective {
 
@@ -111,70 +112,49 @@ void CollectiveCore::record_recv(const nic::Completion& c) {
 
 namespace {
 
-// Every endpoint's flow counters over the ranks: each endpoint's are on its server's rank and
-// zero elsewhere, so sums gather them (+1 on times: "never" is 0). ECN marks move from the
-// receiving endpoint to the direction that sent them.
-std::vector<ConnectionFlow> gather_flows(const std::vector<ConnectionFlow>& flows,
-                                         const std::vector<std::uint64_t>& ecn_in,
-                                         pdes::Sync& sync) {
-  constexpr std::size_t kFields = 8;
-  const std::size_t n = flows.size();
-  std::vector<std::uint64_t> buf(kFields * n, 0);
-  const auto plus1 = [](std::int64_t t) { return static_cast<std::uint64_t>(t + 1); };
-  for (std::size_t e = 0; e < n; ++e) {
-    const ConnectionFlow& f = flows[e];
-    std::uint64_t* b = &buf[kFields * e];
-    b[0] = f.bytes;
-    b[1] = f.messages;
-    b[2] = f.packets;
-    b[3] = f.retransmitted;
-    b[4] = ecn_in[e];
-    b[5] = plus1(f.first_post_ps);
-    b[6] = plus1(f.first_byte_ps);
-    b[7] = plus1(f.last_done_ps);
-  }
-  sync.allreduce_sum(buf);
-  std::vector<ConnectionFlow> out(n);
-  const auto minus1 = [](std::uint64_t t) { return static_cast<std::int64_t>(t) - 1; };
-  for (std::size_t e = 0; e < n; ++e) {
-    const std::uint64_t* b = &buf[kFields * e];
-    ConnectionFlow& f = out[e];
-    f.bytes = b[0];
-    f.messages = b[1];
-    f.packets = b[2];
-    f.retransmitted = b[3];
-    f.ecn_marked = buf[kFields * nic::peer_endpoint(static_cast<std::uint32_t>(e)) + 4];
-    f.first_post_ps = minus1(b[5]);
-    f.first_byte_ps = minus1(b[6]);
-    f.last_done_ps = minus1(b[7]);
-  }
-  return out;
+// A GPU's record (on the rank of its server; the defaults elsewhere).
+struct GpuRecord {
+  std::int64_t done_ps = -1;
+  std::uint64_t nvlink_bytes = 0;
+  std::uint64_t network_bytes = 0;
+};
+constexpr auto stat_table(std::type_identity<GpuRecord>) {
+  using S = GpuRecord;
+  return std::array{stat::max("done_ps", "ps", &S::done_ps),
+                    stat::sum("nvlink_bytes", "B", &S::nvlink_bytes),
+                    stat::sum("network_bytes", "B", &S::network_bytes)};
 }
 
 }  // namespace
 
 CollectiveResult CollectiveCore::result(pdes::Sync& sync) const {
-  // Each GPU's record lives on the rank of its server: sums gather them (+1: "never" is 0).
   const auto n = static_cast<std::size_t>(n_);
-  std::vector<std::uint64_t> buf(3 * n, 0);
+  std::vector<GpuRecord> gpus(n);
   for (std::size_t g = 0; g < n; ++g) {
-    buf[g] = static_cast<std::uint64_t>(gpu_done_ps_[g] + 1);
-    buf[n + g] = nvlink_bytes_[g];
-    buf[2 * n + g] = network_bytes_[g];
+    gpus[g] = GpuRecord{gpu_done_ps_[g], nvlink_bytes_[g], network_bytes_[g]};
   }
-  sync.allreduce_sum(buf);
+  stat::allreduce(sync, gpus);
   CollectiveResult r;
   for (const LogHistogram& h : fct_) r.message_fct.merge(h);
   std::vector<std::uint64_t> bins(r.message_fct.bins().begin(), r.message_fct.bins().end());
   sync.allreduce_sum(bins);
   std::copy(bins.begin(), bins.end(), r.message_fct.bins().begin());
-  for (std::size_t g = 0; g < n; ++g) {
-    r.gpu_done_ps.push_back(static_cast<std::int64_t>(buf[g]) - 1);
-    r.time_ps = std::max(r.time_ps, r.gpu_done_ps.back());
-    r.nvlink_bytes += buf[n + g];
-    r.network_bytes += buf[2 * n + g];
+  for (const GpuRecord& x : gpus) {
+    r.gpu_done_ps.push_back(x.done_ps);
+    r.time_ps = std::max(r.time_ps, x.done_ps);
+    r.nvlink_bytes += x.nvlink_bytes;
+    r.network_bytes += x.network_bytes;
   }
-  r.flows = gather_flows(flows_, ecn_in_, sync);
+  // Each endpoint's flow is on its server's rank. ECN marks are counted where they arrive
+  // (ecn_in_) and move to the direction that sent them.
+  r.flows = flows_;
+  for (std::size_t e = 0; e < r.flows.size(); ++e) r.flows[e].ecn_marked = ecn_in_[e];
+  stat::allreduce(sync, r.flows);
+  std::vector<std::uint64_t> marks(r.flows.size());
+  for (std::size_t e = 0; e < r.flows.size(); ++e) marks[e] = r.flows[e].ecn_marked;
+  for (std::size_t e = 0; e < r.flows.size(); ++e) {
+    r.flows[e].ecn_marked = marks[nic::peer_endpoint(static_cast<std::uint32_t>(e))];
+  }
   return r;
 }
 

@@ -10,6 +10,7 @@
 
 #include "src/collective/algorithm_run.hpp"
 #include "stepsim/core/fatal.hpp"
+#include "stepsim/pdes/stat_reduce.hpp"
 
 namespace stepsim::collective {
 
@@ -237,16 +238,11 @@ Result<IteratedRun> run_collective_iterations(
       nic::run_rdma(topo, app.connections(), nic, fabric, &app, sync, std::move(engine_options));
   if (!r) return r.error();
   out.rdma = std::move(r).value();
-  const auto n = static_cast<std::size_t>(comm.size());
   for (std::size_t k = 0; k < static_cast<std::size_t>(iterations); ++k) {
     out.results.push_back(app.app(k).result(sync));
-    // Each server's start lives on its rank: a sum gathers them (+1: "never" is 0).
-    std::vector<std::uint64_t> buf(n, 0);
-    const std::vector<std::int64_t> local = app.local_starts(k);
-    for (std::size_t g = 0; g < n; ++g) buf[g] = static_cast<std::uint64_t>(local[g] + 1);
-    sync.allreduce_sum(buf);
-    std::vector<std::int64_t> starts(n);
-    for (std::size_t g = 0; g < n; ++g) starts[g] = static_cast<std::int64_t>(buf[g]) - 1;
+    // Each server's start lives on its rank (-1 elsewhere).
+    std::vector<std::int64_t> starts = app.local_starts(k);
+    stat::gather_earliest(sync, starts);
     out.started_ps.push_back(std::move(starts));
   }
   return out;

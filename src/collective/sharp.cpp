@@ -2,14 +2,13 @@
 #include "stepsim/collective/sharp.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <deque>
 #include <string>
 
 #include "stepsim/collective/collective_algorithm.hpp"
 #include "stepsim/core/fatal.hpp"
-#include "stepsim/core/hash.hpp"
 #include "stepsim/fabric/fabric_model.hpp"
+#include "stepsim/pdes/stat_reduce.hpp"
 
 namespace stepsim::collective {
 
@@ -246,29 +245,14 @@ void SharpAgent::on_packet(pdes::LpContext& ctx, std::uint32_t in_port, const fa
 }
 
 std::uint64_t SharpAgent::digest(pdes::LpId node) const {
-  const SharpSwitchStats& s = stats_[node];
-  std::uint64_t h = 0;
-  for (std::uint64_t x :
-       {s.up_in_bytes, s.up_out_bytes, s.down_in_bytes, s.down_out_bytes, s.aggregations}) {
-    h = hash_combine(h, x);
-  }
-  return h;
+  return stat::digest(0, stats_[node]);
 }
 
 std::vector<SharpSwitchStats> SharpAgent::collect(pdes::Sync& sync) const {
-  static_assert(sizeof(SharpSwitchStats) == SharpSwitchStats::kFields * sizeof(std::uint64_t));
-  const std::size_t nn = topo_.nodes.size();
-  std::vector<std::uint64_t> buf(nn * SharpSwitchStats::kFields, 0);
-  for (NodeId v = 0; v < nn; ++v) {
-    if (entries_[v].empty()) continue;  // not a local switch of any tree
-    std::memcpy(buf.data() + v * SharpSwitchStats::kFields, &stats_[v], sizeof(SharpSwitchStats));
-  }
-  sync.allreduce_sum(buf);
-  std::vector<SharpSwitchStats> out(nn);
-  for (NodeId v = 0; v < nn; ++v) {
-    std::memcpy(static_cast<void*>(&out[v]), buf.data() + v * SharpSwitchStats::kFields,
-                sizeof(SharpSwitchStats));
-  }
+  // Only a rank's own switches have counted (setup); the others are at their defaults.
+  std::vector<SharpSwitchStats> out = stats_;
+  out.resize(topo_.nodes.size());
+  stat::allreduce(sync, out);
   return out;
 }
 

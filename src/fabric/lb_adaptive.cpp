@@ -30,7 +30,8 @@ class Adaptive final : public LoadBalancer {
 };
 
 const LbRegistration kAdaptive{
-    "adaptive", [](const LbParams&, std::uint32_t sw) { return std::make_unique<Adaptive>(sw); }};
+    "adaptive", [](const LbParams&, std::uint32_t sw) { return std::make_unique<Adaptive>(sw); },
+    "per packet, the equal-cost port with the fewest bytes queued at this switch"};
 
 }  // namespace
 }  // namespace stepsim::fabric

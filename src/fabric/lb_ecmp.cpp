@@ -21,7 +21,8 @@ class Ecmp final : public LoadBalancer {
 };
 
 const LbRegistration kEcmp{
-    "ecmp", [](const LbParams& p, std::uint32_t sw) { return std::make_unique<Ecmp>(p, sw); }};
+    "ecmp", [](const LbParams& p, std::uint32_t sw) { return std::make_unique<Ecmp>(p, sw); },
+    "a static hash of the 5-tuple and flow label, salted per switch: one path per flow"};
 
 }  // namespace
 }  // namespace stepsim::fabric

@@ -43,9 +43,11 @@ class Flowlet final : public LoadBalancer {
   pdes::Rng rng_;
 };
 
-const LbRegistration kFlowlet{"flowlet", [](const LbParams& p, std::uint32_t sw) {
-                                return std::make_unique<Flowlet>(p, sw);
-                              }};
+const LbRegistration kFlowlet{
+    "flowlet",
+    [](const LbParams& p, std::uint32_t sw) { return std::make_unique<Flowlet>(p, sw); },
+    "LetFlow: a new random port after an idle gap (4,096-entry hashed flow table)",
+    {"fabric.flowlet_timeout"}};
 
 }  // namespace
 }  // namespace stepsim::fabric

@@ -17,7 +17,8 @@ class Spray final : public LoadBalancer {
 };
 
 const LbRegistration kSpray{
-    "spray", [](const LbParams&, std::uint32_t) { return std::make_unique<Spray>(); }};
+    "spray", [](const LbParams&, std::uint32_t) { return std::make_unique<Spray>(); },
+    "per packet, round robin over the equal-cost ports (needs selective repeat)"};
 
 }  // namespace
 }  // namespace stepsim::fabric

@@ -26,6 +26,10 @@ std::vector<std::string> load_balancer_names() {
   return LbRegistry::names();
 }
 
+std::vector<RegistryInfo> load_balancers() {
+  return LbRegistry::infos();
+}
+
 std::uint32_t tuple_hash(std::uint32_t src_addr, std::uint32_t dst_addr, std::uint16_t udp_sport,
                          std::uint32_t flow_label) {
   std::array<std::uint8_t, 17> key{};

@@ -4,6 +4,7 @@
 #include <array>
 
 #include "stepsim/core/fatal.hpp"
+#include "stepsim/pdes/stat_reduce.hpp"
 
 namespace stepsim::nic {
 
@@ -99,41 +100,53 @@ void BulkApp::on_cq(Verbs& verbs, std::uint32_t endpoint) {
   }
 }
 
+namespace {
+
+// One transfer's tallies, on the rank of its server (the defaults elsewhere).
+struct TransferTally {
+  std::int64_t last_ps = -1;
+  std::int64_t bytes = 0;
+  std::int64_t errors = 0;
+  std::int64_t samples = 0;
+};
+constexpr auto stat_table(std::type_identity<TransferTally>) {
+  using S = TransferTally;
+  return std::array{stat::max("last_ps", "ps", &S::last_ps), stat::sum("bytes", "B", &S::bytes),
+                    stat::sum("errors", "", &S::errors), stat::sum("samples", "", &S::samples)};
+}
+
+}  // namespace
+
 BulkResult BulkApp::result(pdes::Sync& sync) const {
-  // Each transfer's record lives on one rank: sums gather them. Sample rows are padded to the
-  // longest series.
-  std::vector<std::uint64_t> lens(transfers_.size(), 0);
-  for (std::size_t t = 0; t < transfers_.size(); ++t) lens[t] = state_[t].samples.size();
-  sync.allreduce_sum(lens);
-  std::size_t k_max = 0;
-  for (std::uint64_t l : lens) k_max = std::max<std::size_t>(k_max, l);
+  // Each transfer's record lives on one rank. Sample rows are padded to the longest series.
   const std::size_t nt = transfers_.size();
-  std::vector<std::uint64_t> buf(nt * 3 + nt * k_max, 0);
+  std::vector<TransferTally> tally(nt);
   for (std::size_t t = 0; t < nt; ++t) {
     const State& s = state_[t];
     if (s.posted == 0 && s.samples.empty()) continue;  // not this rank's
-    buf[t] = static_cast<std::uint64_t>(s.last_ps + 1);
-    buf[nt + t] = static_cast<std::uint64_t>(s.bytes);
-    buf[2 * nt + t] = static_cast<std::uint64_t>(s.errors);
-    for (std::size_t k = 0; k < k_max; ++k) {
-      const std::int64_t v = k < s.samples.size() ? s.samples[k] : s.bytes;
-      buf[3 * nt + k * nt + t] = static_cast<std::uint64_t>(v);
-    }
+    tally[t] = {s.last_ps, s.bytes, s.errors, static_cast<std::int64_t>(s.samples.size())};
   }
-  sync.allreduce_sum(buf);
+  stat::allreduce(sync, tally);
+  std::size_t k_max = 0;
+  for (const TransferTally& x : tally) k_max = std::max(k_max, static_cast<std::size_t>(x.samples));
   BulkResult r;
-  for (std::size_t t = 0; t < nt; ++t) {
-    const bool complete = static_cast<std::int64_t>(buf[nt + t]) ==
-                          transfers_[t].message_bytes * transfers_[t].messages;
-    r.done_ps.push_back(complete ? static_cast<std::int64_t>(buf[t]) - 1 : -1);
-    r.bytes.push_back(static_cast<std::int64_t>(buf[nt + t]));
-    r.errors.push_back(static_cast<std::int64_t>(buf[2 * nt + t]));
-  }
   r.samples.assign(k_max, std::vector<std::int64_t>(nt, 0));
-  for (std::size_t k = 0; k < k_max; ++k) {
-    for (std::size_t t = 0; t < nt; ++t) {
-      r.samples[k][t] = static_cast<std::int64_t>(buf[3 * nt + k * nt + t]);
+  std::vector<std::int64_t> buf(k_max * nt, 0);
+  for (std::size_t t = 0; t < nt; ++t) {
+    const State& s = state_[t];
+    if (s.posted == 0 && s.samples.empty()) continue;
+    for (std::size_t k = 0; k < k_max; ++k) {
+      buf[k * nt + t] = k < s.samples.size() ? s.samples[k] : s.bytes;
     }
+  }
+  stat::gather_owned(sync, buf);
+  for (std::size_t t = 0; t < nt; ++t) {
+    const TransferTally& x = tally[t];
+    const bool complete = x.bytes == transfers_[t].message_bytes * transfers_[t].messages;
+    r.done_ps.push_back(complete ? x.last_ps : -1);
+    r.bytes.push_back(x.bytes);
+    r.errors.push_back(x.errors);
+    for (std::size_t k = 0; k < k_max; ++k) r.samples[k][t] = buf[k * nt + t];
   }
   return r;
 }

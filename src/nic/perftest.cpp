@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "stepsim/core/percentile.hpp"
+#include "stepsim/pdes/stat_reduce.hpp"
 
 namespace stepsim::nic {
 
@@ -147,50 +148,60 @@ void Perftest::on_cq(Verbs& verbs, std::uint32_t endpoint) {
   }
 }
 
+namespace {
+
+// One side's tallies, on the rank of its server (the defaults elsewhere).
+struct SideTally {
+  std::int64_t messages = 0;
+  std::int64_t first_post_ps = -1;
+  std::int64_t last_done_ps = 0;
+  std::int64_t errors = 0;
+};
+constexpr auto stat_table(std::type_identity<SideTally>) {
+  using S = SideTally;
+  return std::array{
+      stat::sum("messages", "", &S::messages), stat::min("first_post_ps", "ps", &S::first_post_ps),
+      stat::max("last_done_ps", "ps", &S::last_done_ps), stat::sum("errors", "", &S::errors)};
+}
+
+}  // namespace
+
 PerftestResult Perftest::result(pdes::Sync& sync) const {
-  // Only the rank of a side's server has its samples; sums over ranks gather them. First the
-  // sizes (a duration test's are not known in advance), then the series: samples, and for
-  // bandwidth tests the post and completion times, of the client and (bidirectional) the server.
+  // Only the rank of a side's server has its samples. First the tallies (a duration test's
+  // message count is not known in advance), then the series: samples, and for bandwidth tests
+  // the post and completion times, of the client and (bidirectional) the server.
   const bool both = spec_.bidirectional && !is_latency();
   const std::size_t blocks = is_latency() ? 1 : 3;
   const Side* sides[] = {&a_, &b_};
   const std::size_t nsides = both ? 2 : 1;
-  std::vector<std::uint64_t> head(4 * nsides, 0);
+  std::vector<SideTally> tally(nsides);
   for (std::size_t i = 0; i < nsides; ++i) {
     const Side& sd = *sides[i];
-    if (!sd.ran) continue;
-    head[4 * i] = static_cast<std::uint64_t>(sd.samples.size());
-    head[4 * i + 1] = static_cast<std::uint64_t>(sd.first_post);
-    head[4 * i + 2] = static_cast<std::uint64_t>(sd.last_done);
-    head[4 * i + 3] = static_cast<std::uint64_t>(sd.errors);
+    if (sd.ran) {
+      tally[i] = {static_cast<std::int64_t>(sd.samples.size()), sd.first_post, sd.last_done,
+                  sd.errors};
+    }
   }
-  sync.allreduce_sum(head);
+  stat::allreduce(sync, tally);
   PerftestResult r;
   std::vector<std::int64_t>* out[] = {&r.samples_ps, &r.posted_ps, &r.completed_ps};
   for (std::size_t i = 0; i < nsides; ++i) {
     const Side& sd = *sides[i];
-    const auto cap = static_cast<std::size_t>(head[4 * i]);
-    std::vector<std::uint64_t> buf(blocks * cap, 0);
+    const auto cap = static_cast<std::size_t>(tally[i].messages);
+    std::vector<std::int64_t> buf(blocks * cap, 0);
     const std::vector<std::int64_t>* series[] = {&sd.samples, &sd.post_times, &sd.done_times};
-    if (sd.ran) {
-      for (std::size_t b = 0; b < blocks; ++b) {
-        for (std::size_t k = 0; k < series[b]->size() && k < cap; ++k) {
-          buf[b * cap + k] = static_cast<std::uint64_t>((*series[b])[k]) + 1;
-        }
-      }
+    for (std::size_t b = 0; sd.ran && b < blocks; ++b) {
+      std::copy_n(series[b]->begin(), std::min(cap, series[b]->size()), buf.begin() + b * cap);
     }
-    sync.allreduce_sum(buf);
+    stat::gather_owned(sync, buf);
     for (std::size_t b = 0; b < blocks; ++b) {
-      for (std::size_t k = 0; k < cap; ++k) {
-        if (buf[b * cap + k] != 0)
-          out[b]->push_back(static_cast<std::int64_t>(buf[b * cap + k]) - 1);
-      }
+      out[b]->insert(out[b]->end(), buf.begin() + b * cap, buf.begin() + (b + 1) * cap);
     }
-    const auto first = static_cast<std::int64_t>(head[4 * i + 1]);
-    r.first_post_ps = i == 0 ? first : std::min(r.first_post_ps, first);
-    r.last_done_ps = std::max(r.last_done_ps, static_cast<std::int64_t>(head[4 * i + 2]));
-    r.messages += static_cast<std::int64_t>(cap);
-    r.errors += static_cast<std::int64_t>(head[4 * i + 3]);
+    const SideTally& t = tally[i];
+    r.first_post_ps = i == 0 ? t.first_post_ps : std::min(r.first_post_ps, t.first_post_ps);
+    r.last_done_ps = std::max(r.last_done_ps, t.last_done_ps);
+    r.messages += t.messages;
+    r.errors += t.errors;
   }
   for (std::vector<std::int64_t>* v : out) std::sort(v->begin(), v->end());
   if (!is_latency() && spec_.duration > SimTime::zero() && !r.completed_ps.empty()) {

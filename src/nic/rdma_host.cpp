@@ -4,11 +4,10 @@
 // the counters over ranks and computes the path RTT that HPCC's T defaults to.
 #include "stepsim/nic/rdma_host.hpp"
 
-#include <cstring>
-
 #include "src/nic/rc_transport.hpp"
 #include "stepsim/core/fatal.hpp"
 #include "stepsim/core/hash.hpp"
+#include "stepsim/pdes/stat_reduce.hpp"
 
 namespace stepsim::nic {
 
@@ -113,13 +112,9 @@ std::uint64_t RdmaHost::digest(pdes::LpId server) const {
   if (s == kNone) return h;
   for (std::uint32_t li : t.qps_of_server(s)) {
     const QueuePair& qp = t.qps()[li];
-    const QpStats& q = qp.stats;
-    for (std::uint64_t v : {q.messages, q.bytes, q.recv_messages, q.packets, q.retransmitted,
-                            q.timeouts, q.naks_sent, q.naks_received, q.acks_sent, q.cnps_sent,
-                            q.cnps_received, q.ecn_received, q.out_of_order, q.duplicates}) {
-      h = hash_combine(h, v);
-    }
-    h = hash_combine(h, static_cast<std::uint64_t>(qp.state));
+    QpStats q = qp.stats;
+    q.state = static_cast<std::uint64_t>(qp.state);
+    h = stat::digest(h, q);
   }
   for (const NicPort& n : t.servers()[s].nics) {
     h = hash_combine(h, n.stats.ctx_misses * 31 + n.stats.mtt_misses);
@@ -162,49 +157,31 @@ void VerbsOnServer::send_in_network(topology::PortId nic, const fabric::Packet& 
 // --- results ----------------------------------------------------------------------------------
 
 RdmaResults RdmaHost::collect(pdes::Sync& sync) const {
+  // Every rank fills its own servers' endpoints and NICs; the rest keep their defaults.
   const topology::Topology& topo = fabric_->topology();
-  const std::size_t ne = connections_.size() * 2;
-  const std::size_t np = topo.ports.size();
-  const std::size_t per_ep = QpStats::kFields + MessageTrace::kFields;
-  std::vector<std::uint64_t> buf(ne * per_ep + np * NicStats::kFields, 0);
+  RdmaResults out;
+  out.endpoints.resize(connections_.size() * 2);
+  out.traces.resize(connections_.size() * 2);
+  out.nics.resize(topo.ports.size());
   for (const QueuePair& e : transport_->qps()) {
-    std::uint64_t* x = buf.data() + static_cast<std::size_t>(e.id) * per_ep;
-    QpStats q = e.stats;
+    QpStats& q = out.endpoints[e.id];
+    q = e.stats;
     q.state = static_cast<std::uint64_t>(e.state);
     q.error = static_cast<std::uint64_t>(e.error);
-    static_assert(sizeof(QpStats) == QpStats::kFields * sizeof(std::uint64_t));
-    std::memcpy(x, &q, sizeof(q));
-    MessageTrace t = e.sent_trace;
+    MessageTrace& t = out.traces[e.id];
+    t = e.sent_trace;
     t.arrived_ps = e.recv_trace.arrived_ps;
     t.placed_ps = e.recv_trace.placed_ps;
     t.cqe_ps = e.recv_trace.cqe_ps;
-    static_assert(sizeof(MessageTrace) == MessageTrace::kFields * sizeof(std::int64_t));
-    std::memcpy(x + QpStats::kFields, &t, sizeof(t));
-    // Absolute times are shifted by one so that "never" (-1) sums as 0 across ranks.
-    for (std::size_t k = 7; k < MessageTrace::kFields; ++k) x[QpStats::kFields + k] += 1;
   }
   for (const ServerState& ss : transport_->servers()) {
     for (std::uint32_t i = 0; i < ss.nics.size(); ++i) {
-      const PortId gp = topo.nodes[ss.node].first_port + i;
-      std::memcpy(buf.data() + ne * per_ep + static_cast<std::size_t>(gp) * NicStats::kFields,
-                  &ss.nics[i].stats, sizeof(NicStats));
+      out.nics[topo.nodes[ss.node].first_port + i] = ss.nics[i].stats;
     }
   }
-  sync.allreduce_sum(buf);
-  RdmaResults out;
-  out.endpoints.resize(ne);
-  out.traces.resize(ne);
-  out.nics.resize(np);
-  for (std::size_t i = 0; i < ne; ++i) {
-    std::uint64_t* x = buf.data() + i * per_ep;
-    for (std::size_t k = 7; k < MessageTrace::kFields; ++k) x[QpStats::kFields + k] -= 1;
-    std::memcpy(static_cast<void*>(&out.endpoints[i]), x, sizeof(QpStats));
-    std::memcpy(static_cast<void*>(&out.traces[i]), x + QpStats::kFields, sizeof(MessageTrace));
-  }
-  for (std::size_t gp = 0; gp < np; ++gp) {
-    std::memcpy(static_cast<void*>(&out.nics[gp]),
-                buf.data() + ne * per_ep + gp * NicStats::kFields, sizeof(NicStats));
-  }
+  stat::allreduce(sync, out.endpoints);
+  stat::allreduce(sync, out.traces);
+  stat::allreduce(sync, out.nics);
   return out;
 }
 

@@ -1,7 +1,6 @@
 #include "stepsim/nic/rdma_run.hpp"
 
 #include <algorithm>
-#include <cstring>
 
 namespace stepsim::nic {
 
@@ -10,18 +9,6 @@ namespace {
 double hit_percent(std::uint64_t hits, std::uint64_t misses) {
   return hits + misses > 0 ? 100.0 * static_cast<double>(hits) / static_cast<double>(hits + misses)
                            : 100.0;
-}
-
-// Adds counter structs field by field (they are arrays of kFields 64-bit counters).
-template <class Counters>
-void accumulate(Counters& into, const Counters& x) {
-  static_assert(sizeof(Counters) == Counters::kFields * sizeof(std::uint64_t));
-  std::uint64_t a[Counters::kFields];
-  std::uint64_t b[Counters::kFields];
-  std::memcpy(a, &into, sizeof(a));
-  std::memcpy(b, &x, sizeof(b));
-  for (std::size_t i = 0; i < Counters::kFields; ++i) a[i] += b[i];
-  std::memcpy(static_cast<void*>(&into), a, sizeof(a));
 }
 
 }  // namespace
@@ -36,12 +23,12 @@ double RdmaSummary::mtt_hit_percent() const {
 RdmaSummary summarize(const RdmaResults& results) {
   RdmaSummary s;
   for (const QpStats& q : results.endpoints) {
-    accumulate(s.qp, q);
+    stat::combine(s.qp, q);
     if (q.state == static_cast<std::uint64_t>(QpState::kError)) ++s.qps_in_error;
   }
   s.qp.state = 0;
   s.qp.error = 0;
-  for (const NicStats& n : results.nics) accumulate(s.nic, n);
+  for (const NicStats& n : results.nics) stat::combine(s.nic, n);
   return s;
 }
 

@@ -1,6 +1,7 @@
 #include "stepsim/output/step_h5.hpp"
 
 #include "src/output/h5_block.hpp"
+#include "src/output/stat_h5.hpp"
 
 #include <hdf5.h>
 
@@ -213,13 +214,12 @@ bool write_collectives(hid_t file, const workload::StepResult& r, int rank, int 
                      rank, ranks);
 }
 
-// /flows, with each flow's collective's stage, and the sampling attributes.
+// /flows, with each flow's collective's stage, and the sampling attributes; the counter and time
+// columns are ConnectionFlow's declared statistics.
 bool write_flows(hid_t file, const workload::StepResult& r, int rank, int ranks) {
-  const hid_t u16 = H5T_NATIVE_UINT16, u32 = H5T_NATIVE_UINT32, u64 = H5T_NATIVE_UINT64;
-  const hid_t i64 = H5T_NATIVE_INT64;
+  const hid_t u16 = H5T_NATIVE_UINT16, u32 = H5T_NATIVE_UINT32;
   struct Flow {
-    std::int64_t start_ps, first_byte_ps, end_ps;
-    std::uint64_t bytes, messages, packets, retransmitted, ecn_marked;
+    collective::ConnectionFlow c;
     std::uint32_t collective, repeats, stage, src_nic, dst_nic, src_gpu, dst_gpu;
     std::uint16_t group, kind;
   };
@@ -227,22 +227,21 @@ bool write_flows(hid_t file, const workload::StepResult& r, int rank, int ranks)
   flows.reserve(r.flows.size());
   for (const workload::FlowRow& f : r.flows) {
     const std::uint32_t stage = f.collective < r.colls.size() ? r.colls[f.collective].stage : 0;
-    flows.push_back(Flow{f.start_ps, f.first_byte_ps, f.end_ps, f.bytes, f.messages, f.packets,
-                         f.retransmitted, f.ecn_marked, f.collective, f.repeats, stage, f.src_nic,
-                         f.dst_nic, f.src_gpu, f.dst_gpu, static_cast<std::uint16_t>(f.group),
+    const collective::ConnectionFlow c{f.bytes,      f.messages, f.packets,       f.retransmitted,
+                                       f.ecn_marked, f.start_ps, f.first_byte_ps, f.end_ps};
+    flows.push_back(Flow{c, f.collective, f.repeats, stage, f.src_nic, f.dst_nic, f.src_gpu,
+                         f.dst_gpu, static_cast<std::uint16_t>(f.group),
                          static_cast<std::uint16_t>(f.kind)});
   }
+  std::vector<Field> flow_columns = {
+      STEPSIM_FIELD(Flow, collective, u32), STEPSIM_FIELD(Flow, repeats, u32),
+      STEPSIM_FIELD(Flow, group, u16),      STEPSIM_FIELD(Flow, kind, u16),
+      STEPSIM_FIELD(Flow, stage, u32),      STEPSIM_FIELD(Flow, src_nic, u32),
+      STEPSIM_FIELD(Flow, dst_nic, u32),    STEPSIM_FIELD(Flow, src_gpu, u32),
+      STEPSIM_FIELD(Flow, dst_gpu, u32)};
+  add_stat_columns<collective::ConnectionFlow>(flow_columns, offsetof(Flow, c));
   const bool ok = write_table(
-      file, "/flows", flows,
-      {STEPSIM_FIELD(Flow, collective, u32), STEPSIM_FIELD(Flow, repeats, u32),
-       STEPSIM_FIELD(Flow, group, u16), STEPSIM_FIELD(Flow, kind, u16),
-       STEPSIM_FIELD(Flow, stage, u32), STEPSIM_FIELD(Flow, src_nic, u32),
-       STEPSIM_FIELD(Flow, dst_nic, u32), STEPSIM_FIELD(Flow, src_gpu, u32),
-       STEPSIM_FIELD(Flow, dst_gpu, u32), STEPSIM_FIELD(Flow, bytes, u64),
-       STEPSIM_FIELD(Flow, messages, u64), STEPSIM_FIELD(Flow, packets, u64),
-       STEPSIM_FIELD(Flow, retransmitted, u64), STEPSIM_FIELD(Flow, ecn_marked, u64),
-       STEPSIM_FIELD(Flow, start_ps, i64), STEPSIM_FIELD(Flow, first_byte_ps, i64),
-       STEPSIM_FIELD(Flow, end_ps, i64)},
+      file, "/flows", flows, flow_columns,
       "packet and cell fidelity: one row per RDMA connection direction (src NIC to dst NIC) "
       "of each distinct collective (collective: its first occurrence; repeats: how many of "
       "the step's collectives it stands for); counters of one repetition; times (ps) of the "

@@ -10,6 +10,10 @@ std::vector<std::string> partitioner_names() {
   return PartitionerRegistry::names();
 }
 
+std::vector<RegistryInfo> partitioners() {
+  return PartitionerRegistry::infos();
+}
+
 Result<std::unique_ptr<Partitioner>> make_partitioner(const std::string& name) {
   return PartitionerRegistry::create("partitioner", name);
 }

@@ -28,7 +28,9 @@ class BlockPartitioner final : public Partitioner {
   }
 };
 
-const PartitionerRegistration kBlock{"block", [] { return std::make_unique<BlockPartitioner>(); }};
+const PartitionerRegistration kBlock{
+    "block", [] { return std::make_unique<BlockPartitioner>(); },
+    "contiguous blocks of LP ids of nearly equal load (topologies number neighbours together)"};
 
 }  // namespace
 }  // namespace stepsim::pdes

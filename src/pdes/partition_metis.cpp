@@ -79,7 +79,9 @@ class MetisPartitioner final : public Partitioner {
   }
 };
 
-const PartitionerRegistration kMetis{"metis", [] { return std::make_unique<MetisPartitioner>(); }};
+const PartitionerRegistration kMetis{
+    "metis", [] { return std::make_unique<MetisPartitioner>(); },
+    "METIS k-way: least expected cut traffic under a load balance (block when it cannot cut)"};
 
 }  // namespace
 }  // namespace stepsim::pdes

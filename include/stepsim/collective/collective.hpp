@@ -9,6 +9,7 @@
 
 #include "stepsim/config/param_table.hpp"
 #include "stepsim/core/result.hpp"
+#include "stepsim/core/stat_table.hpp"
 #include "stepsim/core/units.hpp"
 #include "stepsim/gpu/gpu_spec.hpp"
 #include "stepsim/topology/topology.hpp"
@@ -130,6 +131,21 @@ struct ConnectionFlow {
   std::int64_t first_byte_ps = -1;  ///< its first packet on the wire
   std::int64_t last_done_ps = -1;   ///< its last send completion
 };
+
+/// ConnectionFlow's statistics (core/stat_table.hpp), named as the HDF5 /flows columns.
+constexpr auto stat_table(std::type_identity<ConnectionFlow>) {
+  using S = ConnectionFlow;
+  return std::array{
+      stat::sum("bytes", "B", &S::bytes),
+      stat::sum("messages", "", &S::messages),
+      stat::sum("packets", "", &S::packets),
+      stat::sum("retransmitted", "", &S::retransmitted),
+      stat::sum("ecn_marked", "", &S::ecn_marked),
+      stat::min("start_ps", "ps", &S::first_post_ps),
+      stat::min("first_byte_ps", "ps", &S::first_byte_ps),
+      stat::max("end_ps", "ps", &S::last_done_ps),
+  };
+}
 
 /// The first `n` GPUs of the topology, server by server; GPU i of a server uses NIC
 /// i mod (NICs of the server). The error says how many GPUs the topology has.

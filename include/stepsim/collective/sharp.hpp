@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "stepsim/collective/collective.hpp"
+#include "stepsim/core/stat_table.hpp"
 #include "stepsim/fabric/fabric_params.hpp"
 #include "stepsim/fabric/in_network.hpp"
 #include "stepsim/pdes/sync.hpp"
@@ -61,8 +62,21 @@ struct SharpSwitchStats {
   std::uint64_t down_out_bytes = 0;  ///< results multicast to the children
   std::uint64_t aggregations = 0;    ///< packets reduced (all children's contributions in)
   std::uint64_t trees = 0;           ///< trees through this switch
-  static constexpr std::size_t kFields = 6;
 };
+
+/// SharpSwitchStats's statistics (core/stat_table.hpp); the digest hashes all but `trees`.
+constexpr auto stat_table(std::type_identity<SharpSwitchStats>) {
+  using S = SharpSwitchStats;
+  using stat::kDigest;
+  return std::array{
+      stat::sum("up_in_bytes", "B", &S::up_in_bytes, kDigest),
+      stat::sum("up_out_bytes", "B", &S::up_out_bytes, kDigest),
+      stat::sum("down_in_bytes", "B", &S::down_in_bytes, kDigest),
+      stat::sum("down_out_bytes", "B", &S::down_out_bytes, kDigest),
+      stat::sum("aggregations", "", &S::aggregations, kDigest),
+      stat::sum("trees", "", &S::trees),
+  };
+}
 
 class SharpAgent final : public fabric::InNetworkAgent {
  public:

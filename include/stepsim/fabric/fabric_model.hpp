@@ -11,6 +11,7 @@
 #include <span>
 #include <vector>
 
+#include "stepsim/core/stat_table.hpp"
 #include "stepsim/fabric/fabric_params.hpp"
 #include "stepsim/fabric/host_model.hpp"
 #include "stepsim/fabric/in_network.hpp"
@@ -49,7 +50,6 @@ struct PortStats {
   std::uint64_t queue_byte_ns = 0;      ///< egress backlog integrated over time (bytes x ns)
   std::int64_t busy_ps = 0;             ///< time spent serializing frames
   std::int64_t last_pause_ps = -1;      ///< last XOFF sent by this port's ingress (-1: none)
-  static constexpr std::size_t kFields = 18;
   /// Every packet this port lost, whatever the cause.
   [[nodiscard]] std::uint64_t drops() const {
     return drops_buffer + drops_fec + drops_link_down + drops_unroutable;
@@ -69,8 +69,44 @@ struct FlowRecord {
   std::int64_t first_ps = -1;  ///< first byte arrived
   std::int64_t end_ps = -1;    ///< last byte arrived (-1: incomplete)
   std::uint64_t ecn_marked = 0;
-  static constexpr std::size_t kFields = 4;
 };
+
+/// PortStats's statistics (core/stat_table.hpp); the digest hashes the first thirteen.
+constexpr auto stat_table(std::type_identity<PortStats>) {
+  using S = PortStats;
+  using stat::kDigest;
+  return std::array{
+      stat::sum("bytes", "B", &S::bytes, kDigest),
+      stat::sum("packets", "", &S::packets, kDigest),
+      stat::sum("ecn_marks", "", &S::ecn_marks, kDigest),
+      stat::sum("pause_sent", "", &S::pause_sent, kDigest),
+      stat::sum("pause_received", "", &S::pause_received, kDigest),
+      stat::sum("drops_buffer", "", &S::drops_buffer, kDigest),
+      stat::sum("drops_fec", "", &S::drops_fec, kDigest),
+      stat::sum("drops_link_down", "", &S::drops_link_down, kDigest),
+      stat::sum("drops_unroutable", "", &S::drops_unroutable, kDigest),
+      stat::sum("fec_corrected", "", &S::fec_corrected, kDigest),
+      stat::sum("fec_uncorrectable", "", &S::fec_uncorrectable, kDigest),
+      stat::sum("paused_ps", "ps", &S::paused_ps, kDigest),
+      stat::max("max_queue", "B", &S::max_queue, kDigest),
+      stat::min("first_mark_ps", "ps", &S::first_mark_ps),
+      stat::min("first_pause_ps", "ps", &S::first_pause_ps),
+      stat::sum("queue_byte_ns", "B*ns", &S::queue_byte_ns),
+      stat::sum("busy_ps", "ps", &S::busy_ps),
+      stat::max("last_pause_ps", "ps", &S::last_pause_ps),
+  };
+}
+
+/// FlowRecord's statistics (the digest hashes them its own way: fabric_stats.cpp).
+constexpr auto stat_table(std::type_identity<FlowRecord>) {
+  using S = FlowRecord;
+  return std::array{
+      stat::sum("bytes_received", "B", &S::bytes_received),
+      stat::min("first_ps", "ps", &S::first_ps),
+      stat::max("end_ps", "ps", &S::end_ps),
+      stat::sum("ecn_marked", "", &S::ecn_marked),
+  };
+}
 
 /// Whole-run results, identical on every rank after collect().
 struct FabricResults {

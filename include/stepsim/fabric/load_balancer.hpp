@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "stepsim/core/registry.hpp"
 #include "stepsim/core/result.hpp"
 #include "stepsim/core/units.hpp"
 #include "stepsim/fabric/packet.hpp"
@@ -46,6 +47,8 @@ Result<std::unique_ptr<LoadBalancer>> make_load_balancer(const LbParams& p,
                                                          std::uint32_t switch_id);
 /// Names of the registered policies.
 std::vector<std::string> load_balancer_names();
+/// Every policy's description and parameter keys (fabric.*), by name.
+std::vector<RegistryInfo> load_balancers();
 
 /// CRC-32 over a RoCEv2 packet's 5-tuple (source and destination address, UDP source port,
 /// destination port 4791, protocol 17) and IPv6 flow label (0 when unused).

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "stepsim/core/stat_table.hpp"
+
 namespace stepsim::nic {
 
 /// Counters of one endpoint (one side of a connection).
@@ -26,7 +28,6 @@ struct QpStats {
   std::uint64_t duplicates = 0;    ///< data packets that were already received
   std::uint64_t state = 0;         ///< final QpState
   std::uint64_t error = 0;         ///< QpError
-  static constexpr std::size_t kFields = 16;
 };
 
 /// Counters of one NIC (server port).
@@ -42,7 +43,6 @@ struct NicStats {
   std::uint64_t pcie_degrades = 0;  ///< PCIe faults that retrained the link lower
   std::uint64_t in_network_tx = 0;  ///< in-network (SHARP) packets sent
   std::uint64_t in_network_rx = 0;  ///< in-network (SHARP) packets received
-  static constexpr std::size_t kFields = 11;
 };
 
 /// Where the time of one message went, the stages of DOMAIN.md's 256 B WRITE breakdown. An
@@ -64,8 +64,68 @@ struct MessageTrace {
   std::int64_t arrived_ps = -1;  ///< last packet's arrival at the remote NIC
   std::int64_t placed_ps = -1;   ///< remote processing and payload write done
   std::int64_t cqe_ps = -1;      ///< receive CQE visible
-  static constexpr std::size_t kFields = 12;
 };
+
+/// QpStats's statistics (core/stat_table.hpp); the digest hashes all but `error`.
+constexpr auto stat_table(std::type_identity<QpStats>) {
+  using S = QpStats;
+  using stat::kDigest;
+  return std::array{
+      stat::sum("messages", "", &S::messages, kDigest),
+      stat::sum("bytes", "B", &S::bytes, kDigest),
+      stat::sum("recv_messages", "", &S::recv_messages, kDigest),
+      stat::sum("packets", "", &S::packets, kDigest),
+      stat::sum("retransmitted", "", &S::retransmitted, kDigest),
+      stat::sum("timeouts", "", &S::timeouts, kDigest),
+      stat::sum("naks_sent", "", &S::naks_sent, kDigest),
+      stat::sum("naks_received", "", &S::naks_received, kDigest),
+      stat::sum("acks_sent", "", &S::acks_sent, kDigest),
+      stat::sum("cnps_sent", "", &S::cnps_sent, kDigest),
+      stat::sum("cnps_received", "", &S::cnps_received, kDigest),
+      stat::sum("ecn_received", "", &S::ecn_received, kDigest),
+      stat::sum("out_of_order", "", &S::out_of_order, kDigest),
+      stat::sum("duplicates", "", &S::duplicates, kDigest),
+      stat::max("state", "", &S::state, kDigest),
+      stat::max("error", "", &S::error),
+  };
+}
+
+/// NicStats's statistics (the digest hashes the cache misses its own way: rdma_host.cpp).
+constexpr auto stat_table(std::type_identity<NicStats>) {
+  using S = NicStats;
+  return std::array{
+      stat::sum("ctx_hits", "", &S::ctx_hits),
+      stat::sum("ctx_misses", "", &S::ctx_misses),
+      stat::sum("mtt_hits", "", &S::mtt_hits),
+      stat::sum("mtt_misses", "", &S::mtt_misses),
+      stat::sum("wqe_fetches", "", &S::wqe_fetches),
+      stat::sum("tx_packets", "", &S::tx_packets),
+      stat::sum("rx_packets", "", &S::rx_packets),
+      stat::sum("cq_overflows", "", &S::cq_overflows),
+      stat::sum("pcie_degrades", "", &S::pcie_degrades),
+      stat::sum("in_network_tx", "", &S::in_network_tx),
+      stat::sum("in_network_rx", "", &S::in_network_rx),
+  };
+}
+
+/// MessageTrace's statistics: stage durations add up, absolute times take the latest.
+constexpr auto stat_table(std::type_identity<MessageTrace>) {
+  using S = MessageTrace;
+  return std::array{
+      stat::sum("post", "ps", &S::post),
+      stat::sum("doorbell", "ps", &S::doorbell),
+      stat::sum("ctx_lookup", "ps", &S::ctx_lookup),
+      stat::sum("wqe_fetch", "ps", &S::wqe_fetch),
+      stat::sum("pkt_gen", "ps", &S::pkt_gen),
+      stat::sum("dma", "ps", &S::dma),
+      stat::sum("mac", "ps", &S::mac),
+      stat::max("posted_ps", "ps", &S::posted_ps),
+      stat::max("sent_ps", "ps", &S::sent_ps),
+      stat::max("arrived_ps", "ps", &S::arrived_ps),
+      stat::max("placed_ps", "ps", &S::placed_ps),
+      stat::max("cqe_ps", "ps", &S::cqe_ps),
+  };
+}
 
 struct RdmaResults {
   std::vector<QpStats> endpoints;    ///< by endpoint id

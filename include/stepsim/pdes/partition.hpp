@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "stepsim/core/registry.hpp"
 #include "stepsim/core/result.hpp"
 #include "stepsim/pdes/lp_graph.hpp"
 
@@ -24,6 +25,8 @@ class Partitioner {
 Result<std::unique_ptr<Partitioner>> make_partitioner(const std::string& name);
 /// Names of the registered partitioners.
 std::vector<std::string> partitioner_names();
+/// Every partitioner's description, by name.
+std::vector<RegistryInfo> partitioners();
 
 /// How good a partition is.
 struct PartitionQuality {
