@@ -5,6 +5,7 @@
 #include "src/cli/cli.hpp"
 #include "src/cli/input_checks.hpp"
 #include "stepsim/fabric/pfc_headroom.hpp"
+#include "stepsim/fabric/switch_headroom.hpp"
 
 namespace stepsim::cli {
 namespace {
@@ -36,6 +37,30 @@ HeadroomCommand::HeadroomCommand(CLI::App& parent) {
   cmd_->add_option("--dsp", dsp_, "Latency of one optical DSP module (100-150ns)")
       ->capture_default_str();
   cmd_->add_option("--cell", cell_, "Switch buffer cell size (256 or 384)")->capture_default_str();
+  cmd_->add_option("--small-packets", small_packets_,
+                   "Switch side: percent of minimum-size packets the cells must hold (0-100)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 100));
+  cmd_->add_option("--mac-phy", mac_phy_, "Switch side: MAC/PHY delay in bytes (SONiC 0.8 KB)")
+      ->capture_default_str();
+  cmd_->add_option("--peer-response", peer_response_,
+                   "Switch side: the peer's PAUSE response in bytes (SONiC 3.8 KB)")
+      ->capture_default_str();
+  cmd_->add_option("--pipeline", pipeline_,
+                   "Switch side: pipeline latency in bytes, the XON reserve (SONiC 18 KB)")
+      ->capture_default_str();
+  cmd_->add_option("--gearbox", gearbox_, "Switch side: gearbox latency each way")
+      ->capture_default_str();
+  cmd_->add_option("--priorities", priorities_, "Switch side: lossless priorities per port")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 8));
+  cmd_->add_option("--ports", ports_, "Switch side: ports carrying lossless traffic")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 4096));
+  cmd_->add_option("--shared-ratio", shared_ratio_,
+                   "Switch side: shared headroom pool over-subscribe ratio (0: none)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 4096));
   for (CLI::Option* opt : cmd_->get_options()) {
     opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   }
@@ -71,6 +96,32 @@ int HeadroomCommand::execute(int rank) {
   in.mtu = *mtu;
   in.cell = *cell;
   in.dsp_modules = cable_ == "optics" ? 2 : 0;
+
+  fabric::SwitchHeadroomInputs sw;
+  const struct {
+    const char* option;
+    const std::string* text;
+    Bytes* out;
+  } sizes[] = {{"--mac-phy", &mac_phy_, &sw.mac_phy},
+               {"--peer-response", &peer_response_, &sw.peer_response},
+               {"--pipeline", &pipeline_, &sw.pipeline}};
+  for (const auto& b : sizes) {
+    auto parsed = bytes_option(b.option, *b.text, 0, 1 << 24);
+    if (!parsed) return user_error(rank, parsed.error().message);
+    *b.out = *parsed;
+  }
+  auto gearbox = time_option("--gearbox", gearbox_, SimTime::zero(), SimTime::ms(1));
+  if (!gearbox) return user_error(rank, gearbox.error().message);
+  sw.rate = in.rate;
+  sw.length = in.length;
+  sw.per_metre = in.per_metre;
+  sw.mtu = in.mtu;
+  sw.cell = in.cell;
+  sw.small_packet_percent = small_packets_;
+  sw.priorities = priorities_;
+  sw.ports = ports_;
+  sw.shared_ratio = shared_ratio_;
+  sw.gearbox = *gearbox;
   if (rank != 0) return kExitOk;
 
   const fabric::Headroom h = fabric::pfc_headroom(in);
@@ -95,6 +146,40 @@ int HeadroomCommand::execute(int rank) {
       "272 x MTU / 100)\n",
       static_cast<long long>(mlx5.count()), static_cast<long long>(metres),
       static_cast<long long>(gbps));
+
+  // What a switch vendor's calculator recommends (SONiC's dynamic buffer model, Spectrum
+  // constants by default; docs/fabric.md).
+  const fabric::SwitchHeadroom s = fabric::switch_headroom(sw);
+  const auto ll = [](Bytes b) { return static_cast<long long>(b.count()); };
+  std::printf("switch side (SONiC dynamic buffer model, per port and lossless priority):\n");
+  std::printf("  cell factor    %.4f = (100 - %d + %d x %.4f) / 100 (cell %lld B; worst case %s)\n",
+              s.cell_occupancy, sw.small_packet_percent, sw.small_packet_percent, s.cell_factor,
+              ll(sw.cell),
+              sw.cell.count() > 128 ? "cell / 64 B per minimum packet" : "2 cell / (1 + cell)");
+  std::printf(
+      "  propagation    %lld B = MTU + 2 x (cable %lld B + gearbox %lld B) + MAC/PHY %lld B "
+      "+ peer response %lld B\n",
+      ll(s.propagation), ll(s.on_cable), ll(s.on_gearbox), ll(sw.mac_phy), ll(sw.peer_response));
+  std::printf("  xoff           %lld B = MTU + propagation x cell factor\n", ll(s.xoff));
+  std::printf("  xon            %lld B = pipeline %lld B%s\n", ll(s.xon), ll(sw.pipeline),
+              s.speed_overhead.count() > 0 ? " x 2 (port of 400G or more)" : "");
+  std::printf("  headroom       %lld B (%.1f KB) = xoff + xon%s\n", ll(s.per_pg),
+              static_cast<double>(s.per_pg.count()) / 1000.0,
+              s.speed_overhead.count() > 0 ? " + MTU (port of 400G or more)" : "");
+  std::printf("  per port       %lld B = %d lossless priorities x headroom\n", ll(s.per_port),
+              sw.priorities);
+  if (sw.shared_ratio > 0) {
+    std::printf(
+        "  switch         %lld B (%.2f MB) = %d ports x %d priorities x (xon + overhead) "
+        "%lld B + shared headroom pool %lld B (all xoff / %d)\n",
+        ll(s.total), static_cast<double>(s.total.count()) / 1e6, sw.ports, sw.priorities,
+        ll(s.reserved), ll(s.shared_pool), sw.shared_ratio);
+  } else {
+    std::printf(
+        "  switch         %lld B (%.2f MB) = %d ports x per port (no shared headroom "
+        "pool)\n",
+        ll(s.total), static_cast<double>(s.total.count()) / 1e6, sw.ports);
+  }
   return kExitOk;
 }
 

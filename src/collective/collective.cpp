@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "stepsim/collective/collective_algorithm.hpp"
+#include "stepsim/collective/nic_share.hpp"
+#include "stepsim/topology/nic_map.hpp"
 
 namespace stepsim::collective {
 
@@ -228,8 +230,8 @@ config::ParamTable collective_param_table(CollectiveParams& p) {
 
 namespace {
 
-// The topology's GPUs, server by server, up to `limit`; GPU g of a server uses NIC g mod the
-// server's NICs.
+// The topology's GPUs, server by server, up to `limit`; GPU g of a server uses NIC
+// topology::nic_of_gpu(server, g) (consecutive GPUs share a NIC, as behind one PCIe switch).
 std::vector<Gpu> gpus_of(const topology::Topology& topo, std::size_t limit) {
   std::vector<Gpu> all;
   for (topology::NodeId v = 0; v < topo.nodes.size() && all.size() < limit; ++v) {
@@ -237,7 +239,7 @@ std::vector<Gpu> gpus_of(const topology::Topology& topo, std::size_t limit) {
     const topology::Node& node = topo.nodes[v];
     for (std::uint32_t g = 0; g < std::max<std::uint32_t>(1, node.gpus) && all.size() < limit;
          ++g) {
-      all.push_back(Gpu{v, g, node.first_port + g % node.port_count});
+      all.push_back(Gpu{v, g, node.first_port + topology::nic_of_gpu(node, g)});
     }
   }
   return all;
@@ -297,6 +299,19 @@ Result<Communicator> make_communicator(const topology::Topology& topo,
   return c;
 }
 
+double nic_share(const Communicator& comm) {
+  std::vector<topology::PortId> nics;
+  std::size_t members = 0;
+  for (const Gpu& g : comm.gpus) {
+    if (g.server != comm.gpus[0].server) break;
+    ++members;
+    if (std::find(nics.begin(), nics.end(), g.nic) == nics.end()) nics.push_back(g.nic);
+  }
+  return members == 0
+             ? 1.0
+             : std::min(1.0, static_cast<double>(nics.size()) / static_cast<double>(members));
+}
+
 std::vector<std::uint32_t> gpu_of_nic_ports(const topology::Topology& topo) {
   std::vector<std::uint32_t> gpu(topo.ports.size(), topology::kNone);
   std::uint32_t first = 0;  // the server's first GPU, counted as gpus_of counts them
@@ -304,7 +319,9 @@ std::vector<std::uint32_t> gpu_of_nic_ports(const topology::Topology& topo) {
     if (!topo.is_server(v)) continue;
     const topology::Node& node = topo.nodes[v];
     const std::uint32_t gpus = std::max<std::uint32_t>(1, node.gpus);
-    for (std::uint32_t i = 0; i < node.port_count; ++i) gpu[node.first_port + i] = first + i % gpus;
+    for (std::uint32_t i = 0; i < node.port_count; ++i) {
+      gpu[node.first_port + i] = first + topology::gpu_of_nic(node, i);
+    }
     first += gpus;
   }
   return gpu;

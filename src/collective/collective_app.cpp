@@ -1,6 +1,7 @@
 // One collective as an RDMA application (see collective_app.hpp): the registry's algorithm over
 // the shared machinery, the checks of a collective's spec, and a complete run.
 #include "stepsim/collective/collective_app.hpp"
+#include "stepsim/collective/nic_share.hpp"
 
 #include <array>
 
@@ -112,11 +113,14 @@ Result<CollectiveParams> prepare_collective(const topology::Topology& topo,
     if (auto a = check_algorithm(params.algorithm, shape, params); !a) return a.error();
   }
   if (auto ok = check_spec(comm, spec); !ok) return ok.error();
-  // The tuner: one NIC's RDMA goodput (MTU payloads in frames with headers and gap).
+  // The tuner: a GPU's share of its NIC's RDMA goodput (MTU payloads in frames with headers
+  // and gap; GPUs that share a NIC share its goodput).
   const topology::PortId nic_port = comm.gpus[0].nic;
   if (topo.ports[nic_port].link == topology::kNone) return Error{"GPU 0's NIC is not cabled"};
-  const DataRate goodput =
+  const DataRate nic_goodput =
       fabric::rdma_goodput(topo.link_rate(topo.ports[nic_port].link), fabric.mtu);
+  const DataRate goodput = DataRate::bps(static_cast<std::int64_t>(
+      static_cast<double>(nic_goodput.bits_per_second()) * nic_share(comm)));
   choice = choose(spec.kind, spec.bytes, comm.size(), comm.gpus_per_server, params, goodput);
   CollectiveParams chosen = params;
   chosen.algorithm = choice.algorithm;

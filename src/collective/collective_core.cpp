@@ -43,8 +43,29 @@ CollectiveCore::CollectiveCore(const Communicator& comm, CollectiveSpec spec,
     server_rank_of_node_[comm_.gpus[static_cast<std::size_t>(g)].server] =
         static_cast<std::uint32_t>(g) / comm_.gpus_per_server;
   }
+  // The first server's members grouped by NIC, NICs in port order (every server is alike).
+  const std::uint32_t local_n = std::min<std::uint32_t>(comm_.gpus_per_server, n);
+  std::vector<topology::PortId> nics;
+  for (std::uint32_t m = 0; m < local_n; ++m) {
+    const topology::PortId nic = comm_.gpus[m].nic;
+    const auto at = std::lower_bound(nics.begin(), nics.end(), nic);
+    const auto k = static_cast<std::size_t>(at - nics.begin());
+    if (at == nics.end() || *at != nic) {
+      nics.insert(at, nic);
+      members_by_nic_.insert(members_by_nic_.begin() + static_cast<std::ptrdiff_t>(k),
+                             std::vector<std::uint32_t>());
+    }
+    members_by_nic_[k].push_back(m);
+  }
   const auto servers = static_cast<std::size_t>(ceil_div(n_, comm_.gpus_per_server));
   fct_.resize(servers);
+}
+
+std::uint32_t CollectiveCore::rail_member(int c) const {
+  const auto nics = static_cast<std::uint32_t>(members_by_nic_.size());
+  const auto k = static_cast<std::uint32_t>(c);
+  const std::vector<std::uint32_t>& on = members_by_nic_[k % nics];
+  return on[(k / nics) % on.size()];
 }
 
 int CollectiveCore::channels_for_size(bool per_gpu) const {

@@ -35,6 +35,11 @@ class CollectiveCore {
   /// when a channel's data is split among the GPUs (ring, NVLS), else (`per_gpu` false: the
   /// tree, whose every GPU handles all of its channel's data) at least 64 KiB per channel.
   [[nodiscard]] int channels_for_size(bool per_gpu = true) const;
+  /// The member (0 .. GPUs per server - 1) at which channel `c` enters and leaves every server:
+  /// channels go round the server's NICs first (channel c on the c mod N-th distinct NIC of the
+  /// members), then round the members that share that NIC, so c channels use min(c, N) NICs.
+  /// One NIC per member: c mod G; one NIC for all: c mod G too.
+  [[nodiscard]] std::uint32_t rail_member(int c) const;
   /// Wire bytes of a payload under the protocol.
   [[nodiscard]] std::int64_t wire_bytes(std::int64_t payload) const;
 
@@ -80,6 +85,7 @@ class CollectiveCore {
   int n_ = 0;
   DataRate nvlink_rate_;
   std::vector<std::uint32_t> server_rank_of_node_;  // by node id: server's place in the comm
+  std::vector<std::vector<std::uint32_t>> members_by_nic_;  // the first server's, by NIC
   std::vector<nic::Connection> conns_;
   std::vector<SimTime> nvlink_free_;          // by GPU: its NVLink egress is free from
   std::vector<SimTime*> nvlink_shared_;       // by GPU: a shared timeline instead, or null

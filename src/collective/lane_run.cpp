@@ -88,7 +88,7 @@ void LaneRun::build_channel(int c) {
   const CollectiveSpec& spec = core_.spec();
   const std::uint32_t local_n =
       std::min<std::uint32_t>(core_.comm().gpus_per_server, static_cast<std::uint32_t>(n_));
-  const std::uint32_t r = static_cast<std::uint32_t>(c) % local_n;
+  const std::uint32_t r = core_.rail_member(c) % local_n;
   const std::vector<std::uint32_t> order = ring_order(r);
   const auto lane_of = [&](std::uint32_t gpu) {
     return gpu * static_cast<std::uint32_t>(channels_) + static_cast<std::uint32_t>(c);

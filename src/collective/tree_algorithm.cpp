@@ -127,7 +127,7 @@ TreeRun::TreeRun(CollectiveCore& core) : AlgorithmRun(core), n_(core.size()) {
 }
 
 void TreeRun::build_channel(int c, std::uint32_t servers) {
-  const std::uint32_t r = static_cast<std::uint32_t>(c / 2) % G_;
+  const std::uint32_t r = core_.rail_member(c / 2) % G_;
   std::vector<std::uint32_t> parent_of(servers, kNone);
   build_btree(0, servers, kNone, parent_of);
   const auto shift = static_cast<std::uint32_t>(c % 2);

@@ -1,9 +1,12 @@
-// PFC headroom after seed 004 (DOMAIN.md section 3) and the Linux mlx5 driver (port_buffer.c).
+// PFC headroom after seed 004 (DOMAIN.md section 3), the Linux mlx5 driver (port_buffer.c) and,
+// switch side, SONiC's dynamic buffer model (docs/fabric.md).
 #include "stepsim/fabric/pfc_headroom.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "stepsim/fabric/packet.hpp"
+#include "stepsim/fabric/switch_headroom.hpp"
 
 namespace stepsim::fabric {
 
@@ -15,6 +18,46 @@ Headroom pfc_headroom(const HeadroomInputs& in) {
   constexpr Int128 kBitsPerBytePs = static_cast<Int128>(8) * 1000'000'000'000LL;
   h.in_flight = Bytes(static_cast<std::int64_t>((bits + kBitsPerBytePs - 1) / kBitsPerBytePs));
   h.headroom = h.in_flight + Bytes(2 * in.mtu.count()) + in.cell;
+  return h;
+}
+
+SwitchHeadroom switch_headroom(const SwitchHeadroomInputs& in) {
+  SwitchHeadroom h;
+  // Worst case: every packet is a minimum-size 64 B frame that takes a whole cell (SONiC's
+  // formula; cells of at most two such frames use 2 c / (1 + c)).
+  constexpr double kMinPacket = 64;
+  const auto cell = static_cast<double>(in.cell.count());
+  h.cell_factor = cell > 2 * kMinPacket ? cell / kMinPacket : 2 * cell / (1 + cell);
+  const double p = in.small_packet_percent;
+  h.cell_occupancy = (100 - p + p * h.cell_factor) / 100;
+  const auto bytes_in = [&](SimTime t) {
+    const Int128 bits = static_cast<Int128>(t.picoseconds()) * in.rate.bits_per_second();
+    constexpr Int128 kBitsPerBytePs = static_cast<Int128>(8) * 1000'000'000'000LL;
+    return Bytes(static_cast<std::int64_t>((bits + kBitsPerBytePs - 1) / kBitsPerBytePs));
+  };
+  h.on_cable = bytes_in(in.length.delay(in.per_metre));
+  h.on_gearbox = bytes_in(in.gearbox);
+  h.propagation = Bytes(in.mtu.count() + 2 * (h.on_cable.count() + h.on_gearbox.count()) +
+                        in.mac_phy.count() + in.peer_response.count());
+  h.xoff =
+      Bytes(in.mtu.count() + static_cast<std::int64_t>(std::ceil(
+                                 static_cast<double>(h.propagation.count()) * h.cell_occupancy)));
+  // Ports of 400G and more (8 lanes on Spectrum) hold twice the pipeline and one MTU more.
+  const bool fast = in.rate >= DataRate::gbps(400);
+  h.xon = Bytes(in.pipeline.count() * (fast ? 2 : 1));
+  h.speed_overhead = fast ? in.mtu : Bytes(0);
+  h.per_pg = Bytes(h.xoff.count() + h.xon.count() + h.speed_overhead.count());
+  h.per_port = Bytes(h.per_pg.count() * in.priorities);
+  const std::int64_t pgs = std::int64_t{in.ports} * in.priorities;
+  if (in.shared_ratio > 0) {
+    // The xoff parts leave the PGs for one pool sized for 1/ratio of them at once.
+    h.reserved = Bytes(pgs * (h.xon.count() + h.speed_overhead.count()));
+    h.shared_pool = Bytes((pgs * h.xoff.count() + in.shared_ratio - 1) / in.shared_ratio);
+  } else {
+    h.reserved = Bytes(pgs * h.per_pg.count());
+    h.shared_pool = Bytes(0);
+  }
+  h.total = Bytes(h.reserved.count() + h.shared_pool.count());
   return h;
 }
 

@@ -33,6 +33,7 @@ void Requester::after_acknowledge() {
 void Responder::hold_window(std::uint32_t window) {
   ooo.assign(window, 0);
   ooo_imm.assign(window, 0);
+  tails.reserve(16);
 }
 
 bool Responder::hold(std::uint32_t psn, bool completes_message, std::uint32_t imm) {

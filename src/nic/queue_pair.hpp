@@ -105,6 +105,14 @@ struct Responder {
   /// Reorder ring: 0 empty, 1 held, 2 held + ends a message; kHeldCe: it arrived CE-marked.
   std::vector<std::uint8_t> ooo;
   std::vector<std::uint32_t> ooo_imm;  ///< ... and the immediate data of a message's last packet
+  /// Held packets that carry less than a whole segment or end a flow (the rest carry exactly
+  /// one segment): their payload, so that the message's receive completion counts it.
+  struct HeldTail {
+    std::uint32_t psn = 0;
+    std::uint32_t payload = 0;
+    bool last = false;
+  };
+  std::vector<HeldTail> tails;
   std::uint32_t recv_seq = 0;
   std::int64_t recv_bytes = 0;  ///< payload of the message being received
   std::uint32_t recv_ecn = 0;   ///< its packets that arrived CE-marked (a cell counts once)
@@ -121,6 +129,14 @@ struct Responder {
   /// Takes the held packet at epsn, if any (the caller then consumes it and moves epsn on).
   bool take_held(bool& completes_message, std::uint32_t& imm, bool& ce);
   static constexpr std::uint8_t kHeldCe = 4;
+  /// The held PSN `psn` carries `payload` bytes and `last`: it ends its flow (call only for a
+  /// packet shorter than a segment or that ends a flow, after hold() placed it).
+  void note_tail(std::uint32_t psn, std::int64_t payload, bool last) {
+    tails.push_back(HeldTail{psn, static_cast<std::uint32_t>(payload), last});
+  }
+  /// The payload of the held PSN `psn` being consumed (`segment` unless noted) and, in `last`,
+  /// whether it ends its flow; forgets the note.
+  std::int64_t take_tail(std::uint32_t psn, std::int64_t segment, bool& last);
   /// The first READ with responses left to send, or null.
   [[nodiscard]] ReadJob* next_read();
   [[nodiscard]] bool has_reads() const;
@@ -272,6 +288,19 @@ inline bool Responder::take_held(bool& completes_message, std::uint32_t& imm, bo
   ooo[i] = 0;
   --held;
   return true;
+}
+
+inline std::int64_t Responder::take_tail(std::uint32_t psn, std::int64_t segment, bool& last) {
+  for (std::size_t i = 0; i < tails.size(); ++i) {
+    if (tails[i].psn != psn) continue;
+    const HeldTail t = tails[i];
+    tails[i] = tails.back();
+    tails.pop_back();
+    last = t.last;
+    return t.payload;
+  }
+  last = false;
+  return segment;
 }
 
 inline ReadJob* Responder::next_read() {

@@ -184,7 +184,7 @@ inline bool RcTransport::build_request(pdes::LpContext& ctx, QueuePair& qp, Pack
     first_of = &w;
   }
   if (rq.rto_deadline.is_never()) {
-    rq.rto_deadline = ctx.now() + p_.rto;
+    rq.rto_deadline = ctx.now() + rto_;
     arm_rto(ctx, qp);
   }
   return true;
@@ -323,7 +323,7 @@ void RcTransport::acknowledge(pdes::LpContext& ctx, QueuePair& qp, std::uint32_t
     complete_send(ctx, qp, w, done, WcStatus::kSuccess);
   });
   if (!moved) return;
-  qp.rq.rto_deadline = qp.rq.una < qp.rq.max_sent ? ctx.now() + p_.rto : SimTime::never();
+  qp.rq.rto_deadline = qp.rq.una < qp.rq.max_sent ? ctx.now() + rto_ : SimTime::never();
   arm_rto(ctx, qp);
 }
 

@@ -112,12 +112,15 @@ inline void RcTransport::on_request(pdes::LpContext& ctx, QueuePair& qp, const P
   rs.recv_bytes += payload;
   qp.recv_trace.arrived_ps = ctx.now().picoseconds();
   bool ack_now = last || (h.flags & kAckRequest) != 0;
-  consume(ctx, qp, pkt, completes, placed, h.arg, pkt.ecn_ce != 0);
+  consume(ctx, qp, pkt, completes, last, placed, h.arg, pkt.ecn_ce != 0);
   bool held_completes = false;
   bool held_ce = false;
   std::uint32_t held_imm = 0;
   while (rs.take_held(held_completes, held_imm, held_ce)) {
-    consume(ctx, qp, pkt, held_completes, placed, held_imm, held_ce);
+    // A held packet's payload counts towards its message like an in-order one's.
+    bool held_last = false;
+    rs.recv_bytes += rs.take_tail(rs.epsn, mtu_, held_last);
+    consume(ctx, qp, pkt, held_completes, held_last || held_completes, placed, held_imm, held_ce);
     ack_now = true;
   }
   if (qp.nak_psn != kNoPsn && qp.nak_psn < rs.epsn) qp.nak_psn = kNoPsn;
@@ -136,16 +139,20 @@ void RcTransport::on_out_of_order(pdes::LpContext& ctx, QueuePair& qp, const Pac
   if (a.place) {
     if (pkt.ecn_ce != 0) qp.rs.mark_held_ce(h.psn);
     NicPort& n = port_of(qp);
-    pipe_.place(n.pipe, n.line, at,
-                static_cast<std::int64_t>(pkt.bytes) - fabric::kRoceHeaderBytes);
+    const std::int64_t payload = static_cast<std::int64_t>(pkt.bytes) - fabric::kRoceHeaderBytes;
+    const bool last = (h.flags & kLastPacket) != 0;
+    if (payload != mtu_ || last) qp.rs.note_tail(h.psn, payload, last);
+    pipe_.place(n.pipe, n.line, at, payload);
   }
   if (a.nak) send_nak(ctx, qp, h.qp, at);
 }
 
 // The packet at epsn is in memory at `placed`: epsn moves on; the end of a SEND or a WRITE with
-// immediate becomes a receive completion a PCIe write later. `ce`: it arrived CE-marked.
+// immediate becomes a receive completion a PCIe write later. `last`: it ends its flow (the
+// message's bytes start again); `ce`: it arrived CE-marked.
 inline void RcTransport::consume(pdes::LpContext& ctx, QueuePair& qp, const Packet& pkt,
-                                 bool completes, SimTime placed, std::uint32_t imm, bool ce) {
+                                 bool completes, bool last, SimTime placed, std::uint32_t imm,
+                                 bool ce) {
   Responder& rs = qp.rs;
   const RcHeader h = rc_header(pkt);
   ++rs.epsn;
@@ -170,7 +177,7 @@ inline void RcTransport::consume(pdes::LpContext& ctx, QueuePair& qp, const Pack
     rs.recv_bytes = 0;
     rs.recv_ecn = 0;
     ctx.send(ctx.self(), cqe - ctx.now(), kEvCqe, qp.id, CqeMsg{qp.cq.stage(c)});
-  } else if ((h.flags & kLastPacket) != 0) {
+  } else if (last) {
     qp.recv_trace.placed_ps = placed.picoseconds();
     rs.recv_bytes = 0;
     rs.recv_ecn = 0;

@@ -2,6 +2,7 @@
 #include "src/nic/rc_transport.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "stepsim/core/fatal.hpp"
@@ -41,6 +42,17 @@ RcTransport::RcTransport(RdmaHost& host, const NicParams& p, fabric::FabricModel
         std::max<std::int64_t>(1, (packets + per_cell - 1) / per_cell));
   };
   tx_slots_ = std::max<std::uint32_t>(2, per_frame(p.tx_slots));
+  // With large cells the 2-frame minimum puts more bytes in flight per QP than packet level
+  // (2 x 512 KiB against 64 x 4 KiB): an ACK then waits that many more bytes behind a
+  // congested port, and a timer set for packets fires although nothing was lost (an 8:1
+  // incast of 512 KiB cells timed its QPs out into ERROR). The timer stretches by the same
+  // factor; at 64 KiB cells and at packet level it is transport.rto.
+  const double packet_bytes = static_cast<double>(p.tx_slots) * static_cast<double>(wire_mtu_);
+  const double frame_bytes = static_cast<double>(tx_slots_) * static_cast<double>(mtu_);
+  rto_ = per_cell > 1 && frame_bytes > packet_bytes
+             ? SimTime::ps(std::llround(static_cast<double>(p.rto.picoseconds()) * frame_bytes /
+                                        packet_bytes))
+             : p.rto;
   ack_coalesce_ = static_cast<int>(per_frame(p.ack_coalesce));
   nak_threshold_ = per_frame(p.nak_threshold);
   auto retx = make_retransmission(
@@ -239,7 +251,7 @@ void RcTransport::on_rto(pdes::LpContext& ctx, QueuePair& qp) {
   } else {
     retx_->on_timeout(qp);
   }
-  rq.rto_deadline = ctx.now() + p_.rto;
+  rq.rto_deadline = ctx.now() + rto_;
   arm_rto(ctx, qp);
   activate(ctx, qp);
 }

@@ -132,7 +132,7 @@ class RcTransport {
   void on_out_of_order(pdes::LpContext& ctx, QueuePair& qp, const fabric::Packet& pkt, SimTime at,
                        bool completes);
   void consume(pdes::LpContext& ctx, QueuePair& qp, const fabric::Packet& pkt, bool completes,
-               SimTime placed, std::uint32_t imm, bool ce);
+               bool last, SimTime placed, std::uint32_t imm, bool ce);
   void send_ack(pdes::LpContext& ctx, QueuePair& qp, std::uint32_t flow, SimTime at,
                 std::uint16_t telemetry);
   void send_nak(pdes::LpContext& ctx, QueuePair& qp, std::uint32_t flow, SimTime at);
@@ -148,6 +148,9 @@ class RcTransport {
   std::size_t tx_slots_ = 64;
   int ack_coalesce_ = 8;
   std::uint32_t nak_threshold_ = 16;
+  /// The retransmission timeout: transport.rto, stretched at cell fidelity when the send
+  /// pipeline's 2-frame minimum holds more bytes than tx_slots packets would.
+  SimTime rto_;
   SimTime qp_gap_;     ///< qp_in_order: per-QP spacing of WQEs
   cc::CcNeeds needs_;  ///< what the congestion control asks of the transport
   NicPipeline pipe_;

@@ -24,41 +24,96 @@ std::uint32_t smallest_divisor_at_least(std::uint32_t n, std::uint64_t at_least)
 }  // namespace
 
 std::uint64_t ClosShape::capacity() const {
-  const std::uint64_t leaves = tiers == 3 ? std::uint64_t{radix} * (radix / 2) : radix;
-  return leaves * down;
+  const std::uint64_t groups =
+      tiers == 3 ? std::uint64_t{radix} * (spine_down / rails) : radix / rails;
+  return groups * down;
 }
 
-Result<ClosShape> make_clos_shape(const GeneratorParams& params, const std::string& radix_key) {
+namespace {
+
+// Ratios r in 1..16 with `radix` divisible by r + 1, for messages.
+std::string allowed_ratios(std::int64_t radix) {
+  std::string allowed;
+  for (std::int64_t r = 1; r <= 16; ++r) {
+    if (radix % (r + 1) == 0) allowed += (allowed.empty() ? "" : ", ") + std::to_string(r);
+  }
+  return allowed;
+}
+
+}  // namespace
+
+Result<ClosShape> make_clos_shape(const GeneratorParams& params, const std::string& radix_key,
+                                  std::uint32_t rails, const std::string& rails_key) {
   const std::int64_t radix = params.get(radix_key);
   const std::int64_t over = params.get("oversubscription");
+  const std::int64_t spine_over = params.get_or("spine_oversubscription", 1);
+  const std::int64_t tiers = params.get("tiers");
   if (radix % 2 != 0) {
     return params.error(radix_key, std::to_string(radix) +
                                        " is odd; it must be even (leaves and spines split "
                                        "their ports into halves)");
   }
   if (radix % (over + 1) != 0) {
-    std::string allowed;
-    for (std::int64_t r = 1; r <= 16; ++r) {
-      if (radix % (r + 1) == 0) allowed += (allowed.empty() ? "" : ", ") + std::to_string(r);
-    }
-    return params.error("oversubscription", std::to_string(over) + " needs " + radix_key +
-                                                " divisible by " + std::to_string(over + 1) +
-                                                " (a leaf splits its " + std::to_string(radix) +
-                                                " ports " + std::to_string(over) +
-                                                ":1 down:up); allowed with " + radix_key + " = " +
-                                                std::to_string(radix) + ": " + allowed);
+    return params.error("oversubscription",
+                        std::to_string(over) + " needs " + radix_key + " divisible by " +
+                            std::to_string(over + 1) + " (a leaf splits its " +
+                            std::to_string(radix) + " ports " + std::to_string(over) +
+                            ":1 down:up); allowed with " + radix_key + " = " +
+                            std::to_string(radix) + ": " + allowed_ratios(radix));
+  }
+  if (spine_over > 1 && tiers != 3) {
+    return params.error("spine_oversubscription",
+                        std::to_string(spine_over) +
+                            " needs tiers: 3 (a 2-tier plane's spines have no uplinks; "
+                            "allowed with tiers 2: 1)");
+  }
+  if (radix % (spine_over + 1) != 0) {
+    return params.error("spine_oversubscription",
+                        std::to_string(spine_over) + " needs " + radix_key + " divisible by " +
+                            std::to_string(spine_over + 1) + " (a spine splits its " +
+                            std::to_string(radix) + " ports " + std::to_string(spine_over) +
+                            ":1 down:up); allowed with " + radix_key + " = " +
+                            std::to_string(radix) + ": " + allowed_ratios(radix));
   }
   ClosShape s;
   s.radix = static_cast<std::uint32_t>(radix);
-  s.tiers = static_cast<int>(params.get("tiers"));
+  s.tiers = static_cast<int>(tiers);
   s.up = static_cast<std::uint32_t>(radix / (over + 1));
-  s.down = s.radix - s.up;
+  s.down_ports = s.radix - s.up;
+  s.breakout = static_cast<std::uint32_t>(params.get_or("leaf_breakout", 1));
+  s.down = s.down_ports * s.breakout;
+  s.spine_up = static_cast<std::uint32_t>(radix / (spine_over + 1));
+  s.spine_down = s.radix - s.spine_up;
+  s.rails = rails;
+  const std::uint32_t per_pod = s.leaves_per_pod();
+  if (rails > 1 && (rails > per_pod || (s.tiers == 3 && per_pod % rails != 0))) {
+    return params.error(
+        rails_key, std::to_string(rails) + " NICs per server go to " + std::to_string(rails) +
+                       " leaves of a rail group, which must fill " +
+                       (s.tiers == 3 ? "a pod of " : "the ") + std::to_string(per_pod) +
+                       " leaves evenly (allowed: a divisor of " + std::to_string(per_pod) + ")");
+  }
   return s;
+}
+
+Result<bool> check_nics(const GeneratorParams& params, std::uint32_t gpus, std::uint32_t nics) {
+  if (nics > gpus || gpus % nics != 0) {
+    std::string allowed;
+    for (std::uint32_t d = 1; d <= gpus; ++d) {
+      if (gpus % d == 0) allowed += (allowed.empty() ? "" : ", ") + std::to_string(d);
+    }
+    return params.error(
+        "nics_per_server",
+        std::to_string(nics) + " does not divide gpus_per_server " + std::to_string(gpus) +
+            " (GPUs share NICs in equal blocks behind PCIe switches; allowed: " + allowed + ")");
+  }
+  return true;
 }
 
 Result<std::uint32_t> clos_servers(const GeneratorParams& params, const ClosShape& shape,
                                    const std::string& what) {
   const std::uint64_t cap = shape.capacity();
+  const std::uint64_t per_group = shape.down;
   if (!params.has("servers")) {
     if (cap > kMaxServers) {
       return params.error("servers", "not given, and the full " + what + " would hold " +
@@ -71,8 +126,9 @@ Result<std::uint32_t> clos_servers(const GeneratorParams& params, const ClosShap
   if (n > cap) {
     return params.error("servers", std::to_string(n) + " servers do not fit " + what +
                                        " (at most " + std::to_string(cap) + ": " +
-                                       std::to_string(cap / shape.down) + " leaves of " +
-                                       std::to_string(shape.down) + " servers)");
+                                       std::to_string(cap / per_group) +
+                                       (shape.rails > 1 ? " rail groups of " : " leaves of ") +
+                                       std::to_string(per_group) + " servers)");
   }
   return static_cast<std::uint32_t>(n);
 }
@@ -84,15 +140,20 @@ void build_clos_plane(Topology& topo, const ClosShape& shape, std::uint32_t serv
   const std::uint32_t down = shape.down;
   const std::uint32_t up = shape.up;
   const std::uint32_t per_pod = shape.leaves_per_pod();
-  const std::uint32_t leaves = ceil_div(servers, down);
+  const std::uint32_t rails = shape.rails;
+  const std::uint32_t leaves = ceil_div(servers, down) * rails;
   const std::uint32_t pods = ceil_div(leaves, per_pod);
 
   std::vector<NodeId> leaf(leaves);
   for (std::uint32_t l = 0; l < leaves; ++l) {
-    leaf[l] = topo.add_node(NodeKind::kSwitch, 1, radix, shape.tiers == 3 ? l / per_pod : 0, plane);
+    // Server ports (broken out) first, then the uplinks.
+    leaf[l] =
+        topo.add_node(NodeKind::kSwitch, 1, down + up, shape.tiers == 3 ? l / per_pod : 0, plane);
   }
   for (std::uint32_t s = 0; s < servers; ++s) {
-    topo.connect(s, nic, leaf[s / down], s % down, links.server_leaf);
+    for (std::uint32_t i = 0; i < rails; ++i) {
+      topo.connect(s, nic + i, leaf[s / down * rails + i], s % down, links.server_leaf);
+    }
   }
   if (leaves < 2) return;  // one leaf switches everything itself
 
@@ -131,9 +192,11 @@ void build_clos_plane(Topology& topo, const ClosShape& shape, std::uint32_t serv
 
   // Column i (spine i of every pod) gets the fewest cores whose ports take all the column's
   // uplinks; spine uplink j goes to core j mod cores, `bundle` parallel links per pair.
-  const std::uint32_t half = radix / 2;
-  const std::uint32_t cores = smallest_divisor_at_least(half, ceil_div(pods, 2));
-  const std::uint32_t bundle = half / cores;
+  const std::uint32_t sdown = shape.spine_down;
+  const std::uint32_t sup = shape.spine_up;
+  const std::uint32_t cores =
+      smallest_divisor_at_least(sup, ceil_div(std::uint64_t{pods} * sup, radix));
+  const std::uint32_t bundle = sup / cores;
   std::vector<NodeId> core(static_cast<std::size_t>(up) * cores);
   for (std::uint32_t i = 0; i < up; ++i) {
     for (std::uint32_t c = 0; c < cores; ++c) {
@@ -142,8 +205,8 @@ void build_clos_plane(Topology& topo, const ClosShape& shape, std::uint32_t serv
   }
   for (std::uint32_t p = 0; p < pods; ++p) {
     for (std::uint32_t i = 0; i < up; ++i) {
-      for (std::uint32_t j = 0; j < half; ++j) {
-        topo.connect(spine[p * up + i], half + j, core[i * cores + j % cores],
+      for (std::uint32_t j = 0; j < sup; ++j) {
+        topo.connect(spine[p * up + i], sdown + j, core[i * cores + j % cores],
                      p * bundle + j / cores, links.spine_core);
       }
     }

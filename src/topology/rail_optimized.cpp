@@ -2,7 +2,9 @@
 // servers of G GPUs and G NICs, NIC i of every server on plane (rail) i; every plane is its own
 // leaf/spine[/core] folded Clos of one switch radix, partially populated as needed (see
 // clos_plane.hpp). Simplifies: planes are fully independent (cross-rail traffic must move over
-// NVLink inside a server first, as NCCL's PXN does), one NIC per GPU, one radix for all switches.
+// NVLink inside a server first, as NCCL's PXN does), one radix for all switches. NICs per server
+// may be fewer than GPUs (8 GPUs, 2 NICs: GPUs 0-3 behind NIC 0's PCIe switch, 4-7 behind NIC
+// 1's; topology::nic_of_gpu), one plane per NIC.
 #include <string>
 
 #include "src/topology/clos_plane.hpp"
@@ -15,15 +17,21 @@ class RailOptimized final : public Generator {
  public:
   [[nodiscard]] std::string name() const override { return "rail_optimized"; }
   [[nodiscard]] std::string description() const override {
-    return "servers of G GPUs/NICs, NIC i on plane i, one fat-tree (2 or 3 tiers) per plane";
+    return "servers of G GPUs and N NICs, NIC i on plane i, one fat-tree (2 or 3 tiers) per plane";
   }
   [[nodiscard]] std::vector<ParamSpec> params() const override {
     return {
         {"servers", "servers in the cluster", 1, 1 << 20, std::nullopt, ""},
-        {"gpus_per_server", "GPUs per server = NICs per server = planes", 1, 64, 8, ""},
+        {"gpus_per_server", "GPUs per server", 1, 64, 8, ""},
+        {"nics_per_server", "NICs per server = planes; divides gpus_per_server", 1, 64,
+         std::nullopt, "gpus_per_server (one NIC per GPU)"},
         {"switch_radix", "ports per switch; even (64: Tomahawk 5/6)", 2, 1024, 64, ""},
         {"tiers", "tiers per plane: 2 (leaf/spine) or 3 (leaf/spine/core)", 2, 3, 3, ""},
         {"oversubscription", "leaf down:up port ratio r (radix divisible by r+1)", 1, 16, 1, ""},
+        {"spine_oversubscription", "spine down:up port ratio (3 tiers; radix divisible by r+1)", 1,
+         16, 1, ""},
+        {"leaf_breakout", "server ports per leaf downlink port (2: a 400G port as 2 x 200G)", 1, 8,
+         1, ""},
     };
   }
   [[nodiscard]] std::vector<LinkClassSpec> link_classes() const override {
@@ -34,16 +42,18 @@ class RailOptimized final : public Generator {
   [[nodiscard]] Result<Topology> build(const GeneratorParams& params,
                                        std::span<const LinkSpec> links,
                                        Topology topo) const override {
+    const auto gpus = static_cast<std::uint32_t>(params.get("gpus_per_server"));
+    const auto nics = static_cast<std::uint32_t>(params.get_or("nics_per_server", gpus));
+    if (auto bad = check_nics(params, gpus, nics); !bad) return bad.error();
     const auto shape = make_clos_shape(params, "switch_radix");
     if (!shape) return shape.error();
     const std::string what = "one " + std::to_string(shape->tiers) + "-tier plane of radix-" +
                              std::to_string(shape->radix) + " switches";
     const auto servers = clos_servers(params, *shape, what);
     if (!servers) return servers.error();
-    const auto nics = static_cast<std::uint32_t>(params.get("gpus_per_server"));
     topo.tier_names = {"server", "leaf", "spine", "core"};
     for (std::uint32_t s = 0; s < *servers; ++s) {
-      topo.add_node(NodeKind::kServer, 0, nics, shape->pod_of(s), 0, nics);
+      topo.add_node(NodeKind::kServer, 0, nics, shape->pod_of(s), 0, gpus);
     }
     for (std::uint32_t plane = 0; plane < nics; ++plane) {
       build_clos_plane(topo, *shape, *servers, plane, static_cast<std::uint16_t>(plane),

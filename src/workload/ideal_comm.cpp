@@ -3,6 +3,7 @@
 // the tuner does not cost, fall back to the tuner's own choice.
 #include "src/workload/memoized_comm.hpp"
 #include "stepsim/collective/collective_algorithm.hpp"
+#include "stepsim/collective/nic_share.hpp"
 
 namespace stepsim::workload {
 namespace {
@@ -30,8 +31,11 @@ class IdealComm final : public MemoizedComm {
     // Algorithms that need NVLS or SHARP hardware: the tuner's choice instead.
     const collective::CollectiveAlgorithm* a = collective::find_algorithm(p.algorithm, op.kind);
     if (a != nullptr && a->support().needs_hardware()) p.algorithm = "auto";
+    // Each GPU's share of its NIC (GPUs that share a NIC share its goodput).
+    const DataRate nic = DataRate::bps(static_cast<std::int64_t>(
+        static_cast<double>(nic_.bits_per_second()) * collective::nic_share(comm)));
     const collective::Choice ch = collective::choose(
-        op.kind, op.bytes, static_cast<int>(op.gpus.size()), comm.gpus_per_server, p, nic_);
+        op.kind, op.bytes, static_cast<int>(op.gpus.size()), comm.gpus_per_server, p, nic);
     return with_busbw(op, ch.predicted_s);
   }
   DataRate nic_;

@@ -41,6 +41,24 @@ expect toy-2server.yaml "servers           2" "GPUs              16" "switches  
 # 9 groups x 4 routers x 2 hosts; hosts:global = 2:2; minimal path local-global-local.
 expect dragonfly-small.yaml "servers           72" "switches          36 in 1 plane: 36 router" \
   "router down:global 1:1" "diameter          5 links"
+# MegaScale (NSDI 2024): 1,536 servers x 8 NICs of 200G (ToR ports split 2 x 200G), 400G
+# fabric, 1:1 at every tier; 6 pods of 32 ToRs and 32 spines, 4 cores per spine column.
+expect megascale-12k.yaml "GPUs              12288" "NICs              12288" \
+  "switches          512 in 1 plane: 192 leaf, 192 spine, 128 core" \
+  "server_leaf      12288 x 200G" "leaf_spine        6144 x 400G" \
+  "bisection         1228.8Tbps = 100.0%" "leaf down:up 1:1, spine down:up 1:1"
+# 8 GPUs on 2 NICs: 2 rail planes, a quarter of the NIC ports.
+expect rail-2nic-16gpu-400g.yaml "GPUs              16" "NICs              4" "switches          2 in 2 planes"
+
+# Oversubscription at either tier halves the bisection against the servers' injection.
+otmp=$(mktemp -d)
+printf 'topology:\n  kind: fat_tree\n  k: 12\n  port: 400G\n' >"$otmp/k12.yaml"
+printf 'topology:\n  kind: fat_tree\n  k: 12\n  oversubscription: 2\n  port: 400G\n' >"$otmp/leaf2.yaml"
+printf 'topology:\n  kind: fat_tree\n  k: 12\n  spine_oversubscription: 2\n  port: 400G\n' >"$otmp/spine2.yaml"
+expect "$(realpath --relative-to="$topologies" "$otmp")/k12.yaml" "= 100.0% of what servers"
+expect "$(realpath --relative-to="$topologies" "$otmp")/leaf2.yaml" "= 50.0% of what servers" "leaf down:up 2:1, spine down:up 1:1"
+expect "$(realpath --relative-to="$topologies" "$otmp")/spine2.yaml" "= 50.0% of what servers" "leaf down:up 1:1, spine down:up 2:1"
+rm -rf "$otmp"
 
 # One partitioner on request; under mpiexec the report is printed once and counts the ranks.
 out=$("$stepsim" check "$topologies/fat-tree-k4.yaml" --partition metis --ranks 3 2>&1)
@@ -69,6 +87,8 @@ expect_error "$tmp/cable.yaml:6: topology.cables.leaf_spine.kind: unknown cable 
 expect_error "cannot read topology file '$tmp/none.yaml'" check "$tmp/none.yaml"
 expect_error "--partition: unknown partitioner 'scotch' (allowed: block, metis)" check "$topologies/fat-tree-k4.yaml" --partition scotch
 expect_error "--ranks: Value 0 not in range" check "$topologies/fat-tree-k4.yaml" --ranks 0
+printf 'topology:\n  kind: rail_optimized\n  servers: 2\n  nics_per_server: 3\n  port: 400G\n' >"$tmp/nics.yaml"
+expect_error "$tmp/nics.yaml:4: topology.nics_per_server: 3 does not divide gpus_per_server 8" check "$tmp/nics.yaml"
 
 # The registry listing names every kind and its parameters.
 out=$("$stepsim" list topologies 2>&1)

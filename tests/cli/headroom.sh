@@ -17,5 +17,11 @@ check "300 m" "in flight        170000 B" --rate 400Gbps --length 300m --mtu 409
 check "optics add two DSPs" "round trip       1.65us" --rate 400G --length 100m --cable optics
 check "mlx5 400G 7m" "mlx5 driver xoff 137541 B" --rate 400G --length 7m --mtu 4096
 check "mlx5 100G 100m" "mlx5 driver xoff 55780 B" --rate 100G --length 100m --mtu 1500
+# Switch side (SONiC dynamic buffer model, Spectrum constants), hand-computed in
+# tests/unit/fabric/pfc_headroom_test.cpp.
+check "switch 100G 5m" "headroom       35313 B" --rate 100G --length 5m --mtu 1500 --cell 144
+check "switch per port" "per port       70626 B" --rate 100G --length 5m --mtu 1500 --cell 144
+check "switch pool" "switch         3439680 B" --rate 100G --length 5m --mtu 1500 --cell 144 --shared-ratio 2
+check "switch 400G" "xon            36864 B" --rate 400G --length 5m --cell 144
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]

@@ -155,7 +155,7 @@ Result<Communicator> make_communicator(const topology::Topology& topo, int n);
 Result<Communicator> make_communicator(const topology::Topology& topo,
                                        const std::vector<std::uint32_t>& gpus);
 /// By global port id: the global index of the GPU whose NIC (rail) the port is, the first GPU
-/// of its server that uses it (GPU i uses NIC i mod NICs); topology::kNone for switch ports.
+/// of its server that uses it (topology::gpu_of_nic); topology::kNone for switch ports.
 std::vector<std::uint32_t> gpu_of_nic_ports(const topology::Topology& topo);
 
 }  // namespace stepsim::collective

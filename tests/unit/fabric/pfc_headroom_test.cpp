@@ -1,4 +1,5 @@
 #include "stepsim/fabric/pfc_headroom.hpp"
+#include "stepsim/fabric/switch_headroom.hpp"
 
 #include <gtest/gtest.h>
 
@@ -41,6 +42,80 @@ TEST(PfcHeadroom, Mlx5DriverFormulaMatchesItsPublishedValues) {
   // validation/fabric.md C1 (exact, C integer arithmetic).
   EXPECT_EQ(mlx5_headroom(400, 7, 4096), Bytes(137'541));
   EXPECT_EQ(mlx5_headroom(100, 100, 1500), Bytes(55'780));
+}
+
+SwitchHeadroomInputs spectrum(std::int64_t gbps, std::int64_t metres, std::int64_t mtu) {
+  SwitchHeadroomInputs in;  // Spectrum-2/3 constants: cell 144 B, 0.8 / 3.8 / 18 KB
+  in.rate = DataRate::gbps(gbps);
+  in.length = Length::m(metres);
+  in.per_metre = SimTime::ns(5);
+  in.mtu = Bytes(mtu);
+  return in;
+}
+
+TEST(SwitchHeadroom, HandComputed100GPort) {
+  // 100G, 5 m, MTU 1500, cell 144 B, all packets small:
+  // on cable 25 ns x 100 Gb/s = 312.5 -> 313 B; propagation 1500 + 2 x 313 + 819 + 3891 = 6836;
+  // cell factor 144 / 64 = 2.25; xoff 1500 + ceil(6836 x 2.25 = 15381) = 16881; xon 18432.
+  const SwitchHeadroom h = switch_headroom(spectrum(100, 5, 1500));
+  EXPECT_DOUBLE_EQ(h.cell_factor, 2.25);
+  EXPECT_DOUBLE_EQ(h.cell_occupancy, 2.25);
+  EXPECT_EQ(h.on_cable, Bytes(313));
+  EXPECT_EQ(h.propagation, Bytes(6836));
+  EXPECT_EQ(h.xoff, Bytes(16'881));
+  EXPECT_EQ(h.xon, Bytes(18'432));
+  EXPECT_EQ(h.speed_overhead, Bytes(0));
+  EXPECT_EQ(h.per_pg, Bytes(35'313));
+  EXPECT_EQ(h.per_port, Bytes(2 * 35'313));
+  EXPECT_EQ(h.total, Bytes(64 * 2 * 35'313));
+}
+
+TEST(SwitchHeadroom, FourHundredGigPortsDoubleThePipelineAndAddAnMtu) {
+  // 400G, 5 m, MTU 4096: on cable 1250 B; propagation 4096 + 2500 + 819 + 3891 = 11306;
+  // xoff 4096 + ceil(25438.5) = 29535; xon 2 x 18432; + MTU.
+  const SwitchHeadroom h = switch_headroom(spectrum(400, 5, 4096));
+  EXPECT_EQ(h.on_cable, Bytes(1250));
+  EXPECT_EQ(h.xoff, Bytes(29'535));
+  EXPECT_EQ(h.xon, Bytes(36'864));
+  EXPECT_EQ(h.per_pg, Bytes(29'535 + 36'864 + 4096));
+}
+
+TEST(SwitchHeadroom, SharedPoolKeepsXonPerPriorityAndDividesTheXoffs) {
+  SwitchHeadroomInputs in = spectrum(100, 5, 1500);
+  in.shared_ratio = 2;
+  const SwitchHeadroom h = switch_headroom(in);
+  EXPECT_EQ(h.reserved, Bytes(128 * 18'432));
+  EXPECT_EQ(h.shared_pool, Bytes(128 * 16'881 / 2));
+  EXPECT_EQ(h.total, Bytes(128 * 18'432 + 128 * 16'881 / 2));
+  EXPECT_LT(h.total, switch_headroom(spectrum(100, 5, 1500)).total);
+}
+
+TEST(SwitchHeadroom, CellFactorFollowsTheCellSizeAndTheSmallPacketShare) {
+  SwitchHeadroomInputs in = spectrum(100, 5, 1500);
+  in.cell = Bytes(96);  // Spectrum-1: at most two 64 B packets' worth, 2 c / (1 + c)
+  EXPECT_DOUBLE_EQ(switch_headroom(in).cell_factor, 192.0 / 97.0);
+  in.small_packet_percent = 50;
+  EXPECT_DOUBLE_EQ(switch_headroom(in).cell_occupancy, (50 + 50 * 192.0 / 97.0) / 100);
+  in.small_packet_percent = 0;  // big packets only: no rounding loss
+  EXPECT_DOUBLE_EQ(switch_headroom(in).cell_occupancy, 1.0);
+  EXPECT_EQ(switch_headroom(in).xoff, Bytes(1500 + 6836));
+  // Bigger cells waste more on small packets: headroom grows with the cell.
+  Bytes last(0);
+  for (const std::int64_t cell : {96, 144, 256, 384}) {
+    SwitchHeadroomInputs c = spectrum(100, 5, 1500);
+    c.cell = Bytes(cell);
+    EXPECT_GT(switch_headroom(c).per_pg, last) << cell;
+    last = switch_headroom(c).per_pg;
+  }
+}
+
+TEST(SwitchHeadroom, MatchesSonicsSpectrumCalculatorWithinAByte) {
+  // SONiC buffer_headroom_mellanox.lua in floating point, 100G, 5 m, MTU 1500, Spectrum-2:
+  // cable 2 x 5 x 1e11 / 1.98e8 / 8 = 631.31 B; propagation 1500 + 631.31 + 819.2 + 3891.2;
+  // xoff 1500 + 6841.71 x 2.25 = 16893.86; headroom ceil(16893.86 + 18432) = 35326.
+  SwitchHeadroomInputs in = spectrum(100, 5, 1500);
+  in.per_metre = SimTime::ps(5051);  // light at 198,000 km/s
+  EXPECT_NEAR(static_cast<double>(switch_headroom(in).per_pg.count()), 35'326.0, 1.0);
 }
 
 }  // namespace

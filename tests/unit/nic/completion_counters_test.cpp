@@ -183,5 +183,64 @@ TEST(CompletionCounters, ACellCountsTheMtuPacketsItStandsFor) {
   EXPECT_EQ(x.run.rdma.endpoints[0].packets, 10u * 16u);  // the frames: cells
 }
 
+TEST(CompletionCounters, LargeCellsInAnIncastDoNotTimeOut) {
+  // 8:1 incast under PFC in 512 KiB cells: each QP keeps 2 cells (1 MiB) in flight, 4x what 64
+  // packets of 4 KiB hold, so its ACKs wait 4x longer behind the other senders' cells. With a
+  // timer set for packets (50 us) the QPs timed out, resent, and went to ERROR after 7 retries
+  // although nothing was lost; the timer stretches with the bytes in flight.
+  NicParams nic;
+  nic.cc.algorithm = "none";
+  fabric::FabricParams fp;
+  fp.cell = Bytes(512 << 10);
+  const std::int64_t bytes = 1 << 20;
+  const auto x = incast(8, bytes, 8, nic, fp);
+  std::uint64_t packets = 0;
+  std::uint64_t retx = 0;
+  check_sends(x, bytes, 8u * 8u, packets, retx);
+  std::uint64_t timeouts = 0;
+  for (const auto& e : x.run.rdma.endpoints) timeouts += e.timeouts;
+  EXPECT_EQ(timeouts, 0u);
+  EXPECT_EQ(retx, 0u);
+  EXPECT_GT(x.run.summary.pause_frames, 0u) << "the test needs PFC to hold the cells back";
+}
+
+TEST(CompletionCounters, HeldPacketsCountInTheReceiveCompletionsBytes) {
+  // Sprayed over 4 spines, 4 hosts write to 2 others (2:1 incast: PFC backs the queues up into
+  // the spines unevenly, so packets overtake each other); selective repeat places packets past
+  // a hole and consumes them when the hole fills. Their payload belongs to the message: every
+  // receive completion reports the message's bytes (it did not: a held packet's payload was
+  // left out, and all-to-all at cell fidelity never finished). Messages of 100,000 B end in a
+  // short packet or cell, so the short tail is held too.
+  for (const std::int64_t cell : {std::int64_t{0}, std::int64_t{16} << 10}) {
+    SCOPED_TRACE(cell);
+    const auto topo = leaf_spine(2, 4, 4);
+    std::vector<Connection> conns;
+    for (std::uint32_t i = 0; i < 4; ++i) {
+      Connection c;
+      c.a = topo.port_id(i, 0);
+      c.b = topo.port_id(4 + i % 2, 0);
+      c.entropy = static_cast<std::uint16_t>(50000 + i);
+      conns.push_back(c);
+    }
+    NicParams nic;
+    nic.retransmission = "selective";
+    fabric::FabricParams fp;
+    fp.lb.policy = "spray";
+    fp.cell = Bytes(cell);
+    const std::int64_t bytes = 100'000;
+    RecordingApp app(topo, conns, bytes, 40, 8);
+    pdes::SerialSync sync;
+    pdes::EngineOptions opt;
+    opt.end = SimTime::ms(50);
+    auto r = run_rdma(topo, conns, nic, fp, &app, sync, opt);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    std::uint64_t out_of_order = 0;
+    for (const auto& e : r->rdma.endpoints) out_of_order += e.out_of_order;
+    EXPECT_GT(out_of_order, 0u) << "the test needs reordering";
+    ASSERT_EQ(app.recvs.size(), 4u * 40u);
+    for (const Completion& c : app.recvs) EXPECT_EQ(c.bytes, bytes) << "message " << c.wr_id;
+  }
+}
+
 }  // namespace
 }  // namespace stepsim::nic
