@@ -16,7 +16,8 @@ import sys
 
 # Schema versions this tool reads. Version 2 adds flow times and GPUs to /flows, the /nodes and
 # /ports name tables and the /samples time series; the plots that need them refuse version 1.
-SCHEMA_VERSIONS = (1, 2)
+# Version 3 adds a job column to /ops, /collectives and /flows and the /jobs table (jobs:).
+SCHEMA_VERSIONS = (1, 2, 3)
 GROUPS = ["tp", "cp", "ep", "pp", "dp"]
 GROUP_COLORS = {0: "#7f7f7f", 1: "#2ca02c", 2: "#ff7f0e", 3: "#9467bd", 4: "#1f77b4"}
 KINDS = ["allreduce", "reducescatter", "allgather", "broadcast", "reduce", "alltoall",
@@ -261,6 +262,8 @@ def load(path):
             tables[name] = _read_table(path, f, name, cols) if v2 and name in f else None
         tables["flows_sampling"] = _flows_sampling(f) if v2 else None
         tables["samples"] = _read_samples(path, f) if v2 and "samples" in f else None
+        # Schema version 3: /jobs, a scenario with several jobs (jobs:) only.
+        tables["jobs"] = f["jobs"][:] if "jobs" in f else None
         # output.flows: 1 every flow row, K the flows of 1 in K collectives, 0 none.
         meta["flows_sample"] = (tables["flows_sampling"] or {}).get("sample", 1)
     return meta, tables
@@ -388,6 +391,11 @@ def summary_rows(path, meta, tables):
         rows.append(("tokens/s", "not recorded (file without tokens_per_step)", None))
     mfu = float(meta["mfu"])
     rows.append(("MFU", f"{100 * mfu:.2f} %", mfu))
+    for j in tables.get("jobs") if tables.get("jobs") is not None else []:
+        name = j["name"].decode() if isinstance(j["name"], bytes) else str(j["name"])
+        js = float(j["step_s"])
+        rows.append((f"job {name} step time", fmt_time(js), js))
+        rows.append((f"job {name} MFU", f'{100 * float(j["mfu"]):.2f} %', float(j["mfu"])))
     rows.append(("compute", fmt_time(float(meta["compute_s"])), float(meta["compute_s"])))
     for g in GROUPS:
         v = float(meta.get(f"exposed_{g}_s", 0.0))

@@ -156,6 +156,9 @@ void list_scenario() {
       std::printf("  %-40s %-12s %s\n", p.key.c_str(), p.get().c_str(), p.help.c_str());
     }
   }
+  std::printf(
+      "A file may also list `jobs:` (step.mode whole): each a map of name, gpus (GPU ranges of "
+      "the topology, e.g. 0-7,16-23) and model, parallel, compute keys (docs/workload.md).\n");
 }
 
 }  // namespace

@@ -93,24 +93,53 @@ const char* group_name(int g) {
   return workload::comm_group_name(static_cast<CommGroup>(g));
 }
 
-// GPU:REST with GPU one of the job's `gpus`; returns GPU and REST. The error shows `form`.
+// The run's GPUs, model name(s) and tokens per step (several jobs: all of them).
+std::int64_t run_gpus(const workload::Scenario& s) {
+  std::int64_t n = s.jobs.empty() ? s.par.world() : 0;
+  for (const workload::JobSpec& j : s.jobs) n += static_cast<std::int64_t>(j.gpus.size());
+  return n;
+}
+std::string run_model(const workload::Scenario& s) {
+  if (s.jobs.empty()) return s.model.name;
+  std::string names;
+  for (const workload::JobSpec& j : s.jobs) names += (names.empty() ? "" : "+") + j.model.name;
+  return names;
+}
+double run_tokens(const workload::Scenario& s) {
+  if (s.jobs.empty()) return static_cast<double>(s.par.global_batch) * s.model.seq_len;
+  double t = 0;
+  for (const workload::JobSpec& j : s.jobs) {
+    t += static_cast<double>(j.par.global_batch) * j.model.seq_len;
+  }
+  return t;
+}
+
+// The GPUs --pcie-fault and --slow-gpu may name: 0..count-1 and, with several jobs, each in
+// some job.
+struct JobGpus {
+  std::uint64_t count = 0;
+  std::vector<bool> in_job;  // by GPU (several jobs), else empty
+};
+
+// GPU:REST with GPU one of `gpus`; returns GPU and REST. The error shows `form`.
 Result<std::pair<std::uint32_t, std::string>> gpu_prefix(const std::string& text,
-                                                         std::uint64_t gpus, const char* opt_name,
+                                                         const JobGpus& gpus, const char* opt_name,
                                                          const char* form) {
   const auto colon = text.find(':');
   std::uint64_t g = 0;
   const bool num = colon != std::string::npos && colon > 0 && colon <= 9 &&
                    text.find_first_not_of("0123456789") == colon;
   if (num) g = std::stoull(text.substr(0, colon));
-  if (!num || g >= gpus) {
+  if (!num || g >= gpus.count || (!gpus.in_job.empty() && !gpus.in_job[g])) {
     return Error{std::string(opt_name) + ": '" + text + "' is not " + form + " (GPU 0.." +
-                 std::to_string(gpus - 1) + ")"};
+                 std::to_string(gpus.count - 1) + (gpus.in_job.empty() ? "" : ", in a job's gpus") +
+                 ")"};
   }
   return std::make_pair(static_cast<std::uint32_t>(g), text.substr(colon + 1));
 }
 
 // --pcie-fault GPU:GEN@TIME: the link of that GPU's NIC drops to PCIe generation GEN.
-Result<bool> add_pcie_fault(const std::string& f, std::uint64_t gpus,
+Result<bool> add_pcie_fault(const std::string& f, const JobGpus& gpus,
                             const collective::Communicator& all, workload::Scenario& s) {
   auto g = gpu_prefix(f, gpus, "--pcie-fault", "GPU:GEN@TIME (e.g. 12:gen4@2ms)");
   if (!g) return g.error();
@@ -129,7 +158,7 @@ Result<bool> add_pcie_fault(const std::string& f, std::uint64_t gpus,
 }
 
 // --slow-gpu GPU:FACTOR.
-Result<bool> add_slow_gpu(const std::string& f, std::uint64_t gpus, workload::Scenario& s) {
+Result<bool> add_slow_gpu(const std::string& f, const JobGpus& gpus, workload::Scenario& s) {
   auto g = gpu_prefix(f, gpus, "--slow-gpu", "GPU:FACTOR (e.g. 5:1.3)");
   if (!g) return g.error();
   char* end = nullptr;
@@ -185,8 +214,16 @@ Result<bool> apply_step_faults(const RunOptions& opt, workload::Scenario& s,
       return Error{"--fault: " + ok.error().message};
     }
   }
-  const auto gpus = static_cast<std::uint64_t>(s.par.world());
-  auto all = collective::make_communicator(topo, s.par.world());
+  // Several jobs: GPUs are the topology's, each in some job.
+  JobGpus gpus;
+  for (const workload::JobSpec& j : s.jobs) {
+    for (std::uint32_t g : j.gpus) {
+      if (g >= gpus.in_job.size()) gpus.in_job.resize(g + 1, false);
+      gpus.in_job[g] = true;
+    }
+  }
+  gpus.count = static_cast<std::uint64_t>(s.jobs.empty() ? s.par.world() : gpus.in_job.size());
+  auto all = collective::make_communicator(topo, static_cast<int>(gpus.count));
   if (!all) return all.error();
   for (const std::string& f : opt.pcie_faults) {
     if (auto ok = add_pcie_fault(f, gpus, *all, s); !ok) return ok;
@@ -218,14 +255,13 @@ Result<LoadedRun> load_run(const RunOptions& opt) {
 }
 
 // The comm model of the scenario's fidelity (`ideal` is reused at ideal fidelity).
-std::unique_ptr<workload::CommModel> fidelity_comm(const LoadedRun& run, pdes::Sync& sync,
+std::unique_ptr<workload::CommModel> fidelity_comm(const topology::Topology& topo,
+                                                   const workload::Scenario& s, pdes::Sync& sync,
                                                    const pdes::EngineOptions& opts,
                                                    std::unique_ptr<workload::CommModel> ideal) {
-  const std::string& f = run.scenario.fidelity;
-  if (f == "packet" || f == "cell") {
-    return workload::make_packet_comm(run.topo, run.scenario, sync, opts);
-  }
-  if (f == "analytical") return workload::make_analytical_comm(run.topo, run.scenario);
+  const std::string& f = s.fidelity;
+  if (f == "packet" || f == "cell") return workload::make_packet_comm(topo, s, sync, opts);
+  if (f == "analytical") return workload::make_analytical_comm(topo, s);
   return ideal;
 }
 
@@ -280,18 +316,29 @@ struct StepSamples {
 
 Result<workload::StepResult> simulate(const RunOptions& opt, const LoadedRun& run, int rank,
                                       double& wall_s, bool& samples_written) {
-  const workload::Scenario& s = run.scenario;
+  // Several jobs: the first job's scenario stands for the run where one is needed (the
+  // progress estimate's pipeline, the folded collectives' TP/CP copies).
+  const workload::Scenario s =
+      run.scenario.jobs.empty() ? run.scenario : workload::job_scenario(run.scenario, 0);
   pdes::MpiSync sync;
   // The ideal model first: fast, and a collective that cannot run fails here, before a long
-  // packet run; its step time is the progress display's estimate.
+  // packet run; its step time (the slowest job's) is the progress display's estimate.
   const auto t0 = std::chrono::steady_clock::now();
   auto ideal_comm = workload::make_ideal_comm(run.topo, s);
   auto ideal = workload::run_step(s, run.topo, *ideal_comm);
   if (!ideal) return ideal.error();
+  double ideal_step_s = ideal->step_s;
+  for (std::size_t k = 1; k < run.scenario.jobs.size(); ++k) {
+    const workload::Scenario js = workload::job_scenario(run.scenario, k);
+    auto job_comm = workload::make_ideal_comm(run.topo, js);
+    auto job = workload::run_step(js, run.topo, *job_comm);
+    if (!job) return Error{"jobs[" + std::to_string(k) + "]: " + job.error().message};
+    ideal_step_s = std::max(ideal_step_s, job->step_s);
+  }
   // Background traffic lasts the ideal step unless told otherwise.
-  workload::Scenario whole_s = s;
+  workload::Scenario whole_s = run.scenario;
   for (auto& bg : whole_s.background) {
-    if (bg.until == SimTime::never()) bg.until = SimTime::ps(std::llround(ideal->step_s * 1e12));
+    if (bg.until == SimTime::never()) bg.until = SimTime::ps(std::llround(ideal_step_s * 1e12));
   }
   const double ideal_wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -300,19 +347,27 @@ Result<workload::StepResult> simulate(const RunOptions& opt, const LoadedRun& ru
   }
   pdes::EngineOptions opts = bench_engine_options(opt.threads, s.end, false, rank);
   opts.partitioner = opt.partition;
-  StepProgress progress(progress_options(opt, s, ideal->step_s, ideal_wall_s, rank));
+  StepProgress progress(progress_options(opt, s, ideal_step_s, ideal_wall_s, rank));
   pdes::EngineOptions step_opts = opts;  // the whole step: one engine run covers the step
   progress.attach(step_opts, true);
   progress.attach(opts, false);  // engine runs of single collectives: a heartbeat
-  auto comm = fidelity_comm(run, sync, opts, std::move(ideal_comm));
+  auto comm = fidelity_comm(run.topo, s, sync, opts, std::move(ideal_comm));
   const bool whole = s.step_mode == "whole" && (s.fidelity == "packet" || s.fidelity == "cell");
   StepSamples samples;
   if (whole) {
     if (auto ok = samples.open(opt, run, step_opts); !ok) return ok.error();
   }
-  auto res = whole ? workload::run_whole_step(whole_s, run.topo, *comm, sync, step_opts, {},
+  // Several jobs: each job's own model for its collectives inside a server (its TP/CP copies).
+  std::vector<std::unique_ptr<workload::CommModel>> job_comms;
+  std::vector<workload::CommModel*> folded{comm.get()};
+  for (std::size_t k = 1; whole && k < run.scenario.jobs.size(); ++k) {
+    job_comms.push_back(
+        fidelity_comm(run.topo, workload::job_scenario(run.scenario, k), sync, opts, nullptr));
+    folded.push_back(job_comms.back().get());
+  }
+  auto res = whole ? workload::run_whole_step(whole_s, run.topo, folded, sync, step_opts, {},
                                               samples.sampler.get())
-                   : workload::run_step(s, run.topo, *comm, progress.on_pass());
+                   : workload::run_step(run.scenario, run.topo, *comm, progress.on_pass());
   if (auto ok = samples.close(); !ok) return Error{"-o: " + ok.error().message};
   samples_written = samples.file != nullptr;
   if (res) {
@@ -339,11 +394,11 @@ int write_h5(int rank, const StepReport& rep) {
   for (const std::string& kv : rep.run.sets) meta.sets += kv + "\n";
   meta.fidelity = s.fidelity;
   meta.cell_bytes = s.fidelity == "cell" ? s.cell.count() : 0;
-  meta.model = s.model.name;
+  meta.model = run_model(s);
   meta.topology = rep.run.topo.name;
   meta.gpu = s.gpu.name;
-  meta.tokens_per_step = static_cast<double>(p.global_batch) * s.model.seq_len;
-  meta.gpus = p.world();
+  meta.tokens_per_step = run_tokens(s);
+  meta.gpus = run_gpus(s);
   meta.ranks = rep.ranks;
   meta.threads = opt.threads;
   meta.gpu_stride = static_cast<std::uint32_t>(p.tp * p.cp * p.data_parallel());
@@ -357,17 +412,59 @@ int write_h5(int rank, const StepReport& rep) {
   return kExitOk;
 }
 
-// The heading, the status when the step did not finish, and the step time, MFU and tokens/s.
+// "TP 8, PP 8 x 1, CP 1, EP 1, DP 16".
+std::string parallel_text(const workload::Parallelism& p) {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "TP %d, PP %d x %d, CP %d, EP %d, DP %d", p.tp, p.pp, p.vpp, p.cp,
+                p.ep, p.data_parallel());
+  return buf;
+}
+
+// The heading: the scenario, or each job of a multi-job one.
+void print_heading(const StepReport& rep) {
+  const workload::Scenario& s = rep.run.scenario;
+  if (s.jobs.empty()) {
+    std::printf("# stepsim run %s: %s on %s, %d GPUs %s (%s), fidelity %s, ranks %d\n",
+                rep.opt.scenario.c_str(), s.model.name.c_str(), rep.run.topo.name.c_str(),
+                s.par.world(), s.gpu.name.c_str(), parallel_text(s.par).c_str(), s.fidelity.c_str(),
+                rep.ranks);
+    return;
+  }
+  std::size_t gpus = 0;
+  for (const workload::JobSpec& j : s.jobs) gpus += j.gpus.size();
+  std::printf("# stepsim run %s: %zu jobs on %s, %zu GPUs %s, fidelity %s, ranks %d\n",
+              rep.opt.scenario.c_str(), s.jobs.size(), rep.run.topo.name.c_str(), gpus,
+              s.gpu.name.c_str(), s.fidelity.c_str(), rep.ranks);
+  for (const workload::JobSpec& j : s.jobs) {
+    std::printf("# job %s: %s on GPUs %s (%zu GPUs; %s)\n", j.name.c_str(), j.model.name.c_str(),
+                j.gpus_text.c_str(), j.gpus.size(), parallel_text(j.par).c_str());
+  }
+}
+
+// Each job's step time, MFU and tokens/s (a multi-job run).
+void print_jobs(const workload::StepResult& r) {
+  if (r.jobs.empty()) return;
+  std::printf("# jobs (each from time 0 on the shared fabric)\n");
+  for (const workload::JobResult& j : r.jobs) {
+    const std::string label = "job " + j.name;
+    if (r.complete) {
+      std::printf("%-20s step %s, MFU %.2f %%, %.4g tokens/s per GPU (GPUs %s)\n", label.c_str(),
+                  sim_text(j.step_s).c_str(), j.mfu * 100, j.tokens_per_step / j.step_s / j.gpus,
+                  j.gpus_text.c_str());
+    } else {
+      std::printf("%-20s step %s (the run did not complete; GPUs %s)\n", label.c_str(),
+                  sim_text(j.step_s).c_str(), j.gpus_text.c_str());
+    }
+  }
+}
+
+// The heading, the status when the step did not finish, and the step time, MFU and tokens/s
+// (several jobs: the run's, then each job's).
 void print_headline(const StepReport& rep) {
   const workload::Scenario& s = rep.run.scenario;
   const workload::Parallelism& p = s.par;
   const workload::StepResult& r = rep.r;
-  std::printf(
-      "# stepsim run %s: %s on %s, %d GPUs %s (TP %d, PP %d x %d, CP %d, EP %d, DP %d), "
-      "fidelity %s, ranks %d\n",
-      rep.opt.scenario.c_str(), s.model.name.c_str(), rep.run.topo.name.c_str(), p.world(),
-      s.gpu.name.c_str(), p.tp, p.pp, p.vpp, p.cp, p.ep, p.data_parallel(), s.fidelity.c_str(),
-      rep.ranks);
+  print_heading(rep);
   if (r.interrupted) {
     std::printf(
         "# status: INTERRUPTED (the numbers below cover what was done; the HDF5 file "
@@ -381,24 +478,49 @@ void print_headline(const StepReport& rep) {
   } else if (!r.complete) {
     std::printf("# status: INCOMPLETE (stopped at end = %s)\n", to_string(s.end).c_str());
   }
-  std::printf("step time            %s\n", sim_text(r.step_s).c_str());
-  if (r.complete) {
+  if (!r.jobs.empty()) {
+    std::printf("step time            %s  (the last job to finish: %s)\n",
+                sim_text(r.step_s).c_str(), r.jobs[r.critical_job].name.c_str());
+  } else {
+    std::printf("step time            %s\n", sim_text(r.step_s).c_str());
+  }
+  if (r.complete && !r.jobs.empty()) {
+    std::printf(
+        "MFU                  %.2f %%  (all jobs' GPUs over the step time; %.4g model "
+        "FLOP)\n",
+        r.mfu * 100, r.model_flops);
+  } else if (r.complete) {
     std::printf("MFU                  %.2f %%  (%.4g model FLOP per step, %s peak %.4g FLOP/s)\n",
                 r.mfu * 100, r.model_flops, s.model.precision.c_str(), r.peak_flops);
   } else {  // the whole step's FLOPs over part of its time would overstate it
     std::printf("MFU                  n/a (the step did not complete)\n");
   }
-  if (r.complete) {
+  if (r.complete && !r.jobs.empty()) {
+    double tokens = 0;
+    double gpus = 0;
+    for (const workload::JobResult& j : r.jobs) {
+      tokens += j.tokens_per_step;
+      gpus += j.gpus;
+    }
+    std::printf("tokens per second    %.4g per GPU (all jobs over the step time)\n",
+                tokens / r.step_s / gpus);
+  } else if (r.complete) {
     std::printf("tokens per second    %.4g per GPU\n",
                 static_cast<double>(p.global_batch) * s.model.seq_len / r.step_s / p.world());
   } else {  // likewise: the whole batch's tokens over part of the time
     std::printf("tokens per second    n/a (the step did not complete)\n");
   }
+  print_jobs(r);
 }
 
 // Where the critical stage's time went.
 void print_time_went(const workload::StepResult& r) {
-  std::printf("# where the time went (stage %u, the last to finish)\n", r.critical_stage);
+  if (r.jobs.empty()) {
+    std::printf("# where the time went (stage %u, the last to finish)\n", r.critical_stage);
+  } else {
+    std::printf("# where the time went (job %s, stage %u, the last to finish)\n",
+                r.jobs[r.critical_job].name.c_str(), r.critical_stage);
+  }
   std::printf("compute              %s\n", sim_text(r.compute_s).c_str());
   for (int g = 0; g < workload::kCommGroups; ++g) {
     // Pipeline sends never block the compute stream: their time is in the bubble.
@@ -469,9 +591,9 @@ nlohmann::json step_json(const StepReport& rep) {
   j["command"] = "run";
   j["version"] = kVersion;
   j["scenario"] = rep.opt.scenario;
-  j["model"] = s.model.name;
+  j["model"] = run_model(s);
   j["topology"] = rep.run.topo.name;
-  j["gpus"] = s.par.world();
+  j["gpus"] = run_gpus(s);
   j["gpu"] = s.gpu.name;
   j["fidelity"] = s.fidelity;
   j["cell_bytes"] = s.fidelity == "cell" ? s.cell.count() : 0;
@@ -500,6 +622,26 @@ nlohmann::json step_json(const StepReport& rep) {
   j["engine"] = engine_json(rep.opt.partition, rep.ranks, r.engine);
   j["wall_s"] = rep.wall_s;
   j["digest"] = digest_hex(r.digest);
+  for (const workload::JobResult& x : r.jobs) {
+    nlohmann::json job;
+    job["name"] = x.name;
+    job["gpus"] = x.gpus_text;
+    job["gpu_count"] = x.gpus;
+    job["step_s"] = x.step_s;
+    job["mfu"] = r.complete ? nlohmann::json(x.mfu) : nlohmann::json(nullptr);
+    job["tokens_per_s_per_gpu"] = r.complete && x.step_s > 0
+                                      ? nlohmann::json(x.tokens_per_step / x.step_s / x.gpus)
+                                      : nlohmann::json(nullptr);
+    job["model_flops"] = x.model_flops;
+    job["critical_stage"] = x.critical_stage;
+    job["compute_s"] = x.compute_s;
+    job["bubble_s"] = x.bubble_s;
+    job["optimizer_s"] = x.optimizer_s;
+    for (int g = 0; g < workload::kCommGroups; ++g)
+      job["exposed_s"][group_name(g)] = x.exposed_s[g];
+    job["collectives"] = x.collectives;
+    j["jobs"].push_back(job);
+  }
   return j;
 }
 

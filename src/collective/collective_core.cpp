@@ -73,6 +73,13 @@ int CollectiveCore::channels_for_size(bool per_gpu) const {
   return static_cast<int>(std::clamp<std::int64_t>(spec_.bytes / (split * 65536), 1, p_.channels));
 }
 
+int CollectiveCore::ring_channels_for_size() const {
+  std::int64_t min_bytes = 65536;  // Simple
+  if (p_.protocol == "ll128") min_bytes = 8192;
+  if (p_.protocol == "ll") min_bytes = std::int64_t{8192} * n_;
+  return static_cast<int>(std::clamp<std::int64_t>(spec_.bytes / min_bytes, 1, p_.channels));
+}
+
 std::int64_t CollectiveCore::wire_bytes(std::int64_t payload) const {
   return static_cast<std::int64_t>(static_cast<double>(payload) * p_.wire_factor() + 0.5);
 }

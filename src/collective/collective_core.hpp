@@ -35,6 +35,13 @@ class CollectiveCore {
   /// when a channel's data is split among the GPUs (ring, NVLS), else (`per_gpu` false: the
   /// tree, whose every GPU handles all of its channel's data) at least 64 KiB per channel.
   [[nodiscard]] int channels_for_size(bool per_gpu = true) const;
+  /// The ring's (and chain's) channels for the spec's size, at most coll.channels, by NCCL's
+  /// rule (enqueue.cc: fewer channels while a channel's bytes are under threads x the per-thread
+  /// threshold; tuning.cc scales that threshold by the ranks only for ring/LL): at least 64 KiB
+  /// per channel with Simple, 8 KiB with LL128 (its per-thread threshold is an eighth of
+  /// Simple's) and 8 KiB per rank with LL. Not per GPU: NCCL's ring loops over chunks of
+  /// chunk x ranks, shrinking the chunk when a channel's data is smaller, and keeps its channels.
+  [[nodiscard]] int ring_channels_for_size() const;
   /// The member (0 .. GPUs per server - 1) at which channel `c` enters and leaves every server:
   /// channels go round the server's NICs first (channel c on the c mod N-th distinct NIC of the
   /// members), then round the members that share that NIC, so c channels use min(c, N) NICs.

@@ -50,7 +50,7 @@ bool LaneRun::reduces(std::int64_t i) const {
 void LaneRun::build() {
   const CollectiveSpec& spec = core_.spec();
   // Fewer channels for small messages (as NCCL does).
-  channels_ = core_.channels_for_size();
+  channels_ = core_.ring_channels_for_size();
   channel_bytes_ = ceil_div(std::max<std::int64_t>(spec.bytes, 0), channels_);
   steps_ = spec.kind == Kind::kAllReduce ? 2 * (n_ - 1) : (chain_ ? 1 : n_ - 1);
   seg_ = chain_ ? channel_bytes_ : ceil_div(channel_bytes_, n_);
@@ -140,14 +140,16 @@ void LaneRun::connect(Lane& l, std::uint32_t next_gpu, std::uint32_t rail) {
 void LaneRun::try_send(nic::Verbs& v, std::uint32_t li) {
   Lane& l = lanes_[li];
   if (l.next == kNone) return;
-  while (l.sent < l.total_send && l.sent - l.acked < core_.params().slots &&
+  while (l.sent < l.total_send && l.sent - l.acked < core_.params().slots && !l.on_nvlink &&
          (l.dep == kSource || l.recvd >= l.sent + 1 - l.dep)) {
     const std::int64_t wire = core_.wire_bytes(piece_bytes(l, l.sent));
     ++l.sent;
     if (l.next_intra) {
+      l.on_nvlink = true;
       const SimTime arrive = core_.nvlink_hop(l.gpu, v.now(), wire);
       core_.schedule(v, arrive - v.now(), TimerPayload{.event = kNvlink, .index = l.next});
     } else if (l.pxn) {
+      l.on_nvlink = true;
       const SimTime there = core_.nvlink_hop(l.gpu, v.now(), wire);
       core_.schedule(v, there - v.now(), TimerPayload{.event = kPxn, .index = li});
     } else {
@@ -188,6 +190,7 @@ void LaneRun::on_timer(nic::Verbs& v, const TimerPayload& t) {
       Lane& l = lanes_[x];
       Lane& from = lanes_[l.prev];
       ++from.acked;  // the slot is free once the piece is in the peer's buffer
+      from.on_nvlink = false;
       on_received(v, x, piece_bytes(from, l.arrived));
       progress(v, l.prev);
       break;
@@ -199,6 +202,8 @@ void LaneRun::on_timer(nic::Verbs& v, const TimerPayload& t) {
     case kPxn: {
       Lane& l = lanes_[x];
       core_.post_network(v, l.gpu, l.endpoint, core_.wire_bytes(piece_bytes(l, l.pxn_posted++)));
+      l.on_nvlink = false;
+      progress(v, x);
       break;
     }
     default:

@@ -12,6 +12,13 @@
 // NVLink timeline), so "piece i - dep has arrived" is "arrived count > i - dep". The protocol's
 // per-hop overhead and the reduction are a delay between a piece's arrival and the moment it
 // counts as received (and may be forwarded); they cost latency, not bandwidth.
+//
+// NVLink: a channel is a thread block that copies one piece at a time (it copies, then signals
+// the peer, then takes the next piece), and a GPU's channels copy concurrently, sharing its
+// NVLink. So a lane has at most one piece on NVLink; the GPU's egress timeline serves its lanes'
+// pieces in turn (round robin at piece granularity: a fair share). Booking a lane's further
+// pieces ahead (up to `slots`) would let one lane's backlog delay another's piece by up to
+// slots x channels pieces, starving the PXN lane, whose slots also cover the network round trip.
 
 #include <cstdint>
 #include <vector>
@@ -47,6 +54,7 @@ class LaneRun final : public AlgorithmRun {
     std::int64_t recvd = 0;
     std::int64_t arrived = 0;     // pieces arrived, their reduce/latency timer pending
     std::int64_t pxn_posted = 0;  // PXN: pieces whose NVLink hop finished and were posted
+    bool on_nvlink = false;       // a piece of this lane is on its GPU's NVLink
     std::int64_t done_ps = -1;
   };
   enum Event : std::uint32_t {

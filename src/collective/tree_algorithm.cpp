@@ -264,10 +264,13 @@ class Tree final : public CollectiveAlgorithm {
     return s;
   }
   [[nodiscard]] TunerCost tuner_cost(const CollectiveShape& s, const TunerRates& r) const override {
-    // Up and down: the server tree's depth between servers, the chain inside; an inner node
-    // sends up once and down twice, so 2/3 of the ring's bandwidth.
+    // Up and down: the server tree's depth between servers, the chain inside. Bandwidth as
+    // NCCL's tuning.cc: the tree's bus bandwidth is 0.92 of the graph's (the ring's), and its
+    // algorithm bandwidth half of that (the ring's: n / 2(n-1)); in busbw terms (the tuner divides
+    // busbw_factor x S by it), 0.92 x (n-1)/n of the ring's.
     const double depth = s.servers > 1 ? std::ceil(std::log2(s.servers)) : 0;
-    return TunerCost{2.0 * (s.gpus_per_server - 1), 2 * depth, ring_bandwidth(s, r) * 2.0 / 3.0};
+    const double tree_factor = s.gpus > 1 ? 0.92 * (s.gpus - 1) / s.gpus : 0.92;
+    return TunerCost{2.0 * (s.gpus_per_server - 1), 2 * depth, ring_bandwidth(s, r) * tree_factor};
   }
   [[nodiscard]] std::optional<BoundChain> bound_chain(const CollectiveShape& s) const override {
     const double depth = s.servers > 1 ? std::ceil(std::log2(s.servers)) : 0;

@@ -98,6 +98,15 @@ Result<bool> ParamTable::load_yaml_text(const std::string& text, const std::stri
   }
 }
 
+Result<bool> ParamTable::load_yaml_map(const YAML::Node& map, const std::string& prefix,
+                                       const std::string& source) const {
+  try {
+    return walk(*this, map, prefix, source);
+  } catch (const YAML::Exception& e) {
+    return Error{source + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg};
+  }
+}
+
 Result<bool> ParamTable::load_yaml_file(const std::string& path, const std::string& what) const {
   auto text = read_input_file(path, what);
   if (!text) return text.error();

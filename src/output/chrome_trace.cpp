@@ -20,7 +20,16 @@ nlohmann::json name_event(const char* what, std::uint32_t pid, int tid, const st
   return e;
 }
 
-nlohmann::json op_event(const workload::OpRecord& o) {
+// The process of a job's stage: the jobs' stages in turn (one job: the stage).
+std::uint32_t pid_of(const workload::StepResult& r, std::uint32_t job, std::uint32_t stage) {
+  std::uint32_t base = 0;
+  for (std::uint32_t k = 0; k < job && k < r.jobs.size(); ++k) {
+    base += static_cast<std::uint32_t>(r.jobs[k].stage_gpu.size());
+  }
+  return base + stage;
+}
+
+nlohmann::json op_event(const workload::OpRecord& o, std::uint32_t pid) {
   std::string name = workload::op_kind_name(o.kind);
   nlohmann::json args = {{"micro", o.micro}, {"chunk", o.chunk}, {"layer", o.layer}};
   if (o.kind == OpKind::kComm) {
@@ -35,13 +44,14 @@ nlohmann::json op_event(const workload::OpRecord& o) {
           {"ph", "X"},
           {"ts", o.start_s * 1e6},
           {"dur", (o.end_s - o.start_s) * 1e6},
-          {"pid", o.stage},
+          {"pid", pid},
           {"tid", o.kind == OpKind::kWait ? kWaitTid : kComputeTid},
           {"args", args}};
 }
 
 // A collective as a pair of async events on its group's track of the stage's process.
-void collective_events(const workload::CollectiveRecord& c, nlohmann::json& events) {
+void collective_events(const workload::CollectiveRecord& c, std::uint32_t pid,
+                       nlohmann::json& events) {
   const std::string group = workload::comm_group_name(c.group);
   const nlohmann::json args = {
       {"bytes", c.bytes}, {"group", group},           {"kind", collective::kind_name(c.kind)},
@@ -53,7 +63,7 @@ void collective_events(const workload::CollectiveRecord& c, nlohmann::json& even
                     {"ph", "b"},
                     {"id", c.id},
                     {"ts", c.start_s * 1e6},
-                    {"pid", c.stage},
+                    {"pid", pid},
                     {"tid", kComputeTid},
                     {"args", args}});
   events.push_back({{"name", name},
@@ -61,7 +71,7 @@ void collective_events(const workload::CollectiveRecord& c, nlohmann::json& even
                     {"ph", "e"},
                     {"id", c.id},
                     {"ts", c.end_s * 1e6},
-                    {"pid", c.stage},
+                    {"pid", pid},
                     {"tid", kComputeTid}});
 }
 
@@ -70,20 +80,29 @@ void collective_events(const workload::CollectiveRecord& c, nlohmann::json& even
 Result<bool> write_chrome_trace(const std::string& path, const workload::StepResult& r,
                                 std::uint32_t gpu_stride) {
   nlohmann::json events = nlohmann::json::array();
-  std::set<std::uint32_t> stages;
-  for (const workload::OpRecord& o : r.ops) stages.insert(o.stage);
-  for (const workload::CollectiveRecord& c : r.colls) stages.insert(c.stage);
-  for (std::uint32_t st : stages) {
-    events.push_back(name_event(
-        "process_name", st, -1,
-        "stage " + std::to_string(st) + " (GPU " + std::to_string(st * gpu_stride) + ")"));
-    events.push_back(
-        {{"name", "process_sort_index"}, {"ph", "M"}, {"pid", st}, {"args", {{"sort_index", st}}}});
-    events.push_back(name_event("thread_name", st, kComputeTid, "compute stream"));
-    events.push_back(name_event("thread_name", st, kWaitTid, "waiting for other stages"));
+  std::set<std::pair<std::uint32_t, std::uint32_t>> stages;  // (job, stage)
+  for (const workload::OpRecord& o : r.ops) stages.emplace(o.job, o.stage);
+  for (const workload::CollectiveRecord& c : r.colls) stages.emplace(c.job, c.stage);
+  for (const auto& [job, st] : stages) {
+    const std::uint32_t pid = pid_of(r, job, st);
+    const std::string name =
+        r.jobs.empty()
+            ? "stage " + std::to_string(st) + " (GPU " + std::to_string(st * gpu_stride) + ")"
+            : "job " + r.jobs[job].name + ", stage " + std::to_string(st) + " (GPU " +
+                  std::to_string(r.jobs[job].stage_gpu[st]) + ")";
+    events.push_back(name_event("process_name", pid, -1, name));
+    events.push_back({{"name", "process_sort_index"},
+                      {"ph", "M"},
+                      {"pid", pid},
+                      {"args", {{"sort_index", pid}}}});
+    events.push_back(name_event("thread_name", pid, kComputeTid, "compute stream"));
+    events.push_back(name_event("thread_name", pid, kWaitTid, "waiting for other stages"));
   }
-  for (const workload::OpRecord& o : r.ops) events.push_back(op_event(o));
-  for (const workload::CollectiveRecord& c : r.colls) collective_events(c, events);
+  for (const workload::OpRecord& o : r.ops)
+    events.push_back(op_event(o, pid_of(r, o.job, o.stage)));
+  for (const workload::CollectiveRecord& c : r.colls) {
+    collective_events(c, pid_of(r, c.job, c.stage), events);
+  }
   nlohmann::json j;
   j["traceEvents"] = std::move(events);
   j["displayTimeUnit"] = "ms";

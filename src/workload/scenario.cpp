@@ -1,7 +1,12 @@
 #include "stepsim/workload/scenario.hpp"
 
+#include <yaml-cpp/yaml.h>
+
 #include <algorithm>
 #include <filesystem>
+#include <map>
+
+#include "stepsim/config/yaml_input.hpp"
 
 #include "stepsim/fabric/fabric_samples.hpp"
 #include "stepsim/fabric/pfc_headroom.hpp"
@@ -145,14 +150,176 @@ config::ParamTable scenario_param_table(Scenario& s) {
   return t;
 }
 
+namespace {
+
+// A range of GPUs [lo, hi] of job `job` (overlap checks).
+struct GpuRange {
+  std::int64_t lo = 0, hi = 0;
+  std::size_t job = 0;
+};
+
+// "0-7,16-23" (inclusive ranges, or single GPUs) into GPU indices, in that order; the ranges
+// are added to `ranges`.
+Result<std::vector<std::uint32_t>> parse_gpu_ranges(const std::string& text, std::size_t job,
+                                                    std::vector<GpuRange>& ranges) {
+  const Error bad{"'" + text + "' is not a list of GPU ranges (e.g. 0-63 or 0-7,16-23)"};
+  std::vector<std::uint32_t> gpus;
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', pos), text.size());
+    const std::string item = text.substr(pos, comma - pos);
+    const std::size_t dash = item.find('-');
+    const std::string a = item.substr(0, dash);
+    const std::string b = dash == std::string::npos ? a : item.substr(dash + 1);
+    auto number = [](const std::string& t) -> std::int64_t {
+      if (t.empty() || t.size() > 9 || t.find_first_not_of("0123456789") != std::string::npos) {
+        return -1;
+      }
+      return std::stoll(t);
+    };
+    const std::int64_t lo = number(a);
+    const std::int64_t hi = number(b);
+    if (lo < 0 || hi < lo || hi - lo >= kMaxGpus ||
+        static_cast<std::int64_t>(gpus.size()) + (hi - lo + 1) > kMaxGpus) {
+      return bad;
+    }
+    for (std::int64_t g = lo; g <= hi; ++g) gpus.push_back(static_cast<std::uint32_t>(g));
+    ranges.push_back(GpuRange{lo, hi, job});
+    pos = comma + 1;
+  }
+  return gpus;
+}
+
+// The keys a job takes: name, gpus, and the scenario's model.*, parallel.* and compute.* keys
+// (as "jobs[K].model.layers", ...), bound to `job` and `gpus_text`.
+config::ParamTable job_param_table(Scenario& job, std::string& name, std::string& gpus_text,
+                                   const std::string& prefix) {
+  config::ParamTable t;
+  t.add(text(prefix + ".name", name, "the job's name (reports)"));
+  t.add(text(prefix + ".gpus", gpus_text,
+             "the job's GPUs of the topology, whole servers: ranges such as 0-63 or 0-7,16-23"));
+  const config::ParamTable all = scenario_param_table(job);
+  for (config::Param p : all.params()) {
+    if (p.key.starts_with("model.") || p.key.starts_with("parallel.") ||
+        p.key.starts_with("compute.")) {
+      p.key = prefix + "." + p.key;
+      t.add(std::move(p));
+    }
+  }
+  return t;
+}
+
+// The `jobs:` list of scenario file `path` into s.jobs; each job starts from `s`'s model,
+// parallel and compute keys (with --set applied), parallel.dp and .gpus from its GPUs.
+Result<bool> load_jobs(const YAML::Node& list, const std::string& path, Scenario& s) {
+  auto line = [&](const YAML::Node& n) {
+    return path + ":" + std::to_string(n.Mark().line + 1) + ": ";
+  };
+  if (!list.IsSequence() || list.size() == 0) {
+    return Error{line(list) +
+                 "jobs: expected a list of jobs (each a map of name, gpus, model, "
+                 "parallel, compute)"};
+  }
+  std::vector<GpuRange> ranges;  // every job's
+  for (std::size_t k = 0; k < list.size(); ++k) {
+    const YAML::Node& entry = list[k];
+    const std::string key = "jobs[" + std::to_string(k) + "]";
+    if (!entry.IsMap()) {
+      return Error{line(entry) + key + ": expected a map (name, gpus, model, parallel, compute)"};
+    }
+    for (const auto& kv : entry) {
+      const std::string k1 = kv.first.IsScalar() ? kv.first.Scalar() : std::string("?");
+      if (k1 != "name" && k1 != "gpus" && k1 != "model" && k1 != "parallel" && k1 != "compute") {
+        return Error{line(kv.first) + key + "." + k1 +
+                     ": not a job key (allowed: name, gpus, model, parallel, compute; the GPU, "
+                     "collective, NIC and fabric keys are the scenario's, shared by all jobs)"};
+      }
+    }
+    Scenario job = s;
+    job.par.dp = 0;
+    job.par.gpus = 0;
+    std::string name = "job" + std::to_string(k);
+    std::string gpus_text;
+    const config::ParamTable t = job_param_table(job, name, gpus_text, key);
+    if (auto ok = t.load_yaml_map(entry, key, path); !ok) return ok.error();
+    if (gpus_text.empty()) {
+      return Error{line(entry) + key +
+                   ".gpus: missing (the job's GPUs of the topology, e.g. "
+                   "0-63 or 0-7,16-23)"};
+    }
+    auto gpus = parse_gpu_ranges(gpus_text, k, ranges);
+    if (!gpus) return Error{line(entry) + key + ".gpus: " + gpus.error().message};
+    for (const JobSpec& other : s.jobs) {
+      if (other.name == name) return Error{line(entry) + key + ".name: '" + name + "' is taken"};
+    }
+    const auto n = static_cast<int>(gpus->size());
+    if (job.par.gpus != 0 && job.par.gpus != n) {
+      return Error{line(entry) + key + ".parallel.gpus (" + std::to_string(job.par.gpus) +
+                   ") must equal the " + std::to_string(n) + " GPUs of " + key + ".gpus"};
+    }
+    job.par.gpus = n;
+    s.jobs.push_back(
+        JobSpec{name, gpus_text, std::move(gpus).value(), job.model, job.par, job.compute});
+  }
+  // Disjoint GPUs: sorted by start, a range overlaps one before it when it starts at or before
+  // the furthest end so far.
+  std::stable_sort(ranges.begin(), ranges.end(),
+                   [](const GpuRange& a, const GpuRange& b) { return a.lo < b.lo; });
+  for (std::size_t i = 1, far = 0; i < ranges.size(); ++i) {
+    const GpuRange& a = ranges[far];
+    const GpuRange& b = ranges[i];
+    if (b.lo <= a.hi) {
+      const std::size_t later = std::max(a.job, b.job);
+      const std::size_t earlier = std::min(a.job, b.job);
+      const std::string key = "jobs[" + std::to_string(later) + "]";
+      return Error{line(list[later]) + key + ".gpus (" + s.jobs[later].gpus_text + ") overlaps " +
+                   (later == earlier ? std::string("itself")
+                                     : "jobs[" + std::to_string(earlier) + "].gpus") +
+                   " at GPU " + std::to_string(b.lo) + " (jobs take disjoint GPUs)"};
+    }
+    if (b.hi > a.hi) far = i;
+  }
+  return true;
+}
+
+}  // namespace
+
+Scenario job_scenario(const Scenario& s, std::size_t k) {
+  Scenario j = s;
+  j.model = s.jobs[k].model;
+  j.par = s.jobs[k].par;
+  j.compute = s.jobs[k].compute;
+  j.jobs.clear();
+  return j;
+}
+
 Result<Scenario> load_scenario(const std::string& path, const std::vector<std::string>& sets) {
   Scenario s;
   s.source = path;
   {
     const config::ParamTable t = scenario_param_table(s);
-    if (auto ok = t.load_yaml_file(path, "scenario file"); !ok) return ok.error();
+    auto text = config::read_input_file(path, "scenario file");
+    if (!text) return text.error();
+    auto root = config::parse_yaml_document(*text, path);
+    if (!root) return root.error();
+    YAML::Node doc = std::move(root).value();  // (a handle on the parsed document)
+    YAML::Node jobs;
+    bool has_jobs = false;
+    if (!doc.IsNull()) {
+      if (!doc.IsMap()) return Error{path + ": expected a map of sections"};
+      const YAML::Node& map = doc;
+      if (map["jobs"]) {  // (const: a lookup that does not add the key)
+        jobs = map["jobs"];
+        has_jobs = true;
+        doc.remove("jobs");
+      }
+      if (auto ok = t.load_yaml_map(doc, "", path); !ok) return ok.error();
+    }
     for (const std::string& kv : sets) {
       if (auto ok = t.apply(kv); !ok) return Error{"--set " + ok.error().message};
+    }
+    if (has_jobs) {
+      if (auto ok = load_jobs(jobs, path, s); !ok) return ok.error();
     }
   }
   if (s.topology.empty()) return Error{path + ": topology: missing (a topology file)"};
@@ -170,10 +337,14 @@ Result<Scenario> load_scenario(const std::string& path, const std::vector<std::s
   return s;
 }
 
-Result<bool> validate(const Scenario& s, const topology::Topology& topo) {
+namespace {
+
+// validate() of one job; errors start with `where`.
+Result<bool> validate_job(const Scenario& s, const topology::Topology& topo,
+                          const std::string& where) {
   const ModelSpec& m = s.model;
   const Parallelism& p = s.par;
-  auto bad = [&](const std::string& msg) { return Error{s.source + ": " + msg}; };
+  auto bad = [&](const std::string& msg) { return Error{where + msg}; };
   if (m.hidden % m.heads != 0) return bad("model.heads must divide model.hidden");
   if (m.heads % m.kv() != 0) return bad("model.kv_heads must divide model.heads");
   if (m.experts > 0 && m.top_k > m.experts) return bad("model.top_k exceeds model.experts");
@@ -244,6 +415,51 @@ Result<bool> validate(const Scenario& s, const topology::Topology& topo) {
   if (static_cast<std::uint32_t>(p.tp) > per_server || per_server % p.tp != 0) {
     return bad("parallel.tp (" + std::to_string(p.tp) + ") must divide the " +
                std::to_string(per_server) + " GPUs of a server (TP stays on NVLink)");
+  }
+  return true;
+}
+
+}  // namespace
+
+Result<bool> validate(const Scenario& s, const topology::Topology& topo) {
+  if (s.jobs.empty()) return validate_job(s, topo, s.source + ": ");
+  if (s.step_mode != "whole" || (s.fidelity != "packet" && s.fidelity != "cell")) {
+    return Error{s.source +
+                 ": jobs: several jobs share the fabric only in step.mode whole at "
+                 "packet or cell fidelity (this run: step.mode " +
+                 s.step_mode + ", fidelity " + s.fidelity +
+                 "; add --set step.mode=whole, and --fidelity cell or packet)"};
+  }
+  // The server of each GPU (the topology's GPUs are numbered server by server).
+  std::vector<std::uint32_t> server_of;
+  std::vector<std::uint32_t> server_gpus;
+  for (topology::NodeId v = 0; v < topo.nodes.size(); ++v) {
+    if (!topo.is_server(v) || topo.nodes[v].gpus == 0) continue;
+    server_of.insert(server_of.end(), topo.nodes[v].gpus,
+                     static_cast<std::uint32_t>(server_gpus.size()));
+    server_gpus.push_back(topo.nodes[v].gpus);
+  }
+  for (std::size_t k = 0; k < s.jobs.size(); ++k) {
+    const JobSpec& j = s.jobs[k];
+    const std::string key = "jobs[" + std::to_string(k) + "]";
+    const std::string where = s.source + ": " + key + " (" + j.name + "): ";
+    std::map<std::uint32_t, std::uint32_t> per_server;  // server -> the job's GPUs on it
+    for (std::uint32_t g : j.gpus) {
+      if (g >= server_of.size()) {
+        return Error{s.source + ": " + key + ".gpus (" + j.gpus_text + "): GPU " +
+                     std::to_string(g) + " is beyond " + s.topology + " (GPUs 0.." +
+                     std::to_string(server_of.size() - 1) + ")"};
+      }
+      ++per_server[server_of[g]];
+    }
+    for (const auto& [server, n] : per_server) {
+      if (n != server_gpus[server]) {
+        return Error{s.source + ": " + key + ".gpus (" + j.gpus_text + ") takes " +
+                     std::to_string(n) + " of the " + std::to_string(server_gpus[server]) +
+                     " GPUs of a server: a job takes whole servers"};
+      }
+    }
+    if (auto ok = validate_job(job_scenario(s, k), topo, where); !ok) return ok;
   }
   return true;
 }

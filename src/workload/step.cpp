@@ -23,7 +23,8 @@ Result<StepResult> run_step(const Scenario& s, const topology::Topology& topo, C
 }
 
 Result<StepResult> run_whole_step(const Scenario& s, const topology::Topology& topo,
-                                  CommModel& folded, pdes::Sync& sync, pdes::EngineOptions engine,
+                                  const std::vector<CommModel*>& folded, pdes::Sync& sync,
+                                  pdes::EngineOptions engine,
                                   const std::function<bool(double)>& progress,
                                   fabric::FabricSamples* samples) {
   auto trace = run_whole_step_trace(s, topo, folded, sync, std::move(engine), progress, samples);

@@ -10,6 +10,10 @@
 namespace stepsim::workload {
 namespace {
 
+std::size_t idx(int i) {
+  return static_cast<std::size_t>(i);
+}
+
 // Count, busbw and bytes per group over every collective; what the fabric saw over the
 // distinct ones.
 void reduce_collectives(const StepTrace& t, StepResult& r) {
@@ -33,19 +37,67 @@ void reduce_collectives(const StepTrace& t, StepResult& r) {
   }
 }
 
-// The critical stage (the last to finish) and its time split.
-void reduce_stages(const StepTrace& t, StepResult& r) {
+// The critical stage (the last to finish) of stages [first, first + n) and its time split.
+template <class R>
+void reduce_stages(const StepTrace& t, std::size_t first, std::size_t n, R& r) {
   std::uint32_t crit = 0;
-  for (std::uint32_t st = 0; st < t.stages.size(); ++st) {
-    if (t.stages[st].t > t.stages[crit].t) crit = st;
+  for (std::uint32_t st = 0; st < n; ++st) {
+    if (t.stages[first + st].t > t.stages[first + crit].t) crit = st;
   }
-  const StageTime& g = t.stages[crit];
+  const StageTime& g = t.stages[first + crit];
   r.step_s = g.t;
   r.critical_stage = crit;
   r.compute_s = g.compute;
   r.bubble_s = g.bubble;
   r.optimizer_s = g.optimizer;
   for (int i = 0; i < kCommGroups; ++i) r.exposed_s[i] = g.exposed[i];
+}
+
+// Model FLOPs, tokens and MFU of one job's step (`s`: the job's scenario).
+template <class R>
+void reduce_mfu(const Scenario& s, R& r) {
+  const double tokens = static_cast<double>(s.par.global_batch) * s.model.seq_len;
+  r.model_flops = s.model.model_flops_per_token() * tokens;
+  r.peak_flops = s.model.precision == "fp8" ? s.gpu.fp8_flops : s.gpu.bf16_flops;
+  r.mfu = mfu(r.model_flops, r.step_s, s.par.world(), r.peak_flops);
+}
+
+// A multi-job run: each job's step (its stages' slice of the trace) and the run's: the last
+// job to finish sets step_s and the split; MFU is the jobs' model FLOPs (each over its peak)
+// over step_s and all their GPUs.
+void reduce_jobs(const Scenario& s, const StepTrace& t, StepResult& r) {
+  std::size_t first = 0;
+  double busy = 0;  // sum over jobs of model FLOPs / peak (GPU-seconds of useful work)
+  std::int64_t gpus = 0;
+  for (std::size_t k = 0; k < s.jobs.size(); ++k) {
+    const Scenario js = job_scenario(s, k);
+    JobResult j;
+    j.name = s.jobs[k].name;
+    j.gpus_text = s.jobs[k].gpus_text;
+    j.gpus = static_cast<std::uint32_t>(s.jobs[k].gpus.size());
+    const int per_stage = js.par.tp * js.par.cp * js.par.data_parallel();
+    for (int p = 0; p < js.par.pp; ++p) j.stage_gpu.push_back(s.jobs[k].gpus[idx(p * per_stage)]);
+    reduce_stages(t, first, t.job_stages[k], j);
+    first += t.job_stages[k];
+    reduce_mfu(js, j);
+    j.tokens_per_step = static_cast<double>(js.par.global_batch) * js.model.seq_len;
+    for (const CollectiveRecord& c : t.colls) j.collectives += c.job == k ? 1 : 0;
+    if (j.step_s > r.step_s || k == 0) {
+      r.critical_job = static_cast<std::uint32_t>(k);
+      r.step_s = j.step_s;
+      r.critical_stage = j.critical_stage;
+      r.compute_s = j.compute_s;
+      r.bubble_s = j.bubble_s;
+      r.optimizer_s = j.optimizer_s;
+      for (int i = 0; i < kCommGroups; ++i) r.exposed_s[i] = j.exposed_s[i];
+    }
+    r.model_flops += j.model_flops;
+    if (j.peak_flops > 0) busy += j.model_flops / j.peak_flops;
+    gpus += j.gpus;
+    r.jobs.push_back(std::move(j));
+  }
+  r.peak_flops = r.jobs[0].peak_flops;
+  r.mfu = r.step_s > 0 && gpus > 0 ? busy / (r.step_s * static_cast<double>(gpus)) : 0;
 }
 
 // Completion-time percentiles: the network groups' collectives, and the RDMA messages of the
@@ -177,11 +229,12 @@ StepResult summarize_step(const Scenario& s, const topology::Topology& topo, Ste
   r.interrupted = trace.stop == StepStop::kInterrupted;
   r.failed_transfers = trace.failed_transfers;
   reduce_collectives(trace, r);
-  reduce_stages(trace, r);
-  const double tokens = static_cast<double>(s.par.global_batch) * s.model.seq_len;
-  r.model_flops = s.model.model_flops_per_token() * tokens;
-  r.peak_flops = s.model.precision == "fp8" ? s.gpu.fp8_flops : s.gpu.bf16_flops;
-  r.mfu = mfu(r.model_flops, r.step_s, s.par.world(), r.peak_flops);
+  if (s.jobs.empty()) {
+    reduce_stages(trace, 0, trace.stages.size(), r);
+    reduce_mfu(s, r);
+  } else {
+    reduce_jobs(s, trace, r);
+  }
   reduce_percentiles(trace, r);
   reduce_fabric(trace, topo, r);
   select_flows(s.output, r);

@@ -36,18 +36,40 @@ std::size_t idx(int i) {
 
 enum class Stream : std::uint8_t { kCompute, kDp, kNone };
 
-// A group of the reference pipeline on one stage and stream; its copies are communicators.
+// A group of a job's reference pipeline on one stage and stream; its copies are communicators.
 struct RefGroup {
+  std::uint32_t job = 0;
   int stage = 0;
   Stream stream = Stream::kCompute;
-  std::vector<std::uint32_t> gpus;
+  std::vector<std::uint32_t> gpus;   // the job's ranks
   std::vector<std::uint32_t> ops;    // the comm op (of the stage program) of each sequence number
   std::vector<std::uint32_t> comms;  // by GPU of the stage (index in the stage): its copy
 };
 
+// One job of the run: its scenario, where its ranks sit, its stage programs and groups. A job's
+// ranks are its own (0 .. world - 1, Placement's order); everything else in the run uses the
+// topology's GPU indices (`gpus` maps). One job alone: rank r is GPU r.
+struct JobRun {
+  Scenario s;                       // the job's (job_scenario, or the scenario itself)
+  std::vector<std::uint32_t> gpus;  // by rank: the topology's GPU
+  Placement place;
+  std::vector<StageProgram> progs;
+  int per_stage = 1;
+  std::int64_t send_bytes = 0;
+  std::vector<std::vector<std::uint32_t>> stage_refs;      // by stage: RefGroup ids
+  std::vector<std::vector<std::uint32_t>> stage_op_ref;    // by stage, comm op: RefGroup id
+  std::vector<std::vector<std::uint32_t>> stage_op_local;  // by stage, comm op: GPU's counter
+  std::map<std::pair<Stream, std::vector<std::uint32_t>>, std::uint32_t> ref_index;
+  // The topology's GPU of rank (t, c, d) of `stage`'s reference copy, i-th of its stage.
+  [[nodiscard]] std::uint32_t gpu(int stage, int i) const {
+    return gpus[idx(stage * per_stage + i)];
+  }
+};
+
 // A communicator of the job: its GPUs, where they are, its RC connections.
 struct CommInfo {
-  std::vector<std::uint32_t> gpus;
+  std::vector<std::uint32_t> gpus;  // the topology's
+  std::uint32_t job = 0;
   collective::Communicator comm;
   bool folded = false;            // every GPU in one server
   int stage = 0;                  // of the first GPU
@@ -142,7 +164,10 @@ struct Timer {
 enum class Wait : std::uint8_t { kRunning, kTimer, kCollective, kRecv, kDp, kDpAll, kDone };
 
 struct GpuRun {
-  std::uint32_t gpu = 0;
+  std::uint32_t gpu = 0;  // the topology's index (gpus_'s)
+  std::uint32_t job = 0;
+  std::uint32_t rank = 0;  // in its job
+  bool used = false;       // runs a job
   int stage = 0;
   int t = 0, c = 0, d = 0;
   NodeId server = 0;
@@ -223,7 +248,7 @@ class InstanceVerbs final : public nic::Verbs {
 
 class StepApp final : public nic::RdmaApp {
  public:
-  StepApp(const Scenario& s, const topology::Topology& topo, CommModel& folded);
+  StepApp(const Scenario& s, const topology::Topology& topo, std::vector<CommModel*> folded);
 
   Result<bool> setup();
   [[nodiscard]] const std::vector<nic::Connection>& connections() const { return conns_; }
@@ -240,12 +265,16 @@ class StepApp final : public nic::RdmaApp {
 
  private:
   ServerState& server(const nic::Verbs& v) { return servers_[idx(server_index_[v.server()])]; }
+  [[nodiscard]] const JobRun& job_of(const GpuRun& g) const { return jobs_[g.job]; }
 
   // Set-up.
-  std::uint32_t ref_group(int stage, Stream stream, const CommOp& op);
-  std::uint32_t add_comm(std::vector<std::uint32_t> gpus);
-  Result<bool> build_comms();
-  Result<bool> build_pipeline_comms();
+  void add_job(Scenario s, std::vector<std::uint32_t> gpus);
+  Result<bool> place_gpus();
+  std::uint32_t ref_group(std::uint32_t job, int stage, Stream stream, const CommOp& op);
+  std::uint32_t add_comm(std::uint32_t job, std::vector<std::uint32_t> gpus);
+  void build_ref_groups(std::uint32_t job);
+  Result<bool> build_comms(std::uint32_t job);
+  Result<bool> build_pipeline_comms(std::uint32_t job);
   Result<bool> build_connections();
   Result<const collective::CollectiveParams*> params_for(std::uint32_t comm, collective::Kind kind,
                                                          std::int64_t bytes);
@@ -257,6 +286,10 @@ class StepApp final : public nic::RdmaApp {
 
   // Runtime.
   void advance(nic::Verbs& v, GpuRun& g);
+  void compute(nic::Verbs& v, GpuRun& g, const StageOp& op, bool optimizer);
+  void collective(nic::Verbs& v, GpuRun& g, const StageOp& op);
+  void pass_mark(GpuRun& g, const StageOp& op, SimTime now);
+  void param_gather(nic::Verbs& v, GpuRun& g, const StageOp& op);
   void record(ServerState& ss, const GpuRun& g, OpRecord r, SimTime start, SimTime end);
   void arrive(nic::Verbs& v, std::uint32_t comm, std::uint32_t seq, GpuRun* g, Stream stream);
   Instance& instance(ServerState& ss, std::uint32_t comm, std::uint32_t seq);
@@ -273,18 +306,18 @@ class StepApp final : public nic::RdmaApp {
   std::uint32_t pipeline_comm(std::uint32_t src, PassKind kind, std::uint32_t chunk,
                               int dst_stage) const;
 
+  // Gathering the trace (collect).
+  Result<StepStop> collect_stages(pdes::Sync& sync, const nic::RdmaRun& run, bool stopped,
+                                  StepTrace& trace);
+  void collect_collectives(pdes::Sync& sync, StepTrace& trace) const;
+  LogHistogram collect_records(pdes::Sync& sync, StepTrace& trace);
+
   const Scenario& s_;
   const topology::Topology& topo_;
-  CommModel& folded_model_;
-  Placement place_;
-  std::vector<StageProgram> progs_;
-  int per_stage_ = 1;
-  collective::Communicator all_;  // every GPU of the job: server, local index, NIC
+  std::vector<CommModel*> folded_models_;  // by job
+  std::vector<JobRun> jobs_;
+  collective::Communicator all_;  // GPUs 0 .. the last a job uses: server, local index, NIC
   std::vector<RefGroup> refs_;
-  std::vector<std::vector<std::uint32_t>> stage_refs_;      // by stage: RefGroup ids
-  std::vector<std::vector<std::uint32_t>> stage_op_ref_;    // by stage, comm op: RefGroup id
-  std::vector<std::vector<std::uint32_t>> stage_op_local_;  // by stage, comm op: GPU's counter
-  std::map<std::pair<Stream, std::vector<std::uint32_t>>, std::uint32_t> ref_index_;
   std::vector<CommInfo> comms_;
   std::map<std::vector<std::uint32_t>, std::uint32_t> comm_index_;  // (for ref copies)
   std::map<std::tuple<std::uint32_t, int, std::uint32_t, int>, std::uint32_t> pp_comm_;
@@ -293,15 +326,15 @@ class StepApp final : public nic::RdmaApp {
   std::deque<collective::CollectiveParams> params_;
   std::map<std::tuple<std::uint32_t, int, std::int64_t>, const collective::CollectiveParams*>
       params_of_;
-  std::map<std::tuple<int, std::int64_t, std::size_t>, CommCost> folded_;  // (kind, bytes, n)
+  // Folded collectives' costs by (job, kind, bytes, GPUs).
+  std::map<std::tuple<std::uint32_t, int, std::int64_t, std::size_t>, CommCost> folded_;
   std::uint64_t records_ = 0;
   std::unique_ptr<std::atomic<std::int64_t>[]> rec_start_, rec_end_;
-  std::vector<GpuRun> gpus_;
+  std::vector<GpuRun> gpus_;                // by GPU of the topology (up to the last one used)
   std::vector<SimTime> nvlink_free_;        // by GPU
   std::vector<std::int32_t> server_index_;  // by node: ServerState index, -1 if none
   std::vector<std::uint32_t> gpu_of_nic_;   // by port: the first GPU on that NIC (rail)
   std::vector<ServerState> servers_;
-  std::int64_t send_bytes_ = 0;
   std::vector<BackgroundFlow> background_;
   friend class InstanceVerbs;
 };
@@ -319,45 +352,76 @@ void InstanceVerbs::schedule(SimTime delay, const nic::AppTimer& timer) {
   app_.schedule(v_, delay, Timer{TimerKind::kInstance, 0, key_of(inst_.comm, inst_.seq), timer});
 }
 
-StepApp::StepApp(const Scenario& s, const topology::Topology& topo, CommModel& folded)
-    : s_(s),
-      topo_(topo),
-      folded_model_(folded),
-      place_{s.par.tp, s.par.cp, s.par.data_parallel(), s.par.pp} {}
+StepApp::StepApp(const Scenario& s, const topology::Topology& topo, std::vector<CommModel*> folded)
+    : s_(s), topo_(topo), folded_models_(std::move(folded)) {}
 
-Result<bool> StepApp::setup() {
-  progs_ = stage_programs(s_);
-  per_stage_ = place_.tp * place_.cp * place_.dp;
-  send_bytes_ = stage_send_bytes(s_);
-  auto all = collective::make_communicator(topo_, s_.par.world());
+void StepApp::add_job(Scenario s, std::vector<std::uint32_t> gpus) {
+  JobRun j;
+  j.place = Placement{s.par.tp, s.par.cp, s.par.data_parallel(), s.par.pp};
+  j.progs = stage_programs(s);
+  j.per_stage = j.place.tp * j.place.cp * j.place.dp;
+  j.send_bytes = stage_send_bytes(s);
+  j.gpus = std::move(gpus);
+  j.s = std::move(s);
+  jobs_.push_back(std::move(j));
+}
+
+// Every job's GPUs: their coordinates, servers and server states (in the topology's GPU order).
+Result<bool> StepApp::place_gpus() {
+  std::uint32_t n = 0;
+  for (const JobRun& j : jobs_) {
+    for (std::uint32_t g : j.gpus) n = std::max(n, g + 1);
+  }
+  auto all = collective::make_communicator(topo_, static_cast<int>(n));
   if (!all) return all.error();
   all_ = std::move(all).value();
-  const auto world = static_cast<std::size_t>(s_.par.world());
-  nvlink_free_.assign(world, SimTime::zero());
+  nvlink_free_.assign(n, SimTime::zero());
   server_index_.assign(topo_.nodes.size(), -1);
-  gpus_.resize(world);
+  gpus_.resize(n);
   gpu_of_nic_ = collective::gpu_of_nic_ports(topo_);
-  for (std::uint32_t g = 0; g < world; ++g) {
-    GpuRun& r = gpus_[g];
-    const RankCoords rc = coords_of(place_, g);
-    r.gpu = g;
-    r.stage = rc.p;
-    r.t = rc.t;
-    r.c = rc.c;
-    r.d = rc.d;
-    r.server = all_.gpus[g].server;
-    r.reference = rc.t == 0 && rc.c == 0 && rc.d == 0;
+  for (std::uint32_t k = 0; k < jobs_.size(); ++k) {
+    const JobRun& j = jobs_[k];
+    for (std::uint32_t rank = 0; rank < j.gpus.size(); ++rank) {
+      GpuRun& r = gpus_[j.gpus[rank]];
+      const RankCoords rc = coords_of(j.place, rank);
+      r.gpu = j.gpus[rank];
+      r.job = k;
+      r.rank = rank;
+      r.used = true;
+      r.stage = rc.p;
+      r.t = rc.t;
+      r.c = rc.c;
+      r.d = rc.d;
+      r.server = all_.gpus[r.gpu].server;
+      r.reference = rc.t == 0 && rc.c == 0 && rc.d == 0;
+    }
+  }
+  for (GpuRun& r : gpus_) {
+    if (!r.used) continue;
     if (server_index_[r.server] < 0) {
       server_index_[r.server] = static_cast<std::int32_t>(servers_.size());
       servers_.emplace_back();
     }
-    servers_[idx(server_index_[r.server])].gpus.push_back(g);
+    servers_[idx(server_index_[r.server])].gpus.push_back(r.gpu);
   }
   for (const auto& [g, factor] : s_.slow_gpus) {
-    if (g < world) gpus_[g].slowdown = factor;
+    if (g < n) gpus_[g].slowdown = factor;
   }
-  if (auto ok = build_comms(); !ok) return ok;
-  if (auto ok = build_pipeline_comms(); !ok) return ok;
+  return true;
+}
+
+Result<bool> StepApp::setup() {
+  if (s_.jobs.empty()) {
+    std::vector<std::uint32_t> gpus(static_cast<std::size_t>(s_.par.world()));
+    for (std::uint32_t g = 0; g < gpus.size(); ++g) gpus[g] = g;
+    add_job(s_, std::move(gpus));
+  }
+  for (std::size_t k = 0; k < s_.jobs.size(); ++k) add_job(job_scenario(s_, k), s_.jobs[k].gpus);
+  if (auto ok = place_gpus(); !ok) return ok;
+  for (std::uint32_t k = 0; k < jobs_.size(); ++k) {
+    if (auto ok = build_comms(k); !ok) return ok;
+    if (auto ok = build_pipeline_comms(k); !ok) return ok;
+  }
   for (CommInfo& ci : comms_) {
     ci.record_base = records_;
     records_ += ci.instances;
@@ -373,23 +437,26 @@ Result<bool> StepApp::setup() {
   return cost_folded();
 }
 
-std::uint32_t StepApp::ref_group(int stage, Stream stream, const CommOp& op) {
-  auto [it, fresh] =
-      ref_index_.emplace(std::make_pair(stream, op.gpus), static_cast<std::uint32_t>(refs_.size()));
+std::uint32_t StepApp::ref_group(std::uint32_t job, int stage, Stream stream, const CommOp& op) {
+  JobRun& j = jobs_[job];
+  auto [it, fresh] = j.ref_index.emplace(std::make_pair(stream, op.gpus),
+                                         static_cast<std::uint32_t>(refs_.size()));
   if (fresh) {
     RefGroup r;
+    r.job = job;
     r.stage = stage;
     r.stream = stream;
     r.gpus = op.gpus;
     refs_.push_back(std::move(r));
-    stage_refs_[idx(stage)].push_back(it->second);
+    j.stage_refs[idx(stage)].push_back(it->second);
   }
   return it->second;
 }
 
-std::uint32_t StepApp::add_comm(std::vector<std::uint32_t> gpus) {
+std::uint32_t StepApp::add_comm(std::uint32_t job, std::vector<std::uint32_t> gpus) {
   CommInfo ci;
   ci.gpus = std::move(gpus);
+  ci.job = job;
   std::map<NodeId, std::vector<std::uint32_t>> by_server;
   for (std::uint32_t r = 0; r < ci.gpus.size(); ++r) {
     by_server[all_.gpus[ci.gpus[r]].server].push_back(r);
@@ -401,61 +468,70 @@ std::uint32_t StepApp::add_comm(std::vector<std::uint32_t> gpus) {
   return static_cast<std::uint32_t>(comms_.size() - 1);
 }
 
-// The reference groups of every stage, and their copies: one communicator each.
-Result<bool> StepApp::build_comms() {
-  const auto stages = progs_.size();
-  stage_refs_.assign(stages, {});
-  stage_op_ref_.assign(stages, {});
+// The reference groups of every stage of `job` and each stage op's group and counter.
+void StepApp::build_ref_groups(std::uint32_t job) {
+  JobRun& j = jobs_[job];
+  const auto stages = j.progs.size();
+  j.stage_refs.assign(stages, {});
+  j.stage_op_ref.assign(stages, {});
   for (std::size_t st = 0; st < stages; ++st) {
-    const StageProgram& p = progs_[st];
-    std::vector<std::uint32_t>& op_ref = stage_op_ref_[st];
+    const StageProgram& p = j.progs[st];
+    std::vector<std::uint32_t>& op_ref = j.stage_op_ref[st];
     op_ref.assign(p.comm_ops.size(), kNone32);
     const int sti = static_cast<int>(st);
     for (const StageOp& op : p.ops) {
       if (op.kind != StageOpKind::kCollective) continue;
-      const std::uint32_t r = ref_group(sti, Stream::kCompute, p.comm_ops[op.comm]);
+      const std::uint32_t r = ref_group(job, sti, Stream::kCompute, p.comm_ops[op.comm]);
       op_ref[op.comm] = r;
       refs_[r].ops.push_back(op.comm);
     }
     for (std::uint32_t c : p.dp) {
-      const std::uint32_t r = ref_group(sti, Stream::kDp, p.comm_ops[c]);
+      const std::uint32_t r = ref_group(job, sti, Stream::kDp, p.comm_ops[c]);
       op_ref[c] = r;
       refs_[r].ops.push_back(c);
     }
   }
-  stage_op_local_.assign(stages, {});
+  j.stage_op_local.assign(stages, {});
   for (std::size_t st = 0; st < stages; ++st) {
-    const std::vector<std::uint32_t>& refs = stage_refs_[st];
-    for (std::uint32_t r : stage_op_ref_[st]) {
+    const std::vector<std::uint32_t>& refs = j.stage_refs[st];
+    for (std::uint32_t r : j.stage_op_ref[st]) {
       const auto pos = std::find(refs.begin(), refs.end(), r) - refs.begin();
-      stage_op_local_[st].push_back(r == kNone32 ? kNone32 : static_cast<std::uint32_t>(pos));
+      j.stage_op_local[st].push_back(r == kNone32 ? kNone32 : static_cast<std::uint32_t>(pos));
     }
   }
+}
+
+// The reference groups of every stage of `job`, and their copies: one communicator each.
+Result<bool> StepApp::build_comms(std::uint32_t job) {
+  const std::size_t first_ref = refs_.size();
+  build_ref_groups(job);
+  const JobRun& j = jobs_[job];
   // Each GPU's copy of each reference group of its stage.
-  for (RefGroup& r : refs_) {
-    r.comms.assign(idx(per_stage_), kNone32);
-    const std::uint32_t ri = static_cast<std::uint32_t>(&r - refs_.data());
-    for (int i = 0; i < per_stage_; ++i) {
-      const std::uint32_t g = static_cast<std::uint32_t>(r.stage * per_stage_ + i);
+  for (std::size_t ri = first_ref; ri < refs_.size(); ++ri) {
+    RefGroup& r = refs_[ri];
+    r.comms.assign(idx(j.per_stage), kNone32);
+    for (int i = 0; i < j.per_stage; ++i) {
       if (r.comms[idx(i)] != kNone32) continue;
-      const GpuRun& gr = gpus_[g];
-      std::vector<std::uint32_t> gpus = translate_group(place_, r.gpus, gr.t, gr.c, gr.d);
+      const GpuRun& gr = gpus_[j.gpu(r.stage, i)];
+      const std::vector<std::uint32_t> ranks = translate_group(j.place, r.gpus, gr.t, gr.c, gr.d);
+      std::vector<std::uint32_t> gpus;
+      for (std::uint32_t m : ranks) gpus.push_back(j.gpus[m]);
       // The stream is part of a communicator's identity (NCCL: separate communicators).
       std::vector<std::uint32_t> key = gpus;
-      key.push_back(ri);
+      key.push_back(static_cast<std::uint32_t>(ri));
       auto it = comm_index_.find(key);
       std::uint32_t ci = 0;
       if (it == comm_index_.end()) {
-        ci = add_comm(gpus);
-        comms_[ci].ref = ri;
+        ci = add_comm(job, gpus);
+        comms_[ci].ref = static_cast<std::uint32_t>(ri);
         comms_[ci].instances = static_cast<std::uint32_t>(r.ops.size());
         comm_index_.emplace(std::move(key), ci);
       } else {
         ci = it->second;
       }
-      for (std::uint32_t m : gpus) {
-        const int local = static_cast<int>(m) - r.stage * per_stage_;
-        if (local < 0 || local >= per_stage_) {
+      for (std::uint32_t m : ranks) {
+        const int local = static_cast<int>(m) - r.stage * j.per_stage;
+        if (local < 0 || local >= j.per_stage) {
           return Error{"whole step: a group of stage " + std::to_string(r.stage) +
                        " reaches another stage (placement)"};
         }
@@ -464,7 +540,7 @@ Result<bool> StepApp::build_comms() {
     }
   }
   // Sequence counters: one per reference group of the GPU's stage.
-  for (GpuRun& g : gpus_) g.seq.assign(stage_refs_[idx(g.stage)].size(), 0);
+  for (std::uint32_t g : j.gpus) gpus_[g].seq.assign(j.stage_refs[idx(gpus_[g].stage)].size(), 0);
   return true;
 }
 
@@ -475,22 +551,23 @@ std::uint32_t StepApp::pipeline_comm(std::uint32_t src, PassKind kind, std::uint
   return it->second;
 }
 
-// Pipeline sends: one communicator per (sender, kind, chunk, receiving stage); the sequence
-// number is the micro-batch.
-Result<bool> StepApp::build_pipeline_comms() {
-  if (send_bytes_ <= 0) return true;
-  const auto micro = static_cast<std::uint32_t>(s_.par.micro_batches());
-  for (const StageProgram& p : progs_) {
+// Pipeline sends of `job`: one communicator per (sender, kind, chunk, receiving stage); the
+// sequence number is the micro-batch.
+Result<bool> StepApp::build_pipeline_comms(std::uint32_t job) {
+  const JobRun& j = jobs_[job];
+  if (j.send_bytes <= 0) return true;
+  const auto micro = static_cast<std::uint32_t>(j.s.par.micro_batches());
+  for (const StageProgram& p : j.progs) {
     for (const StageOp& op : p.ops) {
       if (op.kind != StageOpKind::kSend) continue;
-      for (int i = 0; i < per_stage_; ++i) {
-        const std::uint32_t src = static_cast<std::uint32_t>(p.stage * per_stage_ + i);
+      for (int i = 0; i < j.per_stage; ++i) {
+        const std::uint32_t src = j.gpu(p.stage, i);
         const GpuRun& g = gpus_[src];
         const auto key = std::make_tuple(src, static_cast<int>(op.pass), op.chunk, op.peer);
         if (pp_comm_.count(key) != 0) continue;
-        const std::uint32_t dst = place_.rank(g.t, g.c, g.d, op.peer);
-        const std::uint32_t ci = add_comm({src, dst});
-        comms_[ci].send_bytes = send_bytes_;
+        const std::uint32_t dst = j.gpus[j.place.rank(g.t, g.c, g.d, op.peer)];
+        const std::uint32_t ci = add_comm(job, {src, dst});
+        comms_[ci].send_bytes = j.send_bytes;
         comms_[ci].instances = micro;
         pp_comm_.emplace(key, ci);
       }
@@ -505,7 +582,7 @@ CommOp StepApp::op_of(std::uint32_t comm, std::uint32_t seq) const {
     return CommOp{collective::Kind::kSendRecv, ci.send_bytes, ci.gpus, CommGroup::kPp};
   }
   const RefGroup& r = refs_[ci.ref];
-  CommOp op = progs_[idx(r.stage)].comm_ops[r.ops[seq]];
+  CommOp op = jobs_[r.job].progs[idx(r.stage)].comm_ops[r.ops[seq]];
   op.gpus = ci.gpus;
   return op;
 }
@@ -610,17 +687,17 @@ Result<bool> StepApp::build_background() {
   return true;
 }
 
-// The memoized cost of every folded collective, by (kind, bytes, GPUs): NVLink is the same in
-// every server, so one run stands for all copies.
+// The memoized cost of every folded collective, by (job, kind, bytes, GPUs): NVLink is the same
+// in every server, so one run stands for all copies (a job's own model: its TP/CP copies).
 Result<bool> StepApp::cost_folded() {
   for (std::uint32_t ci = 0; ci < comms_.size(); ++ci) {
     const CommInfo& c = comms_[ci];
     if (!c.folded) continue;
     for (std::uint32_t q = 0; q < c.instances; ++q) {
       const CommOp op = op_of(ci, q);
-      const auto key = std::make_tuple(static_cast<int>(op.kind), op.bytes, op.gpus.size());
+      const auto key = std::make_tuple(c.job, static_cast<int>(op.kind), op.bytes, op.gpus.size());
       if (folded_.count(key) != 0) continue;
-      auto cost = folded_model_.cost(op);
+      auto cost = folded_models_[c.job]->cost(op);
       if (!cost) return cost.error();
       if (cost->stopped) return Error{"the step was interrupted"};
       folded_.emplace(key, *cost);
@@ -642,40 +719,95 @@ void StepApp::on_start(nic::Verbs& v) {
 
 void StepApp::record(ServerState& ss, const GpuRun& g, OpRecord r, SimTime start, SimTime end) {
   if (!g.reference) return;
+  r.job = g.job;
   r.stage = static_cast<std::uint32_t>(g.stage);
   r.start_s = start.seconds();
   r.end_s = end.seconds();
   ss.ops.push_back(r);
 }
 
+// Compute (or, `optimizer`, the optimizer step) for the op's time, scaled by a straggler's
+// factor; the stream goes on when its timer fires.
+void StepApp::compute(nic::Verbs& v, GpuRun& g, const StageOp& op, bool optimizer) {
+  const SimTime now = v.now();
+  const SimTime dt = SimTime::ps(std::llround(op.seconds * g.slowdown * 1e12));
+  record(server(v), g, op.record, now, now + dt);
+  if (optimizer) {
+    g.optimizer += dt.picoseconds();
+    g.opt_end = now + dt;
+  } else {
+    g.compute += dt.picoseconds();
+  }
+  ++g.pc;
+  g.wait = Wait::kTimer;
+  schedule(v, dt, Timer{TimerKind::kCompute, g.gpu, 0, 0});
+}
+
+// A blocking collective: the GPU arrives at its copy's next instance and waits.
+void StepApp::collective(nic::Verbs& v, GpuRun& g, const StageOp& op) {
+  const JobRun& j = job_of(g);
+  const RefGroup& r = refs_[j.stage_op_ref[idx(g.stage)][op.comm]];
+  const std::uint32_t comm = r.comms[idx(static_cast<int>(g.rank) - g.stage * j.per_stage)];
+  const std::uint32_t seq = g.seq[j.stage_op_local[idx(g.stage)][op.comm]]++;
+  ++g.pc;
+  g.wait = Wait::kCollective;
+  g.since = v.now();
+  g.wait_group = j.progs[idx(g.stage)].comm_ops[op.comm].group;
+  arrive(v, comm, seq, &g, Stream::kCompute);
+}
+
+// A pass begins or ends: the first forward pass's length (it hides the parameter gather).
+void StepApp::pass_mark(GpuRun& g, const StageOp& op, SimTime now) {
+  if (op.kind == StageOpKind::kPassStart && op.pass == PassKind::kForward && g.first_fwd < 0 &&
+      !g.in_first_fwd) {
+    g.in_first_fwd = true;
+    g.pass_start = now;
+  }
+  if (op.kind == StageOpKind::kPassEnd && op.pass == PassKind::kForward && g.in_first_fwd) {
+    g.in_first_fwd = false;
+    g.first_fwd = (now - g.pass_start).picoseconds();
+  }
+  ++g.pc;
+}
+
+// ZeRO 1/2's parameter gathers after the optimizer: released once; the step ends when they are
+// done, their time hidden behind the next step's first forward pass up to its length (until
+// then the GPU waits for them).
+void StepApp::param_gather(nic::Verbs& v, GpuRun& g, const StageOp& op) {
+  const SimTime now = v.now();
+  if (!g.gathers_released) {
+    g.gathers_released = true;
+    g.dp_released = std::max(g.dp_released, op.dp);
+    try_dp(v, g);
+  }
+  if (g.dp_done < op.dp) {
+    g.wait = Wait::kDpAll;
+    g.since = now;
+    return;
+  }
+  const std::int64_t gather = (now - g.opt_end).picoseconds();
+  const std::int64_t hidden =
+      job_of(g).s.par.overlap_param_gather ? std::max<std::int64_t>(0, g.first_fwd) : 0;
+  const std::int64_t exposed = std::max<std::int64_t>(0, gather - hidden);
+  g.exposed[static_cast<int>(CommGroup::kDp)] += exposed;
+  g.end = g.opt_end + SimTime::ps(exposed);
+  g.wait = Wait::kDone;
+  ++g.pc;
+}
+
 // Runs GPU `g`'s compute stream from its program counter until it has to wait.
 void StepApp::advance(nic::Verbs& v, GpuRun& g) {
-  const StageProgram& p = progs_[idx(g.stage)];
-  ServerState& ss = server(v);
+  const StageProgram& p = job_of(g).progs[idx(g.stage)];
   const SimTime now = v.now();
   while (g.pc < p.ops.size()) {
     const StageOp& op = p.ops[g.pc];
     switch (op.kind) {
-      case StageOpKind::kCompute: {
-        const SimTime dt = SimTime::ps(std::llround(op.seconds * g.slowdown * 1e12));
-        record(ss, g, op.record, now, now + dt);
-        g.compute += dt.picoseconds();
-        ++g.pc;
-        g.wait = Wait::kTimer;
-        schedule(v, dt, Timer{TimerKind::kCompute, g.gpu, 0, 0});
+      case StageOpKind::kCompute:
+        compute(v, g, op, false);
         return;
-      }
-      case StageOpKind::kCollective: {
-        const RefGroup& r = refs_[stage_op_ref_[idx(g.stage)][op.comm]];
-        const std::uint32_t comm = r.comms[idx(static_cast<int>(g.gpu) - g.stage * per_stage_)];
-        const std::uint32_t seq = g.seq[stage_op_local_[idx(g.stage)][op.comm]]++;
-        ++g.pc;
-        g.wait = Wait::kCollective;
-        g.since = now;
-        g.wait_group = p.comm_ops[op.comm].group;
-        arrive(v, comm, seq, &g, Stream::kCompute);
+      case StageOpKind::kCollective:
+        collective(v, g, op);
         return;
-      }
       case StageOpKind::kRecv:
         ++g.pc;
         recv(v, g, op);
@@ -685,18 +817,8 @@ void StepApp::advance(nic::Verbs& v, GpuRun& g) {
         ++g.pc;
         break;
       case StageOpKind::kPassStart:
-        if (op.pass == PassKind::kForward && g.first_fwd < 0 && !g.in_first_fwd) {
-          g.in_first_fwd = true;
-          g.pass_start = now;
-        }
-        ++g.pc;
-        break;
       case StageOpKind::kPassEnd:
-        if (op.pass == PassKind::kForward && g.in_first_fwd) {
-          g.in_first_fwd = false;
-          g.first_fwd = (now - g.pass_start).picoseconds();
-        }
-        ++g.pc;
+        pass_mark(g, op, now);
         break;
       case StageOpKind::kRelease:
         g.dp_released = std::max(g.dp_released, op.dp);
@@ -710,43 +832,17 @@ void StepApp::advance(nic::Verbs& v, GpuRun& g) {
         g.wait_arg = op.dp;
         g.since = now;
         return;
-      case StageOpKind::kOptimizer: {
+      case StageOpKind::kOptimizer:
         if (g.dp_done < g.dp_released) {
           g.wait = Wait::kDpAll;
           g.since = now;
           return;
         }
-        const SimTime dt = SimTime::ps(std::llround(op.seconds * g.slowdown * 1e12));
-        record(ss, g, op.record, now, now + dt);
-        g.optimizer += dt.picoseconds();
-        g.opt_end = now + dt;
-        ++g.pc;
-        g.wait = Wait::kTimer;
-        schedule(v, dt, Timer{TimerKind::kCompute, g.gpu, 0, 0});
+        compute(v, g, op, true);
         return;
-      }
-      case StageOpKind::kParamGather: {
-        if (!g.gathers_released) {
-          g.gathers_released = true;
-          g.dp_released = std::max(g.dp_released, op.dp);
-          try_dp(v, g);
-        }
-        if (g.dp_done < op.dp) {
-          g.wait = Wait::kDpAll;
-          g.since = now;
-          return;
-        }
-        // Hidden behind the next step's first forward pass up to its length.
-        const std::int64_t gather = (now - g.opt_end).picoseconds();
-        const std::int64_t hidden =
-            s_.par.overlap_param_gather ? std::max<std::int64_t>(0, g.first_fwd) : 0;
-        const std::int64_t exposed = std::max<std::int64_t>(0, gather - hidden);
-        g.exposed[static_cast<int>(CommGroup::kDp)] += exposed;
-        g.end = g.opt_end + SimTime::ps(exposed);
-        g.wait = Wait::kDone;
-        ++g.pc;
+      case StageOpKind::kParamGather:
+        param_gather(v, g, op);
         return;
-      }
     }
   }
   if (g.wait != Wait::kDone) {
@@ -773,7 +869,7 @@ void StepApp::wake(nic::Verbs& v, GpuRun& g, SimTime now) {
       if (waited > 0 && g.reference) {
         OpRecord w;
         w.kind = OpKind::kWait;
-        const StageOp& op = progs_[idx(g.stage)].ops[g.pc - 1];
+        const StageOp& op = job_of(g).progs[idx(g.stage)].ops[g.pc - 1];
         w.micro = op.micro;
         w.chunk = op.chunk;
         record(server(v), g, w, g.since, now);
@@ -785,7 +881,7 @@ void StepApp::wake(nic::Verbs& v, GpuRun& g, SimTime now) {
     case Wait::kDpAll:
       // The parameter gather counts only what the next step's first forward does not hide
       // (advance() adds it); the optimizer's wait for the buckets is all exposed.
-      if (progs_[idx(g.stage)].ops[g.pc].kind != StageOpKind::kParamGather) {
+      if (job_of(g).progs[idx(g.stage)].ops[g.pc].kind != StageOpKind::kParamGather) {
         g.exposed[static_cast<int>(CommGroup::kDp)] += waited;
       }
       break;
@@ -798,11 +894,11 @@ void StepApp::wake(nic::Verbs& v, GpuRun& g, SimTime now) {
 
 void StepApp::try_dp(nic::Verbs& v, GpuRun& g) {
   if (g.dp_busy || g.dp_done >= g.dp_released) return;
-  const StageProgram& p = progs_[idx(g.stage)];
-  const std::uint32_t c = p.dp[g.dp_done];
-  const RefGroup& r = refs_[stage_op_ref_[idx(g.stage)][c]];
-  const std::uint32_t comm = r.comms[idx(static_cast<int>(g.gpu) - g.stage * per_stage_)];
-  const std::uint32_t seq = g.seq[stage_op_local_[idx(g.stage)][c]]++;
+  const JobRun& j = job_of(g);
+  const std::uint32_t c = j.progs[idx(g.stage)].dp[g.dp_done];
+  const RefGroup& r = refs_[j.stage_op_ref[idx(g.stage)][c]];
+  const std::uint32_t comm = r.comms[idx(static_cast<int>(g.rank) - g.stage * j.per_stage)];
+  const std::uint32_t seq = g.seq[j.stage_op_local[idx(g.stage)][c]]++;
   g.dp_busy = true;
   arrive(v, comm, seq, &g, Stream::kDp);
 }
@@ -817,8 +913,8 @@ void StepApp::send(nic::Verbs& v, GpuRun& g, const StageOp& op) {
   // free; the reader (same server) is woken then if it waits.
   ServerState& ss = server(v);
   const CommInfo& ci = comms_[comm];
-  const CommCost& cost = folded_.at(std::make_tuple(static_cast<int>(collective::Kind::kSendRecv),
-                                                    ci.send_bytes, std::size_t{2}));
+  const CommCost& cost = folded_.at(std::make_tuple(
+      ci.job, static_cast<int>(collective::Kind::kSendRecv), ci.send_bytes, std::size_t{2}));
   SimTime& free = nvlink_free_[g.gpu];
   const SimTime start = std::max(v.now(), free);
   const SimTime occupy = s_.coll.nvlink_payload().serialization_time(Bytes(ci.send_bytes));
@@ -836,7 +932,8 @@ void StepApp::send(nic::Verbs& v, GpuRun& g, const StageOp& op) {
 }
 
 void StepApp::recv(nic::Verbs& v, GpuRun& g, const StageOp& op) {
-  const std::uint32_t src = place_.rank(g.t, g.c, g.d, op.peer);
+  const JobRun& j = job_of(g);
+  const std::uint32_t src = j.gpus[j.place.rank(g.t, g.c, g.d, op.peer)];
   const std::uint32_t comm = pipeline_comm(src, op.pass, op.chunk, g.stage);
   g.wait = Wait::kRecv;
   g.since = v.now();
@@ -929,7 +1026,7 @@ void StepApp::start_folded(nic::Verbs& v, Instance& inst) {
   const CommInfo& ci = comms_[inst.comm];
   const CommOp op = op_of(inst.comm, inst.seq);
   const CommCost& cost =
-      folded_.at(std::make_tuple(static_cast<int>(op.kind), op.bytes, op.gpus.size()));
+      folded_.at(std::make_tuple(ci.job, static_cast<int>(op.kind), op.bytes, op.gpus.size()));
   SimTime start = v.now();
   for (std::uint32_t g : ci.gpus) start = std::max(start, nvlink_free_[g]);
   const SimTime t = SimTime::ps(std::llround(cost.seconds * 1e12));
@@ -1137,6 +1234,7 @@ void StepApp::retire(ServerState& ss, Instance& inst, SimTime now) {
     FlowRow& r = rows[{src, dst}];
     if (r.repeats == 0) {
       r.collective = static_cast<std::uint32_t>(rec);
+      r.job = ci.job;
       r.repeats = 1;
       r.src_nic = src;
       r.dst_nic = dst;
@@ -1178,18 +1276,18 @@ std::vector<T> all_gather(pdes::Sync& sync, const std::vector<T>& mine) {
   return out;
 }
 
-Result<StepTrace> StepApp::collect(pdes::Sync& sync, nic::RdmaRun& run, bool stopped) {
-  StepTrace trace;
+// Each stage's clock (its slowest GPU's; the jobs' stages in turn) into trace.stages, and why
+// the run ended. An error: the simulation stalled (GPUs wait with nothing left to happen).
+Result<StepStop> StepApp::collect_stages(pdes::Sync& sync, const nic::RdmaRun& run, bool stopped,
+                                         StepTrace& trace) {
   // Each GPU's clocks (its server's rank fills them; the others add zeros).
   constexpr std::size_t kW = 6 + kCommGroups;
   const std::size_t n = gpus_.size();
   std::vector<std::uint64_t> buf(n * kW, 0);
-  std::uint64_t unfinished = 0;
-  std::uint32_t first_stuck = kNone32;
   for (const ServerState& ss : servers_) {
+    if (!ss.here) continue;
     for (std::uint32_t gi : ss.gpus) {
       const GpuRun& g = gpus_[gi];
-      if (!ss.here) continue;
       std::uint64_t* b = &buf[gi * kW];
       b[0] = 1;
       b[1] = static_cast<std::uint64_t>(g.wait == Wait::kDone ? g.end.picoseconds() + 1 : 0);
@@ -1204,10 +1302,18 @@ Result<StepTrace> StepApp::collect(pdes::Sync& sync, nic::RdmaRun& run, bool sto
     }
   }
   sync.allreduce_sum(buf);
-  trace.stages.assign(progs_.size(), StageTime{});
-  std::vector<std::int64_t> stage_end(progs_.size(), -1);
+  std::vector<std::size_t> base;  // by job: its first stage in trace.stages
+  for (const JobRun& j : jobs_) {
+    base.push_back(trace.stages.size());
+    trace.stages.resize(trace.stages.size() + j.progs.size());
+    if (!s_.jobs.empty()) trace.job_stages.push_back(static_cast<std::uint32_t>(j.progs.size()));
+  }
+  std::vector<std::int64_t> stage_end(trace.stages.size(), -1);
   const std::int64_t last = run.stats.final_time.picoseconds();
+  std::uint64_t unfinished = 0;
+  std::uint32_t first_stuck = kNone32;
   for (std::uint32_t gi = 0; gi < n; ++gi) {
+    if (!gpus_[gi].used) continue;
     const std::uint64_t* b = &buf[gi * kW];
     const bool done = b[1] > 0;
     if (!done) {
@@ -1218,7 +1324,7 @@ Result<StepTrace> StepApp::collect(pdes::Sync& sync, nic::RdmaRun& run, bool sto
     const std::int64_t stuck = static_cast<std::int64_t>(b[kW - 1]) - 1;
     const std::int64_t end = done ? static_cast<std::int64_t>(b[1]) - 1
                                   : std::min(last, stopped || stuck <= 0 ? last : stuck);
-    const auto st = idx(gpus_[gi].stage);
+    const std::size_t st = base[gpus_[gi].job] + idx(gpus_[gi].stage);
     if (end <= stage_end[st]) continue;
     stage_end[st] = end;
     StageTime& t = trace.stages[st];
@@ -1237,15 +1343,20 @@ Result<StepTrace> StepApp::collect(pdes::Sync& sync, nic::RdmaRun& run, bool sto
   if (unfinished > 0 && failed[0] == 0 && !stopped && run.stats.completed &&
       run.stats.final_time < s_.end) {
     const GpuRun& g = gpus_[first_stuck];
+    const std::string job = s_.jobs.empty() ? "" : ", job " + s_.jobs[g.job].name;
     return Error{"whole step: " + std::to_string(unfinished) + " GPUs did not finish (GPU " +
-                 std::to_string(first_stuck) + ", stage " + std::to_string(g.stage) +
+                 std::to_string(first_stuck) + job + ", stage " + std::to_string(g.stage) +
                  ", stopped at op " + std::to_string(g.pc) + "): the simulation stalled"};
   }
-  trace.stop = stopped           ? StepStop::kInterrupted
-               : unfinished == 0 ? StepStop::kDone
-               : failed[0] > 0   ? StepStop::kFailed
-                                 : StepStop::kEnd;
-  // The collectives: first arrival to last member done, over every rank.
+  return stopped           ? StepStop::kInterrupted
+         : unfinished == 0 ? StepStop::kDone
+         : failed[0] > 0   ? StepStop::kFailed
+                           : StepStop::kEnd;
+}
+
+// The collectives: first arrival to last member done, over every rank (an interrupted step:
+// those that ran; ids stay the rows' numbers).
+void StepApp::collect_collectives(pdes::Sync& sync, StepTrace& trace) const {
   std::vector<std::int64_t> se(2 * records_);
   for (std::uint64_t i = 0; i < records_; ++i) {
     se[i] = -rec_start_[i].load();
@@ -1258,15 +1369,17 @@ Result<StepTrace> StepApp::collect(pdes::Sync& sync, nic::RdmaRun& run, bool sto
       const std::uint64_t i = c.record_base + q;
       const std::int64_t start = -se[i];
       const std::int64_t end = -se[records_ + i];
+      const bool ran = start >= 0 && end >= start;
+      if (!ran && trace.stop != StepStop::kDone) continue;
       const CommOp op = op_of(ci, q);
       CollectiveRecord r;
       r.id = static_cast<std::uint32_t>(i);
+      r.job = c.job;
       r.stage = static_cast<std::uint32_t>(c.stage);
       r.group = op.group;
       r.kind = op.kind;
       r.bytes = op.bytes;
       r.gpus = static_cast<std::uint32_t>(op.gpus.size());
-      const bool ran = start >= 0 && end >= start;
       r.start_s = ran ? static_cast<double>(start) * 1e-12 : -1;
       r.end_s = ran ? static_cast<double>(end) * 1e-12 : -1;
       r.busbw_gbs = ran && end > start
@@ -1277,28 +1390,23 @@ Result<StepTrace> StepApp::collect(pdes::Sync& sync, nic::RdmaRun& run, bool sto
       trace.colls.push_back(r);
     }
   }
-  // Keep only the collectives that ran (an interrupted step); ids stay the rows' numbers.
-  if (trace.stop != StepStop::kDone) {
-    std::vector<CollectiveRecord> ran;
-    for (const CollectiveRecord& r : trace.colls) {
-      if (r.start_s >= 0) ran.push_back(r);
-    }
-    trace.colls = std::move(ran);
-  }
-  // Ops of the reference pipeline, stage by stage.
+}
+
+// The reference pipelines' ops (job by job, stage by stage) and the flows, from every rank;
+// returns the RDMA messages' completion times.
+LogHistogram StepApp::collect_records(pdes::Sync& sync, StepTrace& trace) {
   std::vector<OpRecord> ops;
   std::vector<FlowRow> flows;
   LogHistogram fct;
-  std::uint64_t orphans = 0;
   for (ServerState& ss : servers_) {
     ops.insert(ops.end(), ss.ops.begin(), ss.ops.end());
     flows.insert(flows.end(), ss.flows.begin(), ss.flows.end());
     fct.merge(ss.fct);
-    orphans += ss.live.size();
   }
   trace.ops = all_gather(sync, ops);
-  std::stable_sort(trace.ops.begin(), trace.ops.end(),
-                   [](const OpRecord& a, const OpRecord& b) { return a.stage < b.stage; });
+  std::stable_sort(trace.ops.begin(), trace.ops.end(), [](const OpRecord& a, const OpRecord& b) {
+    return std::tie(a.job, a.stage) < std::tie(b.job, b.stage);
+  });
   std::vector<FlowRow> all_flows = all_gather(sync, flows);
   std::sort(all_flows.begin(), all_flows.end(), [](const FlowRow& a, const FlowRow& b) {
     return std::tie(a.collective, a.src_nic, a.dst_nic, a.messages) <
@@ -1315,7 +1423,16 @@ Result<StepTrace> StepApp::collect(pdes::Sync& sync, nic::RdmaRun& run, bool sto
   std::vector<std::uint64_t> bins(fct.bins().begin(), fct.bins().end());
   sync.allreduce_sum(bins);
   std::copy(bins.begin(), bins.end(), fct.bins().begin());
-  (void)orphans;
+  return fct;
+}
+
+Result<StepTrace> StepApp::collect(pdes::Sync& sync, nic::RdmaRun& run, bool stopped) {
+  StepTrace trace;
+  auto stop = collect_stages(sync, run, stopped, trace);
+  if (!stop) return stop.error();
+  trace.stop = *stop;
+  collect_collectives(sync, trace);
+  const LogHistogram fct = collect_records(sync, trace);
   // The whole run's fabric, as one "distinct collective" for the summary.
   DistinctCollective d;
   d.first = 0;
@@ -1330,10 +1447,14 @@ Result<StepTrace> StepApp::collect(pdes::Sync& sync, nic::RdmaRun& run, bool sto
 }  // namespace
 
 Result<StepTrace> run_whole_step_trace(const Scenario& s, const topology::Topology& topo,
-                                       CommModel& folded, pdes::Sync& sync,
+                                       const std::vector<CommModel*>& folded, pdes::Sync& sync,
                                        pdes::EngineOptions engine,
                                        const std::function<bool(double)>& progress,
                                        fabric::FabricSamples* samples) {
+  if (folded.size() != std::max<std::size_t>(1, s.jobs.size())) {
+    return Error{"whole step: " + std::to_string(folded.size()) + " folded comm models for " +
+                 std::to_string(s.jobs.size()) + " jobs"};
+  }
   StepApp app(s, topo, folded);
   if (auto ok = app.setup(); !ok) return ok.error();
   fabric::FabricParams fabric = s.fabric;

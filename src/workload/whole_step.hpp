@@ -16,6 +16,9 @@
 //   level. RC connections belong to the communicator (as NCCL's) and are reused by its
 //   collectives; the immediate data and work-request id carry the sequence number.
 // - SHARP (switch aggregation) is not run here: such collectives use the ring.
+// - Several jobs (Scenario::jobs): each job's programs, groups and communicators are its own, on
+//   its GPUs of the topology (a job's rank r is its r-th GPU); everything at run time is indexed
+//   by the topology's GPU, so all jobs run in the one application on the shared fabric.
 
 #include <functional>
 
@@ -31,11 +34,12 @@
 namespace stepsim::workload {
 
 /// Runs the whole step of `s` (validated; fidelity packet or cell) on `topo`. `folded` costs
-/// the collectives inside one server (the packet comm model of the same fidelity). `progress`
+/// the collectives inside one server (the packet comm model of the same fidelity), by job: one
+/// for a scenario without `jobs`, else each job's (made from job_scenario). `progress`
 /// (may be empty) is called with the simulated time on rank 0's engine progress reports.
 /// Collective over `sync`.
 Result<StepTrace> run_whole_step_trace(const Scenario& s, const topology::Topology& topo,
-                                       CommModel& folded, pdes::Sync& sync,
+                                       const std::vector<CommModel*>& folded, pdes::Sync& sync,
                                        pdes::EngineOptions engine,
                                        const std::function<bool(double)>& progress,
                                        fabric::FabricSamples* samples = nullptr);

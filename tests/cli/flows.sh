@@ -35,7 +35,7 @@ done
 check "rows ordered, from their collective on" '"$py" - r1-t1.h5 <<"PY"
 import h5py, sys
 f = h5py.File(sys.argv[1], "r")
-assert int(f["meta"].attrs["schema_version"]) == 2
+assert int(f["meta"].attrs["schema_version"]) == 3
 fl, co = f["flows"][()], f["collectives"][()]
 for c in ("src_gpu", "dst_gpu", "group", "kind", "start_ps", "first_byte_ps", "end_ps"):
     assert c in fl.dtype.names, c

@@ -12,6 +12,10 @@
 #include "stepsim/core/result.hpp"
 #include "stepsim/core/units.hpp"
 
+namespace YAML {
+class Node;
+}  // namespace YAML
+
 namespace stepsim::config {
 
 struct Param {
@@ -36,6 +40,9 @@ class ParamTable {
                               const std::string& what = "parameter file") const;
   /// The same for YAML text (`source` names it in errors).
   Result<bool> load_yaml_text(const std::string& text, const std::string& source) const;
+  /// The same for a parsed map; `prefix` (may be empty) is put before its keys.
+  Result<bool> load_yaml_map(const YAML::Node& map, const std::string& prefix,
+                             const std::string& source) const;
 
   // Binders: a field of the parameter struct with its range.
   void time(const std::string& key, SimTime& field, SimTime lo, SimTime hi, std::string help);

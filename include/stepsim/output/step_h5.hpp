@@ -20,7 +20,7 @@ namespace stepsim::output {
 /// string dataset /meta/scenario (attributes live in a 64 KiB object header).
 inline constexpr std::size_t kMaxAttributeText = 60'000;
 
-inline constexpr int kSchemaVersion = 2;
+inline constexpr int kSchemaVersion = 3;
 
 /// What /meta records besides the step's numbers.
 struct RunMeta {

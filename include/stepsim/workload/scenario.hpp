@@ -81,6 +81,18 @@ struct OutputParams {
   SimTime sample_interval = SimTime::us(10);
 };
 
+/// One job of a multi-job scenario (`jobs:`, docs/workload.md): a model with its parallelism
+/// and compute settings on its own GPUs of the shared topology. It starts from the scenario's
+/// top-level model, parallel and compute keys; its GPU count sets parallel.gpus.
+struct JobSpec {
+  std::string name;
+  std::string gpus_text;            ///< as given: "0-7", "0-3,8-11"
+  std::vector<std::uint32_t> gpus;  ///< the topology's GPUs, by the job's global rank
+  ModelSpec model;
+  Parallelism par;
+  ComputeParams compute;
+};
+
 struct Scenario {
   std::string source;  ///< the file it came from
   ModelSpec model;
@@ -117,7 +129,14 @@ struct Scenario {
   std::int64_t background_message = 1 << 20;
   SimTime end = SimTime::s(3600);  ///< stop the simulated step after this
   OutputParams output;
+  /// Several jobs on the one topology (`jobs:`; step.mode whole only): each job's model,
+  /// parallelism and GPUs. Empty: one job (model, par, compute) on the first par.world() GPUs.
+  std::vector<JobSpec> jobs;
 };
+
+/// Job `k` of `s` as a one-job scenario: `s` with the job's model, parallelism and compute
+/// (and no `jobs`).
+Scenario job_scenario(const Scenario& s, std::size_t k);
 
 /// Every key of a scenario ("model.layers", "parallel.tp", "gpu.model", "coll.channels",
 /// "transport.rto", "fabric.lb", ...), bound to `s`'s fields.

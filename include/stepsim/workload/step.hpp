@@ -33,13 +33,15 @@ Result<StepResult> run_step(const Scenario& s, const topology::Topology& topo, C
                             const std::function<bool(double)>& progress = {});
 
 /// The whole step as one simulation (`step.mode: whole`, packet or cell fidelity): every GPU of
-/// the job runs its stage's schedule on the PDES and all collectives share the NICs, NVLink and
-/// fabric (src/workload/whole_step.hpp says how). `folded` (the packet comm model of the same
-/// fidelity) costs the collectives inside one server. `progress` gets the simulated time at the
-/// engine's progress reports (rank 0); false stops the run. `samples` (optional) records the
-/// ports' time series (drained by engine.at_window). Collective over `sync`.
+/// the job (of every job of `s.jobs`) runs its stage's schedule on the PDES and all collectives
+/// share the NICs, NVLink and fabric (src/workload/whole_step.hpp says how). `folded` (the packet
+/// comm model of the same fidelity; by job with `s.jobs`, of job_scenario) costs the collectives
+/// inside one server. `progress` gets the
+/// simulated time at the engine's progress reports (rank 0); false stops the run. `samples`
+/// (optional) records the ports' time series (drained by engine.at_window). Collective over `sync`.
 Result<StepResult> run_whole_step(const Scenario& s, const topology::Topology& topo,
-                                  CommModel& folded, pdes::Sync& sync, pdes::EngineOptions engine,
+                                  const std::vector<CommModel*>& folded, pdes::Sync& sync,
+                                  pdes::EngineOptions engine,
                                   const std::function<bool(double)>& progress = {},
                                   fabric::FabricSamples* samples = nullptr);
 

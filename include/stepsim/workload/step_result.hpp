@@ -4,6 +4,7 @@
 /// (output/step_h5), `stepsim run`'s text and JSON and the Perfetto trace read these.
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "stepsim/collective/collective.hpp"
@@ -26,6 +27,7 @@ const char* op_kind_name(OpKind k);
 
 /// One op on a GPU's compute stream, as the timeline shows it.
 struct OpRecord {
+  std::uint32_t job = 0;  ///< of a multi-job scenario (Scenario::jobs); 0 otherwise
   std::uint32_t stage = 0;
   OpKind kind = OpKind::kForward;
   CommGroup group = CommGroup::kTp;  ///< of a kComm op
@@ -39,6 +41,7 @@ struct OpRecord {
 /// One collective of the step as it ran.
 struct CollectiveRecord {
   std::uint32_t id = 0;
+  std::uint32_t job = 0;  ///< of a multi-job scenario (Scenario::jobs); 0 otherwise
   std::uint32_t stage = 0;
   CommGroup group = CommGroup::kTp;
   collective::Kind kind = collective::Kind::kAllReduce;
@@ -55,6 +58,7 @@ struct CollectiveRecord {
 /// collective instance and connection direction (`repeats` 1), with its own times.
 struct FlowRow {
   std::uint32_t collective = 0;  ///< the CollectiveRecord (memoized: its first occurrence)
+  std::uint32_t job = 0;         ///< the collective's job (Scenario::jobs); 0 for one job
   std::uint32_t repeats = 0;     ///< how many collectives of the step it stands for
   std::uint32_t src_nic = 0;     ///< global port ids
   std::uint32_t dst_nic = 0;
@@ -88,7 +92,31 @@ struct LinkRow {
   double paused_s = 0;  ///< time the port was paused by PFC
 };
 
+/// One job of a multi-job run (Scenario::jobs): its own step, as StepResult gives it for one.
+struct JobResult {
+  std::string name;
+  std::string gpus_text;                 ///< its GPUs of the topology, as the scenario gives them
+  std::uint32_t gpus = 0;                ///< how many
+  std::vector<std::uint32_t> stage_gpu;  ///< by stage: the GPU of its simulated pipeline
+  double step_s = 0;                     ///< when its last stage finished (all jobs start at 0)
+  double model_flops = 0;
+  double tokens_per_step = 0;
+  double mfu = 0;
+  double peak_flops = 0;
+  std::uint32_t critical_stage = 0;
+  double compute_s = 0;
+  double exposed_s[kCommGroups] = {0, 0, 0, 0, 0};
+  double bubble_s = 0;
+  double optimizer_s = 0;
+  std::uint64_t collectives = 0;  ///< of its step, every group
+};
+
 struct StepResult {
+  /// A multi-job run (Scenario::jobs): each job's step; the fields below are then the run's:
+  /// step_s the last job's end, the split that job's (`critical_job`), model_flops the jobs'
+  /// sum and mfu their GPU-weighted MFU over step_s. Empty for one job.
+  std::vector<JobResult> jobs;
+  std::uint32_t critical_job = 0;
   double step_s = 0;
   double model_flops = 0;  ///< per step, ModelSpec::model_flops_per_token x tokens
   double mfu = 0;

@@ -42,6 +42,9 @@ enum class StepStop : std::uint8_t {
 /// What an executor leaves for the summary.
 struct StepTrace {
   std::vector<StageTime> stages;
+  /// A multi-job run (Scenario::jobs): each job's number of stages; `stages` holds the jobs'
+  /// stages in turn. Empty for one job.
+  std::vector<std::uint32_t> job_stages;
   std::vector<OpRecord> ops;
   std::vector<CollectiveRecord> colls;       ///< in the order they ran; id = index
   std::vector<DistinctCollective> distinct;  ///< in the order they first ran

@@ -191,7 +191,9 @@ Choice legacy_choose(Kind kind, std::int64_t bytes, int gpus, std::uint32_t gpus
         const double depth = servers > 1 ? std::ceil(std::log2(servers)) : 0;
         steps_inter = 2 * depth;
         steps_intra = 2.0 * (G - 1);
-        bw = ring_bw * 2.0 / 3.0;
+        // NCCL's tree factor (2/3 before issue 17).
+        const double tree_factor = n > 1 ? 0.92 * (n - 1) / n : 0.92;
+        bw = ring_bw * tree_factor;
       } else {
         const double steps = kind == Kind::kAllReduce                              ? 2.0 * (n - 1)
                              : (kind == Kind::kBroadcast || kind == Kind::kReduce) ? n - 1

@@ -38,6 +38,36 @@ TEST(CollectiveCore, ChannelsFollowTheSizeAndWireBytesTheProtocol) {
   EXPECT_EQ(CollectiveCore(comm, allreduce(1), p).wire_bytes(1200), 1280);
 }
 
+// `servers` servers of 8 GPUs (node ids 0, 1, ...), GPU i on NIC port i.
+Communicator servers_of_eight(int servers) {
+  Communicator c;
+  for (int i = 0; i < 8 * servers; ++i) {
+    c.gpus.push_back(Gpu{static_cast<topology::NodeId>(i / 8), static_cast<std::uint32_t>(i % 8),
+                         static_cast<topology::PortId>(i)});
+  }
+  c.gpus_per_server = 8;
+  return c;
+}
+
+TEST(CollectiveCore, RingChannelsFollowNcclsPerChannelThreshold) {
+  // NCCL drops channels only while a channel would get less than its per-thread threshold
+  // times its threads; only ring/LL scales that by the ranks. At 1,024 GPUs a 128 MiB ring
+  // keeps all 8 channels (the per-GPU rule ran 2: 128 MiB / (1,024 x 64 KiB)).
+  const Communicator comm = servers_of_eight(128);
+  CollectiveParams p;
+  p.channels = 8;
+  const std::int64_t mib = std::int64_t{1} << 20;
+  EXPECT_EQ(CollectiveCore(comm, allreduce(128 * mib), p).ring_channels_for_size(), 8);
+  EXPECT_EQ(CollectiveCore(comm, allreduce(128 * mib), p).channels_for_size(), 2);
+  EXPECT_EQ(CollectiveCore(comm, allreduce(3 * 65536), p).ring_channels_for_size(), 3);
+  EXPECT_EQ(CollectiveCore(comm, allreduce(1024), p).ring_channels_for_size(), 1);
+  p.protocol = "ll128";
+  EXPECT_EQ(CollectiveCore(comm, allreduce(5 * 8192), p).ring_channels_for_size(), 5);
+  p.protocol = "ll";  // 8 KiB per rank and channel: 8 MiB per channel at 1,024 GPUs
+  EXPECT_EQ(CollectiveCore(comm, allreduce(24 * mib), p).ring_channels_for_size(), 3);
+  EXPECT_EQ(CollectiveCore(comm, allreduce(4 * mib), p).ring_channels_for_size(), 1);
+}
+
 TEST(CollectiveCore, NvlinkIsOneTimelinePerGpu) {
   const Communicator comm = two_by_two();
   CollectiveParams p;

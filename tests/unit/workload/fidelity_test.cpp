@@ -65,7 +65,11 @@ TEST(Fidelity, CellAgreesWithPacketOnWholeSteps) {
     }
     EXPECT_EQ(cell.drops, 0U) << name;
     EXPECT_EQ(cell.retransmissions, 0U) << name;
-    EXPECT_LT(cell.events * 2, packet.events) << name;
+    // Cells save the fabric's events; the collectives' own (NVLink pieces, the same at both
+    // fidelities) are most of tiny's: its 1 MiB TP AllReduces run 8 channels (NCCL's
+    // per-channel rule, issue 17), so there cells save ~40% of all events, elsewhere over half.
+    const bool nvlink_heavy = std::string(name) == "tiny.yaml";
+    EXPECT_LT(cell.events * (nvlink_heavy ? 3 : 2), packet.events * (nvlink_heavy ? 2 : 1)) << name;
   }
 }
 

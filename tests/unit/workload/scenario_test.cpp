@@ -108,5 +108,67 @@ TEST(Scenario, MicroBatchesBeyondTheScheduleBoundAreAUserError) {
   EXPECT_EQ(validate_error({"parallel.global_batch=4194304"}), "");
 }
 
+// Several jobs (`jobs:`): each starts from the top-level keys (after --set), its own keys
+// override them, its GPU count sets parallel.gpus and the data-parallel size.
+TEST(ScenarioJobs, JobsInheritTheTopLevelKeysAndTakeTheirSizeFromTheirGpus) {
+  const std::string path = ::testing::TempDir() + "scenario_jobs_inherit.yaml";
+  std::ofstream(path) << "model: {name: m, layers: 4, hidden: 512, heads: 8, ffn: 2048, "
+                         "vocab: 1000, seq_len: 128}\n"
+                         "parallel: {tp: 1, pp: 2, dp: 3, global_batch: 8}\n"
+                         "topology: t.yaml\n"
+                         "jobs:\n"
+                         "  - gpus: 0-3\n"
+                         "  - name: big\n"
+                         "    gpus: 8-11,4-7\n"
+                         "    model: {hidden: 1024}\n"
+                         "    parallel: {pp: 1}\n";
+  auto s = load_scenario(path, {"parallel.tp=2"});
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  ASSERT_EQ(s->jobs.size(), 2u);
+  const JobSpec& a = s->jobs[0];
+  const JobSpec& b = s->jobs[1];
+  EXPECT_EQ(a.name, "job0");
+  EXPECT_EQ(a.gpus, (std::vector<std::uint32_t>{0, 1, 2, 3}));
+  EXPECT_EQ(a.model.hidden, 512);
+  EXPECT_EQ(a.par.tp, 2);  // --set applies before the jobs inherit
+  EXPECT_EQ(a.par.pp, 2);
+  EXPECT_EQ(a.par.data_parallel(), 1);  // 4 GPUs / (tp 2 x pp 2): the top-level dp 3 is not a job's
+  EXPECT_EQ(b.name, "big");
+  EXPECT_EQ(b.gpus, (std::vector<std::uint32_t>{8, 9, 10, 11, 4, 5, 6, 7}));
+  EXPECT_EQ(b.model.hidden, 1024);
+  EXPECT_EQ(b.model.layers, 4);
+  EXPECT_EQ(b.par.data_parallel(), 4);
+  const Scenario jb = job_scenario(*s, 1);
+  EXPECT_EQ(jb.model.hidden, 1024);
+  EXPECT_EQ(jb.par.world(), 8);
+  EXPECT_TRUE(jb.jobs.empty());
+}
+
+TEST(ScenarioJobs, BadJobsAreUserErrorsNamingTheKey) {
+  auto error = [](const std::string& name, const std::string& jobs) {
+    const std::string path = ::testing::TempDir() + "scenario_jobs_" + name + ".yaml";
+    std::ofstream(path) << "topology: t.yaml\njobs:\n" << jobs;
+    auto s = load_scenario(path, {});
+    return s ? std::string() : s.error().message;
+  };
+  EXPECT_NE(error("dup", "  - {name: x, gpus: 0-1}\n  - {name: x, gpus: 2-3}\n")
+                .find("jobs[1].name: 'x' is taken"),
+            std::string::npos);
+  EXPECT_NE(error("overlap", "  - {gpus: 0-3}\n  - {gpus: 3}\n")
+                .find("jobs[1].gpus (3) overlaps jobs[0].gpus at GPU 3"),
+            std::string::npos);
+  EXPECT_NE(error("range", "  - {gpus: 3-1}\n").find("is not a list of GPU ranges"),
+            std::string::npos);
+  EXPECT_NE(error("key", "  - {gpus: 0, nic: {x: 1}}\n").find("jobs[0].nic: not a job key"),
+            std::string::npos);
+  EXPECT_NE(
+      error("deep", "  - {gpus: 0, parallel: {tq: 1}}\n").find("jobs[0].parallel.tq: unknown key"),
+      std::string::npos);
+  EXPECT_NE(error("list", "  gpus: 0\n").find("jobs: expected a list of jobs"), std::string::npos);
+  EXPECT_NE(error("count", "  - {gpus: 0-3, parallel: {gpus: 8}}\n")
+                .find("jobs[0].parallel.gpus (8) must equal the 4 GPUs of jobs[0].gpus"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace stepsim::workload
