@@ -4,6 +4,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <numeric>
 
 #include "src/pdes/worker.hpp"
@@ -15,6 +19,50 @@
 namespace stepsim::pdes {
 
 std::atomic<bool> Engine::stop_requested_{false};
+
+namespace {
+// A diagnostic (docs/engine.md): with STEPSIM_WINDOW_STATS set, each rank prints to stderr at the
+// end of a run how many windows committed how many of its events (powers of two) and how far g
+// advanced from one window to the next, in lookaheads (powers of two; sparse windows jump far).
+struct WindowStats {
+  std::uint64_t last_events = 0;
+  std::uint64_t by_events[41] = {};
+  std::uint64_t by_advance[31] = {};
+  std::uint64_t events_by_advance[31] = {};
+
+  static int log2_bucket(double x, int top) {
+    int b = 0;
+    while (b < top && std::ldexp(1.0, b) <= x) ++b;
+    return b;
+  }
+  void add(std::uint64_t events, std::int64_t advance_ps, SimTime lookahead) {
+    const std::uint64_t d = events - last_events;
+    last_events = events;
+    ++by_events[log2_bucket(static_cast<double>(d), 40)];
+    const double la = static_cast<double>(std::max<std::int64_t>(1, lookahead.picoseconds()));
+    const int c = log2_bucket(static_cast<double>(advance_ps) / la, 30);
+    ++by_advance[c];
+    events_by_advance[c] += d;
+  }
+  void print(int rank, SimTime lookahead, std::uint64_t windows) const {
+    if (std::getenv("STEPSIM_WINDOW_STATS") == nullptr) return;
+    std::fprintf(stderr, "window stats: rank %d, lookahead %s, %" PRIu64 " windows\n", rank,
+                 to_string(lookahead).c_str(), windows);
+    for (int b = 0; b <= 40; ++b) {
+      if (by_events[b] == 0) continue;
+      std::fprintf(stderr, "  rank %d: %" PRIu64 " windows committed < 2^%d of its events\n", rank,
+                   by_events[b], b);
+    }
+    for (int c = 0; c <= 30; ++c) {
+      if (by_advance[c] == 0) continue;
+      std::fprintf(stderr,
+                   "  rank %d: %" PRIu64 " windows advanced g by < 2^%d lookaheads (%" PRIu64
+                   " of its events)\n",
+                   rank, by_advance[c], c, events_by_advance[c]);
+    }
+  }
+};
+}  // namespace
 
 void Engine::request_stop() {
   stop_requested_.store(true, std::memory_order_relaxed);
@@ -119,8 +167,119 @@ Engine::Engine(const LpGraph& graph, Sync& sync, EngineOptions options, std::vec
 
 Engine::~Engine() = default;
 
-void Engine::exchange_remote() {
-  if (neighbours_.empty()) return;
+// One run's window-loop state: written by the master thread between barriers, read by all.
+struct Engine::Loop {
+  using Clock = std::chrono::steady_clock;
+  SimTime g = SimTime::zero();
+  SimTime window_end = SimTime::zero();
+  bool done = false;
+  bool interrupted = false;
+  std::uint64_t windows = 0;
+  Clock::time_point start = Clock::now();
+  Clock::time_point last_progress = start;
+  Clock::time_point phase = start;
+  RankStats mine;
+  WindowStats window_stats;
+
+  // Seconds since the last phase mark; moves the mark.
+  double lap() {
+    const Clock::time_point t = Clock::now();
+    const double s = std::chrono::duration<double>(t - phase).count();
+    phase = t;
+    return s;
+  }
+  [[nodiscard]] double since(Clock::time_point a) const {
+    return std::chrono::duration<double>(Clock::now() - a).count();
+  }
+};
+
+RunStats Engine::run(Model& model) {
+  model_ = &model;
+  for (auto& w : workers_) w->reset();
+  for (auto& v : inbox_) v.clear();
+  recv_buffer_.clear();
+  model.setup(local_lps_);
+  const int threads = static_cast<int>(workers_.size());
+
+  Loop loop;
+  loop.mine.rank = sync_.rank();
+  loop.mine.lps = static_cast<int>(local_lps_.size());
+
+  // Per window: every worker hands its events for other workers over; the master computes the
+  // rank's earliest pending time (its queues and what it sends to other ranks), exchanges events
+  // with the neighbour ranks and agrees on the global minimum g in the same round
+  // (Sync::exchange_min); every worker takes the events from other ranks and processes its
+  // window [g, g + own lookahead).
+#pragma omp parallel num_threads(threads) if (threads > 1)
+  {
+    const auto tid = static_cast<std::size_t>(omp_get_thread_num());
+    Worker& w = *workers_[tid];
+    w.init_lps(model);
+    for (;;) {
+#pragma omp barrier
+      if (threads > 1) {
+        for (auto& other : workers_) {
+          if (other.get() != &w) w.deliver(other->to_worker[tid]);
+        }
+      }
+#pragma omp barrier
+#pragma omp master
+      next_window(loop);
+#pragma omp barrier
+      w.deliver(threads == 1 ? recv_buffer_ : inbox_[tid]);
+      if (loop.done) break;
+      w.process_window(model, loop.g, options_.end);
+    }
+  }
+  loop.window_stats.print(sync_.rank(), lookahead_, loop.windows);
+  RunStats stats = finish(model, loop);
+  model_ = nullptr;
+  return stats;
+}
+
+void Engine::next_window(Loop& loop) {
+  loop.mine.compute_s += loop.lap();
+  SimTime local_min = SimTime::never();
+  std::uint64_t pending = 0;
+  for (auto& wk : workers_) {
+    local_min = std::min({local_min, wk->next_time(), wk->remote_min});
+    wk->remote_min = SimTime::never();
+    pending += wk->pending();
+  }
+  const bool want_progress = sync_.rank() == 0 && options_.on_progress &&
+                             options_.progress_every > 0 &&
+                             loop.since(loop.last_progress) >= options_.progress_every;
+  std::int64_t reduce[3] = {local_min.picoseconds(),
+                            stop_requested_.load(std::memory_order_relaxed) ? 0 : 1,
+                            want_progress ? 0 : 1};
+  exchange_remote(reduce);
+  pending += recv_buffer_.size();
+  for (const auto& box : inbox_) pending += box.size();
+  loop.mine.peak_pending = std::max(loop.mine.peak_pending, pending);
+  loop.mine.exchange_s += loop.lap();
+  {
+    std::uint64_t ev = 0;
+    for (auto& wk : workers_) ev += wk->processed;
+    loop.window_stats.add(ev, reduce[0] - loop.g.picoseconds(), lookahead_);
+  }
+  loop.g = SimTime::ps(reduce[0]);
+  if (reduce[2] == 0) report_progress(loop);
+  if (loop.g.is_never() || loop.g >= options_.end) {
+    loop.done = true;
+  } else if (reduce[1] == 0) {
+    loop.done = loop.interrupted = true;
+  } else {
+    loop.window_end = std::min(loop.g.saturating_add(lookahead_), options_.end);  // (progress)
+    ++loop.windows;
+  }
+  loop.mine.allreduce_s += loop.lap();
+  if (!loop.done && options_.at_window) {
+    options_.at_window(loop.g, false);
+    loop.mine.hook_s += loop.lap();
+  }
+}
+
+void Engine::exchange_remote(std::span<std::int64_t> reduce) {
   std::span<std::vector<Event>> out;
   if (workers_.size() == 1) {
     out = workers_[0]->to_rank;
@@ -136,126 +295,39 @@ void Engine::exchange_remote() {
     out = send_buffers_;
   }
   recv_buffer_.clear();
-  sync_.exchange(out, recv_buffer_);
+  sync_.exchange_min(out, recv_buffer_, reduce);
   for (auto& v : out) v.clear();
   if (workers_.size() == 1) return;  // worker 0 takes recv_buffer_ directly
   for (const Event& ev : recv_buffer_) inbox_[homes_[ev.dst].worker].push_back(ev);
   recv_buffer_.clear();
 }
 
-RunStats Engine::run(Model& model) {
-  using Clock = std::chrono::steady_clock;
-  auto seconds = [](Clock::time_point a, Clock::time_point b) {
-    return std::chrono::duration<double>(b - a).count();
-  };
-  model_ = &model;
-  for (auto& w : workers_) w->reset();
-  for (auto& v : inbox_) v.clear();
-  recv_buffer_.clear();
-  model.setup(local_lps_);
-  const int threads = static_cast<int>(workers_.size());
-  const bool root = sync_.rank() == 0;
+void Engine::report_progress(Loop& loop) {
+  std::uint64_t ev = 0;
+  for (auto& wk : workers_) ev += wk->processed;
+  sync_.allreduce_sum(std::span<std::uint64_t>(&ev, 1));
+  if (sync_.rank() == 0) {
+    loop.last_progress = Loop::Clock::now();
+    options_.on_progress(Progress{loop.g, options_.end, ev, loop.since(loop.start)});
+  }
+}
 
+RunStats Engine::finish(Model& model, Loop& loop) {
   RunStats stats;
   stats.lookahead = lookahead_;
   stats.ranks = sync_.size();
-  stats.threads = threads;
-  RankStats mine;
-  mine.rank = sync_.rank();
-  mine.lps = static_cast<int>(local_lps_.size());
-
-  SimTime g = SimTime::zero();
-  SimTime window_end = SimTime::zero();
-  bool done = false;
-  bool interrupted = false;
-  std::uint64_t windows = 0;
-  const Clock::time_point start = Clock::now();
-  Clock::time_point last_progress = start;
-  Clock::time_point phase = start;
-
-#pragma omp parallel num_threads(threads) if (threads > 1)
-  {
-    const int tid = omp_get_thread_num();
-    Worker& w = *workers_[static_cast<std::size_t>(tid)];
-    w.init_lps(model);
-    for (;;) {
-#pragma omp barrier
-#pragma omp master
-      {
-        const Clock::time_point t = Clock::now();
-        mine.compute_s += seconds(phase, t);
-        phase = t;
-        exchange_remote();
-      }
-#pragma omp barrier
-      for (auto& other : workers_) {
-        if (other.get() != &w) w.deliver(other->to_worker[static_cast<std::size_t>(tid)]);
-      }
-      w.deliver(threads == 1 ? recv_buffer_ : inbox_[static_cast<std::size_t>(tid)]);
-#pragma omp barrier
-#pragma omp master
-      {
-        Clock::time_point t = Clock::now();
-        mine.exchange_s += seconds(phase, t);
-        phase = t;
-        SimTime local_min = SimTime::never();
-        std::uint64_t pending = 0;
-        for (auto& wk : workers_) {
-          local_min = std::min(local_min, wk->next_time());
-          pending += wk->pending();
-        }
-        mine.peak_pending = std::max(mine.peak_pending, pending);
-        const bool want_progress = root && options_.on_progress && options_.progress_every > 0 &&
-                                   seconds(last_progress, t) >= options_.progress_every;
-        std::int64_t reduce[3] = {local_min.picoseconds(),
-                                  stop_requested_.load(std::memory_order_relaxed) ? 0 : 1,
-                                  want_progress ? 0 : 1};
-        sync_.allreduce_min(reduce);
-        g = SimTime::ps(reduce[0]);
-        if (reduce[2] == 0) {
-          std::uint64_t ev = 0;
-          for (auto& wk : workers_) ev += wk->processed;
-          sync_.allreduce_sum(std::span<std::uint64_t>(&ev, 1));
-          if (root) {
-            last_progress = Clock::now();
-            options_.on_progress(Progress{g, options_.end, ev, seconds(start, last_progress)});
-          }
-        }
-        if (g.is_never() || g >= options_.end) {
-          done = true;
-        } else if (reduce[1] == 0) {
-          done = true;
-          interrupted = true;
-        } else {
-          window_end = std::min(g.saturating_add(lookahead_), options_.end);  // (for progress)
-          ++windows;
-        }
-        t = Clock::now();
-        mine.allreduce_s += seconds(phase, t);
-        phase = t;
-        if (!done && options_.at_window) {
-          options_.at_window(g, false);
-          t = Clock::now();
-          mine.hook_s += seconds(phase, t);
-          phase = t;
-        }
-      }
-#pragma omp barrier
-      if (done) break;
-      w.process_window(model, g, options_.end);
-    }
-  }
-
-  stats.completed = !interrupted;
-  stats.final_time = interrupted ? g : std::min(g, options_.end);
+  stats.threads = static_cast<int>(workers_.size());
+  stats.completed = !loop.interrupted;
+  stats.final_time = loop.interrupted ? loop.g : std::min(loop.g, options_.end);
   if (options_.at_window) {
-    const Clock::time_point t = Clock::now();
+    loop.lap();
     options_.at_window(stats.final_time, true);
-    mine.hook_s += seconds(t, Clock::now());
+    loop.mine.hook_s += loop.lap();
   }
-  const double wall = seconds(start, Clock::now());
-  stats.windows = windows;
-  stats.simulated = windows > 0 ? window_end : SimTime::zero();
+  stats.wall_s = loop.since(loop.start);
+  stats.windows = loop.windows;
+  stats.simulated = loop.windows > 0 ? loop.window_end : SimTime::zero();
+  RankStats& mine = loop.mine;
   double tmax = 0;
   double tsum = 0;
   for (auto& wk : workers_) {
@@ -271,14 +343,18 @@ RunStats Engine::run(Model& model) {
        std::accumulate(send_buffers_.begin(), send_buffers_.end(), std::size_t{0},
                        [](std::size_t a, const auto& v) { return a + v.capacity(); })) *
       sizeof(Event);
-  mine.thread_imbalance = tsum > 0 ? tmax * threads / tsum : 1.0;
+  mine.thread_imbalance = tsum > 0 ? tmax * static_cast<double>(workers_.size()) / tsum : 1.0;
   mine.peak_rss = peak_rss_bytes();
 
   std::uint64_t total_events = mine.events;
   sync_.allreduce_sum(std::span<std::uint64_t>(&total_events, 1));
   stats.events = total_events;
   fill_digest(model, stats);
+  gather_rank_stats(mine, stats);
+  return stats;
+}
 
+void Engine::gather_rank_stats(const RankStats& mine, RunStats& stats) {
   const std::vector<double> row = {static_cast<double>(mine.events),
                                    static_cast<double>(mine.sent_remote),
                                    static_cast<double>(mine.sent_other_lp),
@@ -290,35 +366,32 @@ RunStats Engine::run(Model& model) {
                                    mine.thread_imbalance,
                                    static_cast<double>(mine.peak_rss),
                                    static_cast<double>(mine.lps),
-                                   wall,
+                                   stats.wall_s,
                                    mine.hook_s};
   const std::vector<double> all = sync_.gather(row);
-  stats.wall_s = wall;
   if (all.empty()) {
     stats.per_rank.push_back(mine);
-  } else {
-    for (int r = 0; r < sync_.size(); ++r) {
-      const double* x = all.data() + static_cast<std::size_t>(r) * row.size();
-      RankStats rs;
-      rs.rank = r;
-      rs.events = static_cast<std::uint64_t>(x[0]);
-      rs.sent_remote = static_cast<std::uint64_t>(x[1]);
-      rs.sent_other_lp = static_cast<std::uint64_t>(x[2]);
-      rs.peak_pending = static_cast<std::uint64_t>(x[3]);
-      rs.queue_bytes = static_cast<std::uint64_t>(x[4]);
-      rs.compute_s = x[5];
-      rs.exchange_s = x[6];
-      rs.allreduce_s = x[7];
-      rs.thread_imbalance = x[8];
-      rs.peak_rss = static_cast<std::int64_t>(x[9]);
-      rs.lps = static_cast<int>(x[10]);
-      stats.wall_s = std::max(stats.wall_s, x[11]);
-      rs.hook_s = x[12];
-      stats.per_rank.push_back(rs);
-    }
+    return;
   }
-  model_ = nullptr;
-  return stats;
+  for (int r = 0; r < sync_.size(); ++r) {
+    const double* x = all.data() + static_cast<std::size_t>(r) * row.size();
+    RankStats rs;
+    rs.rank = r;
+    rs.events = static_cast<std::uint64_t>(x[0]);
+    rs.sent_remote = static_cast<std::uint64_t>(x[1]);
+    rs.sent_other_lp = static_cast<std::uint64_t>(x[2]);
+    rs.peak_pending = static_cast<std::uint64_t>(x[3]);
+    rs.queue_bytes = static_cast<std::uint64_t>(x[4]);
+    rs.compute_s = x[5];
+    rs.exchange_s = x[6];
+    rs.allreduce_s = x[7];
+    rs.thread_imbalance = x[8];
+    rs.peak_rss = static_cast<std::int64_t>(x[9]);
+    rs.lps = static_cast<int>(x[10]);
+    stats.wall_s = std::max(stats.wall_s, x[11]);
+    rs.hook_s = x[12];
+    stats.per_rank.push_back(rs);
+  }
 }
 
 void Engine::fill_digest(Model& model, RunStats& stats) {

@@ -2,6 +2,8 @@
 
 #include <mpi.h>
 
+#include <algorithm>
+#include <array>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
@@ -68,6 +70,7 @@ struct MpiSync::Impl {
   int size = 1;
   std::vector<int> neighbours;
   std::vector<MPI_Request> requests;
+  bool fused = false;  // every rank neighbours every other (set_neighbours)
 };
 
 MpiSync::MpiSync() : impl_(std::make_unique<Impl>()) {
@@ -87,9 +90,37 @@ int MpiSync::size() const {
 void MpiSync::set_neighbours(std::span<const int> ranks) {
   impl_->neighbours.assign(ranks.begin(), ranks.end());
   impl_->requests.resize(ranks.size());
+  // exchange_min carries the values in the messages only if every rank hears from every other:
+  // all ranks must agree on it (one rank may neighbour everyone while another does not).
+  int full = ranks.size() + 1 == static_cast<std::size_t>(impl_->size) ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &full, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+  impl_->fused = full != 0;
 }
 
 void MpiSync::exchange(std::span<std::vector<Event>> out, std::vector<Event>& in) {
+  exchange_impl(out, in, {});
+}
+
+void MpiSync::exchange_min(std::span<std::vector<Event>> out, std::vector<Event>& in,
+                           std::span<std::int64_t> values) {
+  STEPSIM_CHECK(values.size() <= kMaxFusedValues, "too many values to fuse with the exchange");
+  if (!impl_->fused) {
+    exchange_impl(out, in, {});
+    allreduce_min(values);
+    return;
+  }
+  // Every other rank is a neighbour: each message ends with a trailer event that carries the
+  // sender's values, and every rank takes the minimum of its own and all it receives.
+  std::array<std::int64_t, kMaxFusedValues> packed{};
+  std::copy(values.begin(), values.end(), packed.begin());
+  Event trailer;
+  trailer.set_payload(packed);
+  for (auto& v : out) v.push_back(trailer);
+  exchange_impl(out, in, values);
+}
+
+void MpiSync::exchange_impl(std::span<std::vector<Event>> out, std::vector<Event>& in,
+                            std::span<std::int64_t> trailer_min) {
   // One message per neighbour per window, possibly empty. Messages between a pair of ranks are
   // non-overtaking, so consecutive windows cannot mix.
   auto& nbs = impl_->neighbours;
@@ -111,6 +142,13 @@ void MpiSync::exchange(std::span<std::vector<Event>> out, std::vector<Event>& in
     const std::size_t at = in.size();
     in.resize(at + static_cast<std::size_t>(bytes) / sizeof(Event));
     MPI_Mrecv(in.data() + at, bytes, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
+    if (!trailer_min.empty()) {
+      STEPSIM_CHECK(in.size() > at, "an event message without its trailer");
+      const auto theirs = in.back().payload_as<std::array<std::int64_t, kMaxFusedValues>>();
+      in.pop_back();
+      for (std::size_t i = 0; i < trailer_min.size(); ++i)
+        trailer_min[i] = std::min(trailer_min[i], theirs[i]);
+    }
   }
   MPI_Waitall(static_cast<int>(impl_->requests.size()), impl_->requests.data(),
               MPI_STATUSES_IGNORE);

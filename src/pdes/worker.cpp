@@ -40,7 +40,7 @@ void Worker::reset() {
   processed = sent_remote = sent_other_lp = 0;
   compute_s = 0;
   top_in_flight_ = false;
-  min_ = pushed_min_ = SimTime::never();
+  min_ = pushed_min_ = remote_min = SimTime::never();
   pending_ = 0;
 }
 
@@ -142,6 +142,7 @@ void Worker::route(LpId src, std::uint32_t src_slot, SimTime now, Event& ev) {
           "' connects their ranks; declare the channel in the graph");
   }
   ++sent_remote;
+  remote_min = std::min(remote_min, ev.time);
   to_rank[static_cast<std::size_t>(nb)].push_back(ev);
 }
 

@@ -44,6 +44,7 @@ class Worker {
 
   std::vector<std::vector<Event>> to_worker;  ///< by destination worker, this window
   std::vector<std::vector<Event>> to_rank;    ///< by neighbour index, this window
+  SimTime remote_min = SimTime::never();      ///< earliest event in to_rank (reset by the engine)
   std::uint64_t processed = 0;
   std::uint64_t sent_remote = 0;
   std::uint64_t sent_other_lp = 0;

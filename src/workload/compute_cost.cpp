@@ -1,14 +1,137 @@
-// The compute roofline (see compute_cost.hpp). Modelling choices, each stated once:
-// - GEMM and attention FLOPs at the GPU's peak x compute.gemm_efficiency (FP8 GEMMs at the FP8
-//   peak; attention runs in BF16), plus elementwise HBM traffic at HBM x
-//   compute.memory_efficiency, plus a launch overhead. Backward is twice the forward.
-// - Attention FLOPs are counted over the whole sequence, as the Megatron-LM and PaLM formulas
-//   count them, so that gemm_efficiency is an efficiency against those formulas.
+// The compute model (see compute_cost.hpp; docs/workload.md, "Compute", states each assumption
+// with its source). Modelling choices, each stated once:
+// - GEMMs (compute.gemm_model tiles): NVIDIA's "Matrix Multiplication Background" guide (Deep
+//   Learning Performance docs): the output is cut into tiles, one per SM at a time, in waves;
+//   a partial last wave or partial edge tiles cost a whole wave / tile (tile and wave
+//   quantization). The peak x gpu.gemm_efficiency is what a wave of full tiles achieves (fitted,
+//   gpu_spec.cpp). A GEMM is never faster than reading its operands and writing its output.
+// - Backward GEMMs: the input gradient (m x n by n x k) and the weight gradient (k x m by m x
+//   n) of each linear, each as many FLOPs as the forward.
+// - Attention (compute.attention flash): FlashAttention-2 (Dao 2023) tiles Q and K/V in blocks;
+//   with a causal mask the blocks above the diagonal are skipped, the diagonal ones computed
+//   whole. Each query block pays a fixed cost (load Q, rescale and write O) assumed equal to
+//   one key block's, once per kernel, and CP's ring attention runs one kernel per ring step.
+//   Backward: FlashAttention's backward runs 5 matmuls per block against the forward's 2 (it
+//   recomputes QK^T): 2.5x the forward. Attention runs in BF16 (also in FP8 training).
 #include "stepsim/workload/compute_cost.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
 
 namespace stepsim::workload {
 
-LayerCosts layer_costs(const Scenario& s) {
+namespace {
+
+double gemm_peak(const Scenario& s, bool fp8) {
+  const double eff16 =
+      s.compute.gemm_efficiency > 0 ? s.compute.gemm_efficiency : s.gpu.gemm_efficiency;
+  const double eff8 =
+      s.compute.gemm_efficiency > 0 ? s.compute.gemm_efficiency : s.gpu.fp8_gemm_efficiency;
+  return fp8 ? s.gpu.fp8_flops * eff8 : s.gpu.bf16_flops * eff16;
+}
+
+// `groups` m x n outputs as the tiles of whole waves cover them (elements): the tiles of every
+// group share the waves (a grouped GEMM).
+double quantized_mn(double m, double n, double groups, double tm, double tn, double sms) {
+  const double tiles = std::ceil(m / tm) * std::ceil(n / tn) * std::ceil(groups);
+  return std::ceil(tiles / sms) * sms * tm * tn;
+}
+
+// One linear layer (m tokens, n outputs, k inputs): its forward, and its backward (the
+// input gradient and the weight gradient). `groups` experts at once.
+struct Linear {
+  double m = 0, n = 0, k = 0, groups = 1;
+};
+
+double fwd_seconds(const Scenario& s, const Linear& l, bool fp8) {
+  return gemm_seconds(s, l.m, l.n, l.k, fp8, l.groups);
+}
+
+double bwd_seconds(const Scenario& s, const Linear& l, bool fp8) {
+  return gemm_seconds(s, l.m, l.k, l.n, fp8, l.groups) +  // input gradient
+         gemm_seconds(s, l.k, l.n, l.m, fp8, l.groups);   // weight gradient
+}
+
+}  // namespace
+
+double gemm_seconds(const Scenario& s, double m, double n, double k, bool fp8, double groups) {
+  const double peak = gemm_peak(s, fp8);
+  if (s.compute.gemm_model == "flat") return 2 * m * n * k * groups / peak;
+  const double tm = s.compute.gemm_tile_m;
+  const double tn = s.compute.gemm_tile_n;
+  const double sms = s.gpu.sms;
+  // The library's choice among tile shapes: tm x tn either way round, or half as tall (the
+  // same rate per wave assumed for each).
+  const double mn = std::min(
+      {quantized_mn(m, n, groups, tm, tn, sms), quantized_mn(m, n, groups, tn, tm, sms),
+       quantized_mn(m, n, groups, tm / 2, tn, sms), quantized_mn(m, n, groups, tn, tm / 2, sms)});
+  const double compute = 2 * mn * k / peak;
+  const double in = fp8 ? 1 : 2;  // operand bytes; the output in BF16
+  const double bytes = groups * (in * (m * k + k * n) + 2 * m * n);
+  return std::max(compute, bytes / (s.gpu.hbm_bandwidth * s.compute.memory_efficiency));
+}
+
+double gemm_achieved(const Scenario& s, double m, double n, double k, bool fp8, double groups) {
+  const double peak = fp8 ? s.gpu.fp8_flops : s.gpu.bf16_flops;
+  return 2 * m * n * k * groups / gemm_seconds(s, m, n, k, fp8, groups) / peak;
+}
+
+double cp_attention_blocks(double blocks, int cp, int rank, bool causal, bool balanced) {
+  const double c = cp;
+  if (!causal) return blocks * blocks / c;
+  // Query rows [a, a + k) need sum (i + 1) = k a + k (k + 1) / 2 key blocks.
+  auto rows = [](double a, double k) { return k * a + k * (k + 1) / 2; };
+  if (!balanced || cp == 1) {
+    const double k = blocks / c;
+    return rows(rank * k, k);
+  }
+  const double k = blocks / (2 * c);
+  return rows(rank * k, k) + rows((2 * c - 1 - rank) * k, k);
+}
+
+double attention_fwd_seconds(const Scenario& s) {
+  const ModelSpec& m = s.model;
+  const Parallelism& p = s.par;
+  const double peak16 =
+      s.gpu.bf16_flops *
+      (s.compute.gemm_efficiency > 0 ? s.compute.gemm_efficiency : s.gpu.gemm_efficiency);
+  // Per head and pair of query and key: 2 (qk + v) FLOPs (QK^T and PV); 4 head_dim for MHA.
+  const double pair = 2.0 * static_cast<double>(m.qk_dim() + m.v_dim());
+  if (s.compute.attention == "formula") {
+    const double T = static_cast<double>(p.micro_batch) * m.seq_len / p.cp;
+    if (!m.mla()) return 4 * T * m.seq_len * m.hidden / p.tp / peak16;
+    return pair * T * m.seq_len * m.heads / p.tp / peak16;
+  }
+  const double eff = s.compute.attention_efficiency > 0 ? s.compute.attention_efficiency
+                                                        : peak16 / s.gpu.bf16_flops;
+  const double b = s.compute.attention_block;
+  const double nb = std::max(1.0, m.seq_len / b);  // a shorter sequence still costs a block
+  // The slowest CP rank: the last one without load balancing (every rank alike with it).
+  double blocks = 0;
+  for (int r = 0; r < p.cp; ++r) {
+    blocks = std::max(blocks, cp_attention_blocks(nb, p.cp, r, m.causal, p.cp_load_balance));
+  }
+  // A fixed cost of one key block per query block and kernel: nb / cp rows, cp ring steps.
+  const double overhead = nb;
+  const double per_block = b * b * pair;
+  const double heads = static_cast<double>(m.heads) / p.tp;
+  return static_cast<double>(p.micro_batch) * heads * (blocks + overhead) * per_block /
+         (s.gpu.bf16_flops * eff);
+}
+
+double overlapped_seconds(double comm_s, double gemm_s, int chunks) {
+  if (gemm_s <= 0) return comm_s;
+  const double n = std::max(1, chunks);
+  return std::max(comm_s + gemm_s / n, comm_s / n + gemm_s);
+}
+
+PipelineShape pipeline_shape(const Scenario& s) {
+  return {s.par.pp, s.par.vpp, static_cast<int>(s.par.micro_batches()), s.par.first_stage_layers,
+          s.par.last_stage_layers};
+}
+
+LayerCosts layer_costs(const Scenario& s, bool moe_layer) {
   const ModelSpec& m = s.model;
   const Parallelism& p = s.par;
   const ComputeParams& c = s.compute;
@@ -16,25 +139,115 @@ LayerCosts layer_costs(const Scenario& s) {
   const double h = m.hidden;
   const double tp = p.tp;
   const bool fp8 = m.precision == "fp8";
-  const double eff16 = c.gemm_efficiency > 0 ? c.gemm_efficiency : s.gpu.gemm_efficiency;
-  const double eff8 = c.gemm_efficiency > 0 ? c.gemm_efficiency : s.gpu.fp8_gemm_efficiency;
-  const double peak16 = s.gpu.bf16_flops * eff16;  // attention runs in BF16
-  const double peak_gemm = fp8 ? s.gpu.fp8_flops * eff8 : peak16;
   const double hbm = s.gpu.hbm_bandwidth * c.memory_efficiency;
-  double ffn = static_cast<double>(m.ffn_params());
-  if (m.experts > 0) ffn = ffn * m.top_k * m.capacity_factor + h * m.experts;
-  const double gemm = 2 * T * (static_cast<double>(m.attention_params()) + ffn) / tp;
-  const double attn = 4 * T * m.seq_len * h / tp;
+  // The layer's linears on one GPU (Megatron's column / row split over TP) in four groups: the
+  // Q/K/V projections, the output projection, FC1, FC2 (TP overlap pairs them with its four
+  // collectives). MLA's down projections (to the latents) are whole on every TP rank.
+  std::array<std::vector<Linear>, 4> lin;
+  if (m.mla()) {
+    const double H = m.heads;
+    const double qk = static_cast<double>(m.qk_dim());
+    if (m.q_lora_rank > 0) {
+      lin[0].push_back({T, static_cast<double>(m.q_lora_rank), h});
+      lin[0].push_back({T, H * qk / tp, static_cast<double>(m.q_lora_rank)});
+    } else {
+      lin[0].push_back({T, H * qk / tp, h});
+    }
+    lin[0].push_back({T, static_cast<double>(m.kv_lora_rank + m.qk_rope_dim), h});
+    lin[0].push_back(
+        {T, H * (m.qk_nope_dim + m.v_head_dim) / tp, static_cast<double>(m.kv_lora_rank)});
+    lin[1].push_back({T, h, H * m.v_head_dim / tp});
+  } else {
+    const double qkv_out = h + 2.0 * m.kv() * static_cast<double>(m.head_dim());
+    lin[0].push_back({T, qkv_out / tp, h});
+    lin[1].push_back({T, h, h / tp});
+  }
+  const bool moe = m.experts > 0 && moe_layer;
+  const double ffn = m.experts > 0 && !moe && m.dense_ffn > 0 ? m.dense_ffn : m.ffn;
+  const double up = m.activation == "swiglu" ? 2 : 1;  // SwiGLU's gate and up projections
+  double router_f = 0;
+  double router_b = 0;
+  if (moe) {
+    // Shared experts: a dense FFN of shared_experts x ffn, split over TP like one.
+    if (m.shared_experts > 0) {
+      const double sh = static_cast<double>(m.shared_experts) * ffn;
+      const Linear s1{T, up * sh / tp, h};
+      const Linear s2{T, h, sh / tp};
+      router_f += fwd_seconds(s, s1, fp8) + fwd_seconds(s, s2, fp8);
+      router_b += bwd_seconds(s, s1, fp8) + bwd_seconds(s, s2, fp8);
+    }
+    // Each of the experts / ep local experts takes its share of the EP group's routed tokens.
+    const double local = static_cast<double>(m.experts) / p.ep;
+    const double tokens = T * p.ep * m.top_k * m.capacity_factor / m.experts;
+    lin[2].push_back({tokens, up * ffn / tp, h, local});
+    lin[3].push_back({tokens, h, ffn / tp, local});
+    const Linear router{T, static_cast<double>(m.experts), h / tp};
+    router_f += fwd_seconds(s, router, fp8);
+    router_b += bwd_seconds(s, router, fp8);
+  } else {
+    lin[2].push_back({T, up * ffn / tp, h});
+    lin[3].push_back({T, h, ffn / tp});
+  }
+  std::array<double, 4> gf{};
+  std::array<double, 4> gb{};
+  std::array<double, 4> dgrad{};  // the backward's input-gradient GEMMs
+  double gemm_f = router_f;
+  double gemm_b = router_b;
+  for (std::size_t i = 0; i < lin.size(); ++i) {
+    for (const Linear& l : lin[i]) {
+      gf[i] += fwd_seconds(s, l, fp8);
+      gb[i] += bwd_seconds(s, l, fp8);
+      dgrad[i] += gemm_seconds(s, l.m, l.k, l.n, fp8, l.groups);
+    }
+    gemm_f += gf[i];
+    gemm_b += gb[i];
+  }
+  const double attn = attention_fwd_seconds(s);
+  const double attn_b = c.attention == "formula" ? 2 * attn : 2.5 * attn;
   const double elem = c.elementwise_bytes * T * h / (p.sequence_parallel ? tp : 1) / hbm;
   const double ovh = c.kernel_overhead.seconds();
   LayerCosts k;
-  k.fwd_s = gemm / peak_gemm + attn / peak16 + elem + ovh;
-  k.bwd_s = 2 * (gemm / peak_gemm + attn / peak16 + elem) + ovh;
+  k.attn_fwd_s = attn;
+  k.attn_bwd_s = attn_b;
+  // Megatron's TP overlap (sequence parallelism's all-gathers and reduce-scatters only): the
+  // forward's AG, RS, AG, RS beside the QKV, projection, FC1 and FC2 GEMMs; the backward's four
+  // beside the input-gradient GEMM of the same linears. MoE expert GEMMs are not overlapped.
+  if (p.tp_overlap && p.sequence_parallel && p.tp > 1) {
+    const std::size_t n = moe ? 2 : 4;
+    for (std::size_t i = 0; i < n; ++i) {
+      k.fwd_hide[i] = gf[i];
+      k.bwd_hide[i] = dgrad[i];
+    }
+  }
+  double hide_f = 0;
+  double hide_b = 0;
+  for (std::size_t i = 0; i < 4; ++i) {
+    hide_f += k.fwd_hide[i];
+    hide_b += k.bwd_hide[i];
+  }
+  k.fwd_s = gemm_f - hide_f + attn + elem + ovh;
+  k.bwd_s = gemm_b - hide_b + attn_b + 2 * elem + ovh;
   if (p.recompute == "full") k.recompute_s = k.fwd_s;
-  if (p.recompute == "selective") k.recompute_s = attn / peak16;
-  const double logits = 2 * T * h * m.vocab / tp / peak_gemm;
-  k.logits_fwd_s = logits + ovh;
-  k.logits_bwd_s = 2 * logits + ovh;
+  if (p.recompute == "selective") k.recompute_s = attn;
+  const Linear logits{T, static_cast<double>(m.vocab) / tp, h};
+  k.logits_fwd_s = fwd_seconds(s, logits, fp8) + ovh;
+  k.logits_bwd_s = bwd_seconds(s, logits, fp8) + ovh;
+  if (m.mtp_layers > 0) {
+    // Each MTP module: a 2h -> h projection, a layer like the model's last, the output layer.
+    // Its layer's TP / EP collectives are not modelled (its compute only).
+    const LayerCosts last = m.moe_layer(m.layers - 1) == moe ? k : layer_costs(s, !moe);
+    double hide_last_f = 0;
+    double hide_last_b = 0;
+    for (std::size_t i = 0; i < 4; ++i) {
+      hide_last_f += last.fwd_hide[i];
+      hide_last_b += last.bwd_hide[i];
+    }
+    const Linear mtp_proj{T, h / tp, 2 * h};
+    k.logits_fwd_s +=
+        m.mtp_layers * (fwd_seconds(s, mtp_proj, fp8) + last.fwd_s + hide_last_f + k.logits_fwd_s);
+    k.logits_bwd_s +=
+        m.mtp_layers * (bwd_seconds(s, mtp_proj, fp8) + last.bwd_s + hide_last_b + k.logits_bwd_s);
+  }
   return k;
 }
 
@@ -50,14 +263,32 @@ double layer_pass_seconds(const Scenario& s, const LayerCosts& lc, const Pipelin
   return dt;
 }
 
-LayerParams layer_params(const Scenario& s) {
+LayerParams layer_params(const Scenario& s, bool moe_layer) {
   const ModelSpec& m = s.model;
   const Parallelism& p = s.par;
-  const double attn = static_cast<double>(m.attention_params()) / p.tp;
-  if (m.experts == 0) return {attn + static_cast<double>(m.ffn_params()) / p.tp, 0.0};
-  return {attn + static_cast<double>(m.hidden) * m.experts,
+  const auto whole = static_cast<double>(m.attention_replicated_params());
+  const double attn = (static_cast<double>(m.attention_params()) - whole) / p.tp + whole;
+  if (m.experts == 0 || !moe_layer) {
+    return {attn + static_cast<double>(m.dense_ffn_params()) / p.tp, 0.0};
+  }
+  const double shared = static_cast<double>(m.shared_experts) * m.ffn_params() / p.tp;
+  return {attn + static_cast<double>(m.hidden) * m.experts + shared,
           static_cast<double>(m.experts) / p.ep * static_cast<double>(m.ffn_params()) / p.tp};
 }
+
+namespace {
+
+// The MTP modules' parameters on one GPU (the last virtual stage's): their layers and
+// projections.
+LayerParams mtp_params(const Scenario& s) {
+  const ModelSpec& m = s.model;
+  if (m.mtp_layers == 0) return {};
+  const LayerParams lp = layer_params(s, m.moe_layer(m.layers - 1));
+  const double proj = 2.0 * m.hidden * m.hidden / s.par.tp;
+  return {m.mtp_layers * (lp.dense + proj), m.mtp_layers * lp.expert};
+}
+
+}  // namespace
 
 double embedding_params(const Scenario& s, const PipelineShape& shape, int stage, int chunk) {
   double e = 0;
@@ -71,17 +302,36 @@ double embedding_params(const Scenario& s, const PipelineShape& shape, int stage
 
 LayerParams layer_gradient_bytes(const Scenario& s, const PipelineShape& shape, int stage,
                                  int chunk, int layer) {
-  const LayerParams lp = layer_params(s);
+  const ModelSpec& m = s.model;
+  const LayerParams lp =
+      layer_params(s, m.moe_layer(first_layer(shape, m.layers, stage, chunk) + layer));
   const double emb = layer == 0 ? embedding_params(s, shape, stage, chunk) : 0;
-  return {(lp.dense + emb) * s.par.grad_bytes, lp.expert * s.par.grad_bytes};
+  LayerParams g{(lp.dense + emb) * s.par.grad_bytes, lp.expert * s.par.grad_bytes};
+  const bool last_virtual = stage == shape.stages - 1 && chunk == shape.chunks - 1;
+  if (m.mtp_layers > 0 && last_virtual && layer == layers_in(shape, m.layers, stage, chunk) - 1) {
+    const LayerParams mtp = mtp_params(s);
+    g.dense += mtp.dense * s.par.grad_bytes;
+    g.expert += mtp.expert * s.par.grad_bytes;
+  }
+  return g;
 }
 
 double stage_params(const Scenario& s, const PipelineShape& shape, int stage) {
-  const LayerParams lp = layer_params(s);
+  const ModelSpec& m = s.model;
+  const LayerParams moe = layer_params(s, true);
+  const LayerParams dense = layer_params(s, false);
   double params = 0;
   for (int c = 0; c < shape.chunks; ++c) {
-    params += layers_in(shape, s.model.layers, stage, c) * (lp.dense + lp.expert) +
+    const int n = layers_in(shape, m.layers, stage, c);
+    const int first = first_layer(shape, m.layers, stage, c);
+    // Layers [first, first + n): the dense ones first (an MoE model's dense_layers lead).
+    const int n_dense = m.experts == 0 ? n : std::clamp(m.dense_layers - first, 0, n);
+    params += n_dense * (dense.dense + dense.expert) + (n - n_dense) * (moe.dense + moe.expert) +
               embedding_params(s, shape, stage, c);
+  }
+  if (stage == shape.stages - 1) {
+    const LayerParams mtp = mtp_params(s);
+    params += mtp.dense + mtp.expert;
   }
   return params;
 }

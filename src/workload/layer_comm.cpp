@@ -1,13 +1,16 @@
 // The collectives of a layer's passes (see layer_comm.hpp). TP, CP and EP collectives block
-// the compute stream: no compute/communication overlap inside a layer.
+// the compute stream; with parallel.tp_overlap the TP ones carry the GEMM they run beside
+// (CommOp::overlap_s, from layer_costs).
 #include "stepsim/workload/layer_comm.hpp"
+
+#include "stepsim/workload/compute_cost.hpp"
 
 namespace stepsim::workload {
 
 using collective::Kind;
 
 std::vector<CommOp> layer_collectives(const Scenario& s, const Placement& place, int stage,
-                                      PassKind kind) {
+                                      PassKind kind, bool moe_layer) {
   const ModelSpec& m = s.model;
   const Parallelism& p = s.par;
   const bool fwd = kind == PassKind::kForward;
@@ -24,13 +27,24 @@ std::vector<CommOp> layer_collectives(const Scenario& s, const Placement& place,
         ops.push_back({Kind::kAllReduce, act, tp, CommGroup::kTp});
       }
     }
+    if (p.tp_overlap && p.sequence_parallel) {
+      const LayerCosts lc = layer_costs(s, moe_layer);
+      const std::array<double, 4>& hide = fwd ? lc.fwd_hide : lc.bwd_hide;
+      for (std::size_t i = 0; i < ops.size(); ++i) {
+        ops[i].overlap_s = hide[i];
+        ops[i].overlap_chunks = p.tp;
+      }
+    }
   }
   if (p.cp > 1) {
-    const std::int64_t kv = std::int64_t{p.cp} * T * 2 * m.kv() * m.head_dim() * 2 / p.tp;
+    // bf16 K and V of every KV head (MLA: each head's, after the up projection).
+    const std::int64_t kv =
+        m.mla() ? std::int64_t{p.cp} * T * m.heads * (m.qk_dim() + m.v_dim()) * 2 / p.tp
+                : std::int64_t{p.cp} * T * 2 * m.kv() * m.head_dim() * 2 / p.tp;
     ops.push_back(
         {fwd ? Kind::kAllGather : Kind::kReduceScatter, kv, place.cp_group(stage), CommGroup::kCp});
   }
-  if (m.experts > 0 && p.ep > 1) {
+  if (m.experts > 0 && moe_layer && p.ep > 1) {
     const auto bytes =
         static_cast<std::int64_t>(static_cast<double>(act) * m.top_k * m.capacity_factor / p.tp);
     for (int i = 0; i < 2; ++i) {

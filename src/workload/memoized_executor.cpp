@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "stepsim/core/fatal.hpp"
+#include "stepsim/workload/compute_cost.hpp"
 #include "stepsim/workload/layer_comm.hpp"
 
 namespace stepsim::workload {
@@ -23,9 +24,9 @@ MemoizedExecutor::MemoizedExecutor(const Scenario& s, CommModel& comm, Progress 
     : s_(s),
       comm_(comm),
       progress_(std::move(progress)),
-      shape_{s.par.pp, s.par.vpp, static_cast<int>(s.par.micro_batches())},
+      shape_(pipeline_shape(s)),
       place_{s.par.tp, s.par.cp, s.par.data_parallel(), s.par.pp},
-      lc_(layer_costs(s)),
+      lc_{layer_costs(s, false), layer_costs(s, true)},
       send_bytes_(pipeline_send_bytes(s)) {
   const int P = shape_.stages;
   trace_.stages.resize(idx(P));
@@ -37,7 +38,9 @@ MemoizedExecutor::MemoizedExecutor(const Scenario& s, CommModel& comm, Progress 
   }
   for (PassKind k : {PassKind::kForward, PassKind::kBackward}) {
     for (int st = 0; st < P; ++st) {
-      layer_ops_[idx(k)].push_back(layer_collectives(s, place_, st, k));
+      for (const bool moe : {false, true}) {
+        layer_ops_[idx(k)][moe ? 1 : 0].push_back(layer_collectives(s, place_, st, k, moe));
+      }
     }
     fin_[idx(k)].assign(idx(P * shape_.chunks * shape_.micro_batches), -1.0);
   }
@@ -190,18 +193,19 @@ Result<double> MemoizedExecutor::fsdp_gather(int st) {
 Result<bool> MemoizedExecutor::run_layer(int st, const PipelinePass& pass, int layer, OpRecord r) {
   StageTime& g = stages_[idx(st)].time;
   const bool fwd = pass.kind == PassKind::kForward;
+  const LayerCosts& lc = lc_[s_.model.moe_layer(static_cast<int>(r.layer)) ? 1 : 0];
   if (!fwd && s_.par.recompute == "full") {
     // The recomputed forward and its collectives come first.
     r.kind = OpKind::kForward;
     r.start_s = g.t;
-    g.t += lc_.recompute_s;
-    g.compute += lc_.recompute_s;
+    g.t += lc.recompute_s;
+    g.compute += lc.recompute_s;
     r.end_s = g.t;
     trace_.ops.push_back(r);
     if (auto ok = layer_comm(st, PassKind::kForward, r); !ok) return ok;
     r.kind = OpKind::kBackward;
   }
-  const double dt = layer_pass_seconds(s_, lc_, shape_, st, pass.chunk, pass.kind, layer);
+  const double dt = layer_pass_seconds(s_, lc, shape_, st, pass.chunk, pass.kind, layer);
   r.start_s = g.t;
   g.t += dt;
   g.compute += dt;
@@ -214,7 +218,8 @@ Result<bool> MemoizedExecutor::run_layer(int st, const PipelinePass& pass, int l
 }
 
 Result<bool> MemoizedExecutor::layer_comm(int st, PassKind kind, const OpRecord& base) {
-  for (const CommOp& op : layer_ops_[idx(kind)][idx(st)]) {
+  const std::size_t moe = s_.model.moe_layer(static_cast<int>(base.layer)) ? 1 : 0;
+  for (const CommOp& op : layer_ops_[idx(kind)][moe][idx(st)]) {
     if (auto ok = blocking(st, op, base); !ok) return ok;
   }
   return true;
@@ -315,17 +320,29 @@ Result<double> MemoizedExecutor::run_comm(int st, const CommOp& op, double start
 // A collective on the compute stream: the stream waits for it.
 Result<bool> MemoizedExecutor::blocking(int st, const CommOp& op, const OpRecord& base) {
   StageTime& g = stages_[idx(st)].time;
-  auto d = run_comm(st, op, g.t);
-  if (!d) return d.error();
-  if (*d <= 0) return true;
+  auto cost = run_comm(st, op, g.t);
+  if (!cost) return cost.error();
+  double exposed = *cost;
+  if (op.overlap_s > 0) {
+    // Megatron's TP overlap: the GEMM beside it runs now (it is not in the layer's compute).
+    const double both = overlapped_seconds(exposed, op.overlap_s, op.overlap_chunks);
+    OpRecord c = base;
+    c.start_s = g.t;
+    c.end_s = g.t + op.overlap_s;
+    trace_.ops.push_back(c);
+    g.compute += op.overlap_s;
+    g.t += op.overlap_s;
+    exposed = both - op.overlap_s;
+  }
+  if (exposed <= 0) return true;
   OpRecord r = base;
   r.kind = OpKind::kComm;
   r.group = op.group;
   r.start_s = g.t;
-  r.end_s = g.t + *d;
+  r.end_s = g.t + exposed;
   trace_.ops.push_back(r);
-  g.t += *d;
-  g.exposed[static_cast<int>(op.group)] += *d;
+  g.t += exposed;
+  g.exposed[static_cast<int>(op.group)] += exposed;
   return true;
 }
 

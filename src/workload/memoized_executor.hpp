@@ -15,6 +15,7 @@
 // - Full recomputation adds a forward (and its TP collectives) to every backward, selective
 //   recomputation the attention core.
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <vector>
@@ -75,10 +76,10 @@ class MemoizedExecutor final : public StepExecutor {
   Progress progress_;
   PipelineShape shape_;
   Placement place_;
-  LayerCosts lc_;
-  std::int64_t send_bytes_ = 0;  // one pipeline send
+  std::array<LayerCosts, 2> lc_;  // a dense layer's, an MoE layer's (the same for a dense model)
+  std::int64_t send_bytes_ = 0;   // one pipeline send
   // The TP / CP / EP collectives of a layer's pass, by stage and pass kind.
-  std::vector<std::vector<CommOp>> layer_ops_[2];
+  std::vector<std::vector<CommOp>> layer_ops_[2][2];  // [pass kind][MoE layer][stage]
   std::vector<Stage> stages_;
   // Completion (arrival at the consumer excluded) of each forward and backward pass, by stage,
   // chunk and micro-batch; -1 before it ran.

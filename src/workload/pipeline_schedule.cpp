@@ -55,9 +55,15 @@ PassInput input_of(const PipelineShape& shape, int stage, PassKind kind, int chu
 
 int layers_in(const PipelineShape& shape, int layers, int stage, int chunk) {
   const int pv = shape.stages * shape.chunks;
+  const int vi = chunk * shape.stages + stage;
+  if (shape.first_layers > 0 || shape.last_layers > 0) {
+    if (vi == 0 && shape.first_layers > 0) return shape.first_layers;
+    if (vi == pv - 1 && shape.last_layers > 0) return shape.last_layers;
+    const int fixed = (shape.first_layers > 0 ? 1 : 0) + (shape.last_layers > 0 ? 1 : 0);
+    return (layers - shape.first_layers - shape.last_layers) / std::max(1, pv - fixed);
+  }
   const int q = (layers + pv - 1) / pv;
   const int d = pv * q - layers;
-  const int vi = chunk * shape.stages + stage;
   return q - ((vi < (d + 1) / 2 || vi >= pv - d / 2) ? 1 : 0);
 }
 

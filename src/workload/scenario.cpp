@@ -43,9 +43,24 @@ config::ParamTable scenario_param_table(Scenario& s) {
            "FFN kind: gelu (2 matrices) or swiglu (3)");
   t.choice("model.precision", m.precision, {"bf16", "fp8"}, "GEMM precision");
   t.boolean("model.tied_embeddings", m.tied_embeddings, "output layer shares the embedding");
+  t.boolean("model.causal", m.causal, "causal attention (FlashAttention skips masked blocks)");
   t.integer("model.experts", m.experts, 0, 1 << 16, "MoE experts per layer (0: dense)");
   t.integer("model.top_k", m.top_k, 1, 1 << 16, "experts per token");
   t.real("model.capacity_factor", m.capacity_factor, 0.1, 100, "MoE expert capacity factor");
+  t.integer("model.shared_experts", m.shared_experts, 0, 1 << 16,
+            "MoE: experts (of size ffn) every token goes through");
+  t.integer("model.dense_layers", m.dense_layers, 0, big, "MoE: the first layers are dense");
+  t.integer("model.dense_ffn", m.dense_ffn, 0, 1 << 30,
+            "MoE: the dense layers' FFN inner size; 0 = ffn");
+  t.choice("model.attention", m.attention, {"mha", "mla"},
+           "mha (grouped-query with kv_heads) or mla (DeepSeek's multi-head latent attention)");
+  t.integer("model.q_lora_rank", m.q_lora_rank, 0, 1 << 20, "MLA: query latent; 0 = none");
+  t.integer("model.kv_lora_rank", m.kv_lora_rank, 1, 1 << 20, "MLA: key/value latent");
+  t.integer("model.qk_nope_dim", m.qk_nope_dim, 1, 1 << 12, "MLA: per-head dims without RoPE");
+  t.integer("model.qk_rope_dim", m.qk_rope_dim, 0, 1 << 12, "MLA: per-head RoPE dims");
+  t.integer("model.v_head_dim", m.v_head_dim, 1, 1 << 12, "MLA: per-head value dims");
+  t.integer("model.mtp_layers", m.mtp_layers, 0, 64,
+            "multi-token prediction modules on the last stage (a layer and the output layer each)");
 
   Parallelism& p = s.par;
   t.integer("parallel.tp", p.tp, 1, 1 << 16, "tensor parallel size (inside a server)");
@@ -71,10 +86,32 @@ config::ParamTable scenario_param_table(Scenario& s) {
             "reduce gradient buckets during the last backward");
   t.boolean("parallel.overlap_param_gather", p.overlap_param_gather,
             "ZeRO 1/2: parameter all-gather hidden behind the next step's first forward");
+  t.boolean("parallel.tp_overlap", p.tp_overlap,
+            "Megatron's TP communication overlap (with sequence_parallel): each TP all-gather / "
+            "reduce-scatter runs beside its GEMM, pipelined in tp chunks");
+  t.boolean("parallel.cp_load_balance", p.cp_load_balance,
+            "causal context parallelism with Megatron's load-balanced split (2cp chunks)");
+  t.integer("parallel.first_stage_layers", p.first_stage_layers, 0, big,
+            "layers of the first virtual stage (uneven pipeline); 0 = the default split");
+  t.integer("parallel.last_stage_layers", p.last_stage_layers, 0, big,
+            "layers of the last virtual stage (uneven pipeline); 0 = the default split");
 
   ComputeParams& c = s.compute;
-  t.real("compute.gemm_efficiency", c.gemm_efficiency, 0.0, 1.0,
-         "achieved fraction of peak FLOP/s (GEMMs, attention); 0 = the GPU preset's");
+  t.real(
+      "compute.gemm_efficiency", c.gemm_efficiency, 0.0, 1.0,
+      "achieved fraction of peak FLOP/s of full GEMM waves (and attention); 0 = the GPU preset's");
+  t.choice("compute.gemm_model", c.gemm_model, {"tiles", "flat"},
+           "tiles: GEMM time from its shape (tile and wave quantization on gpu.sms, HBM bound); "
+           "flat: one efficiency for every GEMM");
+  t.integer("compute.gemm_tile_m", c.gemm_tile_m, 1, 1 << 12, "GEMM output tile rows (tiles)");
+  t.integer("compute.gemm_tile_n", c.gemm_tile_n, 1, 1 << 12, "GEMM output tile columns (tiles)");
+  t.choice("compute.attention", c.attention, {"flash", "formula"},
+           "flash: FlashAttention's blocks (causal ones skipped, a fixed cost per query block, "
+           "backward 2.5x); formula: 4 T s h / tp FLOPs at the GEMM efficiency");
+  t.real("compute.attention_efficiency", c.attention_efficiency, 0.0, 1.0,
+         "flash attention's achieved fraction of the BF16 peak; 0 = the GEMM efficiency");
+  t.integer("compute.attention_block", c.attention_block, 16, 1 << 12,
+            "FlashAttention query and key block (tokens)");
   t.real("compute.memory_efficiency", c.memory_efficiency, 0.01, 1.0,
          "achieved fraction of HBM bandwidth");
   t.real("compute.elementwise_bytes", c.elementwise_bytes, 0, 1e4,
@@ -98,9 +135,10 @@ config::ParamTable scenario_param_table(Scenario& s) {
   t.real("gpu.fp8_flops", s.gpu.fp8_flops, 0, 1e18, "peak dense FP8 FLOP/s");
   t.real("gpu.hbm_bandwidth", s.gpu.hbm_bandwidth, 1e9, 1e15, "HBM bytes/s");
   t.real("gpu.gemm_efficiency", s.gpu.gemm_efficiency, 0.01, 1.0,
-         "achieved fraction of the BF16 peak in training GEMMs (fitted per GPU)");
+         "achieved fraction of the BF16 peak of a wave of full GEMM tiles (fitted per GPU)");
   t.real("gpu.fp8_gemm_efficiency", s.gpu.fp8_gemm_efficiency, 0.01, 1.0,
-         "achieved fraction of the FP8 peak in training GEMMs (fitted per GPU)");
+         "achieved fraction of the FP8 peak of a wave of full GEMM tiles (fitted per GPU)");
+  t.integer("gpu.sms", s.gpu.sms, 1, 1 << 12, "streaming multiprocessors (GEMM waves)");
   const config::ParamTable coll = collective::collective_param_table(s.coll);
   for (const config::Param& x : coll.params()) {
     if (x.key != "gpu.model") t.add(x);
@@ -348,6 +386,12 @@ Result<bool> validate_job(const Scenario& s, const topology::Topology& topo,
   if (m.hidden % m.heads != 0) return bad("model.heads must divide model.hidden");
   if (m.heads % m.kv() != 0) return bad("model.kv_heads must divide model.heads");
   if (m.experts > 0 && m.top_k > m.experts) return bad("model.top_k exceeds model.experts");
+  if (m.experts == 0 && (m.shared_experts > 0 || m.dense_layers > 0 || m.dense_ffn > 0)) {
+    return bad(
+        "model.shared_experts, model.dense_layers and model.dense_ffn need an MoE model "
+        "(model.experts > 0)");
+  }
+  if (m.dense_layers > m.layers) return bad("model.dense_layers exceeds model.layers");
   if (p.dp == 0 && p.gpus == 0) return bad("parallel: give parallel.dp or parallel.gpus");
   // Products of the parallel sizes in 64 bits: each size is range-checked alone, their product
   // (and everything computed from it in int) must stay within the GPU bound.
@@ -369,12 +413,27 @@ Result<bool> validate_job(const Scenario& s, const topology::Topology& topo,
                std::to_string(m.heads) + ")");
   }
   const int pv = p.pp * p.vpp;
-  if (m.layers < pv || pv * ((m.layers + pv - 1) / pv) - m.layers > 2) {
+  if (p.first_stage_layers > 0 || p.last_stage_layers > 0) {
+    const int fixed = (p.first_stage_layers > 0 ? 1 : 0) + (p.last_stage_layers > 0 ? 1 : 0);
+    const int rest = m.layers - p.first_stage_layers - p.last_stage_layers;
+    if (pv <= fixed || rest < pv - fixed || rest % (pv - fixed) != 0) {
+      return bad("parallel.first_stage_layers (" + std::to_string(p.first_stage_layers) +
+                 ") and parallel.last_stage_layers (" + std::to_string(p.last_stage_layers) +
+                 ") must leave model.layers (" + std::to_string(m.layers) +
+                 ") a positive multiple of the other " + std::to_string(pv - fixed) +
+                 " virtual stages (parallel.pp x parallel.vpp)");
+    }
+  } else if (m.layers < pv || pv * ((m.layers + pv - 1) / pv) - m.layers > 2) {
     return bad("model.layers (" + std::to_string(m.layers) +
                ") must split over parallel.pp x parallel.vpp (" + std::to_string(pv) +
                ") virtual stages evenly, or with the first and last one layer short");
   }
   if (m.seq_len % p.cp != 0) return bad("parallel.cp must divide model.seq_len");
+  if (p.tp_overlap && !p.sequence_parallel && p.tp > 1) {
+    return bad(
+        "parallel.tp_overlap needs parallel.sequence_parallel: true (Megatron overlaps "
+        "its all-gathers and reduce-scatters)");
+  }
   const int dp = p.data_parallel();
   if (dp < 1) return bad("parallel.gpus must be at least tp x pp x cp");
   if (p.global_batch % (p.micro_batch * dp) != 0) {

@@ -2,6 +2,7 @@
 #include "stepsim/workload/stage_program.hpp"
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <utility>
 
@@ -18,15 +19,25 @@ class ProgramBuilder {
  public:
   ProgramBuilder(const Scenario& s, int stage)
       : s_(s),
-        shape_{s.par.pp, s.par.vpp, static_cast<int>(s.par.micro_batches())},
+        shape_(pipeline_shape(s)),
         place_{s.par.tp, s.par.cp, s.par.data_parallel(), s.par.pp},
-        lc_(layer_costs(s)),
+        lc_{layer_costs(s, false), layer_costs(s, true)},
         buckets_(s, place_, stage) {
     prog_.stage = stage;
     for (PassKind k : {PassKind::kForward, PassKind::kBackward}) {
-      for (const CommOp& op : layer_collectives(s, place_, stage, k)) {
-        layer_ops_[static_cast<int>(k)].push_back(add_comm(op));
+      // Only the kinds of layer the model has (a dense model's, or an MoE model without dense
+      // layers: one list, shared).
+      const bool has_dense = s.model.experts == 0 || s.model.dense_layers > 0;
+      const bool has_moe = s.model.experts > 0;
+      auto& ops = layer_ops_[static_cast<int>(k)];
+      for (const bool moe : {false, true}) {
+        if (moe ? !has_moe : !has_dense) continue;
+        for (const CommOp& op : layer_collectives(s, place_, stage, k, moe)) {
+          ops[moe ? 1 : 0].push_back(add_comm(op));
+        }
       }
+      if (!has_moe) ops[1] = ops[0];
+      if (!has_dense) ops[0] = ops[1];
     }
     if (s.par.zero == 3) fsdp_gather_ = add_comm(fsdp_gather_op(s, place_, stage));
     find_consumers();
@@ -116,14 +127,15 @@ class ProgramBuilder {
 
   void run_layer(const PipelinePass& pass, int layer, OpRecord r) {
     const bool fwd = pass.kind == PassKind::kForward;
+    const LayerCosts& lc = lc_[s_.model.moe_layer(static_cast<int>(r.layer)) ? 1 : 0];
     if (!fwd && s_.par.recompute == "full") {
       r.kind = OpKind::kForward;
-      compute(r, lc_.recompute_s);
-      layer_comm(PassKind::kForward);
+      compute(r, lc.recompute_s);
+      layer_comm(PassKind::kForward, r);
       r.kind = OpKind::kBackward;
     }
-    compute(r, layer_pass_seconds(s_, lc_, shape_, prog_.stage, pass.chunk, pass.kind, layer));
-    layer_comm(pass.kind);
+    compute(r, layer_pass_seconds(s_, lc, shape_, prog_.stage, pass.chunk, pass.kind, layer));
+    layer_comm(pass.kind, r);
     if (!fwd && pass.micro == shape_.micro_batches - 1) {
       buckets_.add(layer_gradient_bytes(s_, shape_, prog_.stage, pass.chunk, layer));
       if (s_.par.zero == 3 || s_.par.overlap_grad_reduce) reduce_buckets(s_.par.zero == 3);
@@ -138,12 +150,19 @@ class ProgramBuilder {
     prog_.ops.push_back(op);
   }
 
-  void layer_comm(PassKind kind) {
-    for (std::uint32_t c : layer_ops_[static_cast<int>(kind)]) {
-      if (is_free(prog_.comm_ops[c])) continue;
+  // The layer's blocking collectives; `r` is the layer's compute record, which a collective
+  // with TP overlap (CommOp::overlap_s) carries for the GEMM that runs beside it.
+  void layer_comm(PassKind kind, const OpRecord& r) {
+    const int moe = s_.model.moe_layer(static_cast<int>(r.layer)) ? 1 : 0;
+    for (std::uint32_t c : layer_ops_[static_cast<int>(kind)][moe]) {
+      if (is_free(prog_.comm_ops[c])) {
+        if (prog_.comm_ops[c].overlap_s > 0) compute(r, prog_.comm_ops[c].overlap_s);
+        continue;
+      }
       StageOp op;
       op.kind = StageOpKind::kCollective;
       op.comm = c;
+      op.record = r;
       prog_.ops.push_back(op);
     }
   }
@@ -191,10 +210,10 @@ class ProgramBuilder {
   const Scenario& s_;
   PipelineShape shape_;
   Placement place_;
-  LayerCosts lc_;
+  std::array<LayerCosts, 2> lc_;  // a dense layer's, an MoE layer's
   GradientBuckets buckets_;
   StageProgram prog_;
-  std::vector<std::uint32_t> layer_ops_[2];
+  std::vector<std::uint32_t> layer_ops_[2][2];  // [pass kind][MoE layer]: comm_ops indices
   std::uint32_t fsdp_gather_ = 0;
   std::map<std::pair<int, int>, std::vector<int>> consumers_;  // (kind, chunk) -> stages
 };

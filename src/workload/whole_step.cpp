@@ -21,6 +21,7 @@
 #include "stepsim/core/hash.hpp"
 #include "stepsim/fabric/traffic.hpp"
 #include "stepsim/nic/rdma_run.hpp"
+#include "stepsim/workload/compute_cost.hpp"
 #include "stepsim/workload/stage_program.hpp"
 
 namespace stepsim::workload {
@@ -855,7 +856,34 @@ void StepApp::advance(nic::Verbs& v, GpuRun& g) {
 void StepApp::wake(nic::Verbs& v, GpuRun& g, SimTime now) {
   const std::int64_t waited = (now - g.since).picoseconds();
   switch (g.wait) {
-    case Wait::kCollective:
+    case Wait::kCollective: {
+      const StageProgram& p = job_of(g).progs[idx(g.stage)];
+      const StageOp& op = p.ops[g.pc - 1];
+      const CommOp& c = p.comm_ops[op.comm];
+      if (c.overlap_s > 0) {
+        // Megatron's TP overlap: the GEMM ran beside the collective; the stream goes on when
+        // both are through (overlapped_seconds), perhaps after the collective.
+        const SimTime gemm = SimTime::ps(std::llround(c.overlap_s * g.slowdown * 1e12));
+        const SimTime both =
+            SimTime::ps(std::llround(overlapped_seconds(static_cast<double>(waited) * 1e-12,
+                                                        gemm.seconds(), c.overlap_chunks) *
+                                     1e12));
+        g.compute += gemm.picoseconds();
+        g.exposed[static_cast<int>(g.wait_group)] += (both - gemm).picoseconds();
+        record(server(v), g, op.record, g.since, g.since + gemm);
+        if (both > gemm && g.reference) {
+          OpRecord r;
+          r.kind = OpKind::kComm;
+          r.group = g.wait_group;
+          record(server(v), g, r, g.since + gemm, g.since + both);
+        }
+        if (g.since + both > now) {
+          g.wait = Wait::kTimer;
+          schedule(v, g.since + both - now, Timer{TimerKind::kCompute, g.gpu, 0, 0});
+          return;
+        }
+        break;
+      }
       g.exposed[static_cast<int>(g.wait_group)] += waited;
       if (waited > 0 && g.reference) {
         OpRecord r;
@@ -864,6 +892,7 @@ void StepApp::wake(nic::Verbs& v, GpuRun& g, SimTime now) {
         record(server(v), g, r, g.since, now);
       }
       break;
+    }
     case Wait::kRecv:
       g.bubble += waited;
       if (waited > 0 && g.reference) {

@@ -24,10 +24,13 @@ struct GpuSpec {
   /// NVLink SHARP (NVLS) multicast/reduction traffic relative to plain copies (0: no NVLS).
   double nvls_efficiency = 0;
   std::uint32_t nvlink_domain = 8;  ///< GPUs behind one NVSwitch system
-  /// Achieved fraction of the BF16 / FP8 peak in training GEMMs and attention, fitted on one
-  /// published training run each (docs/workload.md).
+  /// Achieved fraction of the BF16 / FP8 peak of a wave of full GEMM tiles (every GEMM's and
+  /// the attention's time follows from it and their shapes), fitted on one published training
+  /// run each (docs/workload.md).
   double gemm_efficiency = 0.5;
   double fp8_gemm_efficiency = 0.5;
+  /// Streaming multiprocessors: a GEMM's tiles run in waves of this many (wave quantization).
+  int sms = 132;
 };
 
 /// The shipped GPUs: a100, h100, h200, b200.

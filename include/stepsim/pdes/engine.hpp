@@ -1,9 +1,9 @@
 #pragma once
 /// The conservative, windowed, deterministic parallel engine (see docs/engine.md).
 ///
-/// Loop on every rank: g = global minimum next-event time (allreduce); every LP processes its
-/// events with time < min(g + L, end) (OpenMP threads over LPs); cross-LP events go to outboxes
-/// and are exchanged with neighbour ranks only; repeat. L is the smallest channel latency of the
+/// Loop on every rank: exchange events with the neighbour ranks and agree on g = global minimum
+/// next-event time in the same round (Sync::exchange_min); every LP processes its events with
+/// time < min(g + L, end) (OpenMP threads over LPs); cross-LP events go to outboxes; repeat. L is the smallest channel latency of the
 /// LP graph. Results depend only on the model, never on ranks or threads.
 
 #include <atomic>
@@ -123,8 +123,16 @@ class Engine {
     std::uint32_t slot;
   };
 
-  void deliver_remote(Worker& w);
-  void exchange_remote();
+  struct Loop;
+  // Master thread, between barriers: this rank's earliest time, the exchange with the neighbour
+  // ranks and the global minimum, progress, the stop decision, the window hook.
+  void next_window(Loop& loop);
+  // Sends the workers' events for other ranks and receives theirs (recv_buffer_, or the
+  // workers' inboxes); min-reduces `reduce` over all ranks in the same round.
+  void exchange_remote(std::span<std::int64_t> reduce);
+  void report_progress(Loop& loop);
+  RunStats finish(Model& model, Loop& loop);
+  void gather_rank_stats(const RankStats& mine, RunStats& stats);
   void fill_digest(Model& model, RunStats& stats);
 
   const LpGraph& graph_;

@@ -43,11 +43,17 @@ class MpiSync final : public Sync {
   [[nodiscard]] int size() const override;
   void set_neighbours(std::span<const int> ranks) override;
   void exchange(std::span<std::vector<Event>> out, std::vector<Event>& in) override;
+  void exchange_min(std::span<std::vector<Event>> out, std::vector<Event>& in,
+                    std::span<std::int64_t> values) override;
   void allreduce_min(std::span<std::int64_t> values) override;
   void allreduce_sum(std::span<std::uint64_t> values) override;
   std::vector<double> gather(std::span<const double> mine) override;
 
  private:
+  // Appends what the neighbours sent to `in`; with `trailer_min` non-empty, each message's last
+  // event is the sender's trailer (exchange_min), taken off and min-reduced into trailer_min.
+  void exchange_impl(std::span<std::vector<Event>> out, std::vector<Event>& in,
+                     std::span<std::int64_t> trailer_min);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -33,6 +33,12 @@ struct CommOp {
   std::int64_t bytes = 0;  ///< nccl-tests' S
   std::vector<std::uint32_t> gpus;
   CommGroup group = CommGroup::kTp;
+  /// Megatron's TP overlap: seconds of GEMM that run beside this collective, cut into
+  /// `overlap_chunks` pieces with it; the compute stream goes on after
+  /// overlapped_seconds(collective, overlap_s, overlap_chunks) (compute_cost.hpp). Not part of
+  /// what the collective moves (memoization ignores it).
+  double overlap_s = 0;
+  int overlap_chunks = 1;
 };
 
 /// The outcome of one collective.

@@ -15,8 +15,9 @@ namespace stepsim::workload {
 
 /// The TP, CP and EP collectives of one layer's forward or backward pass on `stage`, in the
 /// order they block the compute stream (free ones included: a group of one GPU moves nothing).
+/// A dense layer (`moe_layer` false: an MoE model's dense_layers) has no all-to-alls.
 std::vector<CommOp> layer_collectives(const Scenario& s, const Placement& place, int stage,
-                                      PassKind kind);
+                                      PassKind kind, bool moe_layer = true);
 
 /// Bytes of one pipeline send: a micro-batch's bf16 activations divided by TP (Megatron-LM's
 /// scatter-gather).

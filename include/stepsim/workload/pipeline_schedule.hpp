@@ -26,6 +26,10 @@ struct PipelineShape {
   int stages = 1;         ///< pp
   int chunks = 1;         ///< vpp: model chunks per stage (interleaved when > 1)
   int micro_batches = 1;  ///< per step in each pipeline
+  /// Uneven layouts (Megatron-LM's decoder_first/last_pipeline_num_layers): layers of the first
+  /// and of the last virtual stage, the others splitting the rest evenly; 0: the default split.
+  int first_layers = 0;
+  int last_layers = 0;
 };
 
 /// Forward passes a stage runs before its first backward (the cool-down runs as many
@@ -54,6 +58,8 @@ PassInput input_of(const PipelineShape& shape, int stage, PassKind kind, int chu
 /// Layers of virtual stage (`stage`, `chunk`) of a `layers`-layer model. When stages x chunks
 /// does not divide the layers, the first and last virtual stages (which also hold the embedding
 /// and the output layer) get one fewer each, as Llama 3 405B's 126 layers ran on 16 stages.
+/// With shape.first_layers / last_layers, those virtual stages hold that many and the others
+/// the rest evenly (validate checks that they divide).
 int layers_in(const PipelineShape& shape, int layers, int stage, int chunk);
 /// The model index of the first layer of virtual stage (`stage`, `chunk`).
 int first_layer(const PipelineShape& shape, int layers, int stage, int chunk);

@@ -45,6 +45,18 @@ struct Parallelism {
   bool overlap_grad_reduce = true;  ///< reduce buckets during the last micro-batch's backward
   /// ZeRO 1/2: the parameter all-gather overlaps the next step's first forward pass.
   bool overlap_param_gather = true;
+  /// Megatron-LM / Transformer Engine TP communication overlap (tp_comm_overlap, with sequence
+  /// parallelism): each TP all-gather / reduce-scatter runs beside the GEMM it feeds or drains,
+  /// pipelined in tp chunks (overlapped_seconds, compute_cost.hpp).
+  bool tp_overlap = false;
+  /// Context parallelism with a causal mask: Megatron/TE's load-balanced split (2 cp chunks,
+  /// rank r holds chunks r and 2cp-1-r) gives every rank the same attention work; without it the
+  /// last rank does (2cp-1)/cp of the average (cp_attention_blocks).
+  bool cp_load_balance = true;
+  /// Uneven pipeline layouts (Megatron-LM's --decoder-first/last-pipeline-num-layers): layers
+  /// of the first and the last virtual stage; 0: the default split.
+  int first_stage_layers = 0;
+  int last_stage_layers = 0;
 
   [[nodiscard]] int data_parallel() const { return dp > 0 ? dp : gpus / (tp * pp * cp); }
   [[nodiscard]] int world() const { return gpus > 0 ? gpus : tp * pp * cp * dp; }
@@ -59,7 +71,18 @@ struct ComputeParams {
   /// Achieved fraction of peak FLOP/s for GEMMs and attention; 0: the GPU preset's (fitted,
   /// docs/workload.md), for the model's precision.
   double gemm_efficiency = 0;
-  double memory_efficiency = 0.8;  ///< achieved fraction of HBM bandwidth, elementwise kernels
+  /// tiles: each GEMM's time from its shape (tile and wave quantization over the GPU's SMs,
+  /// bounded by HBM traffic); flat: every GEMM's FLOPs at the one efficiency (the old model).
+  std::string gemm_model = "tiles";
+  int gemm_tile_m = 256;  ///< output tile of the GEMM kernel (either orientation is tried)
+  int gemm_tile_n = 128;
+  /// flash: the attention core as FlashAttention runs it (key blocks of attention_block, the
+  /// masked ones skipped when causal, a fixed cost per query block, backward 2.5x the forward's
+  /// matmuls); formula: 4 T s h / tp FLOPs at the GEMM efficiency, backward twice (the old model).
+  std::string attention = "flash";
+  double attention_efficiency = 0;  ///< fraction of the BF16 peak; 0: the GEMM efficiency
+  int attention_block = 128;        ///< FlashAttention's query and key block
+  double memory_efficiency = 0.8;   ///< achieved fraction of HBM bandwidth, elementwise kernels
   /// HBM bytes of elementwise kernels (norms, activations, residuals, dropout) per token and
   /// per hidden unit in one layer's forward (backward: twice).
   double elementwise_bytes = 24;

@@ -2,7 +2,8 @@
 /// The op program of one pipeline stage, as a static list: what every GPU of the stage does on
 /// its compute stream and its data-parallel stream, in order, with no times. The whole-step
 /// executor runs it on every GPU; the rules are the memoized executor's (memoized_executor.hpp
-/// states them): TP/CP/EP collectives block the compute stream, pipeline sends are asynchronous
+/// states them): TP/CP/EP collectives block the compute stream (with TP overlap, for
+/// overlapped_seconds of the collective and the GEMM beside it), pipeline sends are asynchronous
 /// and the receiver waits, gradient buckets are released to the data-parallel stream as the last
 /// micro-batch's backward passes each layer (or all at the end), FSDP gathers each layer's
 /// parameters one layer ahead, the optimizer waits for the data-parallel stream, and ZeRO 1/2
@@ -39,7 +40,8 @@ enum class StageOpKind : std::uint8_t {
 
 struct StageOp {
   StageOpKind kind = StageOpKind::kCompute;
-  OpRecord record;         ///< kCompute: the timeline's record (stage, kind, micro, ...)
+  OpRecord record;         ///< kCompute: the timeline's record (stage, kind, micro, ...);
+                           ///< kCollective: the layer's (its TP-overlapped GEMM, if any)
   double seconds = 0;      ///< kCompute, kOptimizer
   std::uint32_t comm = 0;  ///< kCollective: index into StageProgram::comm_ops
   std::uint32_t dp = 0;    ///< kRelease, kWaitDp

@@ -1,10 +1,13 @@
-// The compute roofline against its formula, written out by hand here: GEMM FLOPs
+// The compute model against its formulas, written out by hand here. The first tests take the
+// flat model (compute.gemm_model flat, compute.attention formula): GEMM FLOPs
 // 2 T (attention + FFN params) / tp and attention 4 T s h / tp at the efficiency-scaled peaks,
 // elementwise bytes at the HBM rate, the launch overhead; backward twice; recomputation; the
 // output layer; the parameters a GPU holds and the optimizer's HBM-bound update.
 #include "stepsim/workload/compute_cost.hpp"
 
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 namespace stepsim::workload {
 namespace {
@@ -31,6 +34,8 @@ Scenario gpt() {
   s.compute.memory_efficiency = 0.75;
   s.compute.elementwise_bytes = 24;
   s.compute.kernel_overhead = SimTime::us(5);
+  s.compute.gemm_model = "flat";
+  s.compute.attention = "formula";
   return s;
 }
 
@@ -43,12 +48,12 @@ TEST(ComputeCost, LayerCostsFollowTheRoofline) {
   const double elem = 24 * T * h / (3e12 * 0.75);  // no sequence parallelism: not split
   const double ovh = 5e-6;
   const LayerCosts c = layer_costs(s);
-  EXPECT_DOUBLE_EQ(c.fwd_s, gemm + attn + elem + ovh);
-  EXPECT_DOUBLE_EQ(c.bwd_s, 2 * (gemm + attn + elem) + ovh);
+  EXPECT_NEAR(c.fwd_s, gemm + attn + elem + ovh, 1e-12 * c.fwd_s);
+  EXPECT_NEAR(c.bwd_s, 2 * (gemm + attn + elem) + ovh, 1e-12 * c.bwd_s);
   EXPECT_EQ(c.recompute_s, 0.0);
   const double logits = 2 * T * h * 32000 / tp / (1e15 * 0.5);
-  EXPECT_DOUBLE_EQ(c.logits_fwd_s, logits + ovh);
-  EXPECT_DOUBLE_EQ(c.logits_bwd_s, 2 * logits + ovh);
+  EXPECT_NEAR(c.logits_fwd_s, logits + ovh, 1e-12 * c.logits_fwd_s);
+  EXPECT_NEAR(c.logits_bwd_s, 2 * logits + ovh, 1e-12 * c.logits_bwd_s);
 }
 
 TEST(ComputeCost, SequenceParallelismSplitsTheElementwiseTraffic) {
@@ -90,7 +95,7 @@ TEST(ComputeCost, MixtureOfExpertsCountsTheRoutedExperts) {
   const double gemm = 2 * T * (4 * h * h + ffn) / 2 / 0.5e15;
   const double attn = 4 * T * 2048 * h / 2 / 0.5e15;
   const double elem = 24 * T * h / (3e12 * 0.75);
-  EXPECT_DOUBLE_EQ(layer_costs(s).fwd_s, gemm + attn + elem + 5e-6);
+  EXPECT_NEAR(layer_costs(s).fwd_s, gemm + attn + elem + 5e-6, 1e-12 * (gemm + attn));
   // Parameters: attention and router dense, the experts split over EP and TP.
   const LayerParams p = layer_params(s);
   EXPECT_DOUBLE_EQ(p.dense, 4 * h * h / 2 + h * 8);
@@ -117,6 +122,52 @@ TEST(ComputeCost, StageParametersAddUpToTheModel) {
   EXPECT_EQ(embedding_params(s, shape, 1, 1), emb);
   EXPECT_EQ(embedding_params(s, shape, 1, 0), 0.0);
   EXPECT_EQ(embedding_params(s, shape, 0, 1), 0.0);
+}
+
+TEST(ComputeCost, MoeFeaturesAddUpToTheModelAndCostWhatTheyCompute) {
+  // Dense-then-MoE layers, a shared expert, MLA and one MTP module; TP 1 and EP 1 so that every
+  // GPU of a stage holds the whole stage.
+  Scenario s = gpt();
+  s.par.tp = 1;
+  s.model.experts = 4;
+  s.model.top_k = 2;
+  s.model.shared_experts = 1;
+  s.model.dense_layers = 3;
+  s.model.dense_ffn = 8192;
+  s.model.mtp_layers = 1;
+  s.model.attention = "mla";
+  s.model.q_lora_rank = 256;
+  s.model.kv_lora_rank = 128;
+  for (const PipelineShape shape : {PipelineShape{2, 1, 4}, PipelineShape{2, 2, 4}}) {
+    double sum = 0;
+    for (int st = 0; st < shape.stages; ++st) sum += stage_params(s, shape, st);
+    EXPECT_DOUBLE_EQ(sum, static_cast<double>(s.model.total_params()));
+    // The gradients handed to the buckets are the parameters too.
+    double grads = 0;
+    for (int st = 0; st < shape.stages; ++st) {
+      for (int c = 0; c < shape.chunks; ++c) {
+        for (int l = 0; l < layers_in(shape, 8, st, c); ++l) {
+          const LayerParams g = layer_gradient_bytes(s, shape, st, c, l);
+          grads += g.dense + g.expert;
+        }
+      }
+    }
+    EXPECT_DOUBLE_EQ(grads, 2 * sum);  // grad_bytes 2
+  }
+  // A dense layer (FFN 8192) against an MoE layer (top 2 + 1 shared of 4096, and the router):
+  // flat GEMMs, so the FFN's FLOPs decide.
+  const LayerCosts dense = layer_costs(s, false);
+  const LayerCosts moe = layer_costs(s, true);
+  const double T = 2.0 * 2048, h = 1024, eff = 0.5e15;
+  const double ffn_dense = 2 * T * 2 * h * 8192 / eff;
+  const double ffn_moe = 2 * T * (3 * 2 * h * 4096 + h * 4) / eff;
+  EXPECT_NEAR(moe.fwd_s - dense.fwd_s, ffn_moe - ffn_dense, 1e-12);
+  // The MTP module runs on the output layer's pass: a layer, a projection, the logits again.
+  Scenario no_mtp = s;
+  no_mtp.model.mtp_layers = 0;
+  const LayerCosts base = layer_costs(no_mtp, true);
+  EXPECT_NEAR(moe.logits_fwd_s - base.logits_fwd_s,
+              moe.fwd_s + 2 * T * 2 * h * h / eff + base.logits_fwd_s, 1e-12);
 }
 
 TEST(ComputeCost, APassAddsTheOutputLayerAndSelectiveRecomputation) {
@@ -157,6 +208,159 @@ TEST(ComputeCost, TheOptimizerReadsAndWritesItsShard) {
   EXPECT_DOUBLE_EQ(optimizer_seconds(s, params), params * 36 / (3e12 * 0.75) + 5e-6);
   s.par.zero = 1;  // the distributed optimizer updates 1/dp of them
   EXPECT_DOUBLE_EQ(optimizer_seconds(s, params), params / 4 * 36 / (3e12 * 0.75) + 5e-6);
+}
+
+// The shape-dependent model (compute.gemm_model tiles) on an H100.
+Scenario h100() {
+  Scenario s;
+  s.gpu = gpu::gpu_preset("h100").value();
+  return s;
+}
+
+TEST(GemmModel, BoundedByThePeakAndExactOnWholeWaves) {
+  const Scenario s = h100();
+  const double eff = s.gpu.gemm_efficiency;
+  // 12 x 11 tiles of 256 x 128 = 132 tiles: one whole wave on 132 SMs, compute bound (k large).
+  EXPECT_NEAR(gemm_achieved(s, 12 * 256, 11 * 128, 8192, false), eff, 1e-12);
+  // One row of 256 more: 143 tiles of 256 x 128 need two waves, 286 of 128 x 128 three; the
+  // library takes the latter: 13 / 18 of the peak.
+  EXPECT_NEAR(gemm_achieved(s, 12 * 256 + 256, 11 * 128, 8192, false), eff * 13 / 18, 1e-12);
+  for (double m : {512.0, 2048.0, 4096.0, 8192.0, 16384.0}) {
+    for (double n = 64; n <= 32768; n += 64) {
+      const double a = gemm_achieved(s, m, n, 8192, false);
+      EXPECT_LE(a, eff + 1e-12) << m << " " << n;
+      EXPECT_GT(a, 0);
+    }
+  }
+}
+
+TEST(GemmModel, TimeNeverFallsWithTheShardAndSmallShardsAreLessEfficient) {
+  const Scenario s = h100();
+  // A 4096-token micro-batch through a column-parallel FC1 of a 8192-wide model (ffn 28672):
+  // the GEMM time grows with the shard width, never falls.
+  double prev = 0;
+  for (double n = 16; n <= 28672; n += 16) {
+    const double t = gemm_seconds(s, 4096, n, 8192, false);
+    EXPECT_GE(t, prev) << n;
+    prev = t;
+  }
+  // Narrower shards (higher TP) reach less of the peak: worst case over a window of widths.
+  auto worst = [&](double n0) {
+    double w = 1;
+    for (double n = n0; n < 2 * n0; n += 16) {
+      w = std::min(w, gemm_achieved(s, 2048, n, 4096, false));
+    }
+    return w;
+  };
+  EXPECT_LT(worst(256), worst(1024));
+  EXPECT_LT(worst(1024), worst(4096));
+  EXPECT_LT(worst(4096), worst(16384));
+  EXPECT_GT(worst(16384), 0.85 * s.gpu.gemm_efficiency);  // many waves: little is lost
+  // A few tokens through a wide weight: bound by reading the weights (HBM), not by the FLOPs.
+  const double bytes = 2.0 * (16 * 8192 + 8192 * 32768.0) + 2.0 * 16 * 32768;
+  EXPECT_NEAR(gemm_seconds(s, 16, 32768, 8192, false),
+              bytes / (s.gpu.hbm_bandwidth * s.compute.memory_efficiency), 1e-15);
+  // flat: every GEMM at the efficiency.
+  Scenario f = s;
+  f.compute.gemm_model = "flat";
+  EXPECT_NEAR(gemm_achieved(f, 16, 8192, 8192, false), s.gpu.gemm_efficiency, 1e-12);
+}
+
+TEST(AttentionModel, QuadraticInTheSequenceAndHalvedByTheCausalMask) {
+  Scenario s = h100();
+  s.model.hidden = 4096;
+  s.model.heads = 32;
+  s.model.causal = false;
+  auto attn = [&](int seq) {
+    s.model.seq_len = seq;
+    return attention_fwd_seconds(s);
+  };
+  // Non-causal: (n^2 + n) blocks of 4 b^2 d FLOPs (n = s / 128, one block's fixed cost per row).
+  const double eff = s.gpu.bf16_flops * s.gpu.gemm_efficiency;
+  EXPECT_NEAR(attn(8192), 32 * (64.0 * 64 + 64) * 4 * 128 * 128 * 128 / eff, 1e-15);
+  EXPECT_NEAR(attn(16384) / attn(8192), 4, 0.05);
+  EXPECT_NEAR(attn(65536) / attn(32768), 4, 0.01);
+  // Short sequences pay the per-block cost: under 4x from 512 to 1024.
+  EXPECT_LT(attn(1024) / attn(512), 3.9);
+  s.model.causal = true;
+  const double causal = attn(32768);
+  s.model.causal = false;
+  EXPECT_NEAR(causal / attn(32768), 0.5, 0.01);
+  // The formula model: 4 T s h / tp at the GEMM efficiency.
+  s.compute.attention = "formula";
+  EXPECT_NEAR(attn(8192), 4.0 * 8192 * 8192 * 4096 / eff, 1e-15);
+}
+
+TEST(AttentionModel, CausalContextParallelismWithAndWithoutLoadBalancing) {
+  const double n = 1024;  // blocks in the sequence
+  for (int cp : {2, 4, 8, 16}) {
+    double sum_plain = 0;
+    double sum_balanced = 0;
+    const double avg = n * (n + 1) / 2 / cp;
+    for (int r = 0; r < cp; ++r) {
+      sum_plain += cp_attention_blocks(n, cp, r, true, false);
+      sum_balanced += cp_attention_blocks(n, cp, r, true, true);
+      EXPECT_NEAR(cp_attention_blocks(n, cp, r, true, true), avg, 1e-9 * avg) << cp << " " << r;
+      EXPECT_NEAR(cp_attention_blocks(n, cp, r, false, false), n * n / cp, 1e-9);
+    }
+    EXPECT_NEAR(sum_plain, n * (n + 1) / 2, 1e-6);
+    EXPECT_NEAR(sum_balanced, n * (n + 1) / 2, 1e-6);
+    // Without balancing the first rank does the least, the last (2c - 1) / c of the average.
+    EXPECT_LT(cp_attention_blocks(n, cp, 0, true, false), avg);
+    EXPECT_NEAR(cp_attention_blocks(n, cp, cp - 1, true, false) / avg, (2.0 * cp - 1) / cp, 0.01);
+  }
+  // The layer's attention waits for the slowest rank.
+  Scenario s = h100();
+  s.model.hidden = 4096;
+  s.model.heads = 32;
+  s.model.seq_len = 131072;
+  s.par.cp = 8;
+  const double balanced = attention_fwd_seconds(s);
+  s.par.cp_load_balance = false;
+  EXPECT_NEAR(attention_fwd_seconds(s) / balanced, 15.0 / 8, 0.02);
+}
+
+TEST(TpOverlap, ThePairTakesTheLongerPlusOneChunkOfTheShorter) {
+  EXPECT_EQ(overlapped_seconds(3, 0, 8), 3.0);
+  EXPECT_DOUBLE_EQ(overlapped_seconds(8, 4, 4), 8 + 1.0);  // comm-bound: one GEMM chunk after
+  EXPECT_DOUBLE_EQ(overlapped_seconds(4, 8, 4), 1 + 8.0);  // GEMM-bound: one comm chunk before
+  for (double d : {0.5, 1.0, 2.0, 7.0}) {
+    for (double g : {0.5, 1.0, 3.0}) {
+      for (int n : {1, 2, 8}) {
+        const double t = overlapped_seconds(d, g, n);
+        EXPECT_GE(t, std::max(d, g));
+        EXPECT_LE(t, d + g + 1e-15);
+      }
+    }
+  }
+  // One chunk: no overlap at all.
+  EXPECT_DOUBLE_EQ(overlapped_seconds(2, 3, 1), 5.0);
+}
+
+TEST(TpOverlap, TheHiddenGemmsLeaveTheComputeStreamAndAddUpToIt) {
+  Scenario s = h100();
+  s.model.hidden = 8192;
+  s.model.heads = 64;
+  s.model.ffn = 28672;
+  s.model.seq_len = 4096;
+  s.model.activation = "swiglu";
+  s.par.tp = 8;
+  s.par.sequence_parallel = true;
+  const LayerCosts plain = layer_costs(s);
+  s.par.tp_overlap = true;
+  const LayerCosts ov = layer_costs(s);
+  double hf = 0;
+  double hb = 0;
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_GT(ov.fwd_hide[static_cast<std::size_t>(i)], 0);
+    hf += ov.fwd_hide[static_cast<std::size_t>(i)];
+    hb += ov.bwd_hide[static_cast<std::size_t>(i)];
+  }
+  EXPECT_NEAR(ov.fwd_s + hf, plain.fwd_s, 1e-12 * plain.fwd_s);
+  EXPECT_NEAR(ov.bwd_s + hb, plain.bwd_s, 1e-12 * plain.bwd_s);
+  // FC1 (SwiGLU: gate and up) is the largest of the four forward GEMMs.
+  EXPECT_GT(ov.fwd_hide[2], ov.fwd_hide[0]);
+  EXPECT_EQ(plain.fwd_hide[0], 0.0);
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 // EP consecutive data-parallel ranks; and the pipeline send's bytes.
 #include "stepsim/workload/layer_comm.hpp"
 
+#include "stepsim/workload/compute_cost.hpp"
+
 #include <gtest/gtest.h>
 
 namespace stepsim::workload {
@@ -55,6 +57,35 @@ TEST(LayerComm, SequenceParallelTpThenCpThenEp) {
   EXPECT_EQ(bwd[0].kind, Kind::kReduceScatter);
   EXPECT_EQ(bwd[1].kind, Kind::kAllGather);
   EXPECT_EQ(bwd[4].kind, Kind::kReduceScatter);
+}
+
+TEST(LayerComm, DenseLayersOfAnMoeModelHaveNoAllToAll) {
+  Scenario s = moe();
+  s.model.dense_layers = 1;
+  const Placement place{2, 2, 8, 2};
+  const auto dense = layer_collectives(s, place, 1, PassKind::kForward, false);
+  ASSERT_EQ(dense.size(), 4u + 1u);
+  for (const CommOp& op : dense) EXPECT_NE(op.group, CommGroup::kEp);
+  EXPECT_EQ(layer_collectives(s, place, 1, PassKind::kForward, true).size(), 4u + 1u + 2u);
+}
+
+TEST(LayerComm, TpOverlapCarriesTheGemmOfEachTpCollective) {
+  Scenario s = moe();
+  s.model.experts = 0;
+  s.par.ep = 1;
+  s.par.tp_overlap = true;
+  const Placement place{2, 2, 8, 2};
+  const LayerCosts lc = layer_costs(s);
+  for (PassKind k : {PassKind::kForward, PassKind::kBackward}) {
+    const auto ops = layer_collectives(s, place, 1, k);
+    const auto& hide = k == PassKind::kForward ? lc.fwd_hide : lc.bwd_hide;
+    for (std::size_t i = 0; i < 4; ++i) {
+      EXPECT_EQ(ops[i].overlap_s, hide[i]);
+      EXPECT_GT(ops[i].overlap_s, 0);
+      EXPECT_EQ(ops[i].overlap_chunks, 2);
+    }
+    EXPECT_EQ(ops[4].overlap_s, 0.0);  // CP's gather is not overlapped
+  }
 }
 
 TEST(LayerComm, WithoutSequenceParallelismTwoAllReduces) {

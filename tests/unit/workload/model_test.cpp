@@ -82,5 +82,57 @@ TEST(Model, PalmFlopsAndMfuArithmetic) {
   EXPECT_EQ(mfu(1, 0, 1, 1), 0.0);
 }
 
+// DeepSeek-V3 (DeepSeek-AI, arXiv 2412.19437, and its config.json): 61 layers, the first 3 dense
+// (FFN 18432), then 256 routed experts (top 8) and 1 shared of FFN 2048; MLA with 128 heads.
+ModelSpec deepseek_v3() {
+  ModelSpec m;
+  m.layers = 61;
+  m.hidden = 7168;
+  m.heads = 128;
+  m.ffn = 2048;
+  m.vocab = 129280;
+  m.seq_len = 4096;
+  m.activation = "swiglu";
+  m.experts = 256;
+  m.top_k = 8;
+  m.shared_experts = 1;
+  m.dense_layers = 3;
+  m.dense_ffn = 18432;
+  m.attention = "mla";
+  m.q_lora_rank = 1536;
+  m.kv_lora_rank = 512;
+  m.qk_nope_dim = 128;
+  m.qk_rope_dim = 64;
+  m.v_head_dim = 128;
+  return m;
+}
+
+TEST(Model, DeepSeekV3CountsItsPublishedParameters) {
+  ModelSpec m = deepseek_v3();
+  // Published: 671B in total, 37B activated per token (norms left out here).
+  EXPECT_NEAR(static_cast<double>(m.total_params()), 671e9, 0.005 * 671e9);
+  const double emb = 2.0 * 129280 * 7168;
+  EXPECT_NEAR(m.active_params() + emb, 37e9, 0.03 * 37e9);
+  // MLA's projections, by hand.
+  const double attn =
+      7168.0 * 1536 + 1536.0 * 128 * 192 + 7168.0 * 576 + 512.0 * 128 * 256 + 128.0 * 128 * 7168;
+  EXPECT_EQ(static_cast<double>(m.attention_params()), attn);
+  // Dense layers are dense; the others carry the 256 + 1 experts and the router.
+  EXPECT_FALSE(m.moe_layer(2));
+  EXPECT_TRUE(m.moe_layer(3));
+  EXPECT_EQ(m.layer_params(false), m.attention_params() + 3LL * 7168 * 18432);
+  EXPECT_EQ(m.layer_params(true), m.attention_params() + 257LL * 3 * 7168 * 2048 + 7168LL * 256);
+  // The attention core: 2 s H (qk + v) per token forward, 6 s H (qk + v) with the backward.
+  const double core = 6.0 * 61 * 4096 * 128 * (192 + 128);
+  EXPECT_NEAR(m.model_flops_per_token(), 6 * (m.active_params() + 7168.0 * 129280) + core,
+              1e-9 * core);
+  // One MTP module adds a layer, a 2h x h projection and the output layer once more.
+  const double without = m.model_flops_per_token();
+  m.mtp_layers = 1;
+  const double layer = static_cast<double>(m.layer_active_params(true)) + 2.0 * 7168 * 7168;
+  EXPECT_NEAR(m.model_flops_per_token() - without, 6 * (layer + 7168.0 * 129280) + core / 61,
+              1e-9 * without);
+}
+
 }  // namespace
 }  // namespace stepsim::workload

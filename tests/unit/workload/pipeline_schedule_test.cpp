@@ -194,5 +194,30 @@ TEST(PipelineSchedule, LayersSplitWithTheEndsOneShort) {
   }
 }
 
+TEST(PipelineSchedule, UnevenLayoutsGiveTheEndsTheirLayers) {
+  // 61 layers (DeepSeek-V3's) on 16 stages: the first holds 1, the other 15 hold 4 each.
+  const PipelineShape shape{16, 1, 16, 1, 0};
+  int sum = 0;
+  for (int st = 0; st < 16; ++st) {
+    const int n = layers_in(shape, 61, st, 0);
+    EXPECT_EQ(n, st == 0 ? 1 : 4) << st;
+    EXPECT_EQ(first_layer(shape, 61, st, 0), sum);
+    sum += n;
+  }
+  EXPECT_EQ(sum, 61);
+  // Both ends fixed, interleaved: virtual stages 0 and 7 of 4 x 2 hold 2 and 3, the others 5.
+  const PipelineShape inter{4, 2, 8, 2, 3};
+  sum = 0;
+  for (int c = 0; c < 2; ++c) {
+    for (int st = 0; st < 4; ++st) {
+      const int vi = c * 4 + st;
+      EXPECT_EQ(layers_in(inter, 35, st, c), vi == 0 ? 2 : vi == 7 ? 3 : 5) << vi;
+      EXPECT_EQ(first_layer(inter, 35, st, c), sum);
+      sum += layers_in(inter, 35, st, c);
+    }
+  }
+  EXPECT_EQ(sum, 35);
+}
+
 }  // namespace
 }  // namespace stepsim::workload
