@@ -264,44 +264,92 @@ bool all_flows_complete(const fabric::FabricRun& run) {
 
 }  // namespace
 
-int BenchFabricCommand::execute(int rank, int ranks) {
+Result<bool> BenchFabricCommand::parse_inputs(int rank, Inputs& in) {
   std::vector<OutputFile> outputs;
   add_output(outputs, *cmd_, "--json", json_path_);
   add_output(outputs, *cmd_, "--samples", samples_path_);
-  if (auto ok = check_outputs_once(outputs, {topology_, nic_config_}, rank); !ok)
-    return user_error(rank, ok.error().message);
+  if (auto ok = check_outputs_once(outputs, {topology_, nic_config_}, rank); !ok) return ok;
   auto bytes = parse_bytes(flow_bytes_);
-  if (!bytes) return user_error(rank, "--flow-bytes: " + bytes.error().message);
+  if (!bytes) return Error{"--flow-bytes: " + bytes.error().message};
   auto end = parse_time(end_);
-  if (!end) return user_error(rank, "--end: " + end.error().message);
+  if (!end) return Error{"--end: " + end.error().message};
   auto interval = fabric::parse_sample_interval(sample_interval_);
-  if (!interval) return user_error(rank, "--sample-interval: " + interval.error().message);
+  if (!interval) return Error{"--sample-interval: " + interval.error().message};
   auto window = parse_bytes(window_);
-  if (!window) return user_error(rank, "--window: " + window.error().message);
+  if (!window) return Error{"--window: " + window.error().message};
   traffic_.window = window->count();
   auto entropy = fabric::parse_entropy(entropy_);
-  if (!entropy) return user_error(rank, "--entropy: " + entropy.error().message);
+  if (!entropy) return Error{"--entropy: " + entropy.error().message};
   traffic_.flow_bytes = bytes->count();
   traffic_.entropy = *entropy;
-  if (auto ok = configure_fabric(); !ok) return user_error(rank, ok.error().message);
+  in.end = *end;
+  in.sample_interval = *interval;
+  return configure_fabric();
+}
 
+Result<bool> BenchFabricCommand::check_topology(const topology::Topology& topo, int ranks) {
+  if (auto ok = check_fabric_memory(topo, ranks); !ok) return ok;
+  for (const std::string& f : faults_) {
+    if (auto ok = fabric::parse_fault(f, topo, params_.faults); !ok) {
+      return Error{"--fault: " + ok.error().message};
+    }
+  }
+  return fabric::check_switch_buffer(params_, topo);
+}
+
+Result<std::vector<fabric::FabricRun>> BenchFabricCommand::run_repeats(
+    const topology::Topology& topo, const std::vector<fabric::Flow>& flows, const RdmaSetup& rdma,
+    pdes::Sync& sync, const pdes::EngineOptions& opts, SimTime sample_interval) {
+  // --samples: the name tables now, the time series while the first run goes.
+  std::unique_ptr<output::SamplesFile> samples_file;
+  std::unique_ptr<fabric::FabricSamples> sampler;
+  pdes::EngineOptions sampled = opts;
+  if (!samples_path_.empty()) {
+    auto f = output::SamplesFile::create(samples_path_, "--samples", topo, sample_interval,
+                                         MPI_COMM_WORLD);
+    if (!f) return f.error();
+    samples_file = std::move(f).value();
+    if (output::SamplesH5* h5 = samples_file->samples()) {
+      sampler = std::make_unique<fabric::FabricSamples>(sample_interval);
+      sampled.at_window = [h5, s = sampler.get()](SimTime now, bool last) {
+        h5->at_window(*s, now, last);
+      };
+    }
+  }
+  std::vector<fabric::FabricRun> runs;
+  for (int i = 0; i < repeat_; ++i) {
+    fabric::FabricSamples* samples = i == 0 ? sampler.get() : nullptr;
+    const pdes::EngineOptions& o = i == 0 ? sampled : opts;
+    auto r = transport_ == "rdma" ? run_rdma_once(topo, rdma.transfers, rdma.conns, rdma.nic,
+                                                  params_, sync, o, samples)
+                                  : fabric::run_fabric(topo, flows, params_, sync, o, samples);
+    if (!r) return r.error();
+    if (i == 0 && sampler) {
+      const output::SamplesH5& h5 = *samples_file->samples();
+      samples_report_ =
+          SamplesReport{h5.rows_written(), h5.appends(), h5.batch_bins(),
+                        r->stats.per_rank.empty() ? 0.0 : r->stats.per_rank[0].hook_s};
+      if (h5.error()) return Error{"--samples: '" + samples_path_ + "': " + h5.error()->message};
+    }
+    runs.push_back(std::move(r).value());
+    if (!runs.back().stats.completed || !all_flows_complete(runs.back())) break;
+    STEPSIM_CHECK(runs.back().stats.digest == runs.front().stats.digest,
+                  "a repeated fabric run gave a different digest");
+  }
+  finish_progress();
+  if (samples_file) {
+    if (auto ok = samples_file->close(); !ok) return ok.error();
+  }
+  return runs;
+}
+
+int BenchFabricCommand::execute(int rank, int ranks) {
+  Inputs in;
+  if (auto ok = parse_inputs(rank, in); !ok) return user_error(rank, ok.error().message);
   const std::int64_t rss_before = current_rss_bytes();
   auto topo = topology::load_topology(topology_);
   if (!topo) return user_error(rank, topo.error().message);
-  if (auto ok = check_fabric_memory(*topo, ranks); !ok) return user_error(rank, ok.error().message);
-  for (const std::string& f : faults_) {
-    if (auto ok = check_fault_bounds(f, *topo); !ok) {
-      return user_error(rank, "--fault: " + ok.error().message);
-    }
-    if (auto ok =
-            fabric::parse_fault(f, static_cast<std::uint32_t>(topo->links.size()), params_.faults);
-        !ok) {
-      return user_error(rank, "--fault: " + ok.error().message);
-    }
-  }
-  if (auto ok = fabric::check_switch_buffer(params_, *topo); !ok) {
-    return user_error(rank, ok.error().message);
-  }
+  if (auto ok = check_topology(*topo, ranks); !ok) return user_error(rank, ok.error().message);
   auto flows = fabric::make_flows(*topo, traffic_);
   if (!flows) return user_error(rank, "traffic: " + flows.error().message);
   RdmaSetup rdma;
@@ -312,7 +360,7 @@ int BenchFabricCommand::execute(int rank, int ranks) {
   pdes::MpiSync sync;
   pdes::EngineOptions opts;
   opts.threads = threads_;
-  opts.end = *end;
+  opts.end = in.end;
   opts.partitioner = partition_;
   if (!quiet_) {
     opts.progress_every = progress_interval();
@@ -320,55 +368,14 @@ int BenchFabricCommand::execute(int rank, int ranks) {
   }
   install_stop_handlers();
   warn_if_threads_exceed_cpus(threads_, rank);
-
-  // --samples: the name tables now, the time series while the first run goes.
-  std::unique_ptr<output::SamplesFile> samples_file;
-  std::unique_ptr<fabric::FabricSamples> sampler;
-  pdes::EngineOptions sampled = opts;
-  if (!samples_path_.empty()) {
-    auto f =
-        output::SamplesFile::create(samples_path_, "--samples", *topo, *interval, MPI_COMM_WORLD);
-    if (!f) return user_error(rank, f.error().message);
-    samples_file = std::move(f).value();
-    if (output::SamplesH5* h5 = samples_file->samples()) {
-      sampler = std::make_unique<fabric::FabricSamples>(*interval);
-      sampled.at_window = [h5, s = sampler.get()](SimTime now, bool last) {
-        h5->at_window(*s, now, last);
-      };
-    }
-  }
-
-  std::vector<fabric::FabricRun> runs;
-  for (int i = 0; i < repeat_; ++i) {
-    fabric::FabricSamples* samples = i == 0 ? sampler.get() : nullptr;
-    const pdes::EngineOptions& o = i == 0 ? sampled : opts;
-    auto r = transport_ == "rdma" ? run_rdma_once(*topo, rdma.transfers, rdma.conns, rdma.nic,
-                                                  params_, sync, o, samples)
-                                  : fabric::run_fabric(*topo, *flows, params_, sync, o, samples);
-    if (!r) return user_error(rank, r.error().message);
-    if (i == 0 && sampler) {
-      const output::SamplesH5& h5 = *samples_file->samples();
-      samples_report_ =
-          SamplesReport{h5.rows_written(), h5.appends(), h5.batch_bins(),
-                        r->stats.per_rank.empty() ? 0.0 : r->stats.per_rank[0].hook_s};
-      if (h5.error())
-        return user_error(rank, "--samples: '" + samples_path_ + "': " + h5.error()->message);
-    }
-    runs.push_back(std::move(r).value());
-    if (!runs.back().stats.completed || !all_flows_complete(runs.back())) break;
-    STEPSIM_CHECK(runs.back().stats.digest == runs.front().stats.digest,
-                  "a repeated fabric run gave a different digest");
-  }
-  finish_progress();
-  if (samples_file) {
-    if (auto ok = samples_file->close(); !ok) return user_error(rank, ok.error().message);
-  }
+  auto runs = run_repeats(*topo, *flows, rdma, sync, opts, in.sample_interval);
+  if (!runs) return user_error(rank, runs.error().message);
   const fabric::FabricRun& run =
-      runs[median_run(runs.size(), [&](std::size_t i) { return runs[i].stats.wall_s; })];
+      (*runs)[median_run(runs->size(), [&](std::size_t i) { return (*runs)[i].stats.wall_s; })];
   const bool complete = run.stats.completed && all_flows_complete(run);
   const int rc = !run.stats.completed ? interrupted_exit_code() : complete ? kExitOk : kExitFailure;
   if (rank != 0) return rc;
-  print_report(*topo, flows->size(), runs, run, ranks, rss_before);
+  print_report(*topo, flows->size(), *runs, run, ranks, rss_before);
   if (run.stats.completed && !complete) {
     std::fflush(stdout);
     std::fprintf(stderr,
@@ -378,7 +385,8 @@ int BenchFabricCommand::execute(int rank, int ranks) {
                  to_string(run.stats.final_time).c_str());
   }
   if (!json_path_.empty()) {
-    if (const int j = write_json_report(rank, *topo, flows->size(), runs, run, ranks); j != kExitOk)
+    if (const int j = write_json_report(rank, *topo, flows->size(), *runs, run, ranks);
+        j != kExitOk)
       return j;
   }
   return rc;

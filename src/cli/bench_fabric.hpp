@@ -14,6 +14,7 @@
 #include "stepsim/fabric/fabric_params.hpp"
 #include "stepsim/fabric/fabric_run.hpp"
 #include "stepsim/fabric/traffic.hpp"
+#include "stepsim/pdes/engine.hpp"
 
 namespace stepsim::cli {
 
@@ -25,7 +26,22 @@ class BenchFabricCommand {
 
  private:
   struct RdmaSetup;
+  /// What the options give beyond the members they fill.
+  struct Inputs {
+    SimTime end;
+    SimTime sample_interval;
+  };
   void add_transport_options();
+  /// Checks the outputs (collective), parses the options into traffic_, params_ and `in`.
+  Result<bool> parse_inputs(int rank, Inputs& in);
+  /// The memory estimate (collective), the faults and the switch buffer against `topo`.
+  Result<bool> check_topology(const topology::Topology& topo, int ranks);
+  /// --repeat runs (the first one sampled with --samples); stops at one that did not complete.
+  Result<std::vector<fabric::FabricRun>> run_repeats(const topology::Topology& topo,
+                                                     const std::vector<fabric::Flow>& flows,
+                                                     const RdmaSetup& rdma, pdes::Sync& sync,
+                                                     const pdes::EngineOptions& opts,
+                                                     SimTime sample_interval);
   /// Shorthands, --set fabric.* and the fidelity into params_; the error names the option.
   Result<bool> configure_fabric();
   /// The NIC parameters and one connection + transfer per flow (--transport rdma).

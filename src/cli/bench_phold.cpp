@@ -28,6 +28,34 @@ std::string mib(double bytes) {
 constexpr double kPholdLpBytes = 96;
 constexpr double kGraphLpBytes = 32;
 
+// What the ranks' peaks add up to.
+struct RankTotals {
+  std::int64_t rss_max = 0;
+  std::int64_t rss_sum = 0;
+  std::uint64_t pending = 0;
+  std::uint64_t storage = 0;
+  std::uint64_t remote = 0;
+  [[nodiscard]] double bytes_per_event() const {
+    return pending > 0 ? static_cast<double>(storage) / static_cast<double>(pending) : 0.0;
+  }
+};
+
+RankTotals totals_of(const pdes::RunStats& st) {
+  RankTotals t;
+  for (const auto& r : st.per_rank) {
+    t.rss_max = std::max(t.rss_max, r.peak_rss);
+    t.rss_sum += r.peak_rss;
+    t.pending += r.peak_pending;
+    t.storage += r.queue_bytes;
+    t.remote += r.sent_remote;
+  }
+  return t;
+}
+
+double events_per_s(const pdes::RunStats& st) {
+  return st.wall_s > 0 ? static_cast<double>(st.events) / st.wall_s : 0.0;
+}
+
 }  // namespace
 
 BenchPholdCommand::BenchPholdCommand(CLI::App& parent) {
@@ -69,7 +97,7 @@ BenchPholdCommand::BenchPholdCommand(CLI::App& parent) {
   }
 }
 
-int BenchPholdCommand::execute(int rank, int ranks) {
+Result<bool> BenchPholdCommand::check_inputs(int rank, int ranks) {
   const struct {
     const char* option;
     const std::string* text;
@@ -79,30 +107,26 @@ int BenchPholdCommand::execute(int rank, int ranks) {
                {"--end", &end_, &params_.end}};
   for (const auto& t : times) {
     auto parsed = parse_time(*t.text);
-    if (!parsed) return user_error(rank, std::string(t.option) + ": " + parsed.error().message);
+    if (!parsed) return Error{std::string(t.option) + ": " + parsed.error().message};
     *t.out = *parsed;
   }
-  if (auto ok = params_.validate(); !ok) return user_error(rank, ok.error().message);
+  if (auto ok = params_.validate(); !ok) return ok;
   std::vector<OutputFile> outputs;
   add_output(outputs, *cmd_, "--json", json_path_);
-  if (auto ok = check_outputs_once(outputs, {}, rank); !ok)
-    return user_error(rank, ok.error().message);
-  {
-    // Every rank holds the LP graph; the LPs' state and pending events (an Event is 64 B, up to
-    // twice the population in queues and exchange buffers) are split over the ranks.
-    const double lps = params_.lps;
-    const double spread = lps * (kPholdLpBytes + 2.0 * 64.0 * params_.events_per_lp);
-    const int local = std::min(ranks, local_rank_count());
-    char what[128];
-    std::snprintf(what, sizeof what, "%u LPs with %u events each on %d rank%s of this node",
-                  params_.lps, params_.events_per_lp, local, local == 1 ? "" : "s");
-    if (auto ok =
-            agree_on_all_ranks(check_memory(local * (lps * kGraphLpBytes + spread / ranks), what));
-        !ok) {
-      return user_error(rank, ok.error().message);
-    }
-  }
+  if (auto ok = check_outputs_once(outputs, {}, rank); !ok) return ok;
+  // Every rank holds the LP graph; the LPs' state and pending events (an Event is 64 B, up to
+  // twice the population in queues and exchange buffers) are split over the ranks.
+  const double lps = params_.lps;
+  const double spread = lps * (kPholdLpBytes + 2.0 * 64.0 * params_.events_per_lp);
+  const int local = std::min(ranks, local_rank_count());
+  char what[128];
+  std::snprintf(what, sizeof what, "%u LPs with %u events each on %d rank%s of this node",
+                params_.lps, params_.events_per_lp, local, local == 1 ? "" : "s");
+  return agree_on_all_ranks(check_memory(local * (lps * kGraphLpBytes + spread / ranks), what));
+}
 
+int BenchPholdCommand::execute(int rank, int ranks) {
+  if (auto ok = check_inputs(rank, ranks); !ok) return user_error(rank, ok.error().message);
   const pdes::LpGraph graph = bench::Phold(params_).graph();
   pdes::MpiSync sync;
   pdes::EngineOptions opts;
@@ -131,23 +155,18 @@ int BenchPholdCommand::execute(int rank, int ranks) {
   const pdes::RunStats& st =
       runs[median_run(runs.size(), [&](std::size_t i) { return runs[i].wall_s; })];
   if (rank != 0) return st.completed ? kExitOk : interrupted_exit_code();
-
-  const double rate = st.wall_s > 0 ? static_cast<double>(st.events) / st.wall_s : 0.0;
-  std::int64_t rss_max = 0;
-  std::int64_t rss_sum = 0;
-  std::uint64_t pending = 0;
-  std::uint64_t storage = 0;
-  std::uint64_t remote = 0;
-  for (const auto& r : st.per_rank) {
-    rss_max = std::max(rss_max, r.peak_rss);
-    rss_sum += r.peak_rss;
-    pending += r.peak_pending;
-    storage += r.queue_bytes;
-    remote += r.sent_remote;
+  print_report(runs, st, ranks);
+  if (!json_path_.empty()) {
+    if (const int rc = write_json(rank, json_path_, json_report(runs, st, ranks)); rc != kExitOk) {
+      return rc;
+    }
   }
-  const double bytes_per_event =
-      pending > 0 ? static_cast<double>(storage) / static_cast<double>(pending) : 0.0;
+  return st.completed ? kExitOk : interrupted_exit_code();
+}
 
+void BenchPholdCommand::print_report(const std::vector<pdes::RunStats>& runs,
+                                     const pdes::RunStats& st, int ranks) const {
+  const RankTotals t = totals_of(st);
   std::printf("stepsim bench phold (stepsim %s)\n", kVersion);
   std::printf(
       "parameters       lps %u, events-per-lp %u, remote %g, lookahead %s, mean %s, end %s, seed "
@@ -165,60 +184,62 @@ int BenchPholdCommand::execute(int rank, int ranks) {
   }
   std::printf("committed events %s\n", grouped(st.events).c_str());
   std::printf("wall time        %.3f s\n", st.wall_s);
-  std::printf("events/s         %.3f M\n", rate / 1e6);
+  std::printf("events/s         %.3f M\n", events_per_s(st) / 1e6);
   std::printf("windows          %s (%.1f events/window)\n", grouped(st.windows).c_str(),
               st.windows ? static_cast<double>(st.events) / static_cast<double>(st.windows) : 0.0);
   std::printf(
-      "remote events    %s (%.2f%% crossed ranks)\n", grouped(remote).c_str(),
-      st.events ? 100.0 * static_cast<double>(remote) / static_cast<double>(st.events) : 0.0);
+      "remote events    %s (%.2f%% crossed ranks)\n", grouped(t.remote).c_str(),
+      st.events ? 100.0 * static_cast<double>(t.remote) / static_cast<double>(st.events) : 0.0);
   std::printf("peak memory      %s max rank, %s all ranks\n",
-              mib(static_cast<double>(rss_max)).c_str(), mib(static_cast<double>(rss_sum)).c_str());
+              mib(static_cast<double>(t.rss_max)).c_str(),
+              mib(static_cast<double>(t.rss_sum)).c_str());
   std::printf(
       "event storage    %.1f bytes per pending event (peak pending %s, sizeof(Event) %zu)\n",
-      bytes_per_event, grouped(pending).c_str(), sizeof(pdes::Event));
+      t.bytes_per_event(), grouped(t.pending).c_str(), sizeof(pdes::Event));
   std::printf("imbalance        %.3f events max/mean over ranks\n", st.event_imbalance());
   print_time_split(st, per_rank_ ? st.per_rank.size() : 8, /*thread_imbalance=*/true);
   std::printf("digest           %s\n", digest_hex(st.digest).c_str());
+}
 
-  if (!json_path_.empty()) {
-    nlohmann::json j;
-    j["benchmark"] = "phold";
-    j["version"] = kVersion;
-    j["params"] = {{"lps", params_.lps},
-                   {"events_per_lp", params_.events_per_lp},
-                   {"remote", params_.remote},
-                   {"lookahead_ps", params_.lookahead.picoseconds()},
-                   {"mean_ps", params_.mean.picoseconds()},
-                   {"end_ps", params_.end.picoseconds()},
-                   {"seed", params_.seed}};
-    j["ranks"] = ranks;
-    j["threads"] = st.threads;
-    j["partition"] = partition_;
-    j["completed"] = st.completed;
-    j["committed_events"] = st.events;
-    j["wall_s"] = st.wall_s;
-    j["events_per_s"] = rate;
-    for (const auto& r : runs)
-      j["events_per_s_runs"].push_back(static_cast<double>(r.events) / r.wall_s);
-    j["windows"] = st.windows;
-    j["peak_rss_max_bytes"] = rss_max;
-    j["bytes_per_pending_event"] = bytes_per_event;
-    j["event_imbalance"] = st.event_imbalance();
-    j["digest"] = digest_hex(st.digest);
-    for (const auto& r : st.per_rank) {
-      j["per_rank"].push_back({{"rank", r.rank},
-                               {"events", r.events},
-                               {"compute_s", r.compute_s},
-                               {"exchange_s", r.exchange_s},
-                               {"allreduce_s", r.allreduce_s},
-                               {"thread_imbalance", r.thread_imbalance},
-                               {"peak_rss", r.peak_rss},
-                               {"sent_remote", r.sent_remote},
-                               {"lps", r.lps}});
-    }
-    if (const int rc = write_json(rank, json_path_, j); rc != kExitOk) return rc;
+nlohmann::json BenchPholdCommand::json_report(const std::vector<pdes::RunStats>& runs,
+                                              const pdes::RunStats& st, int ranks) const {
+  const RankTotals t = totals_of(st);
+  nlohmann::json j;
+  j["benchmark"] = "phold";
+  j["version"] = kVersion;
+  j["params"] = {{"lps", params_.lps},
+                 {"events_per_lp", params_.events_per_lp},
+                 {"remote", params_.remote},
+                 {"lookahead_ps", params_.lookahead.picoseconds()},
+                 {"mean_ps", params_.mean.picoseconds()},
+                 {"end_ps", params_.end.picoseconds()},
+                 {"seed", params_.seed}};
+  j["ranks"] = ranks;
+  j["threads"] = st.threads;
+  j["partition"] = partition_;
+  j["completed"] = st.completed;
+  j["committed_events"] = st.events;
+  j["wall_s"] = st.wall_s;
+  j["events_per_s"] = events_per_s(st);
+  for (const auto& r : runs)
+    j["events_per_s_runs"].push_back(static_cast<double>(r.events) / r.wall_s);
+  j["windows"] = st.windows;
+  j["peak_rss_max_bytes"] = t.rss_max;
+  j["bytes_per_pending_event"] = t.bytes_per_event();
+  j["event_imbalance"] = st.event_imbalance();
+  j["digest"] = digest_hex(st.digest);
+  for (const auto& r : st.per_rank) {
+    j["per_rank"].push_back({{"rank", r.rank},
+                             {"events", r.events},
+                             {"compute_s", r.compute_s},
+                             {"exchange_s", r.exchange_s},
+                             {"allreduce_s", r.allreduce_s},
+                             {"thread_imbalance", r.thread_imbalance},
+                             {"peak_rss", r.peak_rss},
+                             {"sent_remote", r.sent_remote},
+                             {"lps", r.lps}});
   }
-  return st.completed ? kExitOk : interrupted_exit_code();
+  return j;
 }
 
 }  // namespace stepsim::cli

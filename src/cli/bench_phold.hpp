@@ -3,9 +3,13 @@
 // events/s, windows, wall time, peak memory, the time split per rank and the digest.
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "stepsim/bench/phold.hpp"
+#include "stepsim/core/result.hpp"
+#include "stepsim/pdes/engine.hpp"
 
 namespace stepsim::cli {
 
@@ -17,6 +21,13 @@ class BenchPholdCommand {
   int execute(int rank, int ranks);
 
  private:
+  /// Parses the times and checks the parameters, outputs and memory (collective: every rank).
+  Result<bool> check_inputs(int rank, int ranks);
+  void print_report(const std::vector<pdes::RunStats>& runs, const pdes::RunStats& st,
+                    int ranks) const;
+  [[nodiscard]] nlohmann::json json_report(const std::vector<pdes::RunStats>& runs,
+                                           const pdes::RunStats& st, int ranks) const;
+
   CLI::App* cmd_;
   bench::PholdParams params_;
   std::string lookahead_ = "1us";

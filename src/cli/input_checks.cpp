@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "stepsim/core/memory.hpp"
+#include "stepsim/fabric/fabric_model.hpp"
 #include "stepsim/pdes/mpi_sync.hpp"
 
 namespace stepsim::cli {
@@ -76,65 +77,6 @@ Result<Length> length_option(const std::string& option, const std::string& text,
   return ranged_option(option, text, parse_length, lo, hi, range_of(lo, hi));
 }
 
-Result<bool> check_fault_bounds(const std::string& text, const topology::Topology& topo) {
-  const auto colon = text.find(':');
-  const auto at = text.find('@');
-  if (colon == std::string::npos || at == std::string::npos || at < colon) return true;
-  const std::string kind = text.substr(0, colon);
-  const std::string link_text = text.substr(colon + 1, at - colon - 1);
-  const std::string rest = text.substr(at + 1);
-  auto bad = [&](const std::string& why) { return Error{"fault '" + text + "': " + why}; };
-  if (kind == "flap") {
-    std::vector<std::string> parts;
-    std::stringstream in(rest);
-    for (std::string part; std::getline(in, part, ',');) parts.push_back(part);
-    if (parts.size() != 4) return true;
-    SimTime t[3];
-    for (int i = 0; i < 3; ++i) {
-      auto v = parse_time(parts[static_cast<std::size_t>(i)]);
-      if (!v) return true;
-      t[i] = *v;
-    }
-    std::int64_t count = 0;
-    for (const char c : parts[3]) {
-      if (c < '0' || c > '9') return true;
-      count = std::min<std::int64_t>(count * 10 + (c - '0'), kMaxFlapCount + 1);
-    }
-    if (count > kMaxFlapCount) {
-      return bad("COUNT " + parts[3] + " is out of range (0.." + std::to_string(kMaxFlapCount) +
-                 " flaps)");
-    }
-    const Int128 last = static_cast<Int128>(t[0].picoseconds()) +
-                        static_cast<Int128>(t[1].picoseconds()) * count + t[2].picoseconds();
-    if (last > kLatestFault.picoseconds()) {
-      return bad("the last flap ends after " + to_string(kLatestFault) +
-                 " (START + PERIOD x COUNT + DOWN must be at most that)");
-    }
-    return true;
-  }
-  if (kind == "lanes") {
-    const auto eq = rest.find('=');
-    if (eq == std::string::npos || link_text.empty() ||
-        link_text.find_first_not_of("0123456789") != std::string::npos || link_text.size() > 9) {
-      return true;
-    }
-    const auto link = std::stoull(link_text);
-    if (link >= topo.links.size()) return true;
-    const std::string n = rest.substr(eq + 1);
-    if (n.empty() || n.find_first_not_of("0123456789") != std::string::npos) return true;
-    const int lanes = topo.port_types[topo.links[link].port_type].lanes;
-    if (n.size() > 9 || std::stoll(n) > lanes) {
-      return bad("lanes left " + n + " is out of range (1.." + std::to_string(lanes) +
-                 ", the lanes of link " + link_text + "'s port)");
-    }
-  }
-  auto t = parse_time(kind == "lanes" ? rest.substr(0, rest.find('=')) : rest);
-  if (t && *t > kLatestFault) {
-    return bad("the time is out of range (0.." + to_string(kLatestFault) + ")");
-  }
-  return true;
-}
-
 void add_output(std::vector<OutputFile>& outputs, const CLI::App& cmd, const std::string& option,
                 const std::string& path) {
   if (cmd.count(option) > 0 || !path.empty()) outputs.push_back({option, path});
@@ -177,6 +119,11 @@ Result<bool> check_outputs(const std::vector<OutputFile>& outputs,
   return true;
 }
 
+double lp_port_bytes() {
+  return static_cast<double>(fabric::FabricModel::port_state_bytes() +
+                             fabric::FabricModel::queued_packet_bytes());
+}
+
 MemoryEstimate estimate_fabric_memory(const topology::Topology& topo) {
   MemoryEstimate e;
   std::vector<char> edge(topo.nodes.size(), 0);
@@ -194,8 +141,8 @@ MemoryEstimate estimate_fabric_memory(const topology::Topology& topo) {
   const auto links = static_cast<double>(topo.links.size());
   e.replicated_bytes = nodes * sizeof(topology::Node) + ports * sizeof(topology::Port) +
                        links * sizeof(topology::Link) + switches * edges * kRoutingEntryBytes +
-                       ports * 32;                           // routing's per-port information
-  e.lp_bytes = nodes * kLpBaseBytes + ports * kLpPortBytes;  // cabled or not
+                       ports * 32;                              // routing's per-port information
+  e.lp_bytes = nodes * kLpBaseBytes + ports * lp_port_bytes();  // cabled or not
   return e;
 }
 

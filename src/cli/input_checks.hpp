@@ -34,16 +34,6 @@ Result<Length> length_option(const std::string& option, const std::string& text,
 inline constexpr std::int64_t kMinMtu = 256;
 inline constexpr std::int64_t kMaxMtu = 9000;
 
-/// Most down/up cycles one flap fault may give, and the latest time any fault may happen.
-inline constexpr std::int64_t kMaxFlapCount = 1000'000;
-inline constexpr SimTime kLatestFault = SimTime::s(1000'000);
-
-/// The bounds of a --fault spec that its parser (fabric::parse_fault) does not check: a flap's
-/// COUNT (each cycle is an event pair in memory) and that START + PERIOD x COUNT stays within
-/// kLatestFault, and a lanes fault leaving no more lanes than the link's port has. Syntax errors
-/// are left to parse_fault; call this first.
-Result<bool> check_fault_bounds(const std::string& text, const topology::Topology& topo);
-
 /// An output file of a command: the option that names it and the path.
 struct OutputFile {
   std::string option;  ///< "-o", "--json", "--trace"
@@ -72,11 +62,11 @@ struct MemoryEstimate {
     return local_ranks * (replicated_bytes + lp_bytes / ranks);
   }
 };
-// Fabric state per LP and per port, as `stepsim check` measures it (FabricModel::lp_memory_bytes)
-// with a margin; the port figure grew with the dragonfly virtual lanes (560 B measured on
-// fat-tree-k8). InputChecks.MemoryEstimateBoundsTheMeasuredFootprint keeps them honest.
+// Fabric state per LP and per port, as `stepsim check` measures it (FabricModel::lp_memory_bytes):
+// a node's own state, and a port's state (the fabric's sizeof of it) with one packet queued.
+// InputChecks.MemoryEstimateBoundsTheMeasuredFootprint keeps them honest.
 inline constexpr double kLpBaseBytes = 200;
-inline constexpr double kLpPortBytes = 600;
+[[nodiscard]] double lp_port_bytes();
 inline constexpr double kRoutingEntryBytes = 16;
 MemoryEstimate estimate_fabric_memory(const topology::Topology& topo);
 

@@ -114,6 +114,88 @@ double run_tokens(const workload::Scenario& s) {
   return t;
 }
 
+// The GPUs --pcie-fault and --slow-gpu may name: 0..count-1 and, with several jobs, each in
+// some job.
+struct JobGpus {
+  std::uint64_t count = 0;
+  std::vector<bool> in_job;  // by GPU (several jobs), else empty
+};
+
+// GPU:REST with GPU one of `gpus`; returns GPU and REST. The error shows `form`.
+Result<std::pair<std::uint32_t, std::string>> gpu_prefix(const std::string& text,
+                                                         const JobGpus& gpus, const char* opt_name,
+                                                         const char* form) {
+  const auto colon = text.find(':');
+  std::uint64_t g = 0;
+  const bool num = colon != std::string::npos && colon > 0 && colon <= 9 &&
+                   text.find_first_not_of("0123456789") == colon;
+  if (num) g = std::stoull(text.substr(0, colon));
+  if (!num || g >= gpus.count || (!gpus.in_job.empty() && !gpus.in_job[g])) {
+    return Error{std::string(opt_name) + ": '" + text + "' is not " + form + " (GPU 0.." +
+                 std::to_string(gpus.count - 1) + (gpus.in_job.empty() ? "" : ", in a job's gpus") +
+                 ")"};
+  }
+  return std::make_pair(static_cast<std::uint32_t>(g), text.substr(colon + 1));
+}
+
+// --pcie-fault GPU:GEN@TIME: the link of that GPU's NIC drops to PCIe generation GEN.
+Result<bool> add_pcie_fault(const std::string& f, const JobGpus& gpus,
+                            const collective::Communicator& all, workload::Scenario& s) {
+  auto g = gpu_prefix(f, gpus, "--pcie-fault", "GPU:GEN@TIME (e.g. 12:gen4@2ms)");
+  if (!g) return g.error();
+  const std::string& rest = g->second;
+  const auto at = rest.find('@');
+  const std::string gen = rest.substr(0, at);
+  auto when = parse_time(at == std::string::npos ? "" : rest.substr(at + 1));
+  if (at == std::string::npos || gen.size() != 4 || gen.rfind("gen", 0) != 0 || gen[3] < '3' ||
+      gen[3] > '7' || !when) {
+    return Error{"--pcie-fault: '" + f +
+                 "' is not GPU:GEN@TIME (GEN gen3..gen7, e.g. "
+                 "12:gen4@2ms)"};
+  }
+  s.nic.pcie_faults.push_back({all.gpus[g->first].nic, *when, gen[3] - '0'});
+  return true;
+}
+
+// --slow-gpu GPU:FACTOR.
+Result<bool> add_slow_gpu(const std::string& f, const JobGpus& gpus, workload::Scenario& s) {
+  auto g = gpu_prefix(f, gpus, "--slow-gpu", "GPU:FACTOR (e.g. 5:1.3)");
+  if (!g) return g.error();
+  char* end = nullptr;
+  const double factor = std::strtod(g->second.c_str(), &end);
+  if (g->second.empty() || *end != '\0' || !(factor >= 1.0 && factor <= 100.0)) {
+    return Error{"--slow-gpu: '" + f + "': FACTOR must be a number in [1, 100]"};
+  }
+  s.slow_gpus.emplace_back(g->first, factor);
+  return true;
+}
+
+// --background PATTERN@RATE[,UNTIL].
+Result<workload::Scenario::Background> parse_background(const std::string& b) {
+  const auto at = b.find('@');
+  const auto comma = b.find(',', at == std::string::npos ? 0 : at);
+  workload::Scenario::Background bg;
+  bg.pattern = b.substr(0, at);
+  const std::string form = "--background: '" + b +
+                           "' is not PATTERN@RATE[,UNTIL] (PATTERN permutation, incast, "
+                           "all_to_all or hotspot; e.g. permutation@100G or incast@50G,2ms)";
+  if (at == std::string::npos || (bg.pattern != "permutation" && bg.pattern != "incast" &&
+                                  bg.pattern != "all_to_all" && bg.pattern != "hotspot")) {
+    return Error{form};
+  }
+  auto rate =
+      parse_rate(b.substr(at + 1, comma == std::string::npos ? std::string::npos : comma - at - 1));
+  if (!rate || rate->bits_per_second() <= 0) return Error{form};
+  bg.rate = *rate;
+  bg.until = SimTime::never();
+  if (comma != std::string::npos) {
+    auto until = parse_time(b.substr(comma + 1));
+    if (!until || until->picoseconds() <= 0) return Error{form};
+    bg.until = *until;
+  }
+  return bg;
+}
+
 // --fault, --pcie-fault and --slow-gpu into the scenario (they need the whole step: memoized
 // runs start every collective at time zero).
 Result<bool> apply_step_faults(const RunOptions& opt, workload::Scenario& s,
@@ -128,85 +210,31 @@ Result<bool> apply_step_faults(const RunOptions& opt, workload::Scenario& s,
         "fidelity (add --set step.mode=whole)"};
   }
   for (const std::string& f : opt.faults) {
-    if (auto ok =
-            fabric::parse_fault(f, static_cast<std::uint32_t>(topo.links.size()), s.fabric.faults);
-        !ok) {
+    if (auto ok = fabric::parse_fault(f, topo, s.fabric.faults); !ok) {
       return Error{"--fault: " + ok.error().message};
     }
   }
   // Several jobs: GPUs are the topology's, each in some job.
-  std::vector<bool> in_job;
+  JobGpus gpus;
   for (const workload::JobSpec& j : s.jobs) {
     for (std::uint32_t g : j.gpus) {
-      if (g >= in_job.size()) in_job.resize(g + 1, false);
-      in_job[g] = true;
+      if (g >= gpus.in_job.size()) gpus.in_job.resize(g + 1, false);
+      gpus.in_job[g] = true;
     }
   }
-  const auto gpus = static_cast<std::uint64_t>(s.jobs.empty() ? s.par.world() : in_job.size());
-  // GPU:REST with GPU a GPU of the job (of some job); returns REST.
-  auto gpu_of = [&](const std::string& text, const char* opt_name,
-                    const char* form) -> Result<std::pair<std::uint32_t, std::string>> {
-    const auto colon = text.find(':');
-    std::uint64_t g = 0;
-    const bool num = colon != std::string::npos && colon > 0 && colon <= 9 &&
-                     text.find_first_not_of("0123456789") == colon;
-    if (num) g = std::stoull(text.substr(0, colon));
-    if (!num || g >= gpus || (!in_job.empty() && !in_job[g])) {
-      return Error{std::string(opt_name) + ": '" + text + "' is not " + form + " (GPU 0.." +
-                   std::to_string(gpus - 1) + (in_job.empty() ? "" : ", in a job's gpus") + ")"};
-    }
-    return std::make_pair(static_cast<std::uint32_t>(g), text.substr(colon + 1));
-  };
-  auto all = collective::make_communicator(topo, static_cast<int>(gpus));
+  gpus.count = static_cast<std::uint64_t>(s.jobs.empty() ? s.par.world() : gpus.in_job.size());
+  auto all = collective::make_communicator(topo, static_cast<int>(gpus.count));
   if (!all) return all.error();
   for (const std::string& f : opt.pcie_faults) {
-    auto g = gpu_of(f, "--pcie-fault", "GPU:GEN@TIME (e.g. 12:gen4@2ms)");
-    if (!g) return g.error();
-    const std::string& rest = g->second;
-    const auto at = rest.find('@');
-    const std::string gen = rest.substr(0, at);
-    auto when = parse_time(at == std::string::npos ? "" : rest.substr(at + 1));
-    if (at == std::string::npos || gen.size() != 4 || gen.rfind("gen", 0) != 0 || gen[3] < '3' ||
-        gen[3] > '7' || !when) {
-      return Error{"--pcie-fault: '" + f +
-                   "' is not GPU:GEN@TIME (GEN gen3..gen7, e.g. "
-                   "12:gen4@2ms)"};
-    }
-    s.nic.pcie_faults.push_back({all->gpus[g->first].nic, *when, gen[3] - '0'});
+    if (auto ok = add_pcie_fault(f, gpus, *all, s); !ok) return ok;
   }
   for (const std::string& f : opt.slow_gpus) {
-    auto g = gpu_of(f, "--slow-gpu", "GPU:FACTOR (e.g. 5:1.3)");
-    if (!g) return g.error();
-    char* end = nullptr;
-    const double factor = std::strtod(g->second.c_str(), &end);
-    if (g->second.empty() || *end != '\0' || !(factor >= 1.0 && factor <= 100.0)) {
-      return Error{"--slow-gpu: '" + f + "': FACTOR must be a number in [1, 100]"};
-    }
-    s.slow_gpus.emplace_back(g->first, factor);
+    if (auto ok = add_slow_gpu(f, gpus, s); !ok) return ok;
   }
   for (const std::string& b : opt.background) {
-    const auto at = b.find('@');
-    const auto comma = b.find(',', at == std::string::npos ? 0 : at);
-    workload::Scenario::Background bg;
-    bg.pattern = b.substr(0, at);
-    const std::string form = "--background: '" + b +
-                             "' is not PATTERN@RATE[,UNTIL] (PATTERN permutation, incast, "
-                             "all_to_all or hotspot; e.g. permutation@100G or incast@50G,2ms)";
-    if (at == std::string::npos || (bg.pattern != "permutation" && bg.pattern != "incast" &&
-                                    bg.pattern != "all_to_all" && bg.pattern != "hotspot")) {
-      return Error{form};
-    }
-    auto rate = parse_rate(
-        b.substr(at + 1, comma == std::string::npos ? std::string::npos : comma - at - 1));
-    if (!rate || rate->bits_per_second() <= 0) return Error{form};
-    bg.rate = *rate;
-    bg.until = SimTime::never();
-    if (comma != std::string::npos) {
-      auto until = parse_time(b.substr(comma + 1));
-      if (!until || until->picoseconds() <= 0) return Error{form};
-      bg.until = *until;
-    }
-    s.background.push_back(bg);
+    auto bg = parse_background(b);
+    if (!bg) return bg.error();
+    s.background.push_back(*bg);
   }
   return true;
 }

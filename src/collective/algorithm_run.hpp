@@ -24,6 +24,8 @@ struct TimerPayload {
 /// The tag of the timer that starts the collective after the protocol's base latency, on every
 /// server (members or not); it carries no payload.
 inline constexpr std::uint32_t kStartTag = 0xffffffffu;
+/// The tag of a timer whose nic::AppTimer::data is a TimerPayload.
+inline constexpr std::uint32_t kPayloadTag = 0;
 
 /// One algorithm's moves: its state, and its reactions to the NIC's and its timers' callbacks.
 /// Shared machinery (NVLink timelines, counters, connections, timers) is in CollectiveCore.

@@ -35,11 +35,11 @@ void CollectiveApp::on_start(nic::Verbs& v) {
   v.schedule(core_->params().base_latency(), kStartTag);
 }
 
-void CollectiveApp::on_timer(nic::Verbs& v, std::uint32_t tag) {
-  if (tag == kStartTag) {
+void CollectiveApp::on_timer(nic::Verbs& v, const nic::AppTimer& timer) {
+  if (timer.tag == kStartTag) {
     run_->start(v);
   } else {
-    run_->on_timer(v, core_->take_timer(v, tag));
+    run_->on_timer(v, timer.data.as<TimerPayload>());
   }
 }
 

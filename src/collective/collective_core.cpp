@@ -59,7 +59,6 @@ CollectiveCore::CollectiveCore(const Communicator& comm, CollectiveSpec spec,
   }
   const auto servers = static_cast<std::size_t>(ceil_div(n_, comm_.gpus_per_server));
   fct_.resize(servers);
-  timers_.resize(servers);
 }
 
 std::uint32_t CollectiveCore::rail_member(int c) const {
@@ -115,11 +114,7 @@ std::uint32_t CollectiveCore::add_connection(topology::PortId a, topology::PortI
 }
 
 void CollectiveCore::schedule(nic::Verbs& v, SimTime delay, const TimerPayload& payload) {
-  v.schedule(delay, timers_.put(server_rank(v.server()), payload));
-}
-
-TimerPayload CollectiveCore::take_timer(const nic::Verbs& v, std::uint32_t tag) {
-  return timers_.take(server_rank(v.server()), tag);
+  v.schedule(delay, nic::AppTimer{.tag = kPayloadTag, .data = nic::TimerData::of(payload)});
 }
 
 void CollectiveCore::part_done(std::uint32_t gpu, std::int64_t ps, int parts) {

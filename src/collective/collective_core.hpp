@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "src/collective/algorithm_run.hpp"
-#include "src/collective/timer_table.hpp"
 #include "stepsim/collective/collective_app.hpp"
 #include "stepsim/core/log_histogram.hpp"
 
@@ -69,10 +68,8 @@ class CollectiveCore {
   std::uint32_t add_connection(topology::PortId a, topology::PortId b);
   [[nodiscard]] const std::vector<nic::Connection>& connections() const { return conns_; }
 
-  /// Calls the run's on_timer with `payload` after `delay`.
-  void schedule(nic::Verbs& v, SimTime delay, const TimerPayload& payload);
-  /// The payload of the fired timer `tag`.
-  TimerPayload take_timer(const nic::Verbs& v, std::uint32_t tag);
+  /// Calls the run's on_timer with `payload` after `delay` (the timer's event carries it).
+  static void schedule(nic::Verbs& v, SimTime delay, const TimerPayload& payload);
 
   [[nodiscard]] bool gpu_done(std::uint32_t gpu) const { return gpu_done_ps_[gpu] >= 0; }
   /// GPU `gpu` finished at `ps`.
@@ -97,7 +94,6 @@ class CollectiveCore {
   std::vector<std::uint32_t> server_rank_of_node_;  // by node id: server's place in the comm
   std::vector<std::vector<std::uint32_t>> members_by_nic_;  // the first server's, by NIC
   std::vector<nic::Connection> conns_;
-  TimerTable<TimerPayload> timers_;           // by server (communicator order)
   std::vector<SimTime> nvlink_free_;          // by GPU: its NVLink egress is free from
   std::vector<SimTime*> nvlink_shared_;       // by GPU: a shared timeline instead, or null
   std::vector<int> parts_done_;               // by GPU

@@ -9,7 +9,6 @@
 #include <memory>
 
 #include "src/collective/algorithm_run.hpp"
-#include "src/collective/timer_table.hpp"
 #include "stepsim/core/fatal.hpp"
 #include "stepsim/pdes/stat_reduce.hpp"
 
@@ -17,13 +16,11 @@ namespace stepsim::collective {
 
 namespace {
 
-class IteratedApp;
-
-// The verbs one iteration sees: its posts tagged, its timers translated, and (poll_cq) the
-// completions the application routed to it.
+// The verbs one iteration sees: its posts tagged, its timers coming back to it, and (poll_cq)
+// the completions the application routed to it.
 class IterationVerbs final : public nic::Verbs {
  public:
-  IterationVerbs(nic::Verbs& v, IteratedApp& app, std::uint32_t k) : v_(v), app_(app), k_(k) {}
+  IterationVerbs(nic::Verbs& v, std::uint32_t k) : v_(v), k_(k) {}
   [[nodiscard]] SimTime now() const override { return v_.now(); }
   [[nodiscard]] topology::NodeId server() const override { return v_.server(); }
   bool post(std::uint32_t endpoint, const nic::WorkRequest& wr) override {
@@ -45,7 +42,7 @@ class IterationVerbs final : public nic::Verbs {
   [[nodiscard]] nic::QpState state(std::uint32_t endpoint) const override {
     return v_.state(endpoint);
   }
-  void schedule(SimTime delay, std::uint32_t tag) override;
+  void schedule(SimTime delay, const nic::AppTimer& timer) override;
   void send_in_network(topology::PortId nic, const fabric::Packet& pkt) override {
     v_.send_in_network(nic, pkt);
   }
@@ -57,7 +54,6 @@ class IterationVerbs final : public nic::Verbs {
 
  private:
   nic::Verbs& v_;
-  IteratedApp& app_;
   std::uint32_t k_;
   std::span<const nic::Completion> pending_;
   std::size_t next_ = 0;
@@ -85,7 +81,6 @@ class IteratedApp final : public nic::RdmaApp {
       }
     }
     servers_.resize(nodes);
-    timers_.resize(nodes);
     for (std::uint32_t g = 0; g < static_cast<std::uint32_t>(comm.size()); ++g) {
       servers_[comm.gpus[g].server].members.push_back(g);
     }
@@ -117,7 +112,7 @@ class IteratedApp final : public nic::RdmaApp {
       std::size_t j = i + 1;
       while (j < s.polled.size() && iteration_of(s.polled[j]) == k) ++j;
       if (k < s.begun) {
-        IterationVerbs iv(v, *this, k);
+        IterationVerbs iv(v, k);
         iv.deliver({s.polled.data() + i, j - i});
         apps_[k]->on_cq(iv, endpoint);
       } else {
@@ -129,15 +124,15 @@ class IteratedApp final : public nic::RdmaApp {
     advance(v);
   }
 
-  void on_timer(nic::Verbs& v, std::uint32_t tag) override {
+  void on_timer(nic::Verbs& v, const nic::AppTimer& timer) override {
     Server& s = servers_[v.server()];
-    const Timer t = timers_.take(v.server(), tag);
-    IterationVerbs iv(v, *this, t.k);
-    apps_[t.k]->on_timer(iv, t.tag);
-    if (t.tag == kStartTag) {
-      STEPSIM_CHECK(t.k == s.begun, "iterations: started out of order");
-      s.begun = t.k + 1;
-      release(v, t.k);
+    const std::uint32_t k = timer.host;
+    IterationVerbs iv(v, k);
+    apps_[k]->on_timer(iv, timer);
+    if (timer.tag == kStartTag) {
+      STEPSIM_CHECK(k == s.begun, "iterations: started out of order");
+      s.begun = k + 1;
+      release(v, k);
     }
     advance(v);
   }
@@ -145,11 +140,6 @@ class IteratedApp final : public nic::RdmaApp {
   void on_in_network(nic::Verbs& /*v*/, topology::PortId /*nic*/,
                      const fabric::Packet& /*pkt*/) override {
     fatal("collective: in-network packets in repeated collectives (SHARP is not supported)");
-  }
-
-  // A timer of iteration `k` on `server`: the table carries the iteration's tag to on_timer.
-  std::uint32_t timer_tag(topology::NodeId server, std::uint32_t k, std::uint32_t tag) {
-    return timers_.put(server, Timer{k, tag});
   }
 
   /// By iteration and GPU: when the iteration started on the GPU's server, where this rank runs
@@ -161,10 +151,6 @@ class IteratedApp final : public nic::RdmaApp {
   }
 
  private:
-  struct Timer {
-    std::uint32_t k = 0;
-    std::uint32_t tag = 0;
-  };
   struct Server {
     std::vector<std::uint32_t> members;  // communicator ranks on this server
     std::uint32_t launched = 0;          // iterations whose on_start ran here
@@ -179,7 +165,7 @@ class IteratedApp final : public nic::RdmaApp {
     Server& s = servers_[v.server()];
     s.launched = k + 1;
     s.start_ps[k] = v.now().picoseconds();
-    IterationVerbs iv(v, *this, k);
+    IterationVerbs iv(v, k);
     apps_[k]->on_start(iv);
   }
 
@@ -213,7 +199,7 @@ class IteratedApp final : public nic::RdmaApp {
     while (i < s.batch.size()) {
       std::size_t j = i + 1;
       while (j < s.batch.size() && s.batch[j].endpoint == s.batch[i].endpoint) ++j;
-      IterationVerbs iv(v, *this, k);
+      IterationVerbs iv(v, k);
       iv.deliver({s.batch.data() + i, j - i});
       apps_[k]->on_cq(iv, s.batch[i].endpoint);
       i = j;
@@ -223,11 +209,12 @@ class IteratedApp final : public nic::RdmaApp {
   const Communicator& comm_;
   std::vector<std::unique_ptr<CollectiveApp>> apps_;
   std::vector<Server> servers_;  // by node id
-  TimerTable<Timer> timers_;     // by node id
 };
 
-void IterationVerbs::schedule(SimTime delay, std::uint32_t tag) {
-  v_.schedule(delay, app_.timer_tag(v_.server(), k_, tag));
+void IterationVerbs::schedule(SimTime delay, const nic::AppTimer& timer) {
+  nic::AppTimer mine = timer;
+  mine.host = k_;  // the iteration's timer comes back to it
+  v_.schedule(delay, mine);
 }
 
 }  // namespace

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <memory>
 
-#include "src/collective/timer_table.hpp"
 #include "stepsim/collective/collective_app.hpp"
 #include "stepsim/core/fatal.hpp"
 
@@ -14,7 +13,7 @@ namespace {
 
 class MultiApp;
 
-// The verbs one collective sees: its own endpoint numbers and timer tags.
+// The verbs one collective sees: its own endpoint numbers, and timers that come back to it.
 class AppVerbs final : public nic::Verbs {
  public:
   AppVerbs(nic::Verbs& v, MultiApp& m, std::uint32_t app) : v_(v), m_(m), app_(app) {}
@@ -23,7 +22,7 @@ class AppVerbs final : public nic::Verbs {
   bool post(std::uint32_t endpoint, const nic::WorkRequest& wr) override;
   std::size_t poll_cq(std::uint32_t endpoint, std::span<nic::Completion> out) override;
   [[nodiscard]] nic::QpState state(std::uint32_t endpoint) const override;
-  void schedule(SimTime delay, std::uint32_t tag) override;
+  void schedule(SimTime delay, const nic::AppTimer& timer) override;
   void send_in_network(topology::PortId nic, const fabric::Packet& pkt) override {
     v_.send_in_network(nic, pkt);
   }
@@ -37,14 +36,13 @@ class AppVerbs final : public nic::Verbs {
 class MultiApp final : public nic::RdmaApp {
  public:
   MultiApp(const std::vector<Communicator>& comms, const std::vector<CollectiveSpec>& specs,
-           const std::vector<CollectiveParams>& params, std::size_t nodes) {
+           const std::vector<CollectiveParams>& params) {
     for (std::size_t a = 0; a < comms.size(); ++a) {
       apps_.push_back(std::make_unique<CollectiveApp>(comms[a], specs[a], params[a]));
       base_.push_back(static_cast<std::uint32_t>(2 * conns_.size()));
       const auto& c = apps_.back()->connections();
       conns_.insert(conns_.end(), c.begin(), c.end());
     }
-    timers_.resize(nodes);  // every server starts every collective's timers
   }
   [[nodiscard]] const std::vector<nic::Connection>& connections() const { return conns_; }
   [[nodiscard]] const CollectiveApp& app(std::size_t a) const { return *apps_[a]; }
@@ -62,30 +60,19 @@ class MultiApp final : public nic::RdmaApp {
     AppVerbs av(v, *this, a);
     apps_[a]->on_cq(av, endpoint - base_[a]);
   }
-  void on_timer(nic::Verbs& v, std::uint32_t tag) override {
-    const Timer timer = timers_.take(v.server(), tag);
-    AppVerbs av(v, *this, timer.app);
-    apps_[timer.app]->on_timer(av, timer.tag);
+  void on_timer(nic::Verbs& v, const nic::AppTimer& timer) override {
+    AppVerbs av(v, *this, timer.host);
+    apps_[timer.host]->on_timer(av, timer);
   }
   void on_in_network(nic::Verbs& /*v*/, topology::PortId /*nic*/,
                      const fabric::Packet& /*pkt*/) override {
     fatal("collective: in-network packets with concurrent collectives (SHARP is not supported)");
   }
 
-  // A timer of collective `app`: this server's table carries the app's tag to on_timer.
-  std::uint32_t timer_tag(topology::NodeId server, std::uint32_t app, std::uint32_t tag) {
-    return timers_.put(server, Timer{app, tag});
-  }
-
  private:
-  struct Timer {
-    std::uint32_t app = 0;
-    std::uint32_t tag = 0;
-  };
   std::vector<std::unique_ptr<CollectiveApp>> apps_;
   std::vector<std::uint32_t> base_;  // by collective: its first endpoint
   std::vector<nic::Connection> conns_;
-  TimerTable<Timer> timers_;  // by server node id
 };
 
 bool AppVerbs::post(std::uint32_t endpoint, const nic::WorkRequest& wr) {
@@ -99,8 +86,10 @@ std::size_t AppVerbs::poll_cq(std::uint32_t endpoint, std::span<nic::Completion>
 nic::QpState AppVerbs::state(std::uint32_t endpoint) const {
   return v_.state(endpoint + m_.base(app_));
 }
-void AppVerbs::schedule(SimTime delay, std::uint32_t tag) {
-  v_.schedule(delay, m_.timer_tag(v_.server(), app_, tag));
+void AppVerbs::schedule(SimTime delay, const nic::AppTimer& timer) {
+  nic::AppTimer mine = timer;
+  mine.host = app_;  // the collective's timer comes back to it
+  v_.schedule(delay, mine);
 }
 
 }  // namespace
@@ -123,7 +112,7 @@ Result<MultiRun> run_collectives(const topology::Topology& topo,
     }
     chosen.push_back(std::move(p).value());
   }
-  MultiApp app(comms, specs, chosen, topo.nodes.size());
+  MultiApp app(comms, specs, chosen);
   auto r =
       nic::run_rdma(topo, app.connections(), nic, fabric, &app, sync, std::move(engine_options));
   if (!r) return r.error();

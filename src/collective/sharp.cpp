@@ -186,38 +186,50 @@ void SharpAgent::setup(fabric::FabricModel& fabric, std::span<const pdes::LpId> 
 
 void SharpAgent::on_packet(pdes::LpContext& ctx, std::uint32_t in_port, const fabric::Packet& pkt) {
   const NodeId v = ctx.self();
+  const auto h = pkt.transport.as<SharpHeader>();
   Entry* e = nullptr;
   for (Entry& x : entries_[v]) {
-    if (x.tree == pkt.flow) e = &x;
+    if (x.tree == h.tree) e = &x;
   }
-  STEPSIM_CHECK(e != nullptr, "sharp: a packet of tree " + std::to_string(pkt.flow) + " at " +
+  STEPSIM_CHECK(e != nullptr, "sharp: a packet of tree " + std::to_string(h.tree) + " at " +
                                   switch_name(topo_, v) + ", which is not on it");
   const SharpTreeNode& node = *e->node;
   SharpSwitchStats& st = stats_[v];
   const auto payload = static_cast<std::uint64_t>(
       std::max<std::int64_t>(0, std::int64_t{pkt.bytes} - fabric::kRoceHeaderBytes));
   const auto children = static_cast<std::uint64_t>(node.child_ports.size());
+  // A packet the agent sends is new: no congestion marks or INT requests carried over.
+  auto fresh = [&](std::uint32_t op) {
+    fabric::Packet x;
+    x.dst_nic = pkt.dst_nic;
+    x.tuple_hash = pkt.tuple_hash;
+    x.bytes = pkt.bytes;
+    x.prio = pkt.prio;
+    x.in_network = 1;
+    x.via = pkt.via;
+    x.telemetry = pkt.telemetry;
+    x.transport = fabric::TransportHeader::of(SharpHeader{.tree = h.tree, .seq = h.seq, .op = op});
+    return x;
+  };
   auto multicast = [&](SimTime at) {
-    fabric::Packet down = pkt;
-    down.op = fabric::kOpInNetworkDown;
-    down.flags = fabric::kInNetwork;
+    const fabric::Packet down = fresh(kSharpDown);
     for (std::uint32_t c : node.child_ports) fabric_->emit_from_switch(ctx, c, c, down, at);
     st.down_out_bytes += payload * children;
   };
-  if (pkt.op == fabric::kOpInNetworkDown) {
+  if (h.op == kSharpDown) {
     st.down_in_bytes += payload;
     multicast(ctx.now());
     return;
   }
-  STEPSIM_CHECK(pkt.op == fabric::kOpInNetworkUp, "sharp: unknown in-network opcode");
+  STEPSIM_CHECK(h.op == kSharpUp, "sharp: unknown in-network opcode");
   st.up_in_bytes += payload;
   // The reduction engine takes every contribution's bytes at its rate.
   SimTime& alu = alu_free_[v];
   alu = std::max(alu, ctx.now()) + alu_rate_[v].serialization_time(Bytes(payload));
-  const std::uint32_t slot = pkt.seq % window_;
-  if (e->seq[slot] != pkt.seq) {
+  const std::uint32_t slot = h.seq % window_;
+  if (e->seq[slot] != h.seq) {
     STEPSIM_CHECK(e->count[slot] == 0, "sharp: a tree sent more than its window");
-    e->seq[slot] = pkt.seq;
+    e->seq[slot] = h.seq;
   }
   if (++e->count[slot] < children) return;
   e->count[slot] = 0;
@@ -228,9 +240,7 @@ void SharpAgent::on_packet(pdes::LpContext& ctx, std::uint32_t in_port, const fa
     multicast(at);
     return;
   }
-  fabric::Packet up = pkt;
-  up.flags = fabric::kInNetwork;  // a new packet: no congestion marks carried over
-  fabric_->emit_from_switch(ctx, node.parent_port, in_port, up, at);
+  fabric_->emit_from_switch(ctx, node.parent_port, in_port, fresh(kSharpUp), at);
   st.up_out_bytes += payload;
 }
 

@@ -123,12 +123,11 @@ void SharpRun::send(nic::Verbs& v, std::uint32_t g) {
     }
     const std::int64_t payload = packet_bytes(s.sent);
     fabric::Packet pkt;
-    pkt.flow = tree;
-    pkt.seq = static_cast<std::uint32_t>(s.sent);
     pkt.bytes = static_cast<std::uint32_t>(payload + fabric::kRoceHeaderBytes);
-    pkt.op = fabric::kOpInNetworkUp;
-    pkt.flags = fabric::kInNetwork;
+    pkt.in_network = 1;
     pkt.prio = core_.params().prio;
+    pkt.transport = fabric::TransportHeader::of(
+        SharpHeader{.tree = tree, .seq = static_cast<std::uint32_t>(s.sent), .op = kSharpUp});
     v.send_in_network(core_.gpu(g).nic, pkt);
     core_.count_network(g, payload);
     ++s.sent;
@@ -142,15 +141,15 @@ void SharpRun::on_timer(nic::Verbs& v, const TimerPayload& t) {
 }
 
 void SharpRun::on_in_network(nic::Verbs& v, topology::PortId /*nic*/, const fabric::Packet& pkt) {
-  STEPSIM_CHECK(pkt.op == fabric::kOpInNetworkDown,
-                "collective: an in-network packet outside a SHARP collective");
+  const auto h = pkt.transport.as<SharpHeader>();
+  STEPSIM_CHECK(h.op == kSharpDown, "collective: an in-network packet outside a SHARP collective");
   const std::uint32_t G = core_.comm().gpus_per_server;
-  const std::uint32_t g = core_.server_rank(v.server()) * G + pkt.flow;
+  const std::uint32_t g = core_.server_rank(v.server()) * G + h.tree;
   GpuState& s = gpus_[g];
   ++s.back;
-  const std::int64_t c = std::int64_t{pkt.seq} / chunk_;
+  const std::int64_t c = std::int64_t{h.seq} / chunk_;
   std::int64_t& got = s.got[static_cast<std::size_t>(c)];
-  got += packet_bytes(pkt.seq);
+  got += packet_bytes(h.seq);
   if (got == chunk_bytes(c)) {
     // All-gather of the chunk: GPU g sends its reduced part to every peer (NVLS: stores it once,
     // the switch multicasts). ReduceScatter: GPU g keeps it.

@@ -1,8 +1,10 @@
 #pragma once
-// Timers with a typed payload over the NIC's integer timer tags: a table of slots per server
-// holds each pending timer's payload, and the tag the NIC carries is the slot's index. A slot is
-// free again once its timer has fired, so a server needs as many slots as it has timers pending
-// at once (no heap allocation in steady state), and the payload's fields have their full width.
+// Timers whose payload does not fit the timer's event (nic::AppTimer: the whole step's, which
+// name a collective instance by a 64-bit key besides the collective's own timer): a table of
+// slots per server holds each pending timer's payload, and the timer's tag is the slot's index. A
+// slot is free again once its timer has fired, so a server needs as many slots as it has timers
+// pending at once (no heap allocation in steady state), and the payload's fields have their full
+// width.
 
 #include <cstdint>
 #include <vector>

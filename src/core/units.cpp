@@ -80,6 +80,101 @@ Error quantity_error(std::string_view text, const DimensionInfo& d, std::string_
   return Error{std::move(msg)};
 }
 
+// A decimal number, exactly: mantissa x 10^exp10.
+struct Decimal {
+  UInt128 mantissa = 0;
+  int exp10 = 0;
+};
+
+// The digits (with at most one point) of `s` from `i`, which moves past them. At most 19
+// significant digits are kept, so that mantissa x scale (< 10^19 x 8e12) cannot wrap 128 bits; a
+// dropped digit before the point makes the value too large anyway, a dropped non-zero digit after
+// it is an error. The error says why.
+Result<Decimal> parse_digits(std::string_view s, std::size_t& i) {
+  constexpr int kMaxDigits = 19;
+  Decimal x;
+  int digits = 0;  // significant digits (leading zeros do not count)
+  bool any_digit = false;
+  bool seen_point = false;
+  for (; i < s.size(); ++i) {
+    const char c = s[i];
+    if (c >= '0' && c <= '9') {
+      any_digit = true;
+      if (digits == 0 && c == '0') {
+        if (seen_point) --x.exp10;
+        continue;
+      }
+      if (digits < kMaxDigits) {
+        x.mantissa = x.mantissa * 10 + static_cast<unsigned>(c - '0');
+        if (seen_point) --x.exp10;
+      } else if (!seen_point) {
+        ++x.exp10;
+      } else if (c != '0') {
+        return Error{"it has more than 19 significant digits"};
+      }
+      ++digits;
+    } else if (c == '.' && !seen_point) {
+      seen_point = true;
+    } else {
+      break;
+    }
+  }
+  if (!any_digit) return Error{"it does not start with a number"};
+  return x;
+}
+
+// An exponent (e or E, an optional sign, digits) at `i` of `s`, if there is one: added to
+// `exp10`, and `i` moves past it.
+Result<bool> parse_exponent(std::string_view s, std::size_t& i, int& exp10) {
+  if (!(i < s.size() && (s[i] == 'e' || s[i] == 'E') && i + 1 < s.size() &&
+        (std::isdigit(static_cast<unsigned char>(s[i + 1])) || s[i + 1] == '-' ||
+         s[i + 1] == '+'))) {
+    return true;
+  }
+  std::size_t j = i + 1;
+  int sign = 1;
+  if (s[j] == '-' || s[j] == '+') sign = s[j++] == '-' ? -1 : 1;
+  int e = 0;
+  bool any = false;
+  while (j < s.size() && std::isdigit(static_cast<unsigned char>(s[j]))) {
+    e = e * 10 + (s[j++] - '0');
+    any = true;
+    if (e > 40) return Error{"the exponent is out of range"};
+  }
+  if (!any) return Error{"the exponent has no digits"};
+  exp10 += sign * e;
+  i = j;
+  return true;
+}
+
+// Base units per `unit` of dimension `d` (1 for no unit where a bare number is allowed).
+Result<std::int64_t> unit_scale(std::string_view unit, const DimensionInfo& d) {
+  if (unit.empty()) {
+    if (!d.unitless_ok) return Error{"it has no unit"};
+    return 1;
+  }
+  for (const Unit& u : d.units) {
+    if (u.name == unit) return u.scale;
+  }
+  return Error{"unknown unit '" + std::string(unit) + "'"};
+}
+
+// mantissa x 10^exp10 x scale, exactly, in base units.
+Result<std::int64_t> exact_value(Decimal x, std::int64_t scale, const DimensionInfo& d) {
+  UInt128 value = x.mantissa * static_cast<UInt128>(scale);
+  constexpr UInt128 kLimit = static_cast<UInt128>(INT64_MAX);
+  for (; x.exp10 > 0; --x.exp10) {
+    value *= 10;
+    if (value > kLimit) return Error{"it is too large"};
+  }
+  for (; x.exp10 < 0; ++x.exp10) {
+    if (value % 10 != 0) return Error{"it is not a whole number of " + std::string(d.base)};
+    value /= 10;
+  }
+  if (value > kLimit) return Error{"it is too large"};
+  return static_cast<std::int64_t>(value);
+}
+
 }  // namespace
 
 Result<std::int64_t> parse_quantity(std::string_view text, Dimension dim) {
@@ -90,81 +185,17 @@ Result<std::int64_t> parse_quantity(std::string_view text, Dimension dim) {
     if (s[i] == '-') return quantity_error(text, d, "negative values are not allowed");
     ++i;
   }
-  // Exact decimal: mantissa digits and a power of ten. At most 19 significant digits are kept,
-  // so that mantissa x scale (< 10^19 x 8e12) cannot wrap 128 bits; a dropped digit before the
-  // point makes the value too large anyway, a dropped non-zero digit after it is an error.
-  constexpr int kMaxDigits = 19;
-  UInt128 mantissa = 0;
-  int exp10 = 0;
-  int digits = 0;  // significant digits (leading zeros do not count)
-  bool any_digit = false;
-  bool seen_point = false;
-  for (; i < s.size(); ++i) {
-    const char c = s[i];
-    if (c >= '0' && c <= '9') {
-      any_digit = true;
-      if (digits == 0 && c == '0') {
-        if (seen_point) --exp10;
-        continue;
-      }
-      if (digits < kMaxDigits) {
-        mantissa = mantissa * 10 + static_cast<unsigned>(c - '0');
-        if (seen_point) --exp10;
-      } else if (!seen_point) {
-        ++exp10;
-      } else if (c != '0') {
-        return quantity_error(text, d, "it has more than 19 significant digits");
-      }
-      ++digits;
-    } else if (c == '.' && !seen_point) {
-      seen_point = true;
-    } else {
-      break;
-    }
+  auto digits = parse_digits(s, i);
+  if (!digits) return quantity_error(text, d, digits.error().message);
+  Decimal x = *digits;
+  if (auto ok = parse_exponent(s, i, x.exp10); !ok) {
+    return quantity_error(text, d, ok.error().message);
   }
-  if (!any_digit) return quantity_error(text, d, "it does not start with a number");
-  if (i < s.size() && (s[i] == 'e' || s[i] == 'E') && i + 1 < s.size() &&
-      (std::isdigit(static_cast<unsigned char>(s[i + 1])) || s[i + 1] == '-' || s[i + 1] == '+')) {
-    std::size_t j = i + 1;
-    int sign = 1;
-    if (s[j] == '-' || s[j] == '+') sign = s[j++] == '-' ? -1 : 1;
-    int e = 0;
-    bool any = false;
-    while (j < s.size() && std::isdigit(static_cast<unsigned char>(s[j]))) {
-      e = e * 10 + (s[j++] - '0');
-      any = true;
-      if (e > 40) return quantity_error(text, d, "the exponent is out of range");
-    }
-    if (!any) return quantity_error(text, d, "the exponent has no digits");
-    exp10 += sign * e;
-    i = j;
-  }
-  const std::string_view unit = trim(s.substr(i));
-  std::int64_t scale = 0;
-  if (unit.empty()) {
-    if (!d.unitless_ok) return quantity_error(text, d, "it has no unit");
-    scale = 1;
-  } else {
-    for (const Unit& u : d.units) {
-      if (u.name == unit) scale = u.scale;
-    }
-    if (scale == 0) return quantity_error(text, d, "unknown unit '" + std::string(unit) + "'");
-  }
-  // value = mantissa * 10^exp10 * scale, exactly, in base units.
-  UInt128 value = mantissa * static_cast<UInt128>(scale);
-  constexpr UInt128 kLimit = static_cast<UInt128>(INT64_MAX);
-  for (; exp10 > 0; --exp10) {
-    value *= 10;
-    if (value > kLimit) return quantity_error(text, d, "it is too large");
-  }
-  for (; exp10 < 0; ++exp10) {
-    if (value % 10 != 0) {
-      return quantity_error(text, d, "it is not a whole number of " + std::string(d.base));
-    }
-    value /= 10;
-  }
-  if (value > kLimit) return quantity_error(text, d, "it is too large");
-  return static_cast<std::int64_t>(value);
+  auto scale = unit_scale(trim(s.substr(i)), d);
+  if (!scale) return quantity_error(text, d, scale.error().message);
+  auto value = exact_value(x, *scale, d);
+  if (!value) return quantity_error(text, d, value.error().message);
+  return *value;
 }
 
 Result<SimTime> parse_time(std::string_view text) {

@@ -47,11 +47,11 @@ void FabricModel::enqueue(pdes::LpContext& ctx, NodeState& n, std::uint32_t out,
   }
   const bool marked = EcnMarker(params_.ecn, params_.mtu).mark(e.queued[c], b, n.ecn_rng);
   if (marked) {
-    pkt.flags |= kEcnCe;
+    pkt.ecn_ce = 1;
     PortStats& st = cold(n, out).stats;
     if (st.ecn_marks++ == 0) st.first_mark_ps = ctx.now().picoseconds();
   }
-  if ((pkt.flags & kTelemetry) != 0 && params_.telemetry) {
+  if (params_.telemetry && pkt.int_request) {
     stamp_utilization(pkt, backlog_[n.port_base + out], e.rate, cold(n, out).tx.util,
                       params_.telemetry_rtt);
   }

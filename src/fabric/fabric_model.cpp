@@ -49,6 +49,14 @@ FabricModel::FabricModel(const topology::Topology& topo, const Routing& routing,
 
 FabricModel::~FabricModel() = default;
 
+std::size_t FabricModel::port_state_bytes() {
+  return sizeof(PortState) + sizeof(PortCold) + sizeof(std::int64_t);
+}
+
+std::size_t FabricModel::queued_packet_bytes() {
+  return sizeof(QueueEntry);
+}
+
 void FabricModel::setup(std::span<const pdes::LpId> local_lps) {
   local_.assign(local_lps.begin(), local_lps.end());
   nodes_.clear();
@@ -162,7 +170,7 @@ void FabricModel::handle(pdes::LpContext& ctx, const pdes::Event& ev) {
         } else {
           on_host_packet(ctx, n, ev.aux, ev.payload_as<Packet>());
         }
-      } else if ((ev.payload_as<Packet>().flags & kInNetwork) != 0) [[unlikely]] {
+      } else if (ev.payload_as<Packet>().in_network) [[unlikely]] {
         if (agent_ != nullptr) {
           agent_->on_packet(ctx, ev.aux, ev.payload_as<Packet>());
         } else {

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <sstream>
 
+#include "stepsim/topology/topology.hpp"
+
 namespace stepsim::fabric {
 
 Result<bool> FabricParams::validate() const {
@@ -153,17 +155,57 @@ Result<std::int64_t> whole(const std::string& text, const std::string& s, const 
   return std::stoll(s);
 }
 
+// A well-formed fault beyond what a run can hold (no list of forms: the form is right).
+Error bound_error(const std::string& text, const std::string& why) {
+  return Error{"fault '" + text + "': " + why};
+}
+
+// flap:LINK@START,PERIOD,DOWN,COUNT with `rest` the part after '@'. COUNT is bounded (each cycle
+// is an event pair in memory) and so is the end of the last cycle (SimTime's range).
+Result<bool> parse_flap(const std::string& text, std::uint32_t link, const std::string& rest,
+                        std::vector<FaultSpec>& faults) {
+  const auto parts = split(rest, ',');
+  if (parts.size() != 4) return fault_error(text, "flap needs START,PERIOD,DOWN,COUNT");
+  SimTime t[3];
+  for (int i = 0; i < 3; ++i) {
+    auto v = parse_time(parts[static_cast<std::size_t>(i)]);
+    if (!v) return fault_error(text, v.error().message);
+    t[i] = *v;
+  }
+  const std::string& count_text = parts[3];
+  if (count_text.empty() || count_text.find_first_not_of("0123456789") != std::string::npos) {
+    return fault_error(text, "count '" + count_text + "' is not a whole number");
+  }
+  std::int64_t count = 0;  // saturates just past the bound
+  for (const char c : count_text) count = std::min(count * 10 + (c - '0'), kMaxFlapCount + 1);
+  if (count > kMaxFlapCount) {
+    return bound_error(text, "COUNT " + count_text + " is out of range (0.." +
+                                 std::to_string(kMaxFlapCount) + " flaps)");
+  }
+  const Int128 last = static_cast<Int128>(t[0].picoseconds()) +
+                      static_cast<Int128>(t[1].picoseconds()) * count + t[2].picoseconds();
+  if (last > kLatestFault.picoseconds()) {
+    return bound_error(text, "the last flap ends after " + to_string(kLatestFault) +
+                                 " (START + PERIOD x COUNT + DOWN must be at most that)");
+  }
+  if (!(t[2] < t[1])) return fault_error(text, "the link must be down for less than the period");
+  add_flapping(faults, link, t[0], t[1], t[2], static_cast<int>(count));
+  return true;
+}
+
 }  // namespace
 
-Result<bool> parse_fault(const std::string& text, std::uint32_t links,
+Result<bool> parse_fault(const std::string& text, std::span<const int> lanes_of_link,
                          std::vector<FaultSpec>& faults) {
+  const auto links = static_cast<std::uint32_t>(lanes_of_link.size());
   const auto colon = text.find(':');
   const auto at = text.find('@');
   if (colon == std::string::npos || at == std::string::npos || at < colon) {
     return fault_error(text, "expected KIND:LINK@...");
   }
   const std::string kind = text.substr(0, colon);
-  auto link = whole(text, text.substr(colon + 1, at - colon - 1), "link");
+  const std::string link_text = text.substr(colon + 1, at - colon - 1);
+  auto link = whole(text, link_text, "link");
   if (!link) return link.error();
   if (*link >= links) {
     return fault_error(text, "link " + std::to_string(*link) +
@@ -172,26 +214,20 @@ Result<bool> parse_fault(const std::string& text, std::uint32_t links,
   }
   const auto l = static_cast<std::uint32_t>(*link);
   std::string rest = text.substr(at + 1);
-  if (kind == "flap") {
-    const auto parts = split(rest, ',');
-    if (parts.size() != 4) return fault_error(text, "flap needs START,PERIOD,DOWN,COUNT");
-    SimTime t[3];
-    for (int i = 0; i < 3; ++i) {
-      auto v = parse_time(parts[static_cast<std::size_t>(i)]);
-      if (!v) return fault_error(text, v.error().message);
-      t[i] = *v;
-    }
-    auto count = whole(text, parts[3], "count");
-    if (!count) return count.error();
-    if (!(t[2] < t[1])) return fault_error(text, "the link must be down for less than the period");
-    add_flapping(faults, l, t[0], t[1], t[2], static_cast<int>(*count));
-    return true;
-  }
+  if (kind == "flap") return parse_flap(text, l, rest, faults);
   int lanes = 0;
   if (kind == "lanes") {
     const auto eq = rest.find('=');
     if (eq == std::string::npos) return fault_error(text, "lanes needs =N (lanes left)");
-    auto n = whole(text, rest.substr(eq + 1), "lane count");
+    const std::string n_text = rest.substr(eq + 1);
+    const int port_lanes = lanes_of_link[l];
+    if (!n_text.empty() && n_text.find_first_not_of("0123456789") == std::string::npos &&
+        (n_text.size() > 9 || std::stoll(n_text) > port_lanes)) {
+      return bound_error(text, "lanes left " + n_text + " is out of range (1.." +
+                                   std::to_string(port_lanes) + ", the lanes of link " + link_text +
+                                   "'s port)");
+    }
+    auto n = whole(text, n_text, "lane count");
     if (!n) return n.error();
     if (*n < 1) return fault_error(text, "at least one lane must be left");
     lanes = static_cast<int>(*n);
@@ -201,11 +237,22 @@ Result<bool> parse_fault(const std::string& text, std::uint32_t links,
   }
   auto t = parse_time(rest);
   if (!t) return fault_error(text, t.error().message);
+  if (*t > kLatestFault) {
+    return bound_error(text, "the time is out of range (0.." + to_string(kLatestFault) + ")");
+  }
   const FaultSpec::Kind k = kind == "down" ? FaultSpec::Kind::kDown
                             : kind == "up" ? FaultSpec::Kind::kUp
                                            : FaultSpec::Kind::kLanes;
   faults.push_back({k, l, *t, lanes});
   return true;
+}
+
+Result<bool> parse_fault(const std::string& text, const topology::Topology& topo,
+                         std::vector<FaultSpec>& faults) {
+  std::vector<int> lanes;
+  lanes.reserve(topo.links.size());
+  for (const topology::Link& x : topo.links) lanes.push_back(topo.port_types[x.port_type].lanes);
+  return parse_fault(text, lanes, faults);
 }
 
 }  // namespace stepsim::fabric

@@ -92,6 +92,10 @@ Result<FabricRun> run_fabric(const topology::Topology& topo, const std::vector<F
   auto engine = pdes::Engine::create(graph, sync, std::move(engine_options));
   if (!engine) return engine.error();
   const Routing routing(topo);
+  if (params.routing == "valiant" && routing.edge_switches() >= kNoDetour) {
+    return Error{"valiant routing: '" + topo.name + "' has " +
+                 std::to_string(routing.edge_switches()) + " edge switches (at most 65534)"};
+  }
   FabricModel model(topo, routing, flows, params);
   model.set_samples(samples);
   FabricRun run;

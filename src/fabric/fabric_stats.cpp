@@ -58,8 +58,7 @@ std::size_t FabricModel::lp_memory_bytes(std::uint32_t slot) const {
                   n.free.capacity() * sizeof(std::uint32_t);
   if (n.lb) b += n.lb->memory_bytes();
   for (std::uint32_t i = 0; i < n.port_count; ++i) {
-    b += sizeof(PortState) + sizeof(PortCold) + sizeof(std::int64_t) +
-         cold_[n.port_base + i].active.capacity() * sizeof(std::uint32_t);
+    b += port_state_bytes() + cold_[n.port_base + i].active.capacity() * sizeof(std::uint32_t);
   }
   return b;
 }

@@ -13,23 +13,19 @@ void FabricModel::on_packet(pdes::LpContext& ctx, NodeState& n, std::uint32_t in
   std::uint32_t dst_edge = routing_.edge_index_of_nic(pkt.dst_nic);
   const int c = klass(pkt);
   Classes k{c, c};
-  if (lanes_ && c == 0) [[unlikely]] {
-    // The lane the packet came in on, as the upstream switch chose it (hosts send on lane 0).
-    const PortInfo& from = routing_.port(n.first_port + in_port);
-    if (from.peer_is_switch) {
-      k.ingress =
-          lossless_class(virtual_lane(topo_, routing_, pkt.via, from.peer_node, pkt.dst_nic));
-    }
-  }
+  // A lossless packet comes in on the lane the upstream switch chose (hosts send on lane 0).
+  if (lanes_ && c == 0) [[unlikely]]
+    k.ingress = lossless_class(pkt.lane);
   if (valiant_) [[unlikely]] {
-    if (pkt.via == ctx.self()) pkt.via = kNoDetour;  // detour done: minimal from here
+    if (pkt.via == n.edge_index) pkt.via = kNoDetour;  // detour done: minimal from here
     if (!routing_.port(n.first_port + in_port).peer_is_switch) {
       valiant_->choose(ctx.self(), pkt, n.route_rng);
     }
-    if (pkt.via != kNoDetour) dst_edge = routing_.edge_index(pkt.via);
+    if (pkt.via != kNoDetour) dst_edge = pkt.via;
   }
   if (lanes_ && c == 0) [[unlikely]] {
-    k.egress = lossless_class(virtual_lane(topo_, routing_, pkt.via, ctx.self(), pkt.dst_nic));
+    pkt.lane = virtual_lane(topo_, routing_, pkt.via, ctx.self(), pkt.dst_nic);
+    k.egress = lossless_class(pkt.lane);
   }
   if (pkt.via == kNoDetour && dst_edge == n.edge_index) {
     out = routing_.nic_port_at_edge(pkt.dst_nic);

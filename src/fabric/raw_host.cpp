@@ -10,6 +10,16 @@ namespace stepsim::fabric {
 
 using topology::kNone;
 
+namespace {
+// The raw host's view of Packet::transport: which flow, which packet of it, and whether it is
+// an acknowledgement of that packet (window-based flows).
+struct RawHeader {
+  std::uint32_t flow = 0;
+  std::uint32_t seq = 0;
+  std::uint32_t ack = 0;
+};
+}  // namespace
+
 void FabricModel::start_flow(pdes::LpContext& ctx, NodeState& n, std::uint32_t flow) {
   const std::uint32_t idx = topo_.ports[flows_[flow].src_nic].index;
   cold(n, idx).active.push_back(flow);
@@ -27,7 +37,7 @@ bool FabricModel::next_host_packet(pdes::LpContext& ctx, NodeState& n, std::uint
     const std::uint32_t fid = pc.active[i];
     const Flow& f = flows_[fid];
     SendState& s = send_[fid];
-    if (klass(Packet{.prio = f.prio}) == 0 && e.paused[0]) continue;
+    if (lossless(f.prio) && e.paused[0]) continue;
     if (s.next_allowed > ctx.now()) {
       earliest = std::min(earliest, s.next_allowed);
       continue;
@@ -38,8 +48,7 @@ bool FabricModel::next_host_packet(pdes::LpContext& ctx, NodeState& n, std::uint
     // cell larger than the window).
     if (f.window > 0 && s.sent > s.acked && s.sent - s.acked + payload > f.window) continue;
     out = Packet{};
-    out.flow = fid;
-    out.seq = s.next_seq++;
+    out.transport = TransportHeader::of(RawHeader{fid, s.next_seq++, 0});
     out.dst_nic = f.dst_nic;
     out.bytes = static_cast<std::uint32_t>(payload) + kRoceHeaderBytes;
     out.prio = f.prio;
@@ -50,7 +59,6 @@ bool FabricModel::next_host_packet(pdes::LpContext& ctx, NodeState& n, std::uint
           ctx.now() + f.rate.serialization_time(Bytes(wire_bytes(out.bytes, params_.mtu.count())));
     }
     if (s.sent >= f.bytes) {
-      out.flags |= kLastOfFlow;
       pc.active[i] = pc.active.back();
       pc.active.pop_back();
       pc.active_rr = pc.active.empty() ? 0 : i % static_cast<std::uint32_t>(pc.active.size());
@@ -71,31 +79,29 @@ std::int64_t FabricModel::payload_of(const Flow& f, std::uint32_t seq) const {
 }
 void FabricModel::on_host_packet(pdes::LpContext& ctx, NodeState& n, std::uint32_t in_port,
                                  const Packet& pkt) {
-  const Flow& f = flows_[pkt.flow];
-  if ((pkt.flags & kAck) != 0) {
+  const auto h = pkt.transport.as<RawHeader>();
+  const Flow& f = flows_[h.flow];
+  if (h.ack != 0) {
     // Back at the sender: the window opens by the acknowledged packet's payload.
-    send_[pkt.flow].acked += payload_of(f, pkt.seq);
+    send_[h.flow].acked += payload_of(f, h.seq);
     kick(ctx, n, topo_.ports[f.src_nic].index);
     return;
   }
   if (f.window > 0) {
     Packet ack;
-    ack.flow = pkt.flow;
-    ack.seq = pkt.seq;
+    ack.transport = TransportHeader::of(RawHeader{h.flow, h.seq, 1});
     ack.dst_nic = f.src_nic;
     ack.bytes = kAckFrameBytes;
     ack.prio = f.prio;
-    ack.flags = kAck;
-    ack.tuple_hash = ack_hash_[pkt.flow];
+    ack.tuple_hash = ack_hash_[h.flow];
     const auto c = static_cast<std::uint32_t>(klass(ack));
     push(n, port(n, in_port).queue[c], QueueEntry{ack, ctx.now(), in_port, c, kNone});
     kick(ctx, n, in_port);
   }
-  FlowRecord& r = recv_[pkt.flow];
+  FlowRecord& r = recv_[h.flow];
   if (r.first_ps < 0) r.first_ps = ctx.now().picoseconds();
   r.bytes_received += static_cast<std::int64_t>(pkt.bytes) - kRoceHeaderBytes;
-  if ((pkt.flags & kEcnCe) != 0) ++r.ecn_marked;
-  if (r.bytes_received >= flows_[pkt.flow].bytes && r.end_ps < 0)
-    r.end_ps = ctx.now().picoseconds();
+  if (pkt.ecn_ce) ++r.ecn_marked;
+  if (r.bytes_received >= f.bytes && r.end_ps < 0) r.end_ps = ctx.now().picoseconds();
 }
 }  // namespace stepsim::fabric

@@ -39,7 +39,6 @@ Routing::Routing(const topology::Topology& topo) {
       switches.push_back(v);
     }
   }
-  std::vector<NodeId> edges;
   for (NodeId v = 0; v < n; ++v) {
     if (!topo.is_server(v)) continue;
     for (const topology::Port& port : topo.ports_of(v)) {
@@ -50,18 +49,18 @@ Routing::Routing(const topology::Topology& topo) {
       edge_of_nic_[nic] = sw;
       nic_port_at_edge_[nic] = topo.ports[port.peer].index;
       if (edge_index_[sw] == kNone) {
-        edge_index_[sw] = static_cast<std::uint32_t>(edges.size());
-        edges.push_back(sw);
+        edge_index_[sw] = static_cast<std::uint32_t>(edge_nodes_.size());
+        edge_nodes_.push_back(sw);
       }
     }
   }
-  edges_ = edges.size();
+  edges_ = edge_nodes_.size();
   edge_index_of_nic_.assign(topo.ports.size(), kNone);
   for (PortId p = 0; p < topo.ports.size(); ++p) {
     if (edge_of_nic_[p] != kNone) edge_index_of_nic_[p] = edge_index_[edge_of_nic_[p]];
   }
   table_.assign(switches.size() * edges_, Entry{0, 0, std::numeric_limits<std::uint16_t>::max()});
-  build_table(topo, switches, edges);
+  build_table(topo, switches, edge_nodes_);
 }
 
 void Routing::build_table(const topology::Topology& topo, const std::vector<NodeId>& switches,
@@ -144,7 +143,7 @@ std::size_t Routing::memory_bytes() const {
   return table_.capacity() * sizeof(Entry) + ports_.capacity() * sizeof(std::uint32_t) +
          port_info_.capacity() * sizeof(PortInfo) +
          (switch_index_.capacity() + edge_index_.capacity() + edge_of_nic_.capacity() +
-          nic_port_at_edge_.capacity() + edge_index_of_nic_.capacity()) *
+          nic_port_at_edge_.capacity() + edge_index_of_nic_.capacity() + edge_nodes_.capacity()) *
              sizeof(std::uint32_t);
 }
 

@@ -1,14 +1,19 @@
 #include "stepsim/fabric/valiant_detour.hpp"
 
+#include "stepsim/core/fatal.hpp"
+
 namespace stepsim::fabric {
 
 ValiantDetour::ValiantDetour(const topology::Topology& topo, const Routing& routing)
     : topo_(topo), routing_(routing) {
+  // Packet::via holds an edge index in 16 bits (kNoDetour excluded).
+  STEPSIM_CHECK(routing_.edge_switches() < kNoDetour,
+                "valiant routing: more than 65534 edge switches do not fit Packet::via");
   for (topology::NodeId v = 0; v < topo_.nodes.size(); ++v) {
     if (topo_.is_server(v) || routing_.edge_index(v) == topology::kNone) continue;
     const std::uint32_t g = topo_.nodes[v].group;
     if (routers_by_group_.size() <= g) routers_by_group_.resize(g + 1);
-    routers_by_group_[g].push_back(v);
+    routers_by_group_[g].push_back(static_cast<std::uint16_t>(routing_.edge_index(v)));
   }
 }
 

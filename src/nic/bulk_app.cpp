@@ -59,7 +59,8 @@ void BulkApp::post(Verbs& verbs, std::uint32_t t) {
   if (!verbs.post(endpoint_of(x.connection, 0), wr)) ++s.errors;
 }
 
-void BulkApp::on_timer(Verbs& verbs, std::uint32_t tag) {
+void BulkApp::on_timer(Verbs& verbs, const AppTimer& timer) {
+  const std::uint32_t tag = timer.tag;
   if (tag != kSampleTag) {
     const Transfer& x = transfers_[tag];
     for (int k = 0; k < std::min(x.depth, x.messages); ++k) post(verbs, tag);

@@ -121,7 +121,7 @@ inline Packet RcTransport::packet_header(const QueuePair& qp) const {
   pkt.dst_nic = qp.peer_nic;
   pkt.prio = qp.prio;
   pkt.tuple_hash = qp.hash;
-  if (needs_.int_telemetry) pkt.flags |= fabric::kTelemetry;
+  pkt.int_request = needs_.int_telemetry ? 1 : 0;
   return pkt;
 }
 
@@ -131,14 +131,16 @@ inline void RcTransport::build_read_response(QueuePair& qp, ReadJob& job, Packet
   work.payload = std::clamp<std::int64_t>(job.bytes - k * mtu_, 0, mtu_);
   work.page_key = (static_cast<std::uint64_t>(qp.id) << 32) |
                   static_cast<std::uint64_t>(k * mtu_ / p_.page.count());
-  pkt.flow = peer_endpoint(qp.id);  // the requester's stream
-  pkt.seq = job.next++;
-  pkt.op = kOpReadResp;
+  RcHeader h;
+  h.qp = peer_endpoint(qp.id);  // the requester's stream
+  h.psn = job.next++;
+  h.op = kOpReadResp;
   pkt.bytes = static_cast<std::uint32_t>(work.payload + fabric::kRoceHeaderBytes);
   if (job.next == job.end) {
-    pkt.flags |= fabric::kLastOfFlow;
+    h.flags |= kLastPacket;
     qp.rs.erase_finished_reads();
   }
+  pkt.transport = fabric::TransportHeader::of(h);
 }
 
 // A resend (selective repeat) or the next new PSN, if the WQE is in the NIC and the congestion
@@ -191,26 +193,29 @@ inline bool RcTransport::build_request(pdes::LpContext& ctx, QueuePair& qp, Pack
 // The header of PSN `psn` of `w`, and what its payload needs from the pipeline.
 inline void RcTransport::fill_request(const QueuePair& qp, const Wqe& w, std::uint32_t psn,
                                       Packet& pkt, PacketWork& work) const {
-  pkt.flow = qp.id;
-  pkt.seq = psn;
-  pkt.op = op_of(w.wr.opcode);
-  if (needs_.ack_per_packet) pkt.flags |= fabric::kAckRequest;
-  if (psn == w.first_psn) pkt.flags |= fabric::kFirstOfMessage;
+  RcHeader h;
+  h.qp = qp.id;
+  h.psn = psn;
+  h.op = op_of(w.wr.opcode);
+  if (needs_.ack_per_packet) h.flags |= kAckRequest;
+  if (psn == w.first_psn) h.flags |= kFirstOfMessage;
   const std::int64_t k = psn - w.first_psn;
   if (w.wr.opcode == Opcode::kRead) {
     // One request for the rest of the READ; the responses use its PSNs.
-    pkt.arg = static_cast<std::uint32_t>(w.wr.bytes - k * mtu_);
+    h.arg = static_cast<std::uint32_t>(w.wr.bytes - k * mtu_);
+    h.flags |= kLastPacket;
     pkt.bytes = fabric::kRoceHeaderBytes + kReadReqHeader;
-    pkt.flags |= fabric::kLastOfFlow;
+    pkt.transport = fabric::TransportHeader::of(h);
     work.dma = false;
     return;
   }
   work.payload = w.payload_of(psn, mtu_);
   pkt.bytes = static_cast<std::uint32_t>(work.payload + fabric::kRoceHeaderBytes);
   if (psn + 1 == w.end_psn()) {
-    pkt.flags |= fabric::kLastOfFlow;
-    pkt.arg = w.wr.imm;  // immediate data rides in the last packet
+    h.flags |= kLastPacket;
+    h.arg = w.wr.imm;  // immediate data rides in the last packet
   }
+  pkt.transport = fabric::TransportHeader::of(h);
   work.dma = w.wr.bytes > p_.inline_threshold;
   work.page_key = (static_cast<std::uint64_t>(qp.id) << 32) |
                   static_cast<std::uint64_t>(k * mtu_ / p_.page.count());
@@ -247,7 +252,9 @@ bool RcTransport::next_packet(pdes::LpContext& ctx, std::uint32_t nic, bool paus
       return true;
     case NicArbiter::Source::kData:
       ++n.stats.tx_packets;
-      if ((out.flags & fabric::kFirstOfMessage) != 0) stamp_sent(local(out.flow), out.seq, now);
+      if (const RcHeader h = rc_header(out); (h.flags & kFirstOfMessage) != 0) {
+        stamp_sent(local(h.qp), h.psn, now);
+      }
       n.pulling = true;  // the port is sending this packet: no wake from inside
       fill(ctx, s, nic);
       n.pulling = false;
@@ -321,15 +328,16 @@ void RcTransport::acknowledge(pdes::LpContext& ctx, QueuePair& qp, std::uint32_t
 }
 
 void RcTransport::on_ack(pdes::LpContext& ctx, QueuePair& qp, const Packet& pkt, SimTime at) {
-  acknowledge(ctx, qp, pkt.seq, at);
+  const RcHeader h = rc_header(pkt);
+  acknowledge(ctx, qp, h.psn, at);
   cc::AckInfo info;
   info.acked = qp.rq.acked_bytes;
-  if (pkt.telemetry != 0) info.utilization = pkt.telemetry / fabric::kTelemetryOne;
+  if (h.int_echo != 0) info.utilization = h.int_echo / fabric::kTelemetryOne;
   qp.cc->on_ack(ctx.now(), info);
   arm_cc_timer(ctx, qp);
-  if (pkt.op == kOpNak) {
+  if (h.op == kOpNak) {
     ++qp.stats.naks_received;
-    on_nak(qp, pkt.seq);
+    on_nak(qp, h.psn);
   }
   if (qp.has_more()) activate(ctx, qp);
 }
@@ -349,7 +357,7 @@ void RcTransport::on_nak(QueuePair& qp, std::uint32_t psn) {
 void RcTransport::on_read_response(pdes::LpContext& ctx, QueuePair& qp, const Packet& pkt,
                                    SimTime at) {
   Requester& rq = qp.rq;
-  const std::uint32_t psn = pkt.seq;
+  const std::uint32_t psn = rc_header(pkt).psn;
   if (psn < rq.una) {
     ++qp.stats.duplicates;
     return;

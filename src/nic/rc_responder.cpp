@@ -18,16 +18,17 @@ using topology::kNone;
 void RcTransport::on_packet(pdes::LpContext& ctx, std::uint32_t nic, const Packet& pkt) {
   NicPort& n = port_at(ctx, nic);
   ++n.stats.rx_packets;
-  if ((pkt.flags & fabric::kInNetwork) != 0) {
+  if (pkt.in_network) {
     ++n.stats.in_network_rx;
     host_.notify_in_network(ctx, nic, pkt);
     return;
   }
   // The packet's flow is the requester's endpoint; requests are handled by its peer here,
   // responses and acknowledgements by the requester itself. A CNP names the endpoint to slow.
+  const RcHeader h = rc_header(pkt);
   const bool to_requester =
-      pkt.op == kOpAck || pkt.op == kOpNak || pkt.op == kOpReadResp || pkt.op == kOpCnp;
-  const std::uint32_t id = to_requester ? pkt.flow : peer_endpoint(pkt.flow);
+      h.op == kOpAck || h.op == kOpNak || h.op == kOpReadResp || h.op == kOpCnp;
+  const std::uint32_t id = to_requester ? h.qp : peer_endpoint(h.qp);
   const std::uint32_t li = id < local_ep_.size() ? local_ep_[id] : kNone;
   STEPSIM_CHECK(li != kNone, "packet for endpoint " + std::to_string(id) + " not on this rank");
   QueuePair& qp = qps_[li];
@@ -40,8 +41,9 @@ void RcTransport::on_packet(pdes::LpContext& ctx, std::uint32_t nic, const Packe
 // `pkt` for `qp`, out of the receive stage at `at`.
 inline void RcTransport::on_transport_packet(pdes::LpContext& ctx, QueuePair& qp, const Packet& pkt,
                                              SimTime at) {
-  const bool ce = (pkt.flags & fabric::kEcnCe) != 0;
-  switch (pkt.op) {
+  const bool ce = pkt.ecn_ce != 0;
+  const RcHeader h = rc_header(pkt);
+  switch (h.op) {
     case kOpCnp:
       ++qp.stats.cnps_received;
       catch_up_cc(ctx, qp);  // timers due before the CNP come first
@@ -54,14 +56,14 @@ inline void RcTransport::on_transport_packet(pdes::LpContext& ctx, QueuePair& qp
       return;
     case kOpReadResp:
       on_read_response(ctx, qp, pkt, at);
-      if (ce) notify_congestion(ctx, qp, pkt.flow ^ 1u, at);
+      if (ce) notify_congestion(ctx, qp, h.qp ^ 1u, at);
       return;
     case kOpReadReq:
-      if (ce) notify_congestion(ctx, qp, pkt.flow, at);
+      if (ce) notify_congestion(ctx, qp, h.qp, at);
       on_read_request(ctx, qp, pkt, at);
       return;
     default:
-      if (ce) notify_congestion(ctx, qp, pkt.flow, at);
+      if (ce) notify_congestion(ctx, qp, h.qp, at);
       on_request(ctx, qp, pkt, at);
       return;
   }
@@ -71,16 +73,16 @@ inline void RcTransport::on_transport_packet(pdes::LpContext& ctx, QueuePair& qp
 void RcTransport::on_read_request(pdes::LpContext& ctx, QueuePair& qp, const Packet& pkt,
                                   SimTime at) {
   Responder& rs = qp.rs;
-  const std::uint32_t psn = pkt.seq;
-  const auto np =
-      static_cast<std::uint32_t>(std::max<std::int64_t>(1, (pkt.arg + mtu_ - 1) / mtu_));
+  const RcHeader h = rc_header(pkt);
+  const std::uint32_t psn = h.psn;
+  const auto np = static_cast<std::uint32_t>(std::max<std::int64_t>(1, (h.arg + mtu_ - 1) / mtu_));
   if (psn > rs.epsn) {
     ++qp.stats.out_of_order;
-    send_nak(ctx, qp, pkt.flow, at);
+    send_nak(ctx, qp, h.qp, at);
     return;
   }
   if (psn < rs.epsn) ++qp.stats.duplicates;
-  rs.start_read(psn, np, pkt.arg);
+  rs.start_read(psn, np, h.arg);
   qp.nak_psn = kNoPsn;
   rs.erase_finished_reads();
   activate(ctx, qp);
@@ -91,12 +93,13 @@ inline void RcTransport::on_request(pdes::LpContext& ctx, QueuePair& qp, const P
                                     SimTime at) {
   Responder& rs = qp.rs;
   NicPort& n = port_of(qp);
-  const std::uint32_t psn = pkt.seq;
-  const bool last = (pkt.flags & fabric::kLastOfFlow) != 0;
-  const bool completes = last && (pkt.op == kOpSend || pkt.op == kOpWriteImm);
+  const RcHeader h = rc_header(pkt);
+  const std::uint32_t psn = h.psn;
+  const bool last = (h.flags & kLastPacket) != 0;
+  const bool completes = last && (h.op == kOpSend || h.op == kOpWriteImm);
   if (psn < rs.epsn) {
     ++qp.stats.duplicates;
-    send_ack(ctx, qp, pkt.flow, at, pkt.telemetry);
+    send_ack(ctx, qp, h.qp, at, pkt.telemetry);
     return;
   }
   if (psn > rs.epsn) {
@@ -108,8 +111,8 @@ inline void RcTransport::on_request(pdes::LpContext& ctx, QueuePair& qp, const P
   const SimTime placed = pipe_.place(n.pipe, n.line, at, payload);
   rs.recv_bytes += payload;
   qp.recv_trace.arrived_ps = ctx.now().picoseconds();
-  bool ack_now = last || (pkt.flags & fabric::kAckRequest) != 0;
-  consume(ctx, qp, pkt, completes, last, placed, pkt.arg, (pkt.flags & fabric::kEcnCe) != 0);
+  bool ack_now = last || (h.flags & kAckRequest) != 0;
+  consume(ctx, qp, pkt, completes, last, placed, h.arg, pkt.ecn_ce != 0);
   bool held_completes = false;
   bool held_ce = false;
   std::uint32_t held_imm = 0;
@@ -122,25 +125,26 @@ inline void RcTransport::on_request(pdes::LpContext& ctx, QueuePair& qp, const P
   }
   if (qp.nak_psn != kNoPsn && qp.nak_psn < rs.epsn) qp.nak_psn = kNoPsn;
   if (rs.held > 0 && rs.held >= nak_threshold_) {
-    send_nak(ctx, qp, pkt.flow, at);  // the next hole is known already
+    send_nak(ctx, qp, h.qp, at);  // the next hole is known already
   } else if (ack_now || rs.since_ack >= ack_coalesce_) {
-    send_ack(ctx, qp, pkt.flow, at, pkt.telemetry);
+    send_ack(ctx, qp, h.qp, at, pkt.telemetry);
   }
 }
 
 void RcTransport::on_out_of_order(pdes::LpContext& ctx, QueuePair& qp, const Packet& pkt,
                                   SimTime at, bool completes) {
   ++qp.stats.out_of_order;
-  const OutOfOrderAction a = retx_->on_out_of_order(qp.rs, pkt.seq, completes, pkt.arg);
+  const RcHeader h = rc_header(pkt);
+  const OutOfOrderAction a = retx_->on_out_of_order(qp.rs, h.psn, completes, h.arg);
   if (a.place) {
-    if ((pkt.flags & fabric::kEcnCe) != 0) qp.rs.mark_held_ce(pkt.seq);
+    if (pkt.ecn_ce != 0) qp.rs.mark_held_ce(h.psn);
     NicPort& n = port_of(qp);
     const std::int64_t payload = static_cast<std::int64_t>(pkt.bytes) - fabric::kRoceHeaderBytes;
-    const bool last = (pkt.flags & fabric::kLastOfFlow) != 0;
-    if (payload != mtu_ || last) qp.rs.note_tail(pkt.seq, payload, last);
+    const bool last = (h.flags & kLastPacket) != 0;
+    if (payload != mtu_ || last) qp.rs.note_tail(h.psn, payload, last);
     pipe_.place(n.pipe, n.line, at, payload);
   }
-  if (a.nak) send_nak(ctx, qp, pkt.flow, at);
+  if (a.nak) send_nak(ctx, qp, h.qp, at);
 }
 
 // The packet at epsn is in memory at `placed`: epsn moves on; the end of a SEND or a WRITE with
@@ -150,6 +154,7 @@ inline void RcTransport::consume(pdes::LpContext& ctx, QueuePair& qp, const Pack
                                  bool completes, bool last, SimTime placed, std::uint32_t imm,
                                  bool ce) {
   Responder& rs = qp.rs;
+  const RcHeader h = rc_header(pkt);
   ++rs.epsn;
   ++rs.since_ack;
   if (ce) ++rs.recv_ecn;
@@ -163,7 +168,7 @@ inline void RcTransport::consume(pdes::LpContext& ctx, QueuePair& qp, const Pack
     Completion c;
     c.wr_id = rs.recv_seq++;
     c.endpoint = qp.id;
-    c.opcode = opcode_of(pkt.op);
+    c.opcode = opcode_of(h.op);
     c.recv = true;
     c.bytes = rs.recv_bytes;
     c.posted = SimTime::ps(-1);  // the receiver does not know

@@ -162,15 +162,17 @@ void RcTransport::activate(pdes::LpContext& ctx, QueuePair& qp) {
 void RcTransport::queue_ctrl(pdes::LpContext& ctx, QueuePair& qp, std::uint8_t op,
                              std::uint32_t flow, std::uint32_t psn, SimTime ready,
                              std::uint16_t telemetry) {
+  RcHeader h;
+  h.qp = flow;
+  h.psn = psn;
+  h.op = op;
+  h.int_echo = telemetry;
   Packet c;
-  c.flow = flow;
-  c.seq = psn;
   c.dst_nic = qp.peer_nic;
   c.bytes = fabric::kAckFrameBytes;
-  c.op = op;
   c.prio = qp.prio;
-  c.telemetry = telemetry;
   c.tuple_hash = qp.hash;
+  c.transport = fabric::TransportHeader::of(h);
   NicPort& n = port_of(qp);
   n.arb.ctrl.push(TxSlot{c, ready});
   wake_at(ctx, n, qp.nic, ready);

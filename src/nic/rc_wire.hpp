@@ -1,16 +1,18 @@
 #pragma once
-// What the RC transport puts in the fabric's packets and in its own events: the transport opcodes
-// (Packet::op), the host event kinds (from fabric::kHostEventBase up) and their payloads.
+// What the RC transport puts in the fabric's packets and in its own events: its view of the
+// packet's transport header (RcHeader: opcode, flags, PSN), the host event kinds (from
+// fabric::kHostEventBase up) and their payloads.
 
 #include <cstdint>
 
 #include "stepsim/fabric/host_model.hpp"
+#include "stepsim/fabric/packet.hpp"
 #include "stepsim/nic/verbs.hpp"
 #include "stepsim/pdes/event.hpp"
 
 namespace stepsim::nic {
 
-/// Transport opcodes (Packet::op).
+/// Transport opcodes (RcHeader::op).
 enum RcOp : std::uint8_t {
   kOpWrite = 1,
   kOpWriteImm = 2,
@@ -22,6 +24,29 @@ enum RcOp : std::uint8_t {
   kOpCnp = 8,
 };
 
+/// RcHeader::flags.
+enum RcFlag : std::uint8_t {
+  kLastPacket = 1,      ///< the last packet of a message, of a READ's responses, or a READ request
+  kFirstOfMessage = 2,  ///< the first packet of a message
+  kAckRequest = 4,      ///< BTH AckReq: the receiver acknowledges this packet at once
+};
+
+/// The RC transport's view of fabric::Packet::transport: the BTH fields the model uses.
+struct RcHeader {
+  std::uint32_t qp = 0;   ///< the requester's endpoint (a CNP: the endpoint to slow down)
+  std::uint32_t psn = 0;  ///< packet sequence number (ACK, NAK: the PSN the responder expects)
+  /// READ request: the bytes still to read; a message's last packet: its immediate data.
+  std::uint32_t arg = 0;
+  std::uint8_t op = 0;         ///< RcOp
+  std::uint8_t flags = 0;      ///< RcFlag bits
+  std::uint16_t int_echo = 0;  ///< ACK: the INT the acknowledged packet brought (HPCC)
+};
+
+/// The RC header of `pkt`.
+[[nodiscard]] inline RcHeader rc_header(const fabric::Packet& pkt) {
+  return pkt.transport.as<RcHeader>();
+}
+
 /// Host event kinds.
 enum RcEvent : std::uint32_t {
   kEvWqeReady = fabric::kHostEventBase,  ///< aux: local endpoint; a WQE reached the NIC
@@ -30,7 +55,7 @@ enum RcEvent : std::uint32_t {
   kEvRto,                                ///< aux: local endpoint
   kEvCcTimer,                            ///< aux: local endpoint
   kEvCqe,                                ///< aux: local endpoint; payload CqeMsg
-  kEvAppTimer,                           ///< aux: the application's tag
+  kEvAppTimer,                           ///< payload AppTimer
   kEvPcieFault,                          ///< aux: NIC port; payload PcieFaultMsg
 };
 

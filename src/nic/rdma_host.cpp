@@ -89,7 +89,7 @@ void RdmaHost::on_event(pdes::LpContext& ctx, const pdes::Event& ev) {
     transport_->on_event(ctx, ev);
   } else if (app_ != nullptr) {
     VerbsOnServer v(*this, ctx);
-    app_->on_timer(v, ev.aux);
+    app_->on_timer(v, ev.payload_as<AppTimer>());
   }
 }
 
@@ -143,8 +143,8 @@ QpState VerbsOnServer::state(std::uint32_t endpoint) const {
   return host_.transport_->state(endpoint);
 }
 
-void VerbsOnServer::schedule(SimTime delay, std::uint32_t tag) {
-  ctx_.send(ctx_.self(), delay, kEvAppTimer, tag);
+void VerbsOnServer::schedule(SimTime delay, const AppTimer& timer) {
+  ctx_.send(ctx_.self(), delay, kEvAppTimer, 0, timer);
 }
 
 void VerbsOnServer::send_in_network(topology::PortId nic, const fabric::Packet& pkt) {

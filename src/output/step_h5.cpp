@@ -159,6 +159,199 @@ bool write_jobs(hid_t file, const workload::StepResult& r, int rank, int ranks) 
       rank, ranks);
 }
 
+// /meta: the run's description and the step's summary figures, as attributes.
+Result<bool> write_meta(hid_t file, const RunMeta& meta, const workload::StepResult& r, int rank,
+                        const std::string& path) {
+  Handle g(H5Gcreate2(file, "/meta", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
+  bool ok = g >= 0;
+  ok = ok && attr_number(g, "schema_version", H5T_NATIVE_INT, kSchemaVersion);
+  ok = ok && attr_string(g, "stepsim_version", kVersion);
+  ok = ok && attr_string(g, "scenario_path", meta.scenario_path);
+  if (meta.scenario_text.size() <= kMaxAttributeText) {
+    ok = ok && attr_string(g, "scenario", meta.scenario_text);
+  } else if (!dataset_string(g, "scenario", meta.scenario_text, rank)) {
+    return Error{"--output: writing '" + path + "' failed: the scenario text (" +
+                 std::to_string(meta.scenario_text.size()) +
+                 " bytes) could not be stored as dataset /meta/scenario"};
+  }
+  ok = ok && attr_string(g, "sets", meta.sets);
+  ok = ok && attr_string(g, "fidelity", meta.fidelity);
+  ok = ok && attr_number(g, "cell_bytes", H5T_NATIVE_INT64, meta.cell_bytes);
+  ok = ok && attr_string(g, "model", meta.model);
+  ok = ok && attr_string(g, "topology", meta.topology);
+  ok = ok && attr_string(g, "gpu", meta.gpu);
+  ok = ok && attr_number(g, "gpus", H5T_NATIVE_INT64, meta.gpus);
+  ok = ok && attr_number(g, "ranks", H5T_NATIVE_INT64, meta.ranks);
+  ok = ok && attr_number(g, "threads", H5T_NATIVE_INT64, meta.threads);
+  ok = ok && attr_number(g, "wall_s", H5T_NATIVE_DOUBLE, meta.wall_s);
+  ok = ok && attr_number(g, "events", H5T_NATIVE_UINT64, r.events);
+  ok = ok && attr_number(g, "complete", H5T_NATIVE_INT, r.complete ? 1 : 0);
+  ok = ok && attr_number(g, "step_s", H5T_NATIVE_DOUBLE, r.step_s);
+  ok = ok && attr_number(g, "mfu", H5T_NATIVE_DOUBLE, r.mfu);
+  ok = ok && attr_number(g, "model_flops", H5T_NATIVE_DOUBLE, r.model_flops);
+  ok = ok && attr_number(g, "peak_flops", H5T_NATIVE_DOUBLE, r.peak_flops);
+  ok = ok && attr_number(g, "critical_stage", H5T_NATIVE_UINT32, r.critical_stage);
+  ok = ok && attr_number(g, "compute_s", H5T_NATIVE_DOUBLE, r.compute_s);
+  ok = ok && attr_number(g, "bubble_s", H5T_NATIVE_DOUBLE, r.bubble_s);
+  ok = ok && attr_number(g, "optimizer_s", H5T_NATIVE_DOUBLE, r.optimizer_s);
+  ok = ok && attr_number(g, "digest", H5T_NATIVE_UINT64, r.digest);
+  ok = ok && attr_number(g, "tokens_per_step", H5T_NATIVE_DOUBLE, meta.tokens_per_step);
+  ok = ok && attr_number(g, "cct_p50_us", H5T_NATIVE_DOUBLE, r.cct_p50_us);
+  ok = ok && attr_number(g, "cct_p99_us", H5T_NATIVE_DOUBLE, r.cct_p99_us);
+  ok = ok && attr_number(g, "cct_max_us", H5T_NATIVE_DOUBLE, r.cct_max_us);
+  ok = ok && attr_number(g, "messages", H5T_NATIVE_UINT64, r.messages);
+  ok = ok && attr_number(g, "fct_p50_us", H5T_NATIVE_DOUBLE, r.fct_p50_us);
+  ok = ok && attr_number(g, "fct_p99_us", H5T_NATIVE_DOUBLE, r.fct_p99_us);
+  ok = ok && attr_number(g, "fct_max_us", H5T_NATIVE_DOUBLE, r.fct_max_us);
+  ok = ok && attr_number(g, "retransmissions", H5T_NATIVE_UINT64, r.retransmissions);
+  for (int i = 0; i < workload::kCommGroups && ok; ++i) {
+    const std::string n = workload::comm_group_name(static_cast<workload::CommGroup>(i));
+    ok = attr_number(g, ("exposed_" + n + "_s").c_str(), H5T_NATIVE_DOUBLE, r.exposed_s[i]);
+  }
+  return ok;
+}
+
+// The table rows are packed: a job column after the others leaves no padding (write_table).
+
+// /ops, with the GPU each stage runs on.
+bool write_ops(hid_t file, const workload::StepResult& r, std::uint32_t gpu_stride, int rank,
+               int ranks) {
+  const hid_t u16 = H5T_NATIVE_UINT16, u32 = H5T_NATIVE_UINT32, f64 = H5T_NATIVE_DOUBLE;
+#pragma pack(push, 1)
+  struct Op {
+    double start_s, end_s;
+    std::uint32_t gpu, stage, micro, chunk, layer;
+    std::uint16_t kind, group;
+    std::uint32_t job;
+  };
+#pragma pack(pop)
+  std::vector<Op> ops;
+  ops.reserve(r.ops.size());
+  for (const workload::OpRecord& o : r.ops) {
+    const std::uint32_t gpu =
+        r.jobs.empty() ? o.stage * gpu_stride : r.jobs[o.job].stage_gpu[o.stage];
+    ops.push_back(Op{o.start_s, o.end_s, gpu, o.stage, o.micro, o.chunk, o.layer,
+                     static_cast<std::uint16_t>(o.kind), static_cast<std::uint16_t>(o.group),
+                     o.job});
+  }
+  return write_table(
+      file, "/ops", ops,
+      {STEPSIM_FIELD(Op, gpu, u32), STEPSIM_FIELD(Op, stage, u32), STEPSIM_FIELD(Op, kind, u16),
+       STEPSIM_FIELD(Op, group, u16), STEPSIM_FIELD(Op, micro, u32), STEPSIM_FIELD(Op, chunk, u32),
+       STEPSIM_FIELD(Op, layer, u32), STEPSIM_FIELD(Op, start_s, f64),
+       STEPSIM_FIELD(Op, end_s, f64), STEPSIM_FIELD(Op, job, u32)},
+      "per-GPU op timeline of the simulated pipeline; kind 0 forward, 1 backward, 2 optimizer, "
+      "3 blocking collective (group: 0 tp, 1 cp, 2 ep, 3 pp, 4 dp), 4 waiting for another stage; "
+      "job: the /jobs row (0 for one job)",
+      rank, ranks);
+}
+
+// /collectives.
+bool write_collectives(hid_t file, const workload::StepResult& r, int rank, int ranks) {
+  const hid_t u16 = H5T_NATIVE_UINT16, u32 = H5T_NATIVE_UINT32;
+  const hid_t i64 = H5T_NATIVE_INT64, f64 = H5T_NATIVE_DOUBLE;
+#pragma pack(push, 1)
+  struct Coll {
+    double start_s, end_s, busbw_gbs;
+    std::int64_t bytes;
+    std::uint32_t id, stage, gpus;
+    std::uint16_t group, kind;
+    std::uint32_t job;
+  };
+#pragma pack(pop)
+  std::vector<Coll> colls;
+  colls.reserve(r.colls.size());
+  for (const workload::CollectiveRecord& c : r.colls) {
+    colls.push_back(Coll{c.start_s, c.end_s, c.busbw_gbs, c.bytes, c.id, c.stage, c.gpus,
+                         static_cast<std::uint16_t>(c.group), static_cast<std::uint16_t>(c.kind),
+                         c.job});
+  }
+  return write_table(file, "/collectives", colls,
+                     {STEPSIM_FIELD(Coll, id, u32), STEPSIM_FIELD(Coll, stage, u32),
+                      STEPSIM_FIELD(Coll, group, u16), STEPSIM_FIELD(Coll, kind, u16),
+                      STEPSIM_FIELD(Coll, gpus, u32), STEPSIM_FIELD(Coll, bytes, i64),
+                      STEPSIM_FIELD(Coll, start_s, f64), STEPSIM_FIELD(Coll, end_s, f64),
+                      STEPSIM_FIELD(Coll, busbw_gbs, f64), STEPSIM_FIELD(Coll, job, u32)},
+                     "every collective of the step; group 0 tp, 1 cp, 2 ep, 3 pp, 4 dp; kind 0 "
+                     "allreduce, 1 reducescatter, 2 allgather, 3 broadcast, 4 reduce, 5 "
+                     "alltoall, 6 alltoallv, 7 sendrecv; bytes is nccl-tests' S; job: the "
+                     "/jobs row (0 for one job)",
+                     rank, ranks);
+}
+
+// /flows, with each flow's collective's stage, and the sampling attributes; the counter and time
+// columns are ConnectionFlow's declared statistics.
+bool write_flows(hid_t file, const workload::StepResult& r, int rank, int ranks) {
+  const hid_t u16 = H5T_NATIVE_UINT16, u32 = H5T_NATIVE_UINT32;
+#pragma pack(push, 1)
+  struct Flow {
+    collective::ConnectionFlow c;
+    std::uint32_t collective, repeats, stage, src_nic, dst_nic, src_gpu, dst_gpu;
+    std::uint16_t group, kind;
+    std::uint32_t job;
+  };
+#pragma pack(pop)
+  std::vector<Flow> flows;
+  flows.reserve(r.flows.size());
+  for (const workload::FlowRow& f : r.flows) {
+    const std::uint32_t stage = f.collective < r.colls.size() ? r.colls[f.collective].stage : 0;
+    const collective::ConnectionFlow c{f.bytes,      f.messages, f.packets,       f.retransmitted,
+                                       f.ecn_marked, f.start_ps, f.first_byte_ps, f.end_ps};
+    flows.push_back(Flow{c, f.collective, f.repeats, stage, f.src_nic, f.dst_nic, f.src_gpu,
+                         f.dst_gpu, static_cast<std::uint16_t>(f.group),
+                         static_cast<std::uint16_t>(f.kind), f.job});
+  }
+  std::vector<Field> flow_columns = {
+      STEPSIM_FIELD(Flow, collective, u32), STEPSIM_FIELD(Flow, repeats, u32),
+      STEPSIM_FIELD(Flow, group, u16),      STEPSIM_FIELD(Flow, kind, u16),
+      STEPSIM_FIELD(Flow, stage, u32),      STEPSIM_FIELD(Flow, src_nic, u32),
+      STEPSIM_FIELD(Flow, dst_nic, u32),    STEPSIM_FIELD(Flow, src_gpu, u32),
+      STEPSIM_FIELD(Flow, dst_gpu, u32)};
+  add_stat_columns<collective::ConnectionFlow>(flow_columns, offsetof(Flow, c));
+  flow_columns.push_back(STEPSIM_FIELD(Flow, job, u32));
+  const bool ok = write_table(
+      file, "/flows", flows, flow_columns,
+      "packet and cell fidelity: one row per RDMA connection direction (src NIC to dst NIC) "
+      "of each distinct collective (collective: its first occurrence; repeats: how many of "
+      "the step's collectives it stands for); counters of one repetition; times (ps) of the "
+      "first occurrence: first post, first packet on the wire, last send completion; "
+      "attributes rows_total and sample (output.flows: 1 all, K 1 in K collectives, 0 none); "
+      "job: the /jobs row (0 for one job)",
+      rank, ranks);
+  if (!ok) return false;
+  Handle ds(H5Dopen2(file, "/flows", H5P_DEFAULT), H5Dclose);
+  return ds >= 0 && attr_number(ds, "rows_total", H5T_NATIVE_UINT64, r.flow_rows_total) &&
+         attr_number(ds, "sample", H5T_NATIVE_UINT32, r.flows_sample);
+}
+
+// /links.
+bool write_links(hid_t file, const workload::StepResult& r, int rank, int ranks) {
+  const hid_t u32 = H5T_NATIVE_UINT32, f64 = H5T_NATIVE_DOUBLE;
+  struct Link {
+    double bytes, packets, ecn_marks, pause_sent, drops, busy_s, paused_s;
+    std::uint32_t port, node, link, tier;
+  };
+  std::vector<Link> links;
+  links.reserve(r.links.size());
+  for (const workload::LinkRow& l : r.links) {
+    links.push_back(Link{l.bytes, l.packets, l.ecn_marks, l.pause_sent, l.drops, l.busy_s,
+                         l.paused_s, l.port, l.node, l.link, l.tier});
+  }
+  using LinkRow = Link;
+  return write_table(file, "/links", links,
+                     {STEPSIM_FIELD(LinkRow, port, u32), STEPSIM_FIELD(LinkRow, node, u32),
+                      STEPSIM_FIELD(LinkRow, link, u32), STEPSIM_FIELD(LinkRow, tier, u32),
+                      STEPSIM_FIELD(LinkRow, bytes, f64), STEPSIM_FIELD(LinkRow, packets, f64),
+                      STEPSIM_FIELD(LinkRow, ecn_marks, f64),
+                      STEPSIM_FIELD(LinkRow, pause_sent, f64), STEPSIM_FIELD(LinkRow, drops, f64),
+                      STEPSIM_FIELD(LinkRow, busy_s, f64), STEPSIM_FIELD(LinkRow, paused_s, f64)},
+                     "packet fidelity: per sending port over the whole step (each distinct "
+                     "collective's counters times its repetitions); tier of the sending node "
+                     "(0 server, 1 leaf, 2 spine, 3 core); ports that carried nothing are "
+                     "left out",
+                     rank, ranks);
+}
+
 }  // namespace
 
 Result<bool> write_step_h5(const std::string& path, const RunMeta& meta_in,
@@ -178,179 +371,12 @@ Result<bool> write_step_h5(const std::string& path, const RunMeta& meta_in,
               H5Fclose);
   if (file < 0) return Error{"--output: cannot create HDF5 file '" + path + "'"};
   const Error failed{"--output: writing '" + path + "' failed"};
-
-  {
-    Handle g(H5Gcreate2(file, "/meta", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
-    bool ok = g >= 0;
-    ok = ok && attr_number(g, "schema_version", H5T_NATIVE_INT, kSchemaVersion);
-    ok = ok && attr_string(g, "stepsim_version", kVersion);
-    ok = ok && attr_string(g, "scenario_path", meta.scenario_path);
-    if (meta.scenario_text.size() <= kMaxAttributeText) {
-      ok = ok && attr_string(g, "scenario", meta.scenario_text);
-    } else if (!dataset_string(g, "scenario", meta.scenario_text, rank)) {
-      return Error{"--output: writing '" + path + "' failed: the scenario text (" +
-                   std::to_string(meta.scenario_text.size()) +
-                   " bytes) could not be stored as dataset /meta/scenario"};
-    }
-    ok = ok && attr_string(g, "sets", meta.sets);
-    ok = ok && attr_string(g, "fidelity", meta.fidelity);
-    ok = ok && attr_number(g, "cell_bytes", H5T_NATIVE_INT64, meta.cell_bytes);
-    ok = ok && attr_string(g, "model", meta.model);
-    ok = ok && attr_string(g, "topology", meta.topology);
-    ok = ok && attr_string(g, "gpu", meta.gpu);
-    ok = ok && attr_number(g, "gpus", H5T_NATIVE_INT64, meta.gpus);
-    ok = ok && attr_number(g, "ranks", H5T_NATIVE_INT64, meta.ranks);
-    ok = ok && attr_number(g, "threads", H5T_NATIVE_INT64, meta.threads);
-    ok = ok && attr_number(g, "wall_s", H5T_NATIVE_DOUBLE, meta.wall_s);
-    ok = ok && attr_number(g, "events", H5T_NATIVE_UINT64, r.events);
-    ok = ok && attr_number(g, "complete", H5T_NATIVE_INT, r.complete ? 1 : 0);
-    ok = ok && attr_number(g, "step_s", H5T_NATIVE_DOUBLE, r.step_s);
-    ok = ok && attr_number(g, "mfu", H5T_NATIVE_DOUBLE, r.mfu);
-    ok = ok && attr_number(g, "model_flops", H5T_NATIVE_DOUBLE, r.model_flops);
-    ok = ok && attr_number(g, "peak_flops", H5T_NATIVE_DOUBLE, r.peak_flops);
-    ok = ok && attr_number(g, "critical_stage", H5T_NATIVE_UINT32, r.critical_stage);
-    ok = ok && attr_number(g, "compute_s", H5T_NATIVE_DOUBLE, r.compute_s);
-    ok = ok && attr_number(g, "bubble_s", H5T_NATIVE_DOUBLE, r.bubble_s);
-    ok = ok && attr_number(g, "optimizer_s", H5T_NATIVE_DOUBLE, r.optimizer_s);
-    ok = ok && attr_number(g, "digest", H5T_NATIVE_UINT64, r.digest);
-    ok = ok && attr_number(g, "tokens_per_step", H5T_NATIVE_DOUBLE, meta.tokens_per_step);
-    ok = ok && attr_number(g, "cct_p50_us", H5T_NATIVE_DOUBLE, r.cct_p50_us);
-    ok = ok && attr_number(g, "cct_p99_us", H5T_NATIVE_DOUBLE, r.cct_p99_us);
-    ok = ok && attr_number(g, "cct_max_us", H5T_NATIVE_DOUBLE, r.cct_max_us);
-    ok = ok && attr_number(g, "messages", H5T_NATIVE_UINT64, r.messages);
-    ok = ok && attr_number(g, "fct_p50_us", H5T_NATIVE_DOUBLE, r.fct_p50_us);
-    ok = ok && attr_number(g, "fct_p99_us", H5T_NATIVE_DOUBLE, r.fct_p99_us);
-    ok = ok && attr_number(g, "fct_max_us", H5T_NATIVE_DOUBLE, r.fct_max_us);
-    ok = ok && attr_number(g, "retransmissions", H5T_NATIVE_UINT64, r.retransmissions);
-    for (int i = 0; i < workload::kCommGroups && ok; ++i) {
-      const std::string n = workload::comm_group_name(static_cast<workload::CommGroup>(i));
-      ok = attr_number(g, ("exposed_" + n + "_s").c_str(), H5T_NATIVE_DOUBLE, r.exposed_s[i]);
-    }
-    if (!ok) return failed;
-  }
-
-  // The rows are packed: a job column after the others leaves no padding (write_table).
-#pragma pack(push, 1)
-  // /ops, with the GPU each stage runs on.
-  struct Op {
-    double start_s, end_s;
-    std::uint32_t gpu, stage, micro, chunk, layer;
-    std::uint16_t kind, group;
-    std::uint32_t job;
-  };
-  struct Coll {
-    double start_s, end_s, busbw_gbs;
-    std::int64_t bytes;
-    std::uint32_t id, stage, gpus;
-    std::uint16_t group, kind;
-    std::uint32_t job;
-  };
-  struct Flow {
-    collective::ConnectionFlow c;
-    std::uint32_t collective, repeats, stage, src_nic, dst_nic, src_gpu, dst_gpu;
-    std::uint16_t group, kind;
-    std::uint32_t job;
-  };
-#pragma pack(pop)
-  std::vector<Op> ops;
-  ops.reserve(r.ops.size());
-  for (const workload::OpRecord& o : r.ops) {
-    const std::uint32_t gpu =
-        r.jobs.empty() ? o.stage * meta.gpu_stride : r.jobs[o.job].stage_gpu[o.stage];
-    ops.push_back(Op{o.start_s, o.end_s, gpu, o.stage, o.micro, o.chunk, o.layer,
-                     static_cast<std::uint16_t>(o.kind), static_cast<std::uint16_t>(o.group),
-                     o.job});
-  }
-  const hid_t u16 = H5T_NATIVE_UINT16, u32 = H5T_NATIVE_UINT32;
-  const hid_t i64 = H5T_NATIVE_INT64, f64 = H5T_NATIVE_DOUBLE;
-  bool ok = write_table(
-      file, "/ops", ops,
-      {STEPSIM_FIELD(Op, gpu, u32), STEPSIM_FIELD(Op, stage, u32), STEPSIM_FIELD(Op, kind, u16),
-       STEPSIM_FIELD(Op, group, u16), STEPSIM_FIELD(Op, micro, u32), STEPSIM_FIELD(Op, chunk, u32),
-       STEPSIM_FIELD(Op, layer, u32), STEPSIM_FIELD(Op, start_s, f64),
-       STEPSIM_FIELD(Op, end_s, f64), STEPSIM_FIELD(Op, job, u32)},
-      "per-GPU op timeline of the simulated pipeline; kind 0 forward, 1 backward, 2 optimizer, "
-      "3 blocking collective (group: 0 tp, 1 cp, 2 ep, 3 pp, 4 dp), 4 waiting for another stage; "
-      "job: the /jobs row (0 for one job)",
-      rank, ranks);
-  std::vector<Coll> colls;
-  colls.reserve(r.colls.size());
-  for (const workload::CollectiveRecord& c : r.colls) {
-    colls.push_back(Coll{c.start_s, c.end_s, c.busbw_gbs, c.bytes, c.id, c.stage, c.gpus,
-                         static_cast<std::uint16_t>(c.group), static_cast<std::uint16_t>(c.kind),
-                         c.job});
-  }
-  ok = ok && write_table(file, "/collectives", colls,
-                         {STEPSIM_FIELD(Coll, id, u32), STEPSIM_FIELD(Coll, stage, u32),
-                          STEPSIM_FIELD(Coll, group, u16), STEPSIM_FIELD(Coll, kind, u16),
-                          STEPSIM_FIELD(Coll, gpus, u32), STEPSIM_FIELD(Coll, bytes, i64),
-                          STEPSIM_FIELD(Coll, start_s, f64), STEPSIM_FIELD(Coll, end_s, f64),
-                          STEPSIM_FIELD(Coll, busbw_gbs, f64), STEPSIM_FIELD(Coll, job, u32)},
-                         "every collective of the step; group 0 tp, 1 cp, 2 ep, 3 pp, 4 dp; kind 0 "
-                         "allreduce, 1 reducescatter, 2 allgather, 3 broadcast, 4 reduce, 5 "
-                         "alltoall, 6 alltoallv, 7 sendrecv; bytes is nccl-tests' S; job: the "
-                         "/jobs row (0 for one job)",
-                         rank, ranks);
-  // /flows, with each flow's collective's stage; the counter and time columns are
-  // ConnectionFlow's declared statistics.
-  std::vector<Flow> flows;
-  flows.reserve(r.flows.size());
-  for (const workload::FlowRow& f : r.flows) {
-    const std::uint32_t stage = f.collective < r.colls.size() ? r.colls[f.collective].stage : 0;
-    const collective::ConnectionFlow c{f.bytes,      f.messages, f.packets,       f.retransmitted,
-                                       f.ecn_marked, f.start_ps, f.first_byte_ps, f.end_ps};
-    flows.push_back(Flow{c, f.collective, f.repeats, stage, f.src_nic, f.dst_nic, f.src_gpu,
-                         f.dst_gpu, static_cast<std::uint16_t>(f.group),
-                         static_cast<std::uint16_t>(f.kind), f.job});
-  }
-  std::vector<Field> flow_columns = {
-      STEPSIM_FIELD(Flow, collective, u32), STEPSIM_FIELD(Flow, repeats, u32),
-      STEPSIM_FIELD(Flow, group, u16),      STEPSIM_FIELD(Flow, kind, u16),
-      STEPSIM_FIELD(Flow, stage, u32),      STEPSIM_FIELD(Flow, src_nic, u32),
-      STEPSIM_FIELD(Flow, dst_nic, u32),    STEPSIM_FIELD(Flow, src_gpu, u32),
-      STEPSIM_FIELD(Flow, dst_gpu, u32)};
-  add_stat_columns<collective::ConnectionFlow>(flow_columns, offsetof(Flow, c));
-  flow_columns.push_back(STEPSIM_FIELD(Flow, job, u32));
-  ok = ok &&
-       write_table(
-           file, "/flows", flows, flow_columns,
-           "packet and cell fidelity: one row per RDMA connection direction (src NIC to dst NIC) "
-           "of each distinct collective (collective: its first occurrence; repeats: how many of "
-           "the step's collectives it stands for); counters of one repetition; times (ps) of the "
-           "first occurrence: first post, first packet on the wire, last send completion; "
-           "attributes rows_total and sample (output.flows: 1 all, K 1 in K collectives, 0 none); "
-           "job: the /jobs row (0 for one job)",
-           rank, ranks);
-  if (ok) {
-    Handle ds(H5Dopen2(file, "/flows", H5P_DEFAULT), H5Dclose);
-    ok = ds >= 0 && attr_number(ds, "rows_total", H5T_NATIVE_UINT64, r.flow_rows_total) &&
-         attr_number(ds, "sample", H5T_NATIVE_UINT32, r.flows_sample);
-  }
-  struct Link {
-    double bytes, packets, ecn_marks, pause_sent, drops, busy_s, paused_s;
-    std::uint32_t port, node, link, tier;
-  };
-  std::vector<Link> links;
-  links.reserve(r.links.size());
-  for (const workload::LinkRow& l : r.links) {
-    links.push_back(Link{l.bytes, l.packets, l.ecn_marks, l.pause_sent, l.drops, l.busy_s,
-                         l.paused_s, l.port, l.node, l.link, l.tier});
-  }
-  using LinkRow = Link;
-  ok = ok &&
-       write_table(file, "/links", links,
-                   {STEPSIM_FIELD(LinkRow, port, u32), STEPSIM_FIELD(LinkRow, node, u32),
-                    STEPSIM_FIELD(LinkRow, link, u32), STEPSIM_FIELD(LinkRow, tier, u32),
-                    STEPSIM_FIELD(LinkRow, bytes, f64), STEPSIM_FIELD(LinkRow, packets, f64),
-                    STEPSIM_FIELD(LinkRow, ecn_marks, f64), STEPSIM_FIELD(LinkRow, pause_sent, f64),
-                    STEPSIM_FIELD(LinkRow, drops, f64), STEPSIM_FIELD(LinkRow, busy_s, f64),
-                    STEPSIM_FIELD(LinkRow, paused_s, f64)},
-                   "packet fidelity: per sending port over the whole step (each distinct "
-                   "collective's counters times its repetitions); tier of the sending node "
-                   "(0 server, 1 leaf, 2 spine, 3 core); ports that carried nothing are "
-                   "left out",
-                   rank, ranks);
-  ok = ok && write_jobs(file, r, rank, ranks);
+  auto meta_ok = write_meta(file, meta, r, rank, path);
+  if (!meta_ok) return meta_ok.error();
+  if (!*meta_ok) return failed;
+  const bool ok = write_ops(file, r, meta.gpu_stride, rank, ranks) &&
+                  write_collectives(file, r, rank, ranks) && write_flows(file, r, rank, ranks) &&
+                  write_links(file, r, rank, ranks) && write_jobs(file, r, rank, ranks);
   if (!ok) return failed;
   if (topo != nullptr && !append) {
     if (auto names = write_name_tables(file, *topo, comm); !names) {

@@ -55,6 +55,64 @@ Result<bool> expect_map(const YAML::Node& n, const std::string& at, const std::s
   return Error{at + ": expected a map of keys (" + keys + ")"};
 }
 
+// topology.cables.CLASS: the fields of one link class's cables.
+Result<bool> read_cable(const YAML::Node& cv, const std::string& source,
+                        const std::string& cls_path, CableSpec& cable, TopologySpec& spec) {
+  return for_each_entry(
+      cv, source, cls_path,
+      [&](const std::string& field, const std::string& field_path, const YAML::Node& fk,
+          const YAML::Node& fv) -> Result<bool> {
+        spec.lines[field_path] = line_of(fk);
+        const std::string field_at = where(source, fk, field_path);
+        const auto text = scalar(fv, field_at);
+        if (!text) return text.error();
+        if (field == "kind") {
+          cable.kind = *text;
+        } else if (field == "length") {
+          cable.length = *text;
+        } else if (field == "port") {
+          cable.port = *text;
+        } else if (field == "ber") {
+          cable.ber = *text;
+        } else {
+          return Error{field_at + ": unknown key (known keys: " + join(cable_keys()) + ")"};
+        }
+        return true;
+      });
+}
+
+// topology.cables: one entry per link class.
+Result<bool> read_cables(const YAML::Node& v, const std::string& source, const std::string& path,
+                         const std::string& at, TopologySpec& spec) {
+  const auto m = expect_map(v, at, "one entry per link class");
+  if (!m) return m;
+  return for_each_entry(v, source, path,
+                        [&](const std::string& cls, const std::string& cls_path,
+                            const YAML::Node& ck, const YAML::Node& cv) -> Result<bool> {
+                          spec.lines[cls_path] = line_of(ck);
+                          const auto cm =
+                              expect_map(cv, where(source, ck, cls_path), join(cable_keys()));
+                          if (!cm) return cm;
+                          return read_cable(cv, source, cls_path, spec.cables[cls], spec);
+                        });
+}
+
+// topology.phy: the physical layer's keys, as text (checked by the generator).
+Result<bool> read_phy(const YAML::Node& v, const std::string& source, const std::string& path,
+                      const std::string& at, TopologySpec& spec) {
+  const auto m = expect_map(v, at, join(phy_keys()));
+  if (!m) return m;
+  return for_each_entry(v, source, path,
+                        [&](const std::string& field, const std::string& field_path,
+                            const YAML::Node& fk, const YAML::Node& fv) -> Result<bool> {
+                          spec.lines[field_path] = line_of(fk);
+                          const auto text = scalar(fv, where(source, fk, field_path));
+                          if (!text) return text.error();
+                          spec.phy[field] = *text;
+                          return true;
+                        });
+}
+
 Result<TopologySpec> read_spec(const YAML::Node& root, const std::string& source) {
   if (!root.IsMap() || !root["topology"]) {
     return Error{source + ": missing top-level key 'topology'"};
@@ -71,55 +129,8 @@ Result<TopologySpec> read_spec(const YAML::Node& root, const std::string& source
           const YAML::Node& v) -> Result<bool> {
         spec.lines[path] = line_of(k);
         const std::string at = where(source, k, path);
-        if (key == "cables") {
-          const auto m = expect_map(v, at, "one entry per link class");
-          if (!m) return m;
-          return for_each_entry(
-              v, source, path,
-              [&](const std::string& cls, const std::string& cls_path, const YAML::Node& ck,
-                  const YAML::Node& cv) -> Result<bool> {
-                spec.lines[cls_path] = line_of(ck);
-                const std::string cls_at = where(source, ck, cls_path);
-                const auto cm = expect_map(cv, cls_at, join(cable_keys()));
-                if (!cm) return cm;
-                CableSpec& cable = spec.cables[cls];
-                return for_each_entry(
-                    cv, source, cls_path,
-                    [&](const std::string& field, const std::string& field_path,
-                        const YAML::Node& fk, const YAML::Node& fv) -> Result<bool> {
-                      spec.lines[field_path] = line_of(fk);
-                      const std::string field_at = where(source, fk, field_path);
-                      const auto text = scalar(fv, field_at);
-                      if (!text) return text.error();
-                      if (field == "kind") {
-                        cable.kind = *text;
-                      } else if (field == "length") {
-                        cable.length = *text;
-                      } else if (field == "port") {
-                        cable.port = *text;
-                      } else if (field == "ber") {
-                        cable.ber = *text;
-                      } else {
-                        return Error{field_at + ": unknown key (known keys: " + join(cable_keys()) +
-                                     ")"};
-                      }
-                      return true;
-                    });
-              });
-        }
-        if (key == "phy") {
-          const auto m = expect_map(v, at, join(phy_keys()));
-          if (!m) return m;
-          return for_each_entry(v, source, path,
-                                [&](const std::string& field, const std::string& field_path,
-                                    const YAML::Node& fk, const YAML::Node& fv) -> Result<bool> {
-                                  spec.lines[field_path] = line_of(fk);
-                                  const auto text = scalar(fv, where(source, fk, field_path));
-                                  if (!text) return text.error();
-                                  spec.phy[field] = *text;
-                                  return true;
-                                });
-        }
+        if (key == "cables") return read_cables(v, source, path, at, spec);
+        if (key == "phy") return read_phy(v, source, path, at, spec);
         const auto text = scalar(v, at);
         if (!text) return text.error();
         if (key == "name") {

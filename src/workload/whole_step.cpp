@@ -158,7 +158,7 @@ struct Timer {
   TimerKind kind = TimerKind::kCompute;
   std::uint32_t gpu = 0;
   std::uint64_t key = 0;
-  std::uint32_t tag = 0;
+  nic::AppTimer inner;  ///< kInstance: the collective's own timer
 };
 
 // Why a GPU's compute stream is not running.
@@ -233,7 +233,7 @@ class InstanceVerbs final : public nic::Verbs {
   [[nodiscard]] nic::QpState state(std::uint32_t endpoint) const override {
     return v_.state(global(endpoint));
   }
-  void schedule(SimTime delay, std::uint32_t tag) override;
+  void schedule(SimTime delay, const nic::AppTimer& timer) override;
   void send_in_network(PortId /*nic*/, const fabric::Packet& /*pkt*/) override {
     fatal("whole step: in-network packets (SHARP) are not run in the whole step");
   }
@@ -257,7 +257,7 @@ class StepApp final : public nic::RdmaApp {
 
   void on_start(nic::Verbs& v) override;
   void on_cq(nic::Verbs& v, std::uint32_t endpoint) override;
-  void on_timer(nic::Verbs& v, std::uint32_t tag) override;
+  void on_timer(nic::Verbs& v, const nic::AppTimer& timer) override;
 
   // For InstanceVerbs.
   void schedule(nic::Verbs& v, SimTime delay, const Timer& t) {
@@ -348,9 +348,9 @@ bool InstanceVerbs::post(std::uint32_t endpoint, const nic::WorkRequest& wr) {
   return v_.post(global(endpoint), w);
 }
 
-void InstanceVerbs::schedule(SimTime delay, std::uint32_t tag) {
+void InstanceVerbs::schedule(SimTime delay, const nic::AppTimer& timer) {
   ++inst_.pending_timers;
-  app_.schedule(v_, delay, Timer{TimerKind::kInstance, 0, key_of(inst_.comm, inst_.seq), tag});
+  app_.schedule(v_, delay, Timer{TimerKind::kInstance, 0, key_of(inst_.comm, inst_.seq), timer});
 }
 
 StepApp::StepApp(const Scenario& s, const topology::Topology& topo, std::vector<CommModel*> folded)
@@ -1068,9 +1068,9 @@ void StepApp::start_folded(nic::Verbs& v, Instance& inst) {
   schedule(v, start + t - v.now(), Timer{TimerKind::kFolded, 0, key_of(inst.comm, inst.seq), 0});
 }
 
-void StepApp::on_timer(nic::Verbs& v, std::uint32_t tag) {
+void StepApp::on_timer(nic::Verbs& v, const nic::AppTimer& timer) {
   ServerState& ss = server(v);
-  const Timer t = ss.timers.take(0, tag);
+  const Timer t = ss.timers.take(0, timer.tag);
   switch (t.kind) {
     case TimerKind::kCompute:
       wake(v, gpus_[t.gpu], v.now());
@@ -1101,7 +1101,8 @@ void StepApp::on_timer(nic::Verbs& v, std::uint32_t tag) {
       --inst.pending_timers;
       inst.started = true;
       InstanceVerbs iv(v, *this, inst);
-      inst.app->on_timer(iv, collective::kStartTag);  // the algorithm starts on this server
+      // The algorithm starts on this server.
+      inst.app->on_timer(iv, nic::AppTimer{.tag = collective::kStartTag});
       std::vector<nic::Completion> early = std::move(inst.deferred);
       inst.deferred.clear();
       for (const nic::Completion& c : early) deliver(v, inst, c.endpoint, c);
@@ -1112,7 +1113,7 @@ void StepApp::on_timer(nic::Verbs& v, std::uint32_t tag) {
       Instance& inst = ss.live.at(t.key);
       --inst.pending_timers;
       InstanceVerbs iv(v, *this, inst);
-      inst.app->on_timer(iv, t.tag);
+      inst.app->on_timer(iv, t.inner);
       check_done(v, t.key);
       return;
     }

@@ -77,7 +77,7 @@ class CollectiveApp final : public nic::RdmaApp {
   /// GPU `rank`'s NVLink egress becomes `*free`, shared with other collectives (see
   /// CollectiveCore::share_nvlink).
   void share_nvlink(std::uint32_t rank, SimTime* free);
-  void on_timer(nic::Verbs& verbs, std::uint32_t tag) override;
+  void on_timer(nic::Verbs& verbs, const nic::AppTimer& timer) override;
   void on_in_network(nic::Verbs& verbs, topology::PortId nic, const fabric::Packet& pkt) override;
   /// Gathers every rank's records (collective over `sync`).
   [[nodiscard]] CollectiveResult result(pdes::Sync& sync) const;

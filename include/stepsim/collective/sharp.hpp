@@ -26,6 +26,17 @@
 
 namespace stepsim::collective {
 
+/// SharpHeader::op: a contribution going up an aggregation tree, or a result coming down.
+enum SharpOp : std::uint32_t { kSharpUp = 0xf0, kSharpDown = 0xf1 };
+
+/// SHARP's view of fabric::Packet::transport (in-network packets): the tree (the GPU index in
+/// the server, one tree per rail), the packet's index in the tree's stream, its direction.
+struct SharpHeader {
+  std::uint32_t tree = 0;
+  std::uint32_t seq = 0;
+  std::uint32_t op = kSharpUp;  ///< SharpOp
+};
+
 /// A switch of an aggregation tree: where its parent and children are (its port indices).
 struct SharpTreeNode {
   topology::NodeId sw = 0;

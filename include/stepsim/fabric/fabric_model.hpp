@@ -136,6 +136,10 @@ class FabricModel final : public pdes::Model {
   /// Bytes of the state of the local LP in `slot` (node, ports, queued-packet pool); per-flow
   /// state is not included (by flow id, for local senders and receivers only).
   [[nodiscard]] std::size_t lp_memory_bytes(std::uint32_t slot) const;
+  /// Bytes of one port's state as lp_memory_bytes counts it (hot and cold parts, backlog).
+  [[nodiscard]] static std::size_t port_state_bytes();
+  /// Bytes of one queued packet in a node's pool.
+  [[nodiscard]] static std::size_t queued_packet_bytes();
 
   /// Lets `host` run the servers (instead of the raw flows); call before the engine's setup.
   /// `host` must outlive the model.

@@ -3,6 +3,7 @@
 /// balancing, the physical layer's error model and scheduled faults.
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include "stepsim/core/result.hpp"
 #include "stepsim/core/units.hpp"
 #include "stepsim/fabric/load_balancer.hpp"
+#include "stepsim/topology/topology.hpp"
 
 namespace stepsim::fabric {
 
@@ -99,10 +101,20 @@ void add_flapping(std::vector<FaultSpec>& faults, std::uint32_t link, SimTime st
 
 namespace stepsim::fabric {
 
+/// Most down/up cycles one flap fault may give, and the latest time any fault may happen.
+inline constexpr std::int64_t kMaxFlapCount = 1000'000;
+inline constexpr SimTime kLatestFault = SimTime::s(1000'000);
+
 /// Parses a fault from the command line into `faults`:
 ///   down:LINK@TIME, up:LINK@TIME, lanes:LINK@TIME=N, flap:LINK@START,PERIOD,DOWN,COUNT
 /// (times with units, e.g. "down:17@20us", "flap:3@10us,20us,5us,4"). The error shows the forms.
-Result<bool> parse_fault(const std::string& text, std::uint32_t links,
+/// Bounds: LINK one of the links (`lanes_of_link`: the lanes of each link's port), a lanes
+/// fault leaving no more lanes than the port has, every time within kLatestFault (a flap's
+/// START + PERIOD x COUNT + DOWN too), a flap's COUNT at most kMaxFlapCount.
+Result<bool> parse_fault(const std::string& text, std::span<const int> lanes_of_link,
+                         std::vector<FaultSpec>& faults);
+/// parse_fault for the links of `topo`.
+Result<bool> parse_fault(const std::string& text, const topology::Topology& topo,
                          std::vector<FaultSpec>& faults);
 
 }  // namespace stepsim::fabric

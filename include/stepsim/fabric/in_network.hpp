@@ -1,6 +1,6 @@
 #pragma once
 /// In-network computing on the switches (SHARP-style aggregation): the seam between the fabric
-/// and a switch-side agent. Packets flagged kInNetwork that reach a switch are handed to the
+/// and a switch-side agent. Packets marked Packet::in_network that reach a switch go to the
 /// agent instead of being routed; the agent sends what it produces through
 /// FabricModel::emit_from_switch, onto an egress queue of that switch (with the queue's PFC, ECN
 /// and buffer accounting). Without an agent such packets are dropped as unroutable.

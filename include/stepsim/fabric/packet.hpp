@@ -2,27 +2,13 @@
 /// A packet as it crosses the fabric: fits in one engine event (32-byte payload).
 
 #include <cstdint>
+#include <type_traits>
 
+#include "stepsim/core/plain_words.hpp"
 #include "stepsim/core/units.hpp"
 #include "stepsim/pdes/event.hpp"
 
 namespace stepsim::fabric {
-
-/// Packet flags.
-enum PacketFlag : std::uint8_t {
-  kEcnCe = 1,  ///< congestion experienced (marked by a switch)
-  kLastOfFlow = 2,
-  kAck = 4,              ///< a window-based flow's acknowledgement of data packet `seq`
-  kTelemetry = 8,        ///< switches stamp INT (HPCC) into Packet::telemetry
-  kFirstOfMessage = 16,  ///< the first packet of an RDMA message
-  kAckRequest = 32,      ///< BTH AckReq: the receiver acknowledges this packet at once
-  kInNetwork = 64,       ///< for the switches' in-network agent (SHARP), not routed on dst_nic
-};
-
-/// Packet::op of in-network packets: a contribution going up an aggregation tree, and a result
-/// coming down. Packet::flow is then the tree, Packet::seq the packet's index in the stream.
-inline constexpr std::uint8_t kOpInNetworkUp = 0xf0;
-inline constexpr std::uint8_t kOpInNetworkDown = 0xf1;
 
 /// Packet::telemetry is the most loaded hop's normalized utilization U (HPCC) in this fixed
 /// point: U = telemetry / kTelemetryOne, saturating at 65535 (U < 8).
@@ -59,26 +45,35 @@ inline constexpr std::uint32_t kAckFrameBytes = 64;
 }
 
 /// Packet::via when the packet is not (or no longer) on a Valiant detour.
-inline constexpr std::uint32_t kNoDetour = 0xffffffffu;
+inline constexpr std::uint16_t kNoDetour = 0xffff;
 
+/// The transport's own header: 16 bytes the fabric carries along and never reads. Each transport
+/// reads and writes it through its own typed view (PlainWords::as / of): the RDMA NIC's RcHeader,
+/// the SHARP agent's SharpHeader, the raw host's RawHeader.
+using TransportHeader = PlainWords<4>;
+
+/// A packet as the fabric sees it: the routing fields switches read and write, then the
+/// transport header they carry untouched.
 struct Packet {
-  std::uint32_t flow = 0;  ///< global flow id
-  std::uint32_t seq = 0;   ///< packet index in the flow
-  /// The transport's argument (RDMA READ request: bytes requested). Switches route on dst_nic and
-  /// tuple_hash only; the flow id names the sender.
-  std::uint32_t arg = 0;
-  std::uint32_t dst_nic = 0;      ///< global port id of the receiving NIC
-  std::uint32_t bytes : 24 = 0;   ///< frame bytes (payload + headers), < 16 MiB
-  std::uint32_t op : 8 = 0;       ///< the transport's opcode (0 for raw fabric traffic)
-  std::uint16_t telemetry = 0;    ///< INT: max hop utilization (kTelemetryOne fixed point)
-  std::uint8_t prio = 0;          ///< traffic class 0..7
-  std::uint8_t flags = 0;         ///< PacketFlag bits
-  std::uint32_t via = kNoDetour;  ///< Valiant routing: intermediate switch still to reach
+  std::uint32_t dst_nic = 0;  ///< global port id of the receiving NIC
   /// CRC-32 of the packet's 5-tuple and IPv6 flow label (tuple_hash()), computed once per flow:
-  /// every switch hashes the same header fields, so it is a property of the flow.
+  /// every switch hashes the same header fields, so it is the flow's ECMP entropy.
   std::uint32_t tuple_hash = 0;
+  std::uint32_t bytes : 24 = 0;       ///< frame bytes (payload + headers), < 16 MiB
+  std::uint32_t prio : 3 = 0;         ///< traffic class 0..7
+  std::uint32_t ecn_ce : 1 = 0;       ///< ECN congestion experienced (marked by a switch)
+  std::uint32_t int_request : 1 = 0;  ///< switches stamp INT (HPCC) into `telemetry`
+  /// An in-network packet: a switch hands it to its in-network agent (SHARP) instead of routing
+  /// it on dst_nic, a NIC to the in-network client of its host.
+  std::uint32_t in_network : 1 = 0;
+  /// The lossless virtual lane it left the last switch on (dragonfly; 0 from a host).
+  std::uint32_t lane : 2 = 0;
+  std::uint16_t via = kNoDetour;   ///< Valiant routing: edge-switch index still to reach
+  std::uint16_t telemetry = 0;     ///< INT: max hop utilization (kTelemetryOne fixed point)
+  TransportHeader transport = {};  ///< the transport's header, opaque to the fabric
 };
 static_assert(sizeof(Packet) <= pdes::kEventPayloadBytes, "a packet rides in one event");
+static_assert(std::is_trivially_copyable_v<Packet>, "a packet is plain data");
 
 /// Event kinds of the fabric model (pdes::Event::kind).
 enum FabricEvent : std::uint32_t {

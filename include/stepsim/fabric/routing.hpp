@@ -38,6 +38,8 @@ class Routing {
   /// Dense index of a switch (kNone for servers), and of an edge switch among edge switches.
   [[nodiscard]] std::uint32_t switch_index(topology::NodeId sw) const { return switch_index_[sw]; }
   [[nodiscard]] std::uint32_t edge_index(topology::NodeId sw) const { return edge_index_[sw]; }
+  /// The edge switch of dense edge index `e`.
+  [[nodiscard]] topology::NodeId edge_switch(std::uint32_t e) const { return edge_nodes_[e]; }
   /// Edge index of the switch a NIC is cabled to.
   [[nodiscard]] std::uint32_t edge_index_of_nic(topology::PortId nic) const {
     return edge_index_of_nic_[nic];
@@ -75,6 +77,7 @@ class Routing {
   std::size_t edges_ = 0;
   std::vector<std::uint32_t> switch_index_;       // by node: dense switch index
   std::vector<std::uint32_t> edge_index_;         // by node: dense edge-switch index
+  std::vector<topology::NodeId> edge_nodes_;      // by edge index: the edge switch
   std::vector<topology::NodeId> edge_of_nic_;     // by PortId (server ports only)
   std::vector<std::uint32_t> edge_index_of_nic_;  // by PortId (server ports only)
   std::vector<std::uint32_t> nic_port_at_edge_;   // by PortId (server ports only)

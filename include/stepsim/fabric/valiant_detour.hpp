@@ -22,14 +22,15 @@ namespace stepsim::fabric {
 /// routes use only these two).
 inline constexpr int kVirtualLanes = 4;
 
-/// The lane a lossless packet takes out of switch `at` (or took out of it, for the switch
-/// downstream): it follows from where the packet is and where it is bound, so a packet carries no
-/// lane; minimal routes take one global hop (routing.cpp), which is what makes this exact.
+/// The lane a lossless packet takes out of switch `at`: it follows from where the packet is and
+/// where it is bound (`via`: the edge index of its Valiant intermediate, or kNoDetour); minimal
+/// routes take one global hop (routing.cpp), which is what makes this exact. The switch writes it
+/// into Packet::lane, so the switch downstream knows the lane the packet came in on.
 [[nodiscard]] inline std::uint8_t virtual_lane(const topology::Topology& topo,
-                                               const Routing& routing, std::uint32_t via,
+                                               const Routing& routing, std::uint16_t via,
                                                topology::NodeId at, topology::PortId dst_nic) {
   const std::uint32_t group = topo.nodes[at].group;
-  if (via != kNoDetour) return group == topo.nodes[via].group ? 1 : 0;
+  if (via != kNoDetour) return group == topo.nodes[routing.edge_switch(via)].group ? 1 : 0;
   return group == topo.nodes[routing.edge_of_nic(dst_nic)].group ? 3 : 2;
 }
 
@@ -37,15 +38,15 @@ inline constexpr int kVirtualLanes = 4;
 class ValiantDetour {
  public:
   ValiantDetour(const topology::Topology& topo, const Routing& routing);
-  /// At the source router `self`: sets pkt.via to a random edge router of a group that is neither
-  /// the source's nor the destination's (leaves it unset when only two groups exist or both ends
-  /// share a group).
+  /// At the source router `self`: sets pkt.via to the edge index of a random edge router of a
+  /// group that is neither the source's nor the destination's (leaves it unset when only two
+  /// groups exist or both ends share a group).
   void choose(topology::NodeId self, Packet& pkt, pdes::Rng& rng) const;
 
  private:
   const topology::Topology& topo_;
   const Routing& routing_;
-  std::vector<std::vector<topology::NodeId>> routers_by_group_;  // edge switches by group
+  std::vector<std::vector<std::uint16_t>> routers_by_group_;  // edge indices by group
 };
 
 }  // namespace stepsim::fabric

@@ -43,7 +43,7 @@ class BulkApp final : public RdmaApp {
 
   void on_start(Verbs& verbs) override;
   void on_cq(Verbs& verbs, std::uint32_t endpoint) override;
-  void on_timer(Verbs& verbs, std::uint32_t tag) override;
+  void on_timer(Verbs& verbs, const AppTimer& timer) override;
   /// Gathers every rank's records (collective over `sync`).
   [[nodiscard]] BulkResult result(pdes::Sync& sync) const;
 

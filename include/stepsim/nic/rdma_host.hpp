@@ -84,7 +84,7 @@ class VerbsOnServer final : public Verbs {
   bool post(std::uint32_t endpoint, const WorkRequest& wr) override;
   std::size_t poll_cq(std::uint32_t endpoint, std::span<Completion> out) override;
   [[nodiscard]] QpState state(std::uint32_t endpoint) const override;
-  void schedule(SimTime delay, std::uint32_t tag) override;
+  void schedule(SimTime delay, const AppTimer& timer) override;
   void send_in_network(topology::PortId nic, const fabric::Packet& pkt) override;
 
  private:

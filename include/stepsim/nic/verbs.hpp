@@ -7,8 +7,10 @@
 #include <span>
 #include <string>
 
+#include "stepsim/core/plain_words.hpp"
 #include "stepsim/core/units.hpp"
 #include "stepsim/fabric/packet.hpp"
+#include "stepsim/pdes/event.hpp"
 #include "stepsim/topology/topology.hpp"
 
 namespace stepsim::nic {
@@ -75,6 +77,19 @@ struct Completion {
   std::uint32_t ecn_marked = 0;
 };
 
+/// What a timer brings back to the application (RdmaApp::on_timer), carried by the timer's
+/// event: a tag and 24 bytes of the application's own typed payload (data.as<View>(),
+/// TimerData::of(view)), no table on the side.
+using TimerData = PlainWords<6>;
+struct AppTimer {
+  /// For an application that hosts others (concurrent collectives, iterations): which one the
+  /// timer is for. The hosting application sets it; a hosted one leaves it alone.
+  std::uint32_t host = 0;
+  std::uint32_t tag = 0;
+  TimerData data = {};
+};
+static_assert(sizeof(AppTimer) <= pdes::kEventPayloadBytes, "a timer rides in one event");
+
 /// What a NIC offers to the application running on the same server, during a callback.
 class Verbs {
  public:
@@ -86,10 +101,12 @@ class Verbs {
   /// Takes up to out.size() completions from the endpoint's CQ; returns how many.
   virtual std::size_t poll_cq(std::uint32_t endpoint, std::span<Completion> out) = 0;
   [[nodiscard]] virtual QpState state(std::uint32_t endpoint) const = 0;
-  /// Calls RdmaApp::on_timer(tag) on this server after `delay`.
-  virtual void schedule(SimTime delay, std::uint32_t tag) = 0;
-  /// Sends one in-network packet (SHARP: a contribution to an aggregation tree; `pkt` has the
-  /// kInNetwork flag) from this server's NIC port `nic`. It reads its payload over PCIe and
+  /// Calls RdmaApp::on_timer(timer) on this server after `delay`.
+  virtual void schedule(SimTime delay, const AppTimer& timer) = 0;
+  /// A timer with only a tag.
+  void schedule(SimTime delay, std::uint32_t tag) { schedule(delay, AppTimer{.tag = tag}); }
+  /// Sends one in-network packet (SHARP: a contribution to an aggregation tree; `pkt` has
+  /// Packet::in_network set) from this server's NIC port `nic`. It reads its payload over PCIe and
   /// leaves after the NIC's queued packets of other kinds have had their turn (round robin).
   virtual void send_in_network(topology::PortId nic, const fabric::Packet& pkt) = 0;
 };
@@ -104,7 +121,7 @@ class RdmaApp {
   virtual void on_start(Verbs& verbs) = 0;
   /// The endpoint's CQ has new entries (like an armed CQ's event, or a busy poll that finds one).
   virtual void on_cq(Verbs& verbs, std::uint32_t endpoint) = 0;
-  virtual void on_timer(Verbs& /*verbs*/, std::uint32_t /*tag*/) {}
+  virtual void on_timer(Verbs& /*verbs*/, const AppTimer& /*timer*/) {}
   /// An in-network packet (an aggregation tree's result) arrived at NIC port `nic` and was
   /// written to memory.
   virtual void on_in_network(Verbs& /*verbs*/, topology::PortId /*nic*/,

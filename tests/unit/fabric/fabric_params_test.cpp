@@ -2,8 +2,19 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+#include <string>
+#include <vector>
+
 namespace stepsim::fabric {
 namespace {
+
+bool has(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+// 100 links whose ports have 8 lanes.
+const std::vector<int> kHundredLinks(100, 8);
 
 TEST(FabricParams, DefaultsFollowTheEcnBeforePfcRule) {
   const FabricParams p;
@@ -39,10 +50,10 @@ TEST(FabricParams, CellsAreFromTheMtuToFourMiB) {
 
 TEST(FabricParams, FaultsParseFromTheCommandLineForms) {
   std::vector<FaultSpec> f;
-  ASSERT_TRUE(parse_fault("down:17@20us", 100, f).ok());
-  ASSERT_TRUE(parse_fault("up:17@60us", 100, f).ok());
-  ASSERT_TRUE(parse_fault("lanes:3@1.5us=4", 100, f).ok());
-  ASSERT_TRUE(parse_fault("flap:5@10us,20us,5us,3", 100, f).ok());
+  ASSERT_TRUE(parse_fault("down:17@20us", kHundredLinks, f).ok());
+  ASSERT_TRUE(parse_fault("up:17@60us", kHundredLinks, f).ok());
+  ASSERT_TRUE(parse_fault("lanes:3@1.5us=4", kHundredLinks, f).ok());
+  ASSERT_TRUE(parse_fault("flap:5@10us,20us,5us,3", kHundredLinks, f).ok());
   ASSERT_EQ(f.size(), 3u + 6u);
   EXPECT_EQ(f[0].kind, FaultSpec::Kind::kDown);
   EXPECT_EQ(f[0].link, 17u);
@@ -60,18 +71,18 @@ TEST(FabricParams, FaultsParseFromTheCommandLineForms) {
 
 TEST(FabricParams, BadFaultsSayWhyAndShowTheForms) {
   std::vector<FaultSpec> f;
-  const auto far = parse_fault("down:300@1us", 100, f);
+  const auto far = parse_fault("down:300@1us", kHundredLinks, f);
   ASSERT_FALSE(far.ok());
   EXPECT_NE(far.error().message.find("link 300 does not exist (the topology has 100 links, 0..99)"),
             std::string::npos);
   EXPECT_NE(far.error().message.find("forms: down:LINK@TIME"), std::string::npos);
-  EXPECT_NE(parse_fault("cut:3@1us", 100, f).error().message.find("unknown kind 'cut'"),
+  EXPECT_NE(parse_fault("cut:3@1us", kHundredLinks, f).error().message.find("unknown kind 'cut'"),
             std::string::npos);
-  EXPECT_NE(parse_fault("down:3@1", 100, f).error().message.find("it has no unit"),
+  EXPECT_NE(parse_fault("down:3@1", kHundredLinks, f).error().message.find("it has no unit"),
             std::string::npos);
-  EXPECT_NE(parse_fault("lanes:3@1us", 100, f).error().message.find("lanes needs =N"),
+  EXPECT_NE(parse_fault("lanes:3@1us", kHundredLinks, f).error().message.find("lanes needs =N"),
             std::string::npos);
-  EXPECT_NE(parse_fault("flap:3@1us,2us,5us,2", 100, f)
+  EXPECT_NE(parse_fault("flap:3@1us,2us,5us,2", kHundredLinks, f)
                 .error()
                 .message.find("down for less than the period"),
             std::string::npos);
@@ -146,6 +157,76 @@ TEST(FabricParamTable, RejectsBadValuesNamingKeyAndRange) {
   EXPECT_NE(t.set("fabric.kmin", "1KB").error().message.find("unknown key (allowed: fabric.lb"),
             std::string::npos);
   EXPECT_EQ(p.ber_override, -1);  // nothing bad was stored
+}
+
+// Issue 15: a flap whose last cycle lies past SimTime's range gave a lookahead violation; a
+// lanes fault could leave more lanes than the port has.
+TEST(FabricParams, FaultBoundsCatchOverflowAndExcessLanes) {
+  std::vector<FaultSpec> f;
+  const std::vector<int> lanes = {8, 4};
+  auto flap = parse_fault("flap:0@0us,9000000s,1s,3", lanes, f);
+  ASSERT_FALSE(flap.ok());
+  EXPECT_TRUE(has(flap.error().message, "the last flap ends after 1000000s"));
+  auto many = parse_fault("flap:0@0us,2us,1us,999999999", lanes, f);
+  ASSERT_FALSE(many.ok());
+  EXPECT_TRUE(has(many.error().message, "COUNT 999999999 is out of range"));
+  auto excess = parse_fault("lanes:0@1us=1000", lanes, f);
+  ASSERT_FALSE(excess.ok());
+  EXPECT_TRUE(has(excess.error().message, "lanes left 1000 is out of range (1..8"));
+  auto five = parse_fault("lanes:1@1us=5", lanes, f);
+  ASSERT_FALSE(five.ok());
+  EXPECT_TRUE(has(five.error().message, "lanes left 5 is out of range (1..4, the lanes of link 1"));
+  EXPECT_FALSE(parse_fault("down:0@2000000s", lanes, f).ok());
+  EXPECT_TRUE(f.empty());
+  EXPECT_TRUE(parse_fault("lanes:0@1us=4", lanes, f).ok());
+  EXPECT_TRUE(parse_fault("flap:0@10us,20us,5us,1000", lanes, f).ok());
+  EXPECT_EQ(f.size(), 1u + 2000u);
+}
+
+// Generated fault specs (kinds, links, times, counts, lanes, junk): the parser never crashes,
+// never produces more than 2 x kMaxFlapCount events, and any spec it accepts has every fault
+// time within kLatestFault and lanes within the port.
+TEST(FabricParams, GeneratedFaultSpecsAreAcceptedInBoundsOrRejectedCleanly) {
+  const std::vector<int> lanes = {8, 4, 2, 1};
+  const auto links = static_cast<std::uint32_t>(lanes.size());
+  const char* kinds[] = {"down", "up", "lanes", "flap", "flop", ""};
+  const char* times[] = {"0us",     "1us", "9000000s", "1000000s",
+                         "999999s", "5ns", "1e30s",    "nan",
+                         "-1us",    "",    "1.5ps",    "18446744073709551616ps"};
+  const char* counts[] = {"0",         "1",          "3", "1000000", "1000001",
+                          "999999999", "4294967297", "",  "-1",      "x"};
+  std::mt19937_64 rng(1515);
+  int accepted = 0;
+  for (int i = 0; i < 5000; ++i) {
+    const std::string kind = kinds[rng() % std::size(kinds)];
+    const std::string link = rng() % 10 == 0 ? "99999999999" : std::to_string(rng() % (links + 2));
+    auto time = [&] { return std::string(times[rng() % std::size(times)]); };
+    std::string text = kind + ":" + link + "@";
+    if (kind == "flap") {
+      text += time() + "," + time() + "," + time() + "," + counts[rng() % std::size(counts)];
+    } else if (kind == "lanes") {
+      text += time() + "=" + std::to_string(static_cast<int>(rng() % 20) - 2);
+    } else {
+      text += time();
+    }
+    if (rng() % 10 == 0) text.erase(rng() % text.size(), 1);
+    std::vector<FaultSpec> faults;
+    Result<bool> r = Error{""};
+    ASSERT_NO_THROW(r = parse_fault(text, lanes, faults)) << text;
+    if (!r) {
+      EXPECT_TRUE(has(r.error().message, "fault '")) << text << ": " << r.error().message;
+      EXPECT_TRUE(faults.empty()) << text;
+      continue;
+    }
+    ++accepted;
+    EXPECT_LE(faults.size(), 2u * static_cast<std::size_t>(kMaxFlapCount)) << text;
+    for (const FaultSpec& f : faults) {
+      EXPECT_GE(f.at, SimTime::zero()) << text;
+      EXPECT_LE(f.at, kLatestFault) << text;
+      EXPECT_LE(f.lanes, lanes[f.link]) << text;
+    }
+  }
+  EXPECT_GT(accepted, 300);
 }
 
 }  // namespace

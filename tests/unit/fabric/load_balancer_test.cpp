@@ -10,9 +10,8 @@
 namespace stepsim::fabric {
 namespace {
 
-Packet packet(std::uint32_t flow, std::uint16_t sport) {
+Packet packet(std::uint16_t sport) {
   Packet p;
-  p.flow = flow;
   p.dst_nic = 20;
   p.tuple_hash = tuple_hash(10, p.dst_nic, sport, 0);
   return p;
@@ -49,7 +48,7 @@ TEST(LoadBalancer, EcmpIsStablePerFlowAndSaltedPerSwitch) {
   auto b = make_load_balancer(p, 2).value();
   int differ = 0;
   for (std::uint16_t sport = 49152; sport < 49152 + 64; ++sport) {
-    const Packet pkt = packet(0, sport);
+    const Packet pkt = packet(sport);
     const std::uint32_t first = a->choose({pkt, kPorts, SimTime::zero(), kIdle.data()});
     for (int i = 0; i < 4; ++i) {
       EXPECT_EQ(a->choose({pkt, kPorts, SimTime::us(i), kIdle.data()}), first);
@@ -64,7 +63,7 @@ TEST(LoadBalancer, FlowletKeepsItsPortWithinTheTimeoutAndMayChangeAfterIt) {
   p.policy = "flowlet";
   p.flowlet_timeout = SimTime::us(10);
   auto lb = make_load_balancer(p, 7).value();
-  const Packet pkt = packet(3, 50000);
+  const Packet pkt = packet(50000);
   SimTime t = SimTime::zero();
   std::uint32_t port = lb->choose({pkt, kPorts, t, kIdle.data()});
   std::set<std::uint32_t> after_gaps;
@@ -91,9 +90,9 @@ TEST(LoadBalancer, AdaptivePicksTheLeastLoadedPort) {
   std::array<std::int64_t, 16> queued{};
   for (std::uint32_t i = 0; i < 16; ++i) queued[i] = 100'000 + i;
   queued[13] = 5;
-  EXPECT_EQ(kPorts[lb->choose({packet(1, 50000), kPorts, SimTime::zero(), queued.data()})], 13u);
+  EXPECT_EQ(kPorts[lb->choose({packet(50000), kPorts, SimTime::zero(), queued.data()})], 13u);
   queued[9] = 4;
-  EXPECT_EQ(kPorts[lb->choose({packet(1, 50000), kPorts, SimTime::zero(), queued.data()})], 9u);
+  EXPECT_EQ(kPorts[lb->choose({packet(50000), kPorts, SimTime::zero(), queued.data()})], 9u);
 }
 
 TEST(LoadBalancer, SprayTakesEveryPortInTurn) {
@@ -102,7 +101,7 @@ TEST(LoadBalancer, SprayTakesEveryPortInTurn) {
   auto lb = make_load_balancer(p, 1).value();
   std::array<int, 8> hits{};
   for (int i = 0; i < 80; ++i)
-    ++hits[lb->choose({packet(1, 50000), kPorts, SimTime::zero(), kIdle.data()})];
+    ++hits[lb->choose({packet(50000), kPorts, SimTime::zero(), kIdle.data()})];
   for (int h : hits) EXPECT_EQ(h, 10);
 }
 

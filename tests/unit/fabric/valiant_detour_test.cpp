@@ -58,8 +58,11 @@ TEST(VirtualLane, RisesAtTheGlobalHopAndAtTheIntermediate) {
   }
   const topology::PortId dst = nic_at(topo, routing, r[2]);
   ASSERT_NE(dst, topology::kNone);
-  EXPECT_EQ(virtual_lane(topo, routing, r[1], r[0], dst), 0);       // toward the intermediate
-  EXPECT_EQ(virtual_lane(topo, routing, r[1], r[1], dst), 1);       // in its group
+  ASSERT_NE(routing.edge_index(r[1]), topology::kNone);
+  const auto via = static_cast<std::uint16_t>(routing.edge_index(r[1]));  // Packet::via
+  EXPECT_EQ(routing.edge_switch(via), r[1]);
+  EXPECT_EQ(virtual_lane(topo, routing, via, r[0], dst), 0);        // toward the intermediate
+  EXPECT_EQ(virtual_lane(topo, routing, via, r[1], dst), 1);        // in its group
   EXPECT_EQ(virtual_lane(topo, routing, kNoDetour, r[1], dst), 2);  // detour done
   EXPECT_EQ(virtual_lane(topo, routing, kNoDetour, r[2], dst), 3);  // in the destination group
   EXPECT_EQ(virtual_lane(topo, routing, kNoDetour, r[0], dst), 2);  // minimal route
@@ -84,20 +87,24 @@ TEST(VirtualLane, NeverFallsAlongAnyValiantPath) {
         if (gs == gv || gv == gd || gs == gd) continue;
         ++paths;
         NodeId at = src;
-        std::uint32_t detour = via;
+        // Packet::via: the intermediate's edge index until it is reached.
+        auto detour = static_cast<std::uint16_t>(routing.edge_index(via));
+        auto reached = [&](NodeId v, std::uint16_t d) {
+          return d != kNoDetour && routing.edge_switch(d) == v;
+        };
         int lane = virtual_lane(topo, routing, detour, at, dst);
         for (int hop = 0; hop < 12 && at != routing.edge_of_nic(dst); ++hop) {
-          if (at == detour) detour = kNoDetour;
-          const auto cand = detour != kNoDetour ? routing.candidates_at(routing.switch_index(at),
-                                                                        routing.edge_index(detour))
-                                                : routing.candidates(at, dst);
+          if (reached(at, detour)) detour = kNoDetour;
+          const auto cand = detour != kNoDetour
+                                ? routing.candidates_at(routing.switch_index(at), detour)
+                                : routing.candidates(at, dst);
           ASSERT_FALSE(cand.empty());
           const int out = virtual_lane(topo, routing, detour, at, dst);
           EXPECT_GE(out, lane);
           const NodeId next = routing.port(topo.port_id(at, cand[0])).peer_node;
           if (topo.nodes[next].group != topo.nodes[at].group) {
             // The downstream switch's lane after a global hop is higher than the hop's own.
-            const std::uint32_t d = next == detour ? kNoDetour : detour;
+            const std::uint16_t d = reached(next, detour) ? kNoDetour : detour;
             EXPECT_GT(virtual_lane(topo, routing, d, next, dst), out);
           }
           lane = out;

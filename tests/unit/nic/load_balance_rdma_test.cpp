@@ -31,7 +31,8 @@ class PeriodicApp final : public RdmaApp {
       if (server_of_[c] == v.server()) v.schedule(interval_ * (c + 1) / n, c);
     }
   }
-  void on_timer(Verbs& v, std::uint32_t c) override {
+  void on_timer(Verbs& v, const AppTimer& timer) override {
+    const std::uint32_t c = timer.tag;
     WorkRequest wr;
     wr.bytes = 65536;
     ++posted_[c];

@@ -1,6 +1,7 @@
 // NicArbiter: round robin between the QPs that fill the send pipeline, and the port's order
 // between control, in-network and data packets.
 #include "src/nic/nic_arbiter.hpp"
+#include "src/nic/rc_wire.hpp"
 
 #include <gtest/gtest.h>
 
@@ -12,7 +13,7 @@ namespace {
 
 fabric::Packet tagged(std::uint32_t flow, std::uint8_t prio = 3) {
   fabric::Packet p;
-  p.flow = flow;
+  p.transport = fabric::TransportHeader::of(RcHeader{.qp = flow});
   p.prio = prio;
   return p;
 }
@@ -93,7 +94,7 @@ TEST(NicArbiter, ControlGoesFirstThenInNetworkAndDataAlternate) {
   fabric::Packet out;
   for (NicArbiter::Source s = arb.take(t0, any, out); s != NicArbiter::Source::kNone;
        s = arb.take(t0, any, out)) {
-    flows.push_back(out.flow);
+    flows.push_back(rc_header(out).qp);
     from.push_back(s);
   }
   // Data has the first turn; then the two alternate.
@@ -116,7 +117,7 @@ TEST(NicArbiter, APacketNotReadyOrHeldByPfcWaitsAndNextReadySaysWhen) {
   // Priority 3 paused: at 200 ns only the priority-5 in-network packet may go.
   auto lossy_only = [](const fabric::Packet& p) { return p.prio != 3; };
   EXPECT_EQ(arb.take(SimTime::ns(200), lossy_only, out), NicArbiter::Source::kInNetwork);
-  EXPECT_EQ(out.flow, 3u);
+  EXPECT_EQ(rc_header(out).qp, 3u);
   EXPECT_EQ(arb.take(SimTime::ns(200), lossy_only, out), NicArbiter::Source::kNone);
   EXPECT_EQ(arb.take(SimTime::ns(200), any, out), NicArbiter::Source::kControl);
   EXPECT_EQ(arb.take(SimTime::ns(200), any, out), NicArbiter::Source::kData);
