@@ -66,6 +66,72 @@ HeadroomCommand::HeadroomCommand(CLI::App& parent) {
   }
 }
 
+namespace {
+
+// The NIC formula (DOMAIN.md) beside the Linux mlx5 driver's.
+void print_nic_headroom(const fabric::HeadroomInputs& in, const std::string& cable) {
+  const fabric::Headroom h = fabric::pfc_headroom(in);
+  const std::int64_t gbps = in.rate.bits_per_second() / 1000'000'000;
+  const std::int64_t metres = in.length.micrometres() / 1000'000;
+  const Bytes mlx5 = fabric::mlx5_headroom(gbps, metres, in.mtu.count());
+  std::printf("PFC headroom: %s port, %s %s cable, MTU %lld B\n", to_string(in.rate).c_str(),
+              to_string(in.length).c_str(), cable.c_str(), static_cast<long long>(in.mtu.count()));
+  std::printf("round trip       %s = 2 x %s x %s/m + switch %s + NIC %s",
+              to_string(h.round_trip).c_str(), to_string(in.length).c_str(),
+              to_string(in.per_metre).c_str(), to_string(in.switch_delay).c_str(),
+              to_string(in.nic_delay).c_str());
+  if (in.dsp_modules > 0) std::printf(" + 2 DSP x %s", to_string(in.dsp_delay).c_str());
+  std::printf("\nin flight        %lld B (%.1f KB)\n", static_cast<long long>(h.in_flight.count()),
+              static_cast<double>(h.in_flight.count()) / 1000.0);
+  std::printf("headroom         %lld B (%.1f KB) = in flight + 2 x MTU + cell %lld B\n",
+              static_cast<long long>(h.headroom.count()),
+              static_cast<double>(h.headroom.count()) / 1000.0,
+              static_cast<long long>(in.cell.count()));
+  std::printf(
+      "mlx5 driver xoff %lld B (Linux mlx5 formula: (301 + 216 x %lld m / 100) x %lld Gb/s + "
+      "272 x MTU / 100)\n",
+      static_cast<long long>(mlx5.count()), static_cast<long long>(metres),
+      static_cast<long long>(gbps));
+}
+
+void print_switch_headroom(const fabric::SwitchHeadroomInputs& sw) {
+  // What a switch vendor's calculator recommends (SONiC's dynamic buffer model, Spectrum
+  // constants by default; docs/fabric.md).
+  const fabric::SwitchHeadroom s = fabric::switch_headroom(sw);
+  const auto ll = [](Bytes b) { return static_cast<long long>(b.count()); };
+  std::printf("switch side (SONiC dynamic buffer model, per port and lossless priority):\n");
+  std::printf("  cell factor    %.4f = (100 - %d + %d x %.4f) / 100 (cell %lld B; worst case %s)\n",
+              s.cell_occupancy, sw.small_packet_percent, sw.small_packet_percent, s.cell_factor,
+              ll(sw.cell),
+              sw.cell.count() > 128 ? "cell / 64 B per minimum packet" : "2 cell / (1 + cell)");
+  std::printf(
+      "  propagation    %lld B = MTU + 2 x (cable %lld B + gearbox %lld B) + MAC/PHY %lld B "
+      "+ peer response %lld B\n",
+      ll(s.propagation), ll(s.on_cable), ll(s.on_gearbox), ll(sw.mac_phy), ll(sw.peer_response));
+  std::printf("  xoff           %lld B = MTU + propagation x cell factor\n", ll(s.xoff));
+  std::printf("  xon            %lld B = pipeline %lld B%s\n", ll(s.xon), ll(sw.pipeline),
+              s.speed_overhead.count() > 0 ? " x 2 (port of 400G or more)" : "");
+  std::printf("  headroom       %lld B (%.1f KB) = xoff + xon%s\n", ll(s.per_pg),
+              static_cast<double>(s.per_pg.count()) / 1000.0,
+              s.speed_overhead.count() > 0 ? " + MTU (port of 400G or more)" : "");
+  std::printf("  per port       %lld B = %d lossless priorities x headroom\n", ll(s.per_port),
+              sw.priorities);
+  if (sw.shared_ratio > 0) {
+    std::printf(
+        "  switch         %lld B (%.2f MB) = %d ports x %d priorities x (xon + overhead) "
+        "%lld B + shared headroom pool %lld B (all xoff / %d)\n",
+        ll(s.total), static_cast<double>(s.total.count()) / 1e6, sw.ports, sw.priorities,
+        ll(s.reserved), ll(s.shared_pool), sw.shared_ratio);
+  } else {
+    std::printf(
+        "  switch         %lld B (%.2f MB) = %d ports x per port (no shared headroom "
+        "pool)\n",
+        ll(s.total), static_cast<double>(s.total.count()) / 1e6, sw.ports);
+  }
+}
+
+}  // namespace
+
 int HeadroomCommand::execute(int rank) {
   fabric::HeadroomInputs in;
   // Ranges far beyond real ports and cables, small enough that no product overflows.
@@ -124,62 +190,8 @@ int HeadroomCommand::execute(int rank) {
   sw.gearbox = *gearbox;
   if (rank != 0) return kExitOk;
 
-  const fabric::Headroom h = fabric::pfc_headroom(in);
-  const std::int64_t gbps = in.rate.bits_per_second() / 1000'000'000;
-  const std::int64_t metres = in.length.micrometres() / 1000'000;
-  const Bytes mlx5 = fabric::mlx5_headroom(gbps, metres, in.mtu.count());
-  std::printf("PFC headroom: %s port, %s %s cable, MTU %lld B\n", to_string(in.rate).c_str(),
-              to_string(in.length).c_str(), cable_.c_str(), static_cast<long long>(in.mtu.count()));
-  std::printf("round trip       %s = 2 x %s x %s/m + switch %s + NIC %s",
-              to_string(h.round_trip).c_str(), to_string(in.length).c_str(),
-              to_string(in.per_metre).c_str(), to_string(in.switch_delay).c_str(),
-              to_string(in.nic_delay).c_str());
-  if (in.dsp_modules > 0) std::printf(" + 2 DSP x %s", to_string(in.dsp_delay).c_str());
-  std::printf("\nin flight        %lld B (%.1f KB)\n", static_cast<long long>(h.in_flight.count()),
-              static_cast<double>(h.in_flight.count()) / 1000.0);
-  std::printf("headroom         %lld B (%.1f KB) = in flight + 2 x MTU + cell %lld B\n",
-              static_cast<long long>(h.headroom.count()),
-              static_cast<double>(h.headroom.count()) / 1000.0,
-              static_cast<long long>(in.cell.count()));
-  std::printf(
-      "mlx5 driver xoff %lld B (Linux mlx5 formula: (301 + 216 x %lld m / 100) x %lld Gb/s + "
-      "272 x MTU / 100)\n",
-      static_cast<long long>(mlx5.count()), static_cast<long long>(metres),
-      static_cast<long long>(gbps));
-
-  // What a switch vendor's calculator recommends (SONiC's dynamic buffer model, Spectrum
-  // constants by default; docs/fabric.md).
-  const fabric::SwitchHeadroom s = fabric::switch_headroom(sw);
-  const auto ll = [](Bytes b) { return static_cast<long long>(b.count()); };
-  std::printf("switch side (SONiC dynamic buffer model, per port and lossless priority):\n");
-  std::printf("  cell factor    %.4f = (100 - %d + %d x %.4f) / 100 (cell %lld B; worst case %s)\n",
-              s.cell_occupancy, sw.small_packet_percent, sw.small_packet_percent, s.cell_factor,
-              ll(sw.cell),
-              sw.cell.count() > 128 ? "cell / 64 B per minimum packet" : "2 cell / (1 + cell)");
-  std::printf(
-      "  propagation    %lld B = MTU + 2 x (cable %lld B + gearbox %lld B) + MAC/PHY %lld B "
-      "+ peer response %lld B\n",
-      ll(s.propagation), ll(s.on_cable), ll(s.on_gearbox), ll(sw.mac_phy), ll(sw.peer_response));
-  std::printf("  xoff           %lld B = MTU + propagation x cell factor\n", ll(s.xoff));
-  std::printf("  xon            %lld B = pipeline %lld B%s\n", ll(s.xon), ll(sw.pipeline),
-              s.speed_overhead.count() > 0 ? " x 2 (port of 400G or more)" : "");
-  std::printf("  headroom       %lld B (%.1f KB) = xoff + xon%s\n", ll(s.per_pg),
-              static_cast<double>(s.per_pg.count()) / 1000.0,
-              s.speed_overhead.count() > 0 ? " + MTU (port of 400G or more)" : "");
-  std::printf("  per port       %lld B = %d lossless priorities x headroom\n", ll(s.per_port),
-              sw.priorities);
-  if (sw.shared_ratio > 0) {
-    std::printf(
-        "  switch         %lld B (%.2f MB) = %d ports x %d priorities x (xon + overhead) "
-        "%lld B + shared headroom pool %lld B (all xoff / %d)\n",
-        ll(s.total), static_cast<double>(s.total.count()) / 1e6, sw.ports, sw.priorities,
-        ll(s.reserved), ll(s.shared_pool), sw.shared_ratio);
-  } else {
-    std::printf(
-        "  switch         %lld B (%.2f MB) = %d ports x per port (no shared headroom "
-        "pool)\n",
-        ll(s.total), static_cast<double>(s.total.count()) / 1e6, sw.ports);
-  }
+  print_nic_headroom(in, cable_);
+  print_switch_headroom(sw);
   return kExitOk;
 }
 

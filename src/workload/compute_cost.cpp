@@ -16,7 +16,9 @@
 #include "stepsim/workload/compute_cost.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <utility>
 #include <vector>
 
 namespace stepsim::workload {
@@ -131,19 +133,21 @@ PipelineShape pipeline_shape(const Scenario& s) {
           s.par.last_stage_layers};
 }
 
-LayerCosts layer_costs(const Scenario& s, bool moe_layer) {
-  const ModelSpec& m = s.model;
-  const Parallelism& p = s.par;
-  const ComputeParams& c = s.compute;
-  const double T = static_cast<double>(p.micro_batch) * m.seq_len / p.cp;  // tokens per GPU
+namespace {
+
+using LinearGroups = std::array<std::vector<Linear>, 4>;
+
+double sum_of(const std::array<double, 4>& a) {
+  double sum = 0;
+  for (const double x : a) sum += x;
+  return sum;
+}
+
+// The attention block's linears on one GPU (Megatron's column / row split over TP): the Q/K/V
+// projections (group 0) and the output projection (group 1). MLA's down projections (to the
+// latents) are whole on every TP rank.
+void attention_linears(const ModelSpec& m, double T, double tp, LinearGroups& lin) {
   const double h = m.hidden;
-  const double tp = p.tp;
-  const bool fp8 = m.precision == "fp8";
-  const double hbm = s.gpu.hbm_bandwidth * c.memory_efficiency;
-  // The layer's linears on one GPU (Megatron's column / row split over TP) in four groups: the
-  // Q/K/V projections, the output projection, FC1, FC2 (TP overlap pairs them with its four
-  // collectives). MLA's down projections (to the latents) are whole on every TP rank.
-  std::array<std::vector<Linear>, 4> lin;
   if (m.mla()) {
     const double H = m.heads;
     const double qk = static_cast<double>(m.qk_dim());
@@ -162,32 +166,76 @@ LayerCosts layer_costs(const Scenario& s, bool moe_layer) {
     lin[0].push_back({T, qkv_out / tp, h});
     lin[1].push_back({T, h, h / tp});
   }
-  const bool moe = m.experts > 0 && moe_layer;
+}
+
+// The FFN's linears: FC1 (group 2) and FC2 (group 3), dense or the local experts' grouped
+// GEMMs. Returns the forward and backward seconds of what is outside the groups (the router
+// and the shared experts).
+std::pair<double, double> ffn_linears(const Scenario& s, bool moe, double T, LinearGroups& lin) {
+  const ModelSpec& m = s.model;
+  const Parallelism& p = s.par;
+  const double h = m.hidden;
+  const double tp = p.tp;
+  const bool fp8 = m.precision == "fp8";
   const double ffn = m.experts > 0 && !moe && m.dense_ffn > 0 ? m.dense_ffn : m.ffn;
   const double up = m.activation == "swiglu" ? 2 : 1;  // SwiGLU's gate and up projections
   double router_f = 0;
   double router_b = 0;
-  if (moe) {
-    // Shared experts: a dense FFN of shared_experts x ffn, split over TP like one.
-    if (m.shared_experts > 0) {
-      const double sh = static_cast<double>(m.shared_experts) * ffn;
-      const Linear s1{T, up * sh / tp, h};
-      const Linear s2{T, h, sh / tp};
-      router_f += fwd_seconds(s, s1, fp8) + fwd_seconds(s, s2, fp8);
-      router_b += bwd_seconds(s, s1, fp8) + bwd_seconds(s, s2, fp8);
-    }
-    // Each of the experts / ep local experts takes its share of the EP group's routed tokens.
-    const double local = static_cast<double>(m.experts) / p.ep;
-    const double tokens = T * p.ep * m.top_k * m.capacity_factor / m.experts;
-    lin[2].push_back({tokens, up * ffn / tp, h, local});
-    lin[3].push_back({tokens, h, ffn / tp, local});
-    const Linear router{T, static_cast<double>(m.experts), h / tp};
-    router_f += fwd_seconds(s, router, fp8);
-    router_b += bwd_seconds(s, router, fp8);
-  } else {
+  if (!moe) {
     lin[2].push_back({T, up * ffn / tp, h});
     lin[3].push_back({T, h, ffn / tp});
+    return {router_f, router_b};
   }
+  // Shared experts: a dense FFN of shared_experts x ffn, split over TP like one.
+  if (m.shared_experts > 0) {
+    const double sh = static_cast<double>(m.shared_experts) * ffn;
+    const Linear s1{T, up * sh / tp, h};
+    const Linear s2{T, h, sh / tp};
+    router_f += fwd_seconds(s, s1, fp8) + fwd_seconds(s, s2, fp8);
+    router_b += bwd_seconds(s, s1, fp8) + bwd_seconds(s, s2, fp8);
+  }
+  // Each of the experts / ep local experts takes its share of the EP group's routed tokens.
+  const double local = static_cast<double>(m.experts) / p.ep;
+  const double tokens = T * p.ep * m.top_k * m.capacity_factor / m.experts;
+  lin[2].push_back({tokens, up * ffn / tp, h, local});
+  lin[3].push_back({tokens, h, ffn / tp, local});
+  const Linear router{T, static_cast<double>(m.experts), h / tp};
+  router_f += fwd_seconds(s, router, fp8);
+  router_b += bwd_seconds(s, router, fp8);
+  return {router_f, router_b};
+}
+
+// Multi-token prediction: each MTP module is a 2h -> h projection, a layer like the model's
+// last, and the output layer, added to the logits' costs. Its layer's TP / EP collectives are
+// not modelled (its compute only).
+void add_mtp(const Scenario& s, bool moe, double T, LayerCosts& k) {
+  const ModelSpec& m = s.model;
+  const bool fp8 = m.precision == "fp8";
+  const double h = m.hidden;
+  const LayerCosts last = m.moe_layer(m.layers - 1) == moe ? k : layer_costs(s, !moe);
+  const Linear mtp_proj{T, h / s.par.tp, 2 * h};
+  k.logits_fwd_s += m.mtp_layers * (fwd_seconds(s, mtp_proj, fp8) + last.fwd_s +
+                                    sum_of(last.fwd_hide) + k.logits_fwd_s);
+  k.logits_bwd_s += m.mtp_layers * (bwd_seconds(s, mtp_proj, fp8) + last.bwd_s +
+                                    sum_of(last.bwd_hide) + k.logits_bwd_s);
+}
+
+}  // namespace
+
+LayerCosts layer_costs(const Scenario& s, bool moe_layer) {
+  const ModelSpec& m = s.model;
+  const Parallelism& p = s.par;
+  const ComputeParams& c = s.compute;
+  const double T = static_cast<double>(p.micro_batch) * m.seq_len / p.cp;  // tokens per GPU
+  const double h = m.hidden;
+  const double tp = p.tp;
+  const bool fp8 = m.precision == "fp8";
+  const double hbm = s.gpu.hbm_bandwidth * c.memory_efficiency;
+  // The layer's linears in four groups (TP overlap pairs them with its four collectives).
+  LinearGroups lin;
+  attention_linears(m, T, tp, lin);
+  const bool moe = m.experts > 0 && moe_layer;
+  const auto [router_f, router_b] = ffn_linears(s, moe, T, lin);
   std::array<double, 4> gf{};
   std::array<double, 4> gb{};
   std::array<double, 4> dgrad{};  // the backward's input-gradient GEMMs
@@ -219,35 +267,14 @@ LayerCosts layer_costs(const Scenario& s, bool moe_layer) {
       k.bwd_hide[i] = dgrad[i];
     }
   }
-  double hide_f = 0;
-  double hide_b = 0;
-  for (std::size_t i = 0; i < 4; ++i) {
-    hide_f += k.fwd_hide[i];
-    hide_b += k.bwd_hide[i];
-  }
-  k.fwd_s = gemm_f - hide_f + attn + elem + ovh;
-  k.bwd_s = gemm_b - hide_b + attn_b + 2 * elem + ovh;
+  k.fwd_s = gemm_f - sum_of(k.fwd_hide) + attn + elem + ovh;
+  k.bwd_s = gemm_b - sum_of(k.bwd_hide) + attn_b + 2 * elem + ovh;
   if (p.recompute == "full") k.recompute_s = k.fwd_s;
   if (p.recompute == "selective") k.recompute_s = attn;
   const Linear logits{T, static_cast<double>(m.vocab) / tp, h};
   k.logits_fwd_s = fwd_seconds(s, logits, fp8) + ovh;
   k.logits_bwd_s = bwd_seconds(s, logits, fp8) + ovh;
-  if (m.mtp_layers > 0) {
-    // Each MTP module: a 2h -> h projection, a layer like the model's last, the output layer.
-    // Its layer's TP / EP collectives are not modelled (its compute only).
-    const LayerCosts last = m.moe_layer(m.layers - 1) == moe ? k : layer_costs(s, !moe);
-    double hide_last_f = 0;
-    double hide_last_b = 0;
-    for (std::size_t i = 0; i < 4; ++i) {
-      hide_last_f += last.fwd_hide[i];
-      hide_last_b += last.bwd_hide[i];
-    }
-    const Linear mtp_proj{T, h / tp, 2 * h};
-    k.logits_fwd_s +=
-        m.mtp_layers * (fwd_seconds(s, mtp_proj, fp8) + last.fwd_s + hide_last_f + k.logits_fwd_s);
-    k.logits_bwd_s +=
-        m.mtp_layers * (bwd_seconds(s, mtp_proj, fp8) + last.bwd_s + hide_last_b + k.logits_bwd_s);
-  }
+  if (m.mtp_layers > 0) add_mtp(s, moe, T, k);
   return k;
 }
 

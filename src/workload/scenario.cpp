@@ -377,11 +377,10 @@ Result<Scenario> load_scenario(const std::string& path, const std::vector<std::s
 
 namespace {
 
-// validate() of one job; errors start with `where`.
-Result<bool> validate_job(const Scenario& s, const topology::Topology& topo,
-                          const std::string& where) {
+// The model's own shape.
+Result<bool> validate_model(const Scenario& s, const topology::Topology& /*topo*/,
+                            const std::string& where) {
   const ModelSpec& m = s.model;
-  const Parallelism& p = s.par;
   auto bad = [&](const std::string& msg) { return Error{where + msg}; };
   if (m.hidden % m.heads != 0) return bad("model.heads must divide model.hidden");
   if (m.heads % m.kv() != 0) return bad("model.kv_heads must divide model.heads");
@@ -392,6 +391,15 @@ Result<bool> validate_job(const Scenario& s, const topology::Topology& topo,
         "(model.experts > 0)");
   }
   if (m.dense_layers > m.layers) return bad("model.dense_layers exceeds model.layers");
+  return true;
+}
+
+// The parallel sizes and their products.
+Result<bool> validate_sizes(const Scenario& s, const topology::Topology& /*topo*/,
+                            const std::string& where) {
+  const ModelSpec& m = s.model;
+  const Parallelism& p = s.par;
+  auto bad = [&](const std::string& msg) { return Error{where + msg}; };
   if (p.dp == 0 && p.gpus == 0) return bad("parallel: give parallel.dp or parallel.gpus");
   // Products of the parallel sizes in 64 bits: each size is range-checked alone, their product
   // (and everything computed from it in int) must stay within the GPU bound.
@@ -412,6 +420,15 @@ Result<bool> validate_job(const Scenario& s, const topology::Topology& topo,
     return bad("parallel.tp (" + std::to_string(p.tp) + ") must divide model.heads (" +
                std::to_string(m.heads) + ")");
   }
+  return true;
+}
+
+// The layers over the pipeline's virtual stages.
+Result<bool> validate_layers(const Scenario& s, const topology::Topology& /*topo*/,
+                             const std::string& where) {
+  const ModelSpec& m = s.model;
+  const Parallelism& p = s.par;
+  auto bad = [&](const std::string& msg) { return Error{where + msg}; };
   const int pv = p.pp * p.vpp;
   if (p.first_stage_layers > 0 || p.last_stage_layers > 0) {
     const int fixed = (p.first_stage_layers > 0 ? 1 : 0) + (p.last_stage_layers > 0 ? 1 : 0);
@@ -428,6 +445,15 @@ Result<bool> validate_job(const Scenario& s, const topology::Topology& topo,
                ") must split over parallel.pp x parallel.vpp (" + std::to_string(pv) +
                ") virtual stages evenly, or with the first and last one layer short");
   }
+  return true;
+}
+
+// Sequence, batch and micro-batch rules.
+Result<bool> validate_batch(const Scenario& s, const topology::Topology& /*topo*/,
+                            const std::string& where) {
+  const ModelSpec& m = s.model;
+  const Parallelism& p = s.par;
+  auto bad = [&](const std::string& msg) { return Error{where + msg}; };
   if (m.seq_len % p.cp != 0) return bad("parallel.cp must divide model.seq_len");
   if (p.tp_overlap && !p.sequence_parallel && p.tp > 1) {
     return bad(
@@ -455,7 +481,16 @@ Result<bool> validate_job(const Scenario& s, const topology::Topology& topo,
     return bad("the interleaved schedule (parallel.vpp > 1) needs micro-batches per step (" +
                std::to_string(p.micro_batches()) + ") to be a multiple of parallel.pp");
   }
-  if (m.experts > 0 && (m.experts % p.ep != 0 || dp % p.ep != 0)) {
+  return true;
+}
+
+// Experts, precision, and the fit on the topology.
+Result<bool> validate_fit(const Scenario& s, const topology::Topology& topo,
+                          const std::string& where) {
+  const ModelSpec& m = s.model;
+  const Parallelism& p = s.par;
+  auto bad = [&](const std::string& msg) { return Error{where + msg}; };
+  if (m.experts > 0 && (m.experts % p.ep != 0 || p.data_parallel() % p.ep != 0)) {
     return bad("parallel.ep must divide model.experts and the data parallel size");
   }
   if (m.experts == 0 && p.ep > 1) return bad("parallel.ep > 1 needs an MoE model");
@@ -474,6 +509,16 @@ Result<bool> validate_job(const Scenario& s, const topology::Topology& topo,
   if (static_cast<std::uint32_t>(p.tp) > per_server || per_server % p.tp != 0) {
     return bad("parallel.tp (" + std::to_string(p.tp) + ") must divide the " +
                std::to_string(per_server) + " GPUs of a server (TP stays on NVLink)");
+  }
+  return true;
+}
+
+// validate() of one job; errors start with `where`.
+Result<bool> validate_job(const Scenario& s, const topology::Topology& topo,
+                          const std::string& where) {
+  for (auto* check :
+       {validate_model, validate_sizes, validate_layers, validate_batch, validate_fit}) {
+    if (auto ok = check(s, topo, where); !ok) return ok;
   }
   return true;
 }
