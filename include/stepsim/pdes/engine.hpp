@@ -3,8 +3,9 @@
 ///
 /// Loop on every rank: exchange events with the neighbour ranks and agree on g = global minimum
 /// next-event time in the same round (Sync::exchange_min); every LP processes its events with
-/// time < min(g + L, end) (OpenMP threads over LPs); cross-LP events go to outboxes; repeat. L is the smallest channel latency of the
-/// LP graph. Results depend only on the model, never on ranks or threads.
+/// time < min(g + L, end) (OpenMP threads over LPs); cross-LP events go to outboxes; repeat. L is
+/// the smallest channel latency of the LP graph. Results depend only on the model, never on ranks
+/// or threads.
 
 #include <atomic>
 #include <cstdint>

@@ -40,7 +40,8 @@ TEST(ParamTable, EveryCollectiveKeyRoundTripsThroughItsText) {
   auto bad = t.apply("coll.algorithm=collnet");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().message,
-            "coll.algorithm: 'collnet' is not allowed (allowed: ring, tree, nvls, nvls_tree, sharp, nvls_sharp, auto)");
+            "coll.algorithm: 'collnet' is not allowed (allowed: ring, tree, nvls, nvls_tree, "
+            "sharp, nvls_sharp, auto)");
   bad = t.apply("gpu.model=v100");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().message, "gpu.model: unknown GPU 'v100' (allowed: a100, h100, h200, b200)");
