@@ -5,13 +5,17 @@
 // destination GPU). NCCL's p2p scheduling: a peer's bytes go in pieces of
 // NCCL_P2P_NET_CHUNKSIZE (network, 128 KiB) or NCCL_P2P_NVL_CHUNKSIZE (NVLink, 512 KiB), over
 // coll.p2p.channels_per_peer channels of coll.slots (NCCL_STEPS) pieces in flight each. Every
-// network message costs the proxy thread coll.p2p.proxy_overhead (0.5 us: NCCL's network post
-// overhead, 1 us per network step on x86 in tuning.cc getNetOverhead, split between the two ends)
-// at the GPU whose NIC posts it (the PXN GPU for another rail) and again at the receiving GPU;
-// one proxy per GPU serves its sends and receives in turn.
-// So a GPU's proxy handles 2(n - G) messages of at most one chunk per peer in an AllToAll over n
-// GPUs, G per server: many small peers pay 2 x overhead per message where the wire would take
-// less. The first pieces go round robin over the peers (as the proxy progresses its ops).
+// network message passes the proxy of the GPU whose NIC posts it (the PXN GPU for another rail)
+// and again that of the receiving GPU; one proxy thread per GPU serves its sends and receives in
+// turn. At each end a message takes coll.p2p.proxy_overhead (0.5 us: NCCL's network overhead,
+// 1 us per network step on x86 in tuning.cc getNetOverhead, a latency term there, split between
+// the two ends), of which the thread is busy coll.p2p.proxy_busy (0.25 us: posting or polling
+// it); the rest is latency that the slots in flight overlap. So a GPU's proxy handles 2(n - G)
+// messages of at most one chunk per peer in an AllToAll over n GPUs, G per server, one after the
+// other: many small peers pay 2 x busy per message where the wire would take less, while full
+// chunks keep a NIC at line rate (128 KiB per 0.5 us of proxy for a send and a receive: 262 GB/s,
+// above a 1.6T NIC's 195 GB/s goodput). The first pieces go round robin over the peers (as the
+// proxy progresses its ops).
 // Simplified: all peers start at once (NCCL's pairwise steps are not synchronised); channels per
 // peer only widen the window (one connection per peer pair).
 #include <algorithm>
@@ -65,11 +69,15 @@ class PairwiseRun final : public AlgorithmRun {
     const std::int64_t chunk = chunk_of(f);
     return std::clamp<std::int64_t>(f.bytes - i * chunk, 0, chunk);
   }
-  // The proxy of GPU `gpu` takes one message from `now`; when it is done with it.
+  // The proxy of GPU `gpu` takes one message from `now`: its thread is busy with it for
+  // coll.p2p.proxy_busy, one message after the other; the message is through (on the wire, or
+  // handed to the GPU) coll.p2p.proxy_overhead after the thread took it. Returns that time.
   SimTime proxy(std::uint32_t gpu, SimTime now) {
+    const CollectiveParams& p = core_.params();
     SimTime& free = proxy_free_[gpu];
-    free = std::max(free, now) + core_.params().p2p_proxy_overhead;
-    return free;
+    const SimTime start = std::max(free, now);
+    free = start + p.p2p_proxy_busy;
+    return start + std::max(p.p2p_proxy_overhead, p.p2p_proxy_busy);
   }
   void post(nic::Verbs& v, std::uint32_t flow);
   void add_flow(std::uint32_t src, std::uint32_t dst, std::int64_t bytes,
@@ -261,7 +269,7 @@ class Pairwise final : public CollectiveAlgorithm {
     if (s.kind != Kind::kAllToAll || s.servers < 2 || s.bytes <= 0) return c;
     // AllToAll between servers, per GPU and its NIC (one per GPU): (n-G)/n S over the NIC,
     // (G-1)/G S over NVLink (its NVLink peers and PXN hops), 2 (n-G) messages of at most one
-    // chunk per peer through its proxy; the slowest sets the pace.
+    // chunk per peer through its proxy (its busy time each); the slowest sets the pace.
     const double n = s.gpus;
     const double G = s.gpus_per_server;
     const double S = static_cast<double>(s.bytes);
