@@ -14,7 +14,7 @@
 // messages of at most one chunk per peer in an AllToAll over n GPUs, G per server, one after the
 // other: many small peers pay 2 x busy per message where the wire would take less, while full
 // chunks keep a NIC at line rate (128 KiB per 0.5 us of proxy for a send and a receive: 262 GB/s,
-// above a 1.6T NIC's 195 GB/s goodput). The first pieces go round robin over the peers (as the
+// above a 1.6T NIC's 196 GB/s goodput). The first pieces go round robin over the peers (as the
 // proxy progresses its ops).
 // Simplified: all peers start at once (NCCL's pairwise steps are not synchronised); channels per
 // peer only widen the window (one connection per peer pair).
