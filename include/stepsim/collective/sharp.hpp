@@ -11,9 +11,9 @@
 /// Flow control: a GPU has at most `coll.sharp.window` bytes in its tree that have not come
 /// back reduced, so a switch needs at most that many packets' state per tree. AllGather
 /// (kSharpGather): the switches forward each shard up unreduced and the root multicasts it,
-/// paced at its child links' rate; each GPU has window / m^2 of its own packets in flight. The reliability
-/// layer of real SHARP is not modelled: a lost in-network packet (FEC, buffer) leaves the
-/// collective incomplete (the fabric counts the drop).
+/// paced at its child links' rate; each GPU has window / m^2 of its own packets in flight.
+/// The reliability layer of real SHARP is not modelled: a lost in-network packet (FEC, buffer)
+/// leaves the collective incomplete (the fabric counts the drop).
 
 #include <cstdint>
 #include <memory>
