@@ -16,6 +16,8 @@
 // chunks keep a NIC at line rate (128 KiB per 0.5 us of proxy for a send and a receive: 262 GB/s,
 // above a 1.6T NIC's 196 GB/s goodput). The first pieces go round robin over the peers (as the
 // proxy progresses its ops).
+// Over NVLink a flow has at most one NVLink chunk waiting on its GPU's NVLink egress (its
+// GPU's flows share NVLink byte for byte, as concurrent copies do).
 // Simplified: all peers start at once (NCCL's pairwise steps are not synchronised); channels per
 // peer only widen the window (one connection per peer pair).
 #include <algorithm>
@@ -53,12 +55,14 @@ class PairwiseRun final : public AlgorithmRun {
     std::int64_t sent = 0;
     std::int64_t acked = 0;
     std::int64_t pxn_posted = 0;
+    std::int64_t nvl_queued = 0;  // bytes booked on the source GPU's NVLink, not yet sent
   };
   enum Event : std::uint32_t {
     kNvlink = 1,  // a piece of flow `index` crossed NVLink to its destination
     kPxn,         // flow `index`'s PXN hop is done: post the piece to the NIC
     kPost,        // the proxy posts flow `index`'s next piece to the NIC
     kDeliver,     // the proxy of GPU `index` handled a received message of `piece` bytes
+    kNvlSent,     // `piece` wire bytes of flow `index` left its GPU's NVLink egress
   };
 
   [[nodiscard]] std::int64_t bytes_of(int src, int dst) const;
@@ -168,17 +172,27 @@ void PairwiseRun::add_flow(std::uint32_t src, std::uint32_t dst, std::int64_t by
 void PairwiseRun::send(nic::Verbs& v, std::uint32_t fi, std::int64_t upto) {
   Flow& f = flows_[fi];
   const CollectiveParams& p = core_.params();
+  // A flow over NVLink (to a peer in the server, or its PXN hop) has at most one NVLink chunk
+  // of bytes waiting on the GPU's NVLink egress at a time (a copy's thread block has its piece
+  // on the link; the GPU's flows share it byte for byte), so one flow's window of pieces does
+  // not queue ahead of the others': intra-server pieces would starve the PXN hops feeding the
+  // NIC.
   while (f.sent < std::min(f.pieces, upto) &&
-         f.sent - f.acked < p.slots * p.p2p_channels_per_peer) {
+         f.sent - f.acked < p.slots * p.p2p_channels_per_peer &&
+         (!(f.intra || f.pxn) || f.nvl_queued < p.p2p_nvl_chunk)) {
     const std::int64_t wire = core_.wire_bytes(piece_bytes(f, f.sent));
     ++f.sent;
-    if (f.intra) {
+    if (f.intra || f.pxn) {
       const SimTime arrive = core_.nvlink_hop(f.src, v.now(), wire);
-      core_.schedule(v, arrive - v.now() + p.hop_overhead(true),
-                     TimerPayload{.event = kNvlink, .index = fi});
-    } else if (f.pxn) {
-      const SimTime there = core_.nvlink_hop(f.src, v.now(), wire);
-      core_.schedule(v, there - v.now(), TimerPayload{.event = kPxn, .index = fi});
+      f.nvl_queued += wire;
+      core_.schedule(v, arrive - p.nvlink_latency - v.now(),
+                     TimerPayload{.event = kNvlSent, .index = fi, .piece = wire});
+      if (f.intra) {
+        core_.schedule(v, arrive - v.now() + p.hop_overhead(true),
+                       TimerPayload{.event = kNvlink, .index = fi});
+      } else {
+        core_.schedule(v, arrive - v.now(), TimerPayload{.event = kPxn, .index = fi});
+      }
     } else {
       core_.schedule(v, proxy(f.src, v.now()) - v.now(), TimerPayload{.event = kPost, .index = fi});
     }
@@ -229,6 +243,10 @@ void PairwiseRun::on_timer(nic::Verbs& v, const TimerPayload& t) {
       break;
     case kDeliver:
       received(v, t.index, t.piece);
+      break;
+    case kNvlSent:
+      f.nvl_queued -= t.piece;
+      send(v, t.index);
       break;
     default:
       fatal("collective: pairwise: unknown timer event " + std::to_string(t.event));
