@@ -5,7 +5,8 @@
 #   same fabric), and at least one is slower: their traffic shares links.
 # - The report lists both jobs (text, JSON, HDF5 /jobs and the job columns).
 # - The same digest and per-job step times at 1 and 2 ranks and 1 and 2 threads.
-# - Bad `jobs:` input: one message naming the key, exit 2.
+# - --set jobs.NAME.KEY=VALUE changes that job only.
+# - Bad `jobs:` input and bad --set jobs.* keys: one message naming the key, exit 2.
 set -uo pipefail
 stepsim=$1; mpiexec=$2; data=$3; shift 3; mpiflags=("$@")
 here=$(cd "$(dirname "$0")" && pwd)
@@ -89,6 +90,32 @@ pick() { grep -E '^(step time|job |digest)' <<<"$1" | tr -s ' '; }
 check "1 and 2 ranks: the same digest and job lines" '[[ -n "$(pick "$out")" && "$(pick "$out")" == "$(pick "$both_out")" ]]'
 out=$("$stepsim" run "$both" --quiet --no-output --threads 2 2>&1)
 check "1 and 2 threads: the same digest and job lines" '[[ -n "$(pick "$out")" && "$(pick "$out")" == "$(pick "$both_out")" ]]'
+# --set one job's keys (jobs.NAME.KEY): job b on 4 of its GPUs at DP 2 runs 4 micro-batches per
+# pipeline instead of 2, so its step is longer; job a's keys (its heading line) are untouched.
+out=$("$stepsim" run "$both" --quiet --no-output --set jobs.b.gpus=2-3,6-7 --set jobs.b.parallel.dp=2 2>&1); rc=$?
+b3=$(job_us b "$out"); a3=$(job_us a "$out")
+echo "--set jobs.b.gpus=2-3,6-7 jobs.b.parallel.dp=2: job a $a3 us, job b $b3 us"
+check "--set jobs.b.*: exit 0, job b on GPUs 2-3,6-7 at DP 2" \
+  '[[ $rc -eq 0 ]] && grep -q "^# job b: m4-small on GPUs 2-3,6-7 (4 GPUs; TP 1, PP 2 x 1, CP 1, EP 1, DP 2)" <<<"$out"'
+check "--set jobs.b.*: job a's heading is the same as without it" \
+  '[[ -n "$(grep "^# job a:" <<<"$out")" && "$(grep "^# job a:" <<<"$out")" == "$(grep "^# job a:" <<<"$both_out")" ]]'
+check "--set jobs.b.*: job b's step ($b3 us) is longer than at DP 4 ($b2 us)" \
+  'awk -v t="$b3" -v b="$b2" "BEGIN { exit !(b > 0 && t > 1.2 * b) }"'
+expect_error "--set jobs.c.parallel.dp: no job 'c' (jobs: a, b; or by index, 0..1)" \
+  run "$both" --no-output --set jobs.c.parallel.dp=2
+expect_error "--set jobs.b.parallel.tq: unknown key (allowed: parallel.tp, parallel.pp" \
+  run "$both" --no-output --set jobs.b.parallel.tq=2
+expect_error "--set jobs.b.fabric.lb: not a job key (allowed: name, gpus, model.*, parallel.*, compute.*" \
+  run "$both" --no-output --set jobs.b.fabric.lb=spray
+expect_error "--set jobs.b.parallel.dp: 'two' is not a number (allowed: 0..16777216)" \
+  run "$both" --no-output --set jobs.b.parallel.dp=two
+expect_error "--set jobs.b.gpus: '2-x' is not a list of GPU ranges" \
+  run "$both" --no-output --set jobs.b.gpus=2-x
+# By index, as messages name a job: DP 2 on job b's 8 GPUs does not add up.
+expect_error "jobs[1] (b): parallel.gpus must equal tp x pp x cp x dp" \
+  run "$both" --no-output --set jobs.1.parallel.dp=2
+expect_error "jobs[1] (b): parallel.gpus must equal tp x pp x cp x dp" \
+  run "$both" --no-output --set 'jobs[1].parallel.dp=2'
 # Bad input: one message naming the key, exit 2.
 bad() {  # bad NAME SED-EXPRESSION: a copy of the scenario edited by sed
   sed "$2" "$both" >"$1.yaml"
