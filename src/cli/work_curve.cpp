@@ -75,6 +75,7 @@ void WorkCurve::finish(double step_s) {
   // Rounding: the curve ends at the total.
   for (double& v : values_) v = std::min(v, total_);
   if (!values_.empty() && slope == 0) values_.back() = total_;
+  at_step_ = bytes_at(step_s);
 }
 
 double WorkCurve::bytes_at(double t_s) const {
@@ -92,8 +93,8 @@ double WorkCurve::bytes_at(double t_s) const {
 double WorkCurve::fraction(double t_s) const {
   if (step_ <= 0) return 0;
   const double time = std::max(0.0, t_s) / step_;
-  if (total_ <= 0) return time;
-  return (1 - kTimeShare) * bytes_at(t_s) / total_ + kTimeShare * time;
+  if (at_step_ <= 0) return time;
+  return (1 - kTimeShare) * bytes_at(t_s) / at_step_ + kTimeShare * time;
 }
 
 Result<workload::CommCost> CrossServerRecorder::cost(const workload::CommOp& op) {

@@ -21,8 +21,9 @@
 namespace stepsim::cli {
 
 /// The network bytes of a step at ideal fidelity against simulated time, W(t), and the work
-/// fraction f(t) = (1 - s) W(t) / W(total) + s t / T, s = kTimeShare (f = t / T when no collective
-/// crosses servers). Monotone in t; 1 at T once every collective has ended; above 1 after T.
+/// fraction f(t) = (1 - s) W(t) / W(T) + s t / T, s = kTimeShare (f = t / T when no collective
+/// crosses servers before T). Monotone in t; 1 at T; above 1 after T (a slower step; the
+/// parameter all-gathers that overlap the next step's forward pass end after T).
 class WorkCurve {
  public:
   /// The share of simulated time in the fraction.
@@ -48,8 +49,8 @@ class WorkCurve {
 
   /// The fraction of the step's work done at simulated time `t_s` (after finish()).
   [[nodiscard]] double fraction(double t_s) const;
-  /// W(total): the network bytes of the step.
-  [[nodiscard]] double network_bytes() const { return total_; }
+  /// W(T): the network bytes of the step by the end of its ideal time.
+  [[nodiscard]] double network_bytes() const { return at_step_; }
   [[nodiscard]] double step_s() const { return step_; }
 
  private:
@@ -57,7 +58,8 @@ class WorkCurve {
 
   std::vector<Span> spans_;
   double step_ = 0;
-  double total_ = 0;
+  double total_ = 0;    // W(infinity)
+  double at_step_ = 0;  // W(T)
   // W as a piecewise linear function: its value at each breakpoint (increasing times); a
   // breakpoint may repeat a time (a collective of zero length: a jump).
   std::vector<double> times_;

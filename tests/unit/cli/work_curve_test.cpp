@@ -1,6 +1,7 @@
 // The whole step's work fraction (src/cli/work_curve.hpp): it follows the network bytes at ideal
 // fidelity, not simulated time, so a compute-only stretch before a heavy network collective is a
-// small part of the work; a collective inside one server adds none; it is monotone and 1 at T.
+// small part of the work; a collective inside one server adds none; it is monotone and 1 at T
+// (the bytes moved by T are the whole).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -81,8 +82,9 @@ TEST(WorkCurve, IsMonotoneWithOverlapsAndInstantCollectives) {
   w.add({2.0, 2.5, 400});
   w.add({2.2, 6.0, 250});
   w.add({6.0, 6.0, 10});
+  w.add({5.5, 7.0, 90});  // ends after T (a parameter all-gather under the next step's forward)
   w.finish(6.0);
-  EXPECT_DOUBLE_EQ(w.network_bytes(), 810);
+  EXPECT_DOUBLE_EQ(w.network_bytes(), 810 + 30);  // W(T)
   double last = -1;
   for (int i = 0; i <= 700; ++i) {
     const double f = w.fraction(i * 0.01);
@@ -90,6 +92,7 @@ TEST(WorkCurve, IsMonotoneWithOverlapsAndInstantCollectives) {
     last = f;
   }
   EXPECT_NEAR(w.fraction(6.0), 1.0, 1e-12);
+  EXPECT_GT(w.fraction(6.5), 1.0);
   EXPECT_LT(w.fraction(0.99), w.fraction(1.0));  // the jump at 1 s is counted at 1 s
   EXPECT_EQ(w.add_job({}, {true}, 1), false);    // the flags must line up with the records
 }
