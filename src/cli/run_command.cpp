@@ -41,8 +41,9 @@ RunCommand::RunCommand(CLI::App& parent) {
                    "analytical (alpha-beta lower bound)");
   cmd_->add_option("--threads", opt_.threads, "OpenMP threads per rank")->capture_default_str();
   cmd_->add_option("--partition", opt_.partition,
-                   "Partitioner of LPs onto ranks: metis (weighted by each collective's traffic) "
-                   "or block")
+                   "Partitioner of LPs onto ranks: auto (cyclic for the whole step, metis "
+                   "otherwise), metis (weighted by each collective's traffic), cyclic (LP v on "
+                   "rank v mod ranks: what is busy at the same time is spread) or block")
       ->capture_default_str();
   cmd_->add_option("--json", opt_.json_path, "Write the summary as JSON to this file");
   cmd_->add_option("-o,--output", opt_.output,
@@ -361,7 +362,9 @@ Result<workload::StepResult> simulate(const RunOptions& opt, const LoadedRun& ru
   const double ideal_wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (auto p = pdes::make_partitioner(opt.partition); !p) {
-    return Error{"--partition: " + p.error().message};
+    std::string m = p.error().message;
+    if (const auto at = m.find("(allowed: "); at != std::string::npos) m.insert(at + 10, "auto, ");
+    return Error{"--partition: " + m};
   }
   pdes::EngineOptions opts = bench_engine_options(opt.threads, s.end, false, rank);
   opts.partitioner = opt.partition;
@@ -685,6 +688,14 @@ int RunCommand::execute(int rank, int ranks) {
     if (auto ok = check_fabric_memory(run->topo, ranks); !ok) {
       return user_error(rank, ok.error().message);
     }
+  }
+  // The whole step keeps every group busy at once: spreading LPs evenly over the ranks balances
+  // each window (window parallelism 1.63 against METIS's 1.16 on GPT-3 175B at 2 ranks;
+  // docs/engine.md). A single collective's run is balanced by its traffic (METIS).
+  if (opt_.partition == "auto") {
+    const bool whole = run->scenario.step_mode == "whole" &&
+                       (run->scenario.fidelity == "packet" || run->scenario.fidelity == "cell");
+    opt_.partition = whole ? "cyclic" : "metis";
   }
   double wall_s = 0;
   bool samples_written = false;
