@@ -30,7 +30,9 @@ RunCommand::RunCommand(CLI::App& parent) {
   cmd_ = parent.add_subcommand(
       "run", "One training step of a scenario (workloads/*.yaml): step time, MFU, breakdown");
   cmd_->add_option("scenario", opt_.scenario, "Scenario file (workloads/*.yaml)")->required();
-  cmd_->add_option("--set", opt_.sets, "Override a scenario key: key=value (repeatable)");
+  cmd_->add_option(
+      "--set", opt_.sets,
+      "Override a scenario key: key=value, or one job's: jobs.NAME.key=value (repeatable)");
   cmd_->add_option("--fidelity", opt_.fidelity,
                    "packet (every collective at packet level), cell (the same fabric in cells of "
                    "fabric.cell bytes, 64 KiB by default), ideal (NCCL's cost model) or "

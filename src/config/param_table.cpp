@@ -32,6 +32,12 @@ std::string range_text(T lo, T hi) {
   return s.str();
 }
 
+// A value that does not parse: the parser's message and the allowed range.
+template <class T>
+Error with_range(const Error& e, T lo, T hi, const std::string& unit = "") {
+  return Error{e.message + " (allowed: " + range_text(lo, hi) + unit + ")"};
+}
+
 }  // namespace
 
 Result<bool> ParamTable::set(const std::string& key, const std::string& text) const {
@@ -150,7 +156,7 @@ Param ranged(const std::string& key, std::string help, T& field, T lo, T hi, std
   return Param{key, std::move(help),
                [&field, lo, hi, unit, parse](const std::string& t) -> Result<bool> {
                  auto v = parse(t);
-                 if (!v) return v.error();
+                 if (!v) return with_range(v.error(), lo, hi, unit);
                  if (*v < lo || *v > hi) {
                    return Error{"'" + t + "' is out of range (" + range_text(lo, hi) + unit + ")"};
                  }
@@ -205,7 +211,7 @@ void ParamTable::real(const std::string& key, double& field, double lo, double h
   add({key, std::move(help),
        [&field, lo, hi](const std::string& t) -> Result<bool> {
          auto v = parse_number<double>(t);
-         if (!v) return v.error();
+         if (!v) return with_range(v.error(), lo, hi);
          if (!(*v >= lo && *v <= hi)) {
            return Error{"'" + t + "' is out of range (" + range_text(lo, hi) + ")"};
          }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <optional>
 
 #include "stepsim/config/yaml_input.hpp"
 
@@ -230,26 +231,163 @@ Result<std::vector<std::uint32_t>> parse_gpu_ranges(const std::string& text, std
 
 // The keys a job takes: name, gpus, and the scenario's model.*, parallel.* and compute.* keys
 // (as "jobs[K].model.layers", ...), bound to `job` and `gpus_text`.
+// An empty prefix gives the bare keys ("model.layers"): --set jobs.NAME.KEY.
 config::ParamTable job_param_table(Scenario& job, std::string& name, std::string& gpus_text,
                                    const std::string& prefix) {
+  auto full = [&prefix](const std::string& key) {
+    return prefix.empty() ? key : prefix + "." + key;
+  };
   config::ParamTable t;
-  t.add(text(prefix + ".name", name, "the job's name (reports)"));
-  t.add(text(prefix + ".gpus", gpus_text,
+  t.add(text(full("name"), name, "the job's name (reports)"));
+  t.add(text(full("gpus"), gpus_text,
              "the job's GPUs of the topology, whole servers: ranges such as 0-63 or 0-7,16-23"));
   const config::ParamTable all = scenario_param_table(job);
   for (config::Param p : all.params()) {
     if (p.key.starts_with("model.") || p.key.starts_with("parallel.") ||
         p.key.starts_with("compute.")) {
-      p.key = prefix + "." + p.key;
+      p.key = full(p.key);
       t.add(std::move(p));
     }
   }
   return t;
 }
 
+// A `--set jobs.NAME.KEY=VALUE` (or jobs.K.KEY, jobs[K].KEY): the job it addresses (by its
+// index in `jobs:`), the address as typed ("jobs.b") and the job's own key ("parallel.dp").
+struct JobSet {
+  std::size_t job = 0;
+  std::string address;
+  std::string key;
+  std::string value;
+};
+
+bool is_job_set(const std::string& kv) {
+  const std::string key = kv.substr(0, kv.find('='));
+  return key == "jobs" || key.starts_with("jobs.") || key.starts_with("jobs[");
+}
+
+// Each job's name before any --set: its `name`, else jobK.
+std::vector<std::string> job_names(const YAML::Node& list) {
+  std::vector<std::string> names;
+  for (std::size_t k = 0; k < list.size(); ++k) {
+    const YAML::Node& entry = list[k];
+    const YAML::Node name = entry.IsMap() ? entry["name"] : YAML::Node();
+    names.push_back(name && name.IsScalar() ? name.Scalar() : "job" + std::to_string(k));
+  }
+  return names;
+}
+
+std::optional<std::size_t> job_index(const std::string& text, std::size_t jobs) {
+  if (text.empty() || text.size() > 6 ||
+      text.find_first_not_of("0123456789") != std::string::npos) {
+    return std::nullopt;
+  }
+  const auto k = static_cast<std::size_t>(std::stoul(text));
+  if (k >= jobs) return std::nullopt;
+  return k;
+}
+
+// Which job `kv` addresses: a name of `names` (the longest that matches, so names may hold
+// dots), else an index.
+Result<JobSet> resolve_job_set(const std::string& kv, const std::vector<std::string>& names) {
+  const auto eq = kv.find('=');
+  if (eq == std::string::npos || eq == 0) return Error{"--set '" + kv + "' is not key=value"};
+  const std::string key = kv.substr(0, eq);
+  std::string list;
+  for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+  const std::string form = "jobs.NAME.KEY=VALUE (jobs: " + list + "; or jobs.K.KEY by index, 0.." +
+                           std::to_string(names.size() - 1) + ")";
+  JobSet js;
+  js.value = kv.substr(eq + 1);
+  std::string rest;  // after the job's address and its dot
+  bool found = false;
+  if (key.starts_with("jobs[")) {
+    const auto close = key.find(']');
+    const auto k = close == std::string::npos ? std::nullopt
+                                              : job_index(key.substr(5, close - 5), names.size());
+    if (k && close + 1 < key.size() && key[close + 1] == '.') {
+      js.job = *k;
+      js.address = key.substr(0, close + 1);
+      rest = key.substr(close + 2);
+      found = true;
+    }
+  } else if (key.starts_with("jobs.")) {
+    const std::string after = key.substr(5);
+    std::size_t best = 0;
+    for (std::size_t k = 0; k < names.size(); ++k) {
+      const std::string& n = names[k];
+      if (after.starts_with(n + ".") && (!found || n.size() > best)) {
+        js.job = k;
+        best = n.size();
+        found = true;
+      }
+    }
+    if (!found) {
+      if (auto k = job_index(after.substr(0, after.find('.')), names.size());
+          k && after.find('.') != std::string::npos) {
+        js.job = *k;
+        best = after.find('.');
+        found = true;
+      }
+    }
+    if (found) {
+      js.address = key.substr(0, 5 + best);
+      rest = after.substr(best + 1);
+    }
+  }
+  if (!found) {
+    const std::string after = key.starts_with("jobs.") ? key.substr(5) : "";
+    const std::string who = after.substr(0, after.find('.'));
+    if (who.empty() || std::find(names.begin(), names.end(), after) != names.end()) {
+      return Error{"--set " + key + ": expected " + form};
+    }
+    return Error{"--set " + key + ": no job '" + who + "' (jobs: " + list + "; or by index, 0.." +
+                 std::to_string(names.size() - 1) + ")"};
+  }
+  if (rest.empty()) return Error{"--set " + key + ": expected " + form};
+  js.key = rest;
+  return js;
+}
+
+Result<std::vector<JobSet>> resolve_job_sets(const std::vector<std::string>& sets,
+                                             const std::vector<std::string>& names) {
+  std::vector<JobSet> out;
+  for (const std::string& kv : sets) {
+    auto js = resolve_job_set(kv, names);
+    if (!js) return js.error();
+    out.push_back(std::move(js).value());
+  }
+  return out;
+}
+
+// Applies the job's --set assignments to the job bound to `own` (a table of bare job keys);
+// returns the --set key that gave its gpus ("jobs.b.gpus"), or "".
+Result<std::string> apply_job_sets(const config::ParamTable& own, const std::vector<JobSet>& sets,
+                                   std::size_t job) {
+  std::string gpus_from;
+  for (const JobSet& js : sets) {
+    if (js.job != job) continue;
+    const std::string section = js.key.substr(0, js.key.find('.'));
+    if (section != "name" && section != "gpus" && section != "model" && section != "parallel" &&
+        section != "compute") {
+      return Error{"--set " + js.address + "." + js.key +
+                   ": not a job key (allowed: name, gpus, model.*, parallel.*, compute.*; every "
+                   "other key is the scenario's, shared by all jobs: --set " +
+                   js.key + "=VALUE)"};
+    }
+    if (auto ok = own.set(js.key, js.value); !ok) {
+      return Error{"--set " + js.address + "." + ok.error().message};
+    }
+    if (js.key == "gpus") gpus_from = js.address + ".gpus";
+  }
+  return gpus_from;
+}
+
 // The `jobs:` list of scenario file `path` into s.jobs; each job starts from `s`'s model,
 // parallel and compute keys (with --set applied), parallel.dp and .gpus from its GPUs.
-Result<bool> load_jobs(const YAML::Node& list, const std::string& path, Scenario& s) {
+// `sets`: the --set assignments of jobs' keys (is_job_set), applied after each job's own keys.
+Result<bool> load_jobs(const YAML::Node& list, const std::string& path,
+                       const std::vector<std::string>& sets, Scenario& s) {
   auto line = [&](const YAML::Node& n) {
     return path + ":" + std::to_string(n.Mark().line + 1) + ": ";
   };
@@ -258,6 +396,8 @@ Result<bool> load_jobs(const YAML::Node& list, const std::string& path, Scenario
                  "jobs: expected a list of jobs (each a map of name, gpus, model, "
                  "parallel, compute)"};
   }
+  auto job_sets = resolve_job_sets(sets, job_names(list));
+  if (!job_sets) return job_sets.error();
   std::vector<GpuRange> ranges;  // every job's
   for (std::size_t k = 0; k < list.size(); ++k) {
     const YAML::Node& entry = list[k];
@@ -280,13 +420,20 @@ Result<bool> load_jobs(const YAML::Node& list, const std::string& path, Scenario
     std::string gpus_text;
     const config::ParamTable t = job_param_table(job, name, gpus_text, key);
     if (auto ok = t.load_yaml_map(entry, key, path); !ok) return ok.error();
+    const config::ParamTable own = job_param_table(job, name, gpus_text, "");
+    auto gpus_from = apply_job_sets(own, *job_sets, k);
+    if (!gpus_from) return gpus_from.error();
     if (gpus_text.empty()) {
       return Error{line(entry) + key +
                    ".gpus: missing (the job's GPUs of the topology, e.g. "
                    "0-63 or 0-7,16-23)"};
     }
     auto gpus = parse_gpu_ranges(gpus_text, k, ranges);
-    if (!gpus) return Error{line(entry) + key + ".gpus: " + gpus.error().message};
+    if (!gpus) {
+      return Error{
+          (gpus_from->empty() ? line(entry) + key + ".gpus: " : "--set " + *gpus_from + ": ") +
+          gpus.error().message};
+    }
     for (const JobSpec& other : s.jobs) {
       if (other.name == name) return Error{line(entry) + key + ".name: '" + name + "' is taken"};
     }
@@ -353,11 +500,21 @@ Result<Scenario> load_scenario(const std::string& path, const std::vector<std::s
       }
       if (auto ok = t.load_yaml_map(doc, "", path); !ok) return ok.error();
     }
+    std::vector<std::string> job_sets;  // jobs.NAME.KEY=VALUE: after the jobs' own keys
     for (const std::string& kv : sets) {
-      if (auto ok = t.apply(kv); !ok) return Error{"--set " + ok.error().message};
+      if (is_job_set(kv)) {
+        job_sets.push_back(kv);
+      } else if (auto ok = t.apply(kv); !ok) {
+        return Error{"--set " + ok.error().message};
+      }
     }
     if (has_jobs) {
-      if (auto ok = load_jobs(jobs, path, s); !ok) return ok.error();
+      if (auto ok = load_jobs(jobs, path, job_sets, s); !ok) return ok.error();
+    } else if (!job_sets.empty()) {
+      const std::string& kv = job_sets.front();
+      return Error{"--set " + kv.substr(0, kv.find('=')) + ": " + path +
+                   " lists no jobs (a job's keys, jobs.NAME.KEY=VALUE, need a scenario with "
+                   "jobs:)"};
     }
   }
   if (s.topology.empty()) return Error{path + ": topology: missing (a topology file)"};

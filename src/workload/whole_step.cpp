@@ -21,6 +21,7 @@
 #include "stepsim/core/hash.hpp"
 #include "stepsim/fabric/traffic.hpp"
 #include "stepsim/nic/rdma_run.hpp"
+#include "stepsim/pdes/stat_reduce.hpp"
 #include "stepsim/workload/compute_cost.hpp"
 #include "stepsim/workload/stage_program.hpp"
 
@@ -193,6 +194,44 @@ struct GpuRun {
   std::int64_t first_fwd = -1;  // the first forward pass's length (hides the parameter gather)
   bool in_first_fwd = false;
 };
+
+// One GPU's clocks at the end of the run, gathered over the ranks by its declared statistics
+// (core/stat_table.hpp, stat::allreduce): its server's rank fills it, the other ranks keep the
+// defaults, which are the reductions' identities.
+struct GpuClock {
+  std::int64_t end_ps = -1;  // its program's end; -1: it did not finish
+  std::int64_t compute_ps = 0;
+  std::int64_t bubble_ps = 0;
+  std::int64_t optimizer_ps = 0;
+  std::int64_t exposed_tp_ps = 0;
+  std::int64_t exposed_cp_ps = 0;
+  std::int64_t exposed_ep_ps = 0;
+  std::int64_t exposed_pp_ps = 0;
+  std::int64_t exposed_dp_ps = 0;
+  std::int64_t waiting_since_ps = -1;  // since when it waits (a GPU that did not finish)
+};
+constexpr auto stat_table(std::type_identity<GpuClock>) {
+  using S = GpuClock;
+  return std::array{stat::max("end_ps", "ps", &S::end_ps),
+                    stat::sum("compute_ps", "ps", &S::compute_ps),
+                    stat::sum("bubble_ps", "ps", &S::bubble_ps),
+                    stat::sum("optimizer_ps", "ps", &S::optimizer_ps),
+                    stat::sum("exposed_tp_ps", "ps", &S::exposed_tp_ps),
+                    stat::sum("exposed_cp_ps", "ps", &S::exposed_cp_ps),
+                    stat::sum("exposed_ep_ps", "ps", &S::exposed_ep_ps),
+                    stat::sum("exposed_pp_ps", "ps", &S::exposed_pp_ps),
+                    stat::sum("exposed_dp_ps", "ps", &S::exposed_dp_ps),
+                    stat::max("waiting_since_ps", "ps", &S::waiting_since_ps)};
+}
+static_assert(sizeof(GpuClock) == stat::kCount<GpuClock> * sizeof(std::int64_t),
+              "every member of GpuClock has its line in the table");
+// The exposed members by CommGroup (comm_model.hpp's order).
+constexpr std::array<std::int64_t GpuClock::*, kCommGroups> kExposedPs{
+    &GpuClock::exposed_tp_ps, &GpuClock::exposed_cp_ps, &GpuClock::exposed_ep_ps,
+    &GpuClock::exposed_pp_ps, &GpuClock::exposed_dp_ps};
+static_assert(static_cast<int>(CommGroup::kTp) == 0 && static_cast<int>(CommGroup::kCp) == 1 &&
+              static_cast<int>(CommGroup::kEp) == 2 && static_cast<int>(CommGroup::kPp) == 3 &&
+              static_cast<int>(CommGroup::kDp) == 4);
 
 struct ServerState {
   std::unordered_map<std::uint64_t, Instance> live;
@@ -1309,28 +1348,23 @@ std::vector<T> all_gather(pdes::Sync& sync, const std::vector<T>& mine) {
 // the run ended. An error: the simulation stalled (GPUs wait with nothing left to happen).
 Result<StepStop> StepApp::collect_stages(pdes::Sync& sync, const nic::RdmaRun& run, bool stopped,
                                          StepTrace& trace) {
-  // Each GPU's clocks (its server's rank fills them; the others add zeros).
-  constexpr std::size_t kW = 6 + kCommGroups;
+  // Each GPU's clocks (its server's rank fills them; the others keep the defaults).
   const std::size_t n = gpus_.size();
-  std::vector<std::uint64_t> buf(n * kW, 0);
+  std::vector<GpuClock> clocks(n);
   for (const ServerState& ss : servers_) {
     if (!ss.here) continue;
     for (std::uint32_t gi : ss.gpus) {
       const GpuRun& g = gpus_[gi];
-      std::uint64_t* b = &buf[gi * kW];
-      b[0] = 1;
-      b[1] = static_cast<std::uint64_t>(g.wait == Wait::kDone ? g.end.picoseconds() + 1 : 0);
-      b[2] = static_cast<std::uint64_t>(g.compute);
-      b[3] = static_cast<std::uint64_t>(g.bubble);
-      b[4] = static_cast<std::uint64_t>(g.optimizer);
-      for (int k = 0; k < kCommGroups; ++k) {
-        b[5 + idx(k)] = static_cast<std::uint64_t>(g.exposed[idx(k)]);
-      }
-      // A GPU that did not finish: since when it waits (its clock stopped there).
-      b[kW - 1] = static_cast<std::uint64_t>(g.since.picoseconds() + 1);
+      GpuClock& c = clocks[gi];
+      c.end_ps = g.wait == Wait::kDone ? g.end.picoseconds() : -1;
+      c.compute_ps = g.compute;
+      c.bubble_ps = g.bubble;
+      c.optimizer_ps = g.optimizer;
+      for (int k = 0; k < kCommGroups; ++k) c.*kExposedPs[idx(k)] = g.exposed[idx(k)];
+      c.waiting_since_ps = g.since.picoseconds();
     }
   }
-  sync.allreduce_sum(buf);
+  stat::allreduce(sync, clocks);
   std::vector<std::size_t> base;  // by job: its first stage in trace.stages
   for (const JobRun& j : jobs_) {
     base.push_back(trace.stages.size());
@@ -1343,26 +1377,25 @@ Result<StepStop> StepApp::collect_stages(pdes::Sync& sync, const nic::RdmaRun& r
   std::uint32_t first_stuck = kNone32;
   for (std::uint32_t gi = 0; gi < n; ++gi) {
     if (!gpus_[gi].used) continue;
-    const std::uint64_t* b = &buf[gi * kW];
-    const bool done = b[1] > 0;
+    const GpuClock& c = clocks[gi];
+    const bool done = c.end_ps >= 0;
     if (!done) {
       ++unfinished;
       if (first_stuck == kNone32) first_stuck = gi;
     }
     // The stage's clock is its slowest GPU's (one that did not finish: the run's end).
-    const std::int64_t stuck = static_cast<std::int64_t>(b[kW - 1]) - 1;
-    const std::int64_t end = done ? static_cast<std::int64_t>(b[1]) - 1
-                                  : std::min(last, stopped || stuck <= 0 ? last : stuck);
+    const std::int64_t stuck = c.waiting_since_ps;
+    const std::int64_t end = done ? c.end_ps : std::min(last, stopped || stuck <= 0 ? last : stuck);
     const std::size_t st = base[gpus_[gi].job] + idx(gpus_[gi].stage);
     if (end <= stage_end[st]) continue;
     stage_end[st] = end;
     StageTime& t = trace.stages[st];
     t.t = static_cast<double>(end) * 1e-12;
-    t.compute = static_cast<double>(b[2]) * 1e-12;
-    t.bubble = static_cast<double>(b[3]) * 1e-12;
-    t.optimizer = static_cast<double>(b[4]) * 1e-12;
+    t.compute = static_cast<double>(c.compute_ps) * 1e-12;
+    t.bubble = static_cast<double>(c.bubble_ps) * 1e-12;
+    t.optimizer = static_cast<double>(c.optimizer_ps) * 1e-12;
     for (int k = 0; k < kCommGroups; ++k) {
-      t.exposed[k] = static_cast<double>(b[5 + idx(k)]) * 1e-12;
+      t.exposed[k] = static_cast<double>(c.*kExposedPs[idx(k)]) * 1e-12;
     }
   }
   std::vector<std::uint64_t> failed{0};

@@ -5,7 +5,8 @@
 #   same fabric), and at least one is slower: their traffic shares links.
 # - The report lists both jobs (text, JSON, HDF5 /jobs and the job columns).
 # - The same digest and per-job step times at 1 and 2 ranks and 1 and 2 threads.
-# - Bad `jobs:` input: one message naming the key, exit 2.
+# - --set jobs.NAME.KEY=VALUE changes that job only.
+# - Bad `jobs:` input and bad --set jobs.* keys: one message naming the key, exit 2.
 set -uo pipefail
 stepsim=$1; mpiexec=$2; data=$3; shift 3; mpiflags=("$@")
 here=$(cd "$(dirname "$0")" && pwd)
@@ -89,6 +90,55 @@ pick() { grep -E '^(step time|job |digest)' <<<"$1" | tr -s ' '; }
 check "1 and 2 ranks: the same digest and job lines" '[[ -n "$(pick "$out")" && "$(pick "$out")" == "$(pick "$both_out")" ]]'
 out=$("$stepsim" run "$both" --quiet --no-output --threads 2 2>&1)
 check "1 and 2 threads: the same digest and job lines" '[[ -n "$(pick "$out")" && "$(pick "$out")" == "$(pick "$both_out")" ]]'
+# --set one job's keys (jobs.NAME.KEY): job b on 4 of its GPUs at DP 2 runs 4 micro-batches per
+# pipeline instead of 2 (twice the forward passes, each as long, the same model FLOPs); job a's
+# keys and its passes are untouched (its step may move: the two jobs share links).
+out=$("$stepsim" run "$both" --quiet -o setb.h5 --json setb.json \
+  --set jobs.b.gpus=2-3,6-7 --set jobs.b.parallel.dp=2 2>&1); rc=$?
+check "--set jobs.b.*: exit 0, job b on GPUs 2-3,6-7 at DP 2" \
+  '[[ $rc -eq 0 ]] && grep -q "^# job b: m4-small on GPUs 2-3,6-7 (4 GPUs; TP 1, PP 2 x 1, CP 1, EP 1, DP 2)" <<<"$out"'
+check "--set jobs.b.*: job a's heading is the same as without it" \
+  '[[ -n "$(grep "^# job a:" <<<"$out")" && "$(grep "^# job a:" <<<"$out")" == "$(grep "^# job a:" <<<"$both_out")" ]]'
+out=$(/usr/bin/python3 - both.h5 setb.h5 both.json setb.json <<'PY'
+import json, sys
+import h5py
+was, now = (h5py.File(f, "r")["ops"][:] for f in sys.argv[1:3])
+jwas, jnow = (json.load(open(f))["jobs"] for f in sys.argv[3:5])
+def forward(ops, job, stage):  # the forward passes of a job's stage: count, total time
+    f = ops[(ops["job"] == job) & (ops["stage"] == stage) & (ops["kind"] == 0)]
+    return len(f), float((f["end_s"] - f["start_s"]).sum())
+bad = []
+for st in (0, 1):
+    (na0, ta0), (na1, ta1) = forward(was, 0, st), forward(now, 0, st)
+    (nb0, tb0), (nb1, tb1) = forward(was, 1, st), forward(now, 1, st)
+    if na1 != na0 or abs(ta1 - ta0) > 1e-12 * max(ta0, 1):
+        bad.append("job a stage %d: %d passes %g s -> %d passes %g s" % (st, na0, ta0, na1, ta1))
+    if nb0 == 0 or nb1 != 2 * nb0 or abs(tb1 - 2 * tb0) > 1e-9 * tb0 + 1e-12:
+        bad.append("job b stage %d: %d passes %g s -> %d passes %g s" % (st, nb0, tb0, nb1, tb1))
+for k in ("gpu_count", "gpus", "model_flops"):
+    if jnow[0][k] != jwas[0][k]:
+        bad.append("job a's %s moved: %s -> %s" % (k, jwas[0][k], jnow[0][k]))
+if (jnow[1]["gpu_count"], jnow[1]["gpus"]) != (4, "2-3,6-7") or jnow[1]["model_flops"] != jwas[1]["model_flops"]:
+    bad.append("job b: %s" % jnow[1])
+print("ok" if not bad else "; ".join(bad))
+PY
+)
+check "--set jobs.b.*: job b's forward passes double, job a's stay: $out" '[[ "$out" == ok ]]'
+expect_error "--set jobs.c.parallel.dp: no job 'c' (jobs: a, b; or by index, 0..1)" \
+  run "$both" --no-output --set jobs.c.parallel.dp=2
+expect_error "--set jobs.b.parallel.tq: unknown key (allowed: parallel.tp, parallel.pp" \
+  run "$both" --no-output --set jobs.b.parallel.tq=2
+expect_error "--set jobs.b.fabric.lb: not a job key (allowed: name, gpus, model.*, parallel.*, compute.*" \
+  run "$both" --no-output --set jobs.b.fabric.lb=spray
+expect_error "--set jobs.b.parallel.dp: 'two' is not a number (allowed: 0..16777216)" \
+  run "$both" --no-output --set jobs.b.parallel.dp=two
+expect_error "--set jobs.b.gpus: '2-x' is not a list of GPU ranges" \
+  run "$both" --no-output --set jobs.b.gpus=2-x
+# By index, as messages name a job: DP 2 on job b's 8 GPUs does not add up.
+expect_error "jobs[1] (b): parallel.gpus must equal tp x pp x cp x dp" \
+  run "$both" --no-output --set jobs.1.parallel.dp=2
+expect_error "jobs[1] (b): parallel.gpus must equal tp x pp x cp x dp" \
+  run "$both" --no-output --set 'jobs[1].parallel.dp=2'
 # Bad input: one message naming the key, exit 2.
 bad() {  # bad NAME SED-EXPRESSION: a copy of the scenario edited by sed
   sed "$2" "$both" >"$1.yaml"

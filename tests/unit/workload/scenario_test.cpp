@@ -170,5 +170,83 @@ TEST(ScenarioJobs, BadJobsAreUserErrorsNamingTheKey) {
             std::string::npos);
 }
 
+// --set jobs.NAME.KEY=VALUE (or jobs.K.KEY, jobs[K].KEY) sets one job's key after its own keys;
+// the other jobs and the top-level keys keep theirs.
+TEST(ScenarioJobs, SetAddressesOneJobByNameOrIndex) {
+  const std::string path = ::testing::TempDir() + "scenario_jobs_set.yaml";
+  std::ofstream(path) << "model: {name: m, layers: 4, hidden: 512, heads: 8, ffn: 2048, "
+                         "vocab: 1000, seq_len: 128}\n"
+                         "parallel: {tp: 1, pp: 2, global_batch: 8}\n"
+                         "topology: t.yaml\n"
+                         "jobs:\n"
+                         "  - {name: a, gpus: 0-7}\n"
+                         "  - {name: b, gpus: 8-15, parallel: {pp: 4}}\n"
+                         "  - {name: c.x, gpus: 16-23}\n";
+  auto s = load_scenario(path, {"jobs.b.gpus=8-11", "jobs.b.parallel.dp=2", "jobs.b.parallel.pp=2",
+                                "jobs.0.model.hidden=1024", "jobs[2].compute.gemm_model=flat",
+                                "jobs.c.x.model.name=dotted", "parallel.tp=1"});
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  ASSERT_EQ(s->jobs.size(), 3u);
+  const JobSpec& a = s->jobs[0];
+  const JobSpec& b = s->jobs[1];
+  const JobSpec& c = s->jobs[2];
+  EXPECT_EQ(b.gpus, (std::vector<std::uint32_t>{8, 9, 10, 11}));
+  EXPECT_EQ(b.gpus_text, "8-11");
+  EXPECT_EQ(b.par.pp, 2);  // the --set wins over the job's own pp: 4
+  EXPECT_EQ(b.par.data_parallel(), 2);
+  EXPECT_EQ(b.model.hidden, 512);
+  EXPECT_EQ(a.model.hidden, 1024);  // by index
+  EXPECT_EQ(a.par.data_parallel(), 4);
+  EXPECT_EQ(a.compute.gemm_model, "tiles");
+  EXPECT_EQ(c.compute.gemm_model, "flat");  // jobs[K], as the error messages name it
+  EXPECT_EQ(c.model.name, "dotted");        // a name with a dot
+  EXPECT_EQ(s->model.hidden, 512);          // the top level keeps its own
+}
+
+TEST(ScenarioJobs, BadJobSetsAreUserErrorsNamingSetTheKeyAndWhatIsAllowed) {
+  const std::string path = ::testing::TempDir() + "scenario_jobs_badset.yaml";
+  std::ofstream(path) << "model: {name: m, layers: 4, hidden: 512, heads: 8, ffn: 2048, "
+                         "vocab: 1000, seq_len: 128}\n"
+                         "parallel: {tp: 1, pp: 2, global_batch: 8}\n"
+                         "topology: t.yaml\n"
+                         "jobs:\n"
+                         "  - {name: a, gpus: 0-7}\n"
+                         "  - {name: b, gpus: 8-15}\n";
+  auto error = [&](const std::string& kv) {
+    auto s = load_scenario(path, {kv});
+    return s ? std::string() : s.error().message;
+  };
+  EXPECT_EQ(error("jobs.c.parallel.dp=2"),
+            "--set jobs.c.parallel.dp: no job 'c' (jobs: a, b; or by index, 0..1)");
+  EXPECT_EQ(error("jobs.2.parallel.dp=2"),
+            "--set jobs.2.parallel.dp: no job '2' (jobs: a, b; or by index, 0..1)");
+  EXPECT_NE(error("jobs.b.parallel.tq=2")
+                .find("--set jobs.b.parallel.tq: unknown key (allowed: parallel.tp, parallel.pp"),
+            std::string::npos);
+  EXPECT_NE(error("jobs.b.fabric.lb=spray")
+                .find("--set jobs.b.fabric.lb: not a job key (allowed: name, gpus, model.*, "
+                      "parallel.*, compute.*; every other key is the scenario's, shared by all "
+                      "jobs: --set fabric.lb=VALUE)"),
+            std::string::npos);
+  EXPECT_EQ(error("jobs.b.parallel.dp=x"),
+            "--set jobs.b.parallel.dp: 'x' is not a number (allowed: 0..16777216)");
+  EXPECT_EQ(
+      error("jobs.b.parallel.recompute=some"),
+      "--set jobs.b.parallel.recompute: 'some' is not allowed (allowed: none, selective, full)");
+  EXPECT_EQ(error("jobs.b.gpus=8-x"),
+            "--set jobs.b.gpus: '8-x' is not a list of GPU ranges (e.g. 0-63 or 0-7,16-23)");
+  EXPECT_NE(error("jobs.b=1").find("--set jobs.b: expected jobs.NAME.KEY=VALUE (jobs: a, b"),
+            std::string::npos);
+  EXPECT_NE(error("jobs.b.model.layers").find("is not key=value"), std::string::npos);
+  // A scenario without jobs:
+  const std::string one = ::testing::TempDir() + "scenario_jobs_none.yaml";
+  std::ofstream(one) << "topology: t.yaml\n";
+  auto s = load_scenario(one, {"jobs.a.parallel.dp=2"});
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message.find("--set jobs.a.parallel.dp: " + one + " lists no jobs"),
+            std::string::npos)
+      << s.error().message;
+}
+
 }  // namespace
 }  // namespace stepsim::workload
