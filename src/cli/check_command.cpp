@@ -157,7 +157,7 @@ CheckCommand::CheckCommand(CLI::App& parent) {
                    "than one, else 4)")
       ->check(CLI::Range(1, 1 << 20));
   cmd_->add_option("--partition", partition_,
-                   "Partitioner to evaluate (block, metis; default: all of them)");
+                   "Partitioner to evaluate (block, cyclic, metis; default: all of them)");
   for (CLI::Option* opt : cmd_->get_options()) {
     opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   }

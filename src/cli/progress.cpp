@@ -96,11 +96,20 @@ StepProgress::StepProgress(Options o)
                   o_.expected_wall_s < 1 ? o_.expected_wall_s * 1e3 : o_.expected_wall_s,
                   o_.expected_wall_s < 1 ? "ms" : "s");
   }
+  std::string counts = "simulated time";
+  if (o_.work) {
+    char w[200];
+    std::snprintf(w, sizeof w,
+                  "the network bytes the step moves at ideal fidelity (%.4g GB across servers, "
+                  "each collective's over its ideal time; %.0f%% for simulated time itself)",
+                  o_.work->network_bytes() / 1e9, WorkCurve::kTimeShare * 100);
+    counts = w;
+  }
   std::fprintf(o_.out,
-               "progress: the ETA counts simulated time against an estimate of the step, its "
+               "progress: the ETA counts %s against an estimate of the step, its "
                "time at ideal fidelity: %s%s (a packet or cell step may take longer or "
                "shorter); %s\n",
-               sim_text(o_.expected_s).c_str(), took,
+               counts.c_str(), sim_text(o_.expected_s).c_str(), took,
                o_.interval_s > 0
                    ? ("a line every " + interval_text(o_.interval_s) + " (--progress)").c_str()
                    : "a line per report (--progress 0)");
@@ -129,7 +138,7 @@ std::function<bool(double)> StepProgress::on_pass() {
       std::lock_guard<std::mutex> lock(mu_);
       ++passes_done_;
       in_collective_ = false;
-      eta_.observe(wall, sim_s);
+      observe_locked(wall, sim_s);
       report_locked(wall);
     }
     // Between collectives an ideal run may stop at once; a packet run stops inside the engine,
@@ -152,7 +161,7 @@ std::function<void(const pdes::Progress&)> StepProgress::on_step_engine() {
     in_collective_ = false;
     step_events_ = p.events;
     step_wall_ = p.wall_s;
-    eta_.observe(wall, p.now.seconds());
+    observe_locked(wall, p.now.seconds());
     report_locked(wall);
   };
 }
@@ -172,6 +181,11 @@ std::function<void(const pdes::Progress&)> StepProgress::on_collective_engine() 
   };
 }
 
+void StepProgress::observe_locked(double wall_s, double sim_s) {
+  sim_ = std::max(sim_, sim_s);
+  eta_.observe(wall_s, o_.work ? o_.work->fraction(sim_s) * o_.expected_s : sim_s);
+}
+
 void StepProgress::attach(pdes::EngineOptions& opts, bool whole_step) {
   if (!o_.show) return;
   opts.on_progress = whole_step ? on_step_engine() : on_collective_engine();
@@ -183,10 +197,13 @@ std::string StepProgress::line(double wall_s, bool terminal) const {
   std::string s;
   char buf[160];
   const EtaEstimator::Eta e = eta_.eta(wall_s);
-  if (eta_.sim_s() > 0) {
-    std::snprintf(buf, sizeof buf, "sim %s, %.1f%% of the estimate %s",
-                  sim_text(eta_.sim_s()).c_str(), e.fraction * 100,
-                  sim_text(o_.expected_s).c_str());
+  if (sim_ > 0 && o_.work) {
+    std::snprintf(buf, sizeof buf, "sim %s of the estimate %s, %.1f%% of the work",
+                  sim_text(sim_).c_str(), sim_text(o_.expected_s).c_str(), e.fraction * 100);
+    s += buf;
+  } else if (sim_ > 0) {
+    std::snprintf(buf, sizeof buf, "sim %s, %.1f%% of the estimate %s", sim_text(sim_).c_str(),
+                  e.fraction * 100, sim_text(o_.expected_s).c_str());
     s += buf;
   } else {
     s += "no simulated time yet (setting up or in the first collective)";

@@ -6,11 +6,13 @@
 #include <cstdint>
 #include <cstdio>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 
 #include "src/cli/eta_estimator.hpp"
+#include "src/cli/work_curve.hpp"
 #include "stepsim/pdes/engine.hpp"
 
 namespace stepsim::cli {
@@ -35,7 +37,10 @@ void finish_progress();
 /// estimate, never 0 s before the end). On a terminal the line is updated in place; in a log
 /// (stderr not a terminal) a full line every `interval_s` of wall time, no more often. A thread
 /// prints the last state when no report came for an interval (setting up, a long collective), so
-/// a log is never silent longer than that. Thread-safe: the callbacks may run on an engine thread.
+/// a log is never silent longer than that. With a `work` curve (the whole step at packet or cell
+/// fidelity) the percentage and the ETA count the step's work, WorkCurve::fraction of the
+/// simulated time, instead of simulated time: the estimator sees fraction x estimate.
+/// Thread-safe: the callbacks may run on an engine thread.
 class StepProgress {
  public:
   struct Options {
@@ -49,6 +54,8 @@ class StepProgress {
     std::FILE* out = stderr;
     bool tty = false;               ///< update one line in place (a terminal)
     std::function<double()> clock;  ///< wall seconds since the start; default: steady clock
+    /// The step's work against simulated time (finished); null: simulated time is the work.
+    std::shared_ptr<const WorkCurve> work;
   };
 
   explicit StepProgress(Options o);
@@ -84,9 +91,11 @@ class StepProgress {
   void report_locked(double wall_s);  // prints if an interval has passed (mutex held)
   void print_locked(double wall_s);
   void watch();
+  void observe_locked(double wall_s, double sim_s);  // the estimator sees the work done by sim_s
 
   Options o_;
   EtaEstimator eta_;
+  double sim_ = 0;  // the furthest simulated time reported
   std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
 
   mutable std::mutex mu_;

@@ -98,9 +98,10 @@ std::string FidelityOptions::describe(const fabric::FabricParams& fp) const {
 
 void print_partition(const std::string& head, const nic::EngineTally& t) {
   std::printf("# %s: %.1f%% of the traffic crosses ranks, imbalance %.3f; %" PRIu64
-              " windows, %.2f per simulated us, %.2f us of synchronisation each\n",
+              " windows, %.2f per simulated us, %.2f us of synchronisation each; window "
+              "parallelism %.2f\n",
               head.c_str(), t.cut_share() * 100, t.imbalance, t.windows, t.windows_per_us(),
-              t.sync_us_per_window());
+              t.sync_us_per_window(), t.window_parallelism());
 }
 
 nlohmann::json engine_json(const std::string& partition, int ranks, const nic::EngineTally& t) {
@@ -110,7 +111,8 @@ nlohmann::json engine_json(const std::string& partition, int ranks, const nic::E
           {"imbalance", t.imbalance},
           {"windows", t.windows},
           {"windows_per_us", t.windows_per_us()},
-          {"sync_us_per_window", t.sync_us_per_window()}};
+          {"sync_us_per_window", t.sync_us_per_window()},
+          {"window_parallelism", t.window_parallelism()}};
 }
 
 }  // namespace stepsim::cli

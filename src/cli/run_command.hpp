@@ -15,7 +15,7 @@ struct RunOptions {
   std::vector<std::string> sets;  ///< --set key=value
   std::string fidelity;           ///< --fidelity: empty, or the scenario's fidelity key
   int threads = 1;
-  std::string partition = "metis";
+  std::string partition = "auto";  ///< --partition; "auto" is resolved in execute()
   std::string json_path;
   std::string output;  ///< HDF5 file; default: the scenario's stem + .h5
   bool no_output = false;

@@ -88,7 +88,7 @@ std::pair<double, double> p2p_seconds(const topology::Topology& topo, const Comm
     t = std::max(t, std::max(io.first, io.second) * wire / rate);
   }
   double proxy = 0;
-  for (double m : messages) proxy = std::max(proxy, m * params.p2p_proxy_overhead.seconds());
+  for (double m : messages) proxy = std::max(proxy, m * params.p2p_proxy_busy.seconds());
   return {t, proxy};
 }
 

@@ -177,9 +177,9 @@ config::ParamTable collective_param_table(CollectiveParams& p) {
   t.choice("coll.algorithm", p.algorithm, algorithm_values(),
            "ring, tree (AllReduce: double binary tree), nvls (AllReduce in one server: NVLink "
            "SHARP), nvls_tree (AllReduce across servers: NVLS inside, a tree between), sharp "
-           "(AllReduce, ReduceScatter: in-network aggregation on the switches), nvls_sharp (NVLS "
-           "inside, SHARP between) or auto (the tuner; NVLS with NVLS GPUs, SHARP with "
-           "coll.sharp.enable 1)");
+           "(AllReduce, ReduceScatter: in-network aggregation on the switches; AllGather: their "
+           "multicast), nvls_sharp (NVLS inside, SHARP between) or auto (the tuner; NVLS with NVLS "
+           "GPUs, SHARP with coll.sharp.enable 1)");
   t.choice("coll.protocol", p.protocol, {"simple", "ll", "ll128", "auto"},
            "NCCL protocol, or auto (the tuner)");
   t.integer("coll.channels", p.channels, 1, 64, "parallel rings (channel c on rail c mod NICs)");
@@ -193,8 +193,13 @@ config::ParamTable collective_param_table(CollectiveParams& p) {
             "point to point: channels per peer, each with coll.slots pieces in flight "
             "(NCCL_NCHANNELS_PER_NET_PEER)");
   t.time("coll.p2p.proxy_overhead", p.p2p_proxy_overhead, SimTime::zero(), max_time,
-         "point to point: the proxy thread's time per network message, at the sender's NIC and "
-         "at the receiver (NCCL's network post overhead, tuning.cc)");
+         "point to point: a network message's latency through the proxy, at the sender's NIC and "
+         "at the receiver (NCCL's network overhead per step, tuning.cc); messages in flight "
+         "overlap it");
+  t.time("coll.p2p.proxy_busy", p.p2p_proxy_busy, SimTime::zero(), max_time,
+         "point to point: the part of coll.p2p.proxy_overhead the proxy thread is busy, one "
+         "message after the other (posting or polling it); a GPU's proxy serves its sends and "
+         "receives in turn");
   t.add({"gpu.model",
          "a shipped GPU (a100, h100, h200, b200): sets gpu.nvlink and the efficiencies; keys "
          "given after it override",

@@ -5,8 +5,8 @@
 // ld_reduce), head h reduces it with its tree children's pieces (from the network), sends it up,
 // gets the result down from its parent (or turns it around at the root), forwards it to its
 // children and stores it once, which the NVSwitch multicasts to every GPU of the server.
-// Channels alternate between tree 0 and tree 1 of NCCL's double binary tree (graph/trees.cc), as
-// connectNvls does.
+// Channels alternate between tree 0 and tree 1 of NCCL's double binary tree (graph/trees.cc,
+// double_binary_tree.hpp), as connectNvls does.
 // Per GPU: NVLink carries S (its copy of every piece) + S / heads (its multicasts, if a head);
 // per head's NIC, 2(m-1)/m x S / heads on average over m servers (each tree edge once up and
 // once down), at most 2 S / heads (an inner node in one tree, a leaf in the other). Simplified:
@@ -17,6 +17,7 @@
 
 #include "src/collective/algorithm_declarations.hpp"
 #include "src/collective/collective_core.hpp"
+#include "src/collective/double_binary_tree.hpp"
 #include "stepsim/core/fatal.hpp"
 
 namespace stepsim::collective {
@@ -91,30 +92,6 @@ class NvlsTreeRun final : public AlgorithmRun {
   };
   std::vector<EdgeRef> edge_of_endpoint_;
 };
-
-// NCCL's binary tree over ranks 0..n-1 (graph/trees.cc ncclGetBtree): rank r's parent clears
-// its lowest set bit and sets the next one up (or just clears it past the end); 0 is the root;
-// the odd ranks are the leaves. Returns the parent, or kNone for the root.
-std::uint32_t btree_parent(std::uint32_t n, std::uint32_t r) {
-  if (r == 0) return kNone;
-  std::uint32_t bit = 1;
-  while (bit < n && (bit & r) == 0) bit <<= 1;
-  const std::uint32_t up = (r ^ bit) | (bit << 1);
-  return up >= n ? (r ^ bit) : up;
-}
-
-// NCCL's double binary tree (ncclGetDtree): tree 0 is the binary tree; tree 1 mirrors it (rank
-// r plays n-1-r) for an even n, or shifts it by one for an odd n. So a leaf of one tree is an
-// inner node of the other, and no NIC carries more than four half shares.
-std::uint32_t dtree_parent(std::uint32_t n, std::uint32_t r, int tree) {
-  if (tree == 0) return btree_parent(n, r);
-  if (n % 2 == 0) {
-    const std::uint32_t u = btree_parent(n, n - 1 - r);
-    return u == kNone ? kNone : n - 1 - u;
-  }
-  const std::uint32_t u = btree_parent(n, (r + n - 1) % n);
-  return u == kNone ? kNone : (u + 1) % n;
-}
 
 NvlsTreeRun::NvlsTreeRun(CollectiveCore& core) : AlgorithmRun(core), n_(core.size()) {
   const CollectiveParams& p = core_.params();

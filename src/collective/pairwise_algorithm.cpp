@@ -5,13 +5,19 @@
 // destination GPU). NCCL's p2p scheduling: a peer's bytes go in pieces of
 // NCCL_P2P_NET_CHUNKSIZE (network, 128 KiB) or NCCL_P2P_NVL_CHUNKSIZE (NVLink, 512 KiB), over
 // coll.p2p.channels_per_peer channels of coll.slots (NCCL_STEPS) pieces in flight each. Every
-// network message costs the proxy thread coll.p2p.proxy_overhead (0.5 us: NCCL's network post
-// overhead, 1 us per network step on x86 in tuning.cc getNetOverhead, split between the two ends)
-// at the GPU whose NIC posts it (the PXN GPU for another rail) and again at the receiving GPU;
-// one proxy per GPU serves its sends and receives in turn.
-// So a GPU's proxy handles 2(n - G) messages of at most one chunk per peer in an AllToAll over n
-// GPUs, G per server: many small peers pay 2 x overhead per message where the wire would take
-// less. The first pieces go round robin over the peers (as the proxy progresses its ops).
+// network message passes the proxy of the GPU whose NIC posts it (the PXN GPU for another rail)
+// and again that of the receiving GPU; one proxy thread per GPU serves its sends and receives in
+// turn. At each end a message takes coll.p2p.proxy_overhead (0.5 us: NCCL's network overhead,
+// 1 us per network step on x86 in tuning.cc getNetOverhead, a latency term there, split between
+// the two ends), of which the thread is busy coll.p2p.proxy_busy (0.25 us: posting or polling
+// it); the rest is latency that the slots in flight overlap. So a GPU's proxy handles 2(n - G)
+// messages of at most one chunk per peer in an AllToAll over n GPUs, G per server, one after the
+// other: many small peers pay 2 x busy per message where the wire would take less, while full
+// chunks keep a NIC at line rate (128 KiB per 0.5 us of proxy for a send and a receive: 262 GB/s,
+// above a 1.6T NIC's 196 GB/s goodput). The first pieces go round robin over the peers (as the
+// proxy progresses its ops).
+// Over NVLink a flow has at most one NVLink chunk waiting on its GPU's NVLink egress (its
+// GPU's flows share NVLink byte for byte, as concurrent copies do).
 // Simplified: all peers start at once (NCCL's pairwise steps are not synchronised); channels per
 // peer only widen the window (one connection per peer pair).
 #include <algorithm>
@@ -49,12 +55,14 @@ class PairwiseRun final : public AlgorithmRun {
     std::int64_t sent = 0;
     std::int64_t acked = 0;
     std::int64_t pxn_posted = 0;
+    std::int64_t nvl_queued = 0;  // bytes booked on the source GPU's NVLink, not yet sent
   };
   enum Event : std::uint32_t {
     kNvlink = 1,  // a piece of flow `index` crossed NVLink to its destination
     kPxn,         // flow `index`'s PXN hop is done: post the piece to the NIC
     kPost,        // the proxy posts flow `index`'s next piece to the NIC
     kDeliver,     // the proxy of GPU `index` handled a received message of `piece` bytes
+    kNvlSent,     // `piece` wire bytes of flow `index` left its GPU's NVLink egress
   };
 
   [[nodiscard]] std::int64_t bytes_of(int src, int dst) const;
@@ -65,11 +73,15 @@ class PairwiseRun final : public AlgorithmRun {
     const std::int64_t chunk = chunk_of(f);
     return std::clamp<std::int64_t>(f.bytes - i * chunk, 0, chunk);
   }
-  // The proxy of GPU `gpu` takes one message from `now`; when it is done with it.
+  // The proxy of GPU `gpu` takes one message from `now`: its thread is busy with it for
+  // coll.p2p.proxy_busy, one message after the other; the message is through (on the wire, or
+  // handed to the GPU) coll.p2p.proxy_overhead after the thread took it. Returns that time.
   SimTime proxy(std::uint32_t gpu, SimTime now) {
+    const CollectiveParams& p = core_.params();
     SimTime& free = proxy_free_[gpu];
-    free = std::max(free, now) + core_.params().p2p_proxy_overhead;
-    return free;
+    const SimTime start = std::max(free, now);
+    free = start + p.p2p_proxy_busy;
+    return start + std::max(p.p2p_proxy_overhead, p.p2p_proxy_busy);
   }
   void post(nic::Verbs& v, std::uint32_t flow);
   void add_flow(std::uint32_t src, std::uint32_t dst, std::int64_t bytes,
@@ -160,17 +172,27 @@ void PairwiseRun::add_flow(std::uint32_t src, std::uint32_t dst, std::int64_t by
 void PairwiseRun::send(nic::Verbs& v, std::uint32_t fi, std::int64_t upto) {
   Flow& f = flows_[fi];
   const CollectiveParams& p = core_.params();
+  // A flow over NVLink (to a peer in the server, or its PXN hop) has at most one NVLink chunk
+  // of bytes waiting on the GPU's NVLink egress at a time (a copy's thread block has its piece
+  // on the link; the GPU's flows share it byte for byte), so one flow's window of pieces does
+  // not queue ahead of the others': intra-server pieces would starve the PXN hops feeding the
+  // NIC.
   while (f.sent < std::min(f.pieces, upto) &&
-         f.sent - f.acked < p.slots * p.p2p_channels_per_peer) {
+         f.sent - f.acked < p.slots * p.p2p_channels_per_peer &&
+         (!(f.intra || f.pxn) || f.nvl_queued < p.p2p_nvl_chunk)) {
     const std::int64_t wire = core_.wire_bytes(piece_bytes(f, f.sent));
     ++f.sent;
-    if (f.intra) {
+    if (f.intra || f.pxn) {
       const SimTime arrive = core_.nvlink_hop(f.src, v.now(), wire);
-      core_.schedule(v, arrive - v.now() + p.hop_overhead(true),
-                     TimerPayload{.event = kNvlink, .index = fi});
-    } else if (f.pxn) {
-      const SimTime there = core_.nvlink_hop(f.src, v.now(), wire);
-      core_.schedule(v, there - v.now(), TimerPayload{.event = kPxn, .index = fi});
+      f.nvl_queued += wire;
+      core_.schedule(v, arrive - p.nvlink_latency - v.now(),
+                     TimerPayload{.event = kNvlSent, .index = fi, .piece = wire});
+      if (f.intra) {
+        core_.schedule(v, arrive - v.now() + p.hop_overhead(true),
+                       TimerPayload{.event = kNvlink, .index = fi});
+      } else {
+        core_.schedule(v, arrive - v.now(), TimerPayload{.event = kPxn, .index = fi});
+      }
     } else {
       core_.schedule(v, proxy(f.src, v.now()) - v.now(), TimerPayload{.event = kPost, .index = fi});
     }
@@ -222,6 +244,10 @@ void PairwiseRun::on_timer(nic::Verbs& v, const TimerPayload& t) {
     case kDeliver:
       received(v, t.index, t.piece);
       break;
+    case kNvlSent:
+      f.nvl_queued -= t.piece;
+      send(v, t.index);
+      break;
     default:
       fatal("collective: pairwise: unknown timer event " + std::to_string(t.event));
   }
@@ -261,7 +287,7 @@ class Pairwise final : public CollectiveAlgorithm {
     if (s.kind != Kind::kAllToAll || s.servers < 2 || s.bytes <= 0) return c;
     // AllToAll between servers, per GPU and its NIC (one per GPU): (n-G)/n S over the NIC,
     // (G-1)/G S over NVLink (its NVLink peers and PXN hops), 2 (n-G) messages of at most one
-    // chunk per peer through its proxy; the slowest sets the pace.
+    // chunk per peer through its proxy (its busy time each); the slowest sets the pace.
     const double n = s.gpus;
     const double G = s.gpus_per_server;
     const double S = static_cast<double>(s.bytes);

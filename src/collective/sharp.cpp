@@ -169,6 +169,12 @@ void SharpAgent::setup(fabric::FabricModel& fabric, std::span<const pdes::LpId> 
       e.node = &x;
       e.seq.assign(window_, kNone);
       e.count.assign(window_, 0);
+      std::int64_t bps = 0;
+      for (std::uint32_t c : x.child_ports) {
+        const DataRate r = topo_.link_rate(topo_.ports[topo_.port_id(x.sw, c)].link);
+        bps = bps == 0 ? r.bits_per_second() : std::min(bps, r.bits_per_second());
+      }
+      e.down_rate = DataRate::bps(std::max<std::int64_t>(bps, 1));
       entries_[x.sw].push_back(std::move(e));
     }
   }
@@ -219,6 +225,26 @@ void SharpAgent::on_packet(pdes::LpContext& ctx, std::uint32_t in_port, const fa
   if (h.op == kSharpDown) {
     st.down_in_bytes += payload;
     multicast(ctx.now());
+    return;
+  }
+  if (h.op == kSharpGather) {
+    // AllGather: nothing to reduce or wait for; the packet goes on up after the switch's
+    // latency, and the root multicasts it down. Every member's shard comes down every link, so
+    // the root paces its multicast at the child links' rate (SHARP's flow control): sent as
+    // they come, the members' streams would overrun each child link m-fold, and a multicast
+    // copy beyond what PFC's headroom holds is dropped.
+    st.up_in_bytes += payload;
+    SimTime at = ctx.now() + p_.sharp_latency;
+    if (node.parent_port == kNone) {
+      at = std::max(at, e->down_free);
+      e->down_free =
+          at + e->down_rate.serialization_time(Bytes(pkt.bytes + fabric::kWireOverheadBytes));
+      multicast(at);
+      return;
+    }
+    fabric::Packet up = fresh(kSharpGather);
+    fabric_->emit_from_switch(ctx, node.parent_port, in_port, up, at);
+    st.up_out_bytes += payload;
     return;
   }
   STEPSIM_CHECK(h.op == kSharpUp, "sharp: unknown in-network opcode");

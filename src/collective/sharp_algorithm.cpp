@@ -11,6 +11,12 @@
 // reduced shard down (real SHARP delivers each server its part); the extra bytes ride the down
 // direction, which carries no more than the up direction did, so on full-duplex links the time
 // holds, but the NICs' receive counters overstate.
+// AllGather (NCCL's CollNet AllGather through the plugin's iallgather): no reduction. GPU l's NIC
+// sends its own shard (S / n) up tree l once; the switches forward every shard up unreduced and
+// the root multicasts each down, so NIC l of every server receives the m shards of rail l (S / G,
+// its own included) and GPU l copies each chunk of them to its G - 1 peers over NVLink.
+// Simplified: NCCL first scatters each GPU's input over the server's heads (S / n per GPU over
+// NVLink, not modelled); a NIC's bytes are the same.
 // nvls_sharp (NCCL_ALGO=NVLS on several servers, which needs CollNet): the same run with NVLink
 // SHARP inside each server: step 1 is a multimem ld_reduce (the switch reads the G copies of each
 // piece into its owner) and step 3 a multicast store (one copy), at gpu.nvls_efficiency of the
@@ -39,7 +45,8 @@ class SharpRun final : public AlgorithmRun {
     bool timer = false;     // a wake-up for the next chunk is pending
     SimTime done;
     std::vector<SimTime> ready;     // by chunk: reduce-scatter over NVLink done
-    std::vector<std::int64_t> got;  // by chunk: result bytes back
+    std::vector<std::int64_t> got;  // by chunk (AllGather: by source server and chunk): bytes
+    std::int64_t received = 0;      // packets down (AllGather: of every server's shard)
   };
   enum Event : std::uint32_t {
     kWake = 1,  // GPU `index`'s next chunk is reduce-scattered: it may send more
@@ -57,6 +64,8 @@ class SharpRun final : public AlgorithmRun {
   int n_;
   bool nvls_ = false;         // NVLink SHARP inside the servers (nvls_sharp)
   bool all_gather_ = true;    // AllReduce: all-gather the result; ReduceScatter: keep the part
+  bool gather_ = false;       // AllGather: shards go up unreduced, every server's comes down
+  std::int64_t servers_ = 1;  // in the communicator
   std::int64_t seg_ = 0;      // a GPU's shard
   std::int64_t packets_ = 0;  // per GPU
   std::int64_t chunks_ = 0;   // per GPU
@@ -69,22 +78,33 @@ SharpRun::SharpRun(CollectiveCore& core, bool nvls)
     : AlgorithmRun(core),
       n_(core.size()),
       nvls_(nvls),
-      all_gather_(core.spec().kind == Kind::kAllReduce) {
+      all_gather_(core.spec().kind != Kind::kReduceScatter),
+      gather_(core.spec().kind == Kind::kAllGather) {
   const CollectiveParams& p = core_.params();
   if (nvls_) {
     core_.set_nvlink_rate(DataRate::bps(static_cast<std::int64_t>(
         static_cast<double>(p.nvlink_payload().bits_per_second()) * p.nvls_efficiency)));
   }
   STEPSIM_CHECK(n_ % core_.comm().gpus_per_server == 0, "SHARP runs over whole servers");
-  seg_ = ceil_div(std::max<std::int64_t>(core_.spec().bytes, 0), core_.comm().gpus_per_server);
+  servers_ = n_ / core_.comm().gpus_per_server;
+  // AllGather: a GPU's own shard (nccl-tests' S is the gathered array); else the server's shard.
+  seg_ = ceil_div(std::max<std::int64_t>(core_.spec().bytes, 0),
+                  gather_ ? n_ : core_.comm().gpus_per_server);
   packets_ = ceil_div(seg_, p.sharp_payload);
   chunk_ = std::max<std::int64_t>(1, p.chunk / p.sharp_payload);
   chunks_ = ceil_div(packets_, chunk_);
-  window_ = std::max<std::int64_t>(1, p.sharp_window / p.sharp_payload);
+  // AllGather: every member's packets in flight come down every NIC's link, so each GPU gets
+  // window / m^2: what is in flight towards one NIC is window / m (at least m packets), over
+  // the round trip's bytes at line rate for the sizes tested. Larger windows only queue in the
+  // switches, and under the multicast (every copy charged to the ingress port) overrun PFC's
+  // headroom: packets are dropped and the collective never completes.
+  window_ = std::max<std::int64_t>(
+      1, p.sharp_window / p.sharp_payload / (gather_ ? servers_ * servers_ : 1));
+  STEPSIM_CHECK(servers_ * packets_ < std::int64_t{1} << 32, "SHARP: too many packets per tree");
   gpus_.resize(static_cast<std::size_t>(n_));
   for (GpuState& g : gpus_) {
     g.ready.assign(static_cast<std::size_t>(chunks_), SimTime::zero());
-    g.got.assign(static_cast<std::size_t>(chunks_), 0);
+    g.got.assign(static_cast<std::size_t>(gather_ ? servers_ * chunks_ : chunks_), 0);
   }
 }
 
@@ -95,12 +115,14 @@ void SharpRun::start(nic::Verbs& v) {
     if (!core_.local(v, g)) continue;
     GpuState& s = gpus_[g];
     // Reduce-scatter: GPU g sends each peer its part of every chunk (the peers do the same);
-    // NVLS: the switch reads the G copies of GPU g's part into g.
+    // NVLS: the switch reads the G copies of GPU g's part into g. AllGather: GPU g's own shard
+    // is ready.
     for (std::int64_t c = 0; c < chunks_; ++c) {
       const std::int64_t wire = core_.wire_bytes(chunk_bytes(c) * (nvls_ ? peers + 1 : peers));
       // Then the network proxy's per-step overhead, as for any network step.
       s.ready[static_cast<std::size_t>(c)] =
-          (peers > 0 ? core_.nvlink_hop(g, v.now(), wire) + p.hop_overhead(true) : v.now()) +
+          (peers > 0 && !gather_ ? core_.nvlink_hop(g, v.now(), wire) + p.hop_overhead(true)
+                                 : v.now()) +
           p.hop_overhead(false);
     }
     s.done = v.now();
@@ -126,8 +148,13 @@ void SharpRun::send(nic::Verbs& v, std::uint32_t g) {
     pkt.bytes = static_cast<std::uint32_t>(payload + fabric::kRoceHeaderBytes);
     pkt.in_network = 1;
     pkt.prio = core_.params().prio;
-    pkt.transport = fabric::TransportHeader::of(
-        SharpHeader{.tree = tree, .seq = static_cast<std::uint32_t>(s.sent), .op = kSharpUp});
+    // AllGather: the sequence number names the server too (its shard's place in the tree's).
+    const std::int64_t seq =
+        gather_ ? g / core_.comm().gpus_per_server * packets_ + s.sent : s.sent;
+    pkt.transport =
+        fabric::TransportHeader::of(SharpHeader{.tree = tree,
+                                                .seq = static_cast<std::uint32_t>(seq),
+                                                .op = gather_ ? kSharpGather : kSharpUp});
     v.send_in_network(core_.gpu(g).nic, pkt);
     core_.count_network(g, payload);
     ++s.sent;
@@ -146,10 +173,14 @@ void SharpRun::on_in_network(nic::Verbs& v, topology::PortId /*nic*/, const fabr
   const std::uint32_t G = core_.comm().gpus_per_server;
   const std::uint32_t g = core_.server_rank(v.server()) * G + h.tree;
   GpuState& s = gpus_[g];
-  ++s.back;
-  const std::int64_t c = std::int64_t{h.seq} / chunk_;
-  std::int64_t& got = s.got[static_cast<std::size_t>(c)];
-  got += packet_bytes(h.seq);
+  // AllGather: packet i of server `from`'s shard; the window counts the GPU's own coming back.
+  const std::int64_t from = gather_ ? std::int64_t{h.seq} / packets_ : 0;
+  const std::int64_t i = std::int64_t{h.seq} - from * packets_;
+  if (!gather_ || from == g / G) ++s.back;
+  ++s.received;
+  const std::int64_t c = i / chunk_;
+  std::int64_t& got = s.got[static_cast<std::size_t>(from * chunks_ + c)];
+  got += packet_bytes(i);
   if (got == chunk_bytes(c)) {
     // All-gather of the chunk: GPU g sends its reduced part to every peer (NVLS: stores it once,
     // the switch multicasts). ReduceScatter: GPU g keeps it.
@@ -160,7 +191,8 @@ void SharpRun::on_in_network(nic::Verbs& v, topology::PortId /*nic*/, const fabr
     const SimTime at = peers > 0 ? core_.nvlink_hop(g, back, wire) + p.hop_overhead(true) : back;
     s.done = std::max(s.done, at);
   }
-  if (s.back == packets_) core_.set_gpu_done(g, s.done.picoseconds());
+  if (s.received == (gather_ ? servers_ : 1) * packets_)
+    core_.set_gpu_done(g, s.done.picoseconds());
   send(v, g);
 }
 
@@ -171,13 +203,14 @@ class Sharp final : public CollectiveAlgorithm {
   [[nodiscard]] std::string description() const override {
     return nvls_ ? "AllReduce, ReduceScatter over whole servers: NVLink SHARP inside each server, "
                    "SHARP in the switches between them (NCCL's NVLS with CollNet)"
-                 : "AllReduce, ReduceScatter over whole servers: in-network aggregation on the "
-                   "switches (SHARP, NCCL's CollNet), NVLink reduce-scatter and all-gather inside "
-                   "each server";
+                 : "AllReduce, ReduceScatter, AllGather over whole servers: in-network "
+                   "aggregation (AllGather: multicast) on the switches (SHARP, NCCL's CollNet), "
+                   "NVLink reduce-scatter and all-gather inside each server";
   }
   [[nodiscard]] AlgorithmSupport support() const override {
     AlgorithmSupport s;
     s.kinds = {Kind::kAllReduce, Kind::kReduceScatter};
+    if (!nvls_) s.kinds.push_back(Kind::kAllGather);
     s.servers = Servers::kSeveral;
     s.needs_sharp = true;
     s.needs_nvls = nvls_;
@@ -193,6 +226,12 @@ class Sharp final : public CollectiveAlgorithm {
     // (G+1)/G S and S at the NVLS rate) overlaps the shard's trip through the tree (S/G per NIC,
     // each way once): the slower one sets the pace.
     const int G = s.gpus_per_server;
+    if (s.kind == Kind::kAllGather) {
+      // Each NIC sends S/n up and receives the rail's S/G; each GPU copies that to its G - 1
+      // peers over NVLink ((G-1)/G S): one network step up, one down, one NVLink step.
+      const double nv = (G - 1.0) / G / r.nvlink;
+      return TunerCost{1, 2, busbw_factor(s.kind, s.gpus) / std::max(nv, 1.0 / G / r.nic)};
+    }
     const bool ar = s.kind == Kind::kAllReduce;
     const double nv = nvls_ ? (ar ? G + 1.0 : G) / G / (r.nvlink * r.nvls_efficiency)
                             : (ar ? 2.0 : 1.0) * (G - 1) / G / r.nvlink;

@@ -1,15 +1,18 @@
 // NCCL's double binary tree AllReduce (Sanders, Speck, Träff, "Two-tree algorithms for full
 // bandwidth broadcast, reduction and scan", 2009; NCCL 2.4). As NCCL, every channel is a pair: tree
-// 0 and tree 1 (the first shifted by one server, so a leaf of one is mostly inside the other) on
-// rail r = channel mod GPUs per server. Inside a server the GPUs form a chain from GPU r, whose
-// head joins the server tree. Pieces go up (reduced at every node once all its children's pieces
-// are in) and, from the root, down. Simplified: a node has at most 3 children.
+// 0 and tree 1 of NCCL's double binary tree over the servers (double_binary_tree.hpp: the second
+// mirrors or shifts the first, so every server is a leaf in one of them and each NIC carries at
+// most 2 S / G), on rail r = channel pair mod GPUs per server. Inside a server the GPUs form a
+// chain from GPU r, whose head joins the server tree. Pieces go up (reduced at every node once all
+// its children's pieces are in) and, from the root, down. A node has at most 3 children (two
+// servers and its chain's next GPU).
 #include <algorithm>
 #include <bit>
 #include <cmath>
 
 #include "src/collective/algorithm_declarations.hpp"
 #include "src/collective/collective_core.hpp"
+#include "src/collective/double_binary_tree.hpp"
 #include "stepsim/core/fatal.hpp"
 
 namespace stepsim::collective {
@@ -38,6 +41,7 @@ class TreeRun final : public AlgorithmRun {
     std::int64_t acked = 0;
     std::int64_t arrived = 0;
     std::int64_t recvd = 0;
+    bool on_nvlink = false;  // intra: a piece of this edge is on the sender's NVLink
   };
   struct Node {
     std::uint32_t gpu = 0;
@@ -76,16 +80,6 @@ class TreeRun final : public AlgorithmRun {
   std::vector<Node> tree_;
   std::vector<EdgeRef> edge_of_endpoint_;
 };
-
-// An in-order binary tree over positions [lo, hi): the middle is the root of the range.
-void build_btree(std::uint32_t lo, std::uint32_t hi, std::uint32_t parent,
-                 std::vector<std::uint32_t>& parent_of) {
-  if (lo >= hi) return;
-  const std::uint32_t mid = lo + (hi - lo) / 2;
-  parent_of[mid] = parent;
-  build_btree(lo, mid, mid, parent_of);
-  build_btree(mid + 1, hi, mid, parent_of);
-}
 
 TreeRun::TreeRun(CollectiveCore& core) : AlgorithmRun(core), n_(core.size()) {
   // Every node handles all of its channel's bytes (no split among the GPUs as in the ring), so
@@ -128,9 +122,6 @@ TreeRun::TreeRun(CollectiveCore& core) : AlgorithmRun(core), n_(core.size()) {
 
 void TreeRun::build_channel(int c, std::uint32_t servers) {
   const std::uint32_t r = core_.rail_member(c / 2) % G_;
-  std::vector<std::uint32_t> parent_of(servers, kNone);
-  build_btree(0, servers, kNone, parent_of);
-  const auto shift = static_cast<std::uint32_t>(c % 2);
   for (std::uint32_t g = 0; g < static_cast<std::uint32_t>(n_); ++g) tree_[node_of(g, c)].gpu = g;
   for (std::uint32_t s = 0; s < servers; ++s) {
     // The server's chain: r, r + 1, ... (mod G); each GPU's parent is the one before it.
@@ -138,11 +129,10 @@ void TreeRun::build_channel(int c, std::uint32_t servers) {
       link(node_of(s * G_ + (r + j) % G_, c), node_of(s * G_ + (r + j - 1) % G_, c));
     }
   }
-  for (std::uint32_t pos = 0; pos < servers; ++pos) {
-    if (parent_of[pos] == kNone) continue;
-    const std::uint32_t child = (pos + shift) % servers;
-    const std::uint32_t parent = (parent_of[pos] + shift) % servers;
-    link(node_of(child * G_ + r, c), node_of(parent * G_ + r, c));
+  // Channel c runs tree c mod 2 of the pair between the chains' heads.
+  for (std::uint32_t s = 0; s < servers; ++s) {
+    const std::uint32_t parent = dtree_parent(servers, s, c % 2);
+    if (parent != kNone) link(node_of(s * G_ + r, c), node_of(parent * G_ + r, c));
   }
 }
 
@@ -173,6 +163,7 @@ void TreeRun::transfer(nic::Verbs& v, std::uint32_t t, std::uint32_t slot, std::
   ++e.sent;
   const std::uint32_t gpu = tree_[t].gpu;
   if (e.intra) {
+    e.on_nvlink = true;
     const SimTime arrive = core_.nvlink_hop(gpu, v.now(), wire);
     core_.schedule(v, arrive - v.now(),
                    TimerPayload{.event = kArrive, .index = e.peer, .edge = e.peer_slot});
@@ -200,12 +191,14 @@ void TreeRun::progress(nic::Verbs& v, std::uint32_t t) {
   for (int k = 0; k < nd.children; ++k) reduced = std::min(reduced, nd.edge[k].recvd);
   Edge& up = nd.edge[kUp];
   const bool root = up.peer == kNone;
-  while (!root && up.sent < reduced && up.sent - up.acked < slots) transfer(v, t, kUp, up.sent);
+  while (!root && up.sent < reduced && up.sent - up.acked < slots && !up.on_nvlink) {
+    transfer(v, t, kUp, up.sent);
+  }
   // Pieces that may go down: the root's reduced ones, or those that came down from the parent.
   const std::int64_t down = root ? reduced : up.recvd;
   for (std::uint32_t k = 0; k < static_cast<std::uint32_t>(nd.children); ++k) {
     Edge& e = nd.edge[k];
-    while (e.sent < down && e.sent - e.acked < slots) transfer(v, t, k, e.sent);
+    while (e.sent < down && e.sent - e.acked < slots && !e.on_nvlink) transfer(v, t, k, e.sent);
   }
   bool done = down == m && (root || up.acked == m);
   for (int k = 0; k < nd.children && done; ++k) done = nd.edge[k].acked == m;
@@ -226,7 +219,9 @@ void TreeRun::on_timer(nic::Verbs& v, const TimerPayload& t) {
     case kArrive: {
       // The sender's slot frees once the piece is in this GPU's buffer.
       const Edge& e = tree_[t.index].edge[t.edge];
-      ++tree_[e.peer].edge[e.peer_slot].acked;
+      Edge& from = tree_[e.peer].edge[e.peer_slot];
+      ++from.acked;
+      from.on_nvlink = false;
       arrived(v, t.index, t.edge);
       progress(v, e.peer);
       break;

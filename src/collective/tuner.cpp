@@ -32,7 +32,8 @@ Choice choose(Kind kind, std::int64_t bytes, int gpus, std::uint32_t gpus_per_se
               const CollectiveParams& p, DataRate nic_rate) {
   const CollectiveShape s = CollectiveShape::of(kind, bytes, gpus, gpus_per_server);
   const TunerRates rates{static_cast<double>(p.nvlink_payload().bits_per_second()) / 8.0,
-                         static_cast<double>(nic_rate.bits_per_second()) / 8.0, p.nvls_efficiency};
+                         static_cast<double>(nic_rate.bits_per_second()) / 8.0, p.nvls_efficiency,
+                         p.p2p_proxy_busy.seconds(), static_cast<double>(p.p2p_net_chunk)};
   // Transport latency of one step (what the simulator models under the overheads).
   const double net_latency = 2.5e-6;
   const double nvlink_latency = p.nvlink_latency.seconds();

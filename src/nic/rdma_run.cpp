@@ -39,6 +39,8 @@ EngineTally EngineTally::of(const RdmaRun& run) {
   t.cut_weight = run.partition.cut_weight;
   t.total_weight = run.partition.total_weight;
   t.imbalance = run.partition.imbalance;
+  t.events = run.stats.events;
+  t.critical_events = run.stats.critical_events;
   if (!run.stats.per_rank.empty()) {
     t.sync_s = run.stats.per_rank[0].exchange_s + run.stats.per_rank[0].allreduce_s;
   }
@@ -52,6 +54,13 @@ void EngineTally::add(const EngineTally& x) {
   total_weight += x.total_weight;
   imbalance = std::max(imbalance, x.imbalance);
   sync_s += x.sync_s;
+  events += x.events;
+  critical_events += x.critical_events;
+}
+
+double EngineTally::window_parallelism() const {
+  return critical_events > 0 ? static_cast<double>(events) / static_cast<double>(critical_events)
+                             : 1.0;
 }
 
 double EngineTally::windows_per_us() const {

@@ -64,6 +64,111 @@ struct WindowStats {
 };
 }  // namespace
 
+// A diagnostic (docs/engine.md): STEPSIM_PARTITION_PROBE="metis:2,cyclic:4,..." makes a one-rank
+// run count each window's events by the parts of other partitions as well, and print at the end
+// the window parallelism each would reach (RunStats::window_parallelism): windows do not depend
+// on the ranks, so one run compares partitioners deterministically on a loaded machine.
+struct Engine::Probe {
+  struct Config {
+    PartitionProbe result;
+    std::size_t first = 0;  // its counters: [first, first + parts)
+  };
+  std::vector<Config> configs;
+  std::vector<std::uint64_t> window;  // summed over workers
+
+  // NAME:PARTS items; a bad item is skipped with a message (a diagnostic, not a user input).
+  static std::unique_ptr<Probe> parse(std::string spec, int ranks) {
+    if (spec.empty()) {
+      const char* env = std::getenv("STEPSIM_PARTITION_PROBE");
+      spec = env != nullptr ? env : "";
+    }
+    if (spec.empty()) return nullptr;
+    if (ranks != 1) {
+      std::fprintf(stderr, "partition probe: ignored, it needs a one-rank run\n");
+      return nullptr;
+    }
+    auto probe = std::make_unique<Probe>();
+    std::size_t counters = 0;
+    for (std::size_t at = 0; at < spec.size();) {
+      std::size_t comma = spec.find(',', at);
+      if (comma == std::string::npos) comma = spec.size();
+      const std::string item = spec.substr(at, comma - at);
+      at = comma + 1;
+      const std::size_t colon = item.find(':');
+      Config c;
+      c.result.partitioner = item.substr(0, colon);
+      c.result.parts = colon == std::string::npos ? 2 : std::atoi(item.c_str() + colon + 1);
+      if (!make_partitioner(c.result.partitioner) || c.result.parts < 1 || c.result.parts > 4096) {
+        std::fprintf(stderr, "partition probe: skipped '%s' (NAME:PARTS, NAME a partitioner)\n",
+                     item.c_str());
+        continue;
+      }
+      c.first = counters;
+      counters += static_cast<std::size_t>(c.result.parts);
+      probe->configs.push_back(std::move(c));
+    }
+    if (probe->configs.empty()) return nullptr;
+    probe->window.assign(counters, 0);
+    return probe;
+  }
+
+  // The counter of every LP under every probed partition: slots[c * n + v].
+  std::vector<std::uint32_t> slots(const LpGraph& graph) {
+    const LpId n = graph.size();
+    std::vector<std::uint32_t> out(configs.size() * n);
+    for (std::size_t c = 0; c < configs.size(); ++c) {
+      PartitionProbe& r = configs[c].result;
+      const std::vector<int> owner =
+          make_partitioner(r.partitioner).value()->partition(graph, r.parts);
+      if (auto q = evaluate_partition(graph, owner, r.parts); q) {
+        r.imbalance = q->imbalance;
+        r.cut_share = q->total_weight > 0 ? static_cast<double>(q->cut_weight) /
+                                                static_cast<double>(q->total_weight)
+                                          : 0.0;
+      }
+      for (LpId v = 0; v < n; ++v) {
+        out[c * n + v] =
+            static_cast<std::uint32_t>(configs[c].first + static_cast<std::size_t>(owner[v]));
+      }
+    }
+    return out;
+  }
+
+  void start_run() {
+    for (Config& c : configs) c.result.critical_events = 0;
+  }
+
+  void end_window(std::vector<std::unique_ptr<Worker>>& workers) {
+    std::fill(window.begin(), window.end(), 0);
+    for (auto& w : workers) {
+      for (std::size_t i = 0; i < window.size(); ++i) window[i] += w->probe_counts[i];
+      std::fill(w->probe_counts.begin(), w->probe_counts.end(), 0);
+    }
+    for (Config& c : configs) {
+      const auto first = window.begin() + static_cast<std::ptrdiff_t>(c.first);
+      c.result.critical_events += *std::max_element(first, first + c.result.parts);
+    }
+  }
+
+  void report(RunStats& stats) const {
+    for (const Config& c : configs) {
+      const PartitionProbe& r = c.result;
+      stats.probes.push_back(r);
+      if (stats.events == 0) continue;
+      std::fprintf(stderr,
+                   "partition probe: %s over %d ranks: window parallelism %.3f (%" PRIu64
+                   " events, %" PRIu64
+                   " on the critical path); %.1f%% of the traffic crosses "
+                   "ranks, static imbalance %.3f\n",
+                   r.partitioner.c_str(), r.parts,
+                   r.critical_events > 0
+                       ? static_cast<double>(stats.events) / static_cast<double>(r.critical_events)
+                       : 1.0,
+                   stats.events, r.critical_events, 100 * r.cut_share, r.imbalance);
+    }
+  }
+};
+
 void Engine::request_stop() {
   stop_requested_.store(true, std::memory_order_relaxed);
 }
@@ -82,6 +187,11 @@ double RunStats::event_imbalance() const {
   return sum > 0 ? static_cast<double>(max) * static_cast<double>(per_rank.size()) /
                        static_cast<double>(sum)
                  : 1.0;
+}
+
+double RunStats::window_parallelism() const {
+  return critical_events > 0 ? static_cast<double>(events) / static_cast<double>(critical_events)
+                             : 1.0;
 }
 
 Result<std::unique_ptr<Engine>> Engine::create(const LpGraph& graph, Sync& sync,
@@ -163,6 +273,14 @@ Engine::Engine(const LpGraph& graph, Sync& sync, EngineOptions options, std::vec
     workers_.push_back(
         std::make_unique<Worker>(*this, t, bounds[t], bounds[t + 1], threads, neighbours_.size()));
   }
+  probe_ = Probe::parse(options_.partition_probe, sync_.size());
+  if (probe_) {
+    const std::vector<std::uint32_t> slots = probe_->slots(graph_);
+    for (auto& w : workers_) {
+      w->set_probe(static_cast<std::uint32_t>(probe_->configs.size()), slots, graph_.size(),
+                   probe_->window.size());
+    }
+  }
 }
 
 Engine::~Engine() = default;
@@ -175,6 +293,8 @@ struct Engine::Loop {
   bool done = false;
   bool interrupted = false;
   std::uint64_t windows = 0;
+  std::uint64_t committed = 0;        // this rank's events at the last window boundary
+  std::uint64_t critical_events = 0;  // sum over windows of the busiest rank's events
   Clock::time_point start = Clock::now();
   Clock::time_point last_progress = start;
   Clock::time_point phase = start;
@@ -199,6 +319,7 @@ RunStats Engine::run(Model& model) {
   for (auto& v : inbox_) v.clear();
   recv_buffer_.clear();
   model.setup(local_lps_);
+  if (probe_) probe_->start_run();
   const int threads = static_cast<int>(workers_.size());
 
   Loop loop;
@@ -233,6 +354,7 @@ RunStats Engine::run(Model& model) {
   }
   loop.window_stats.print(sync_.rank(), lookahead_, loop.windows);
   RunStats stats = finish(model, loop);
+  if (probe_) probe_->report(stats);
   model_ = nullptr;
   return stats;
 }
@@ -249,19 +371,22 @@ void Engine::next_window(Loop& loop) {
   const bool want_progress = sync_.rank() == 0 && options_.on_progress &&
                              options_.progress_every > 0 &&
                              loop.since(loop.last_progress) >= options_.progress_every;
-  std::int64_t reduce[3] = {local_min.picoseconds(),
-                            stop_requested_.load(std::memory_order_relaxed) ? 0 : 1,
-                            want_progress ? 0 : 1};
+  std::uint64_t committed = 0;
+  for (auto& wk : workers_) committed += wk->processed;
+  // The last value is minus this rank's events of the window just processed: its minimum over
+  // ranks is minus the busiest rank's (RunStats::critical_events).
+  std::int64_t reduce[4] = {
+      local_min.picoseconds(), stop_requested_.load(std::memory_order_relaxed) ? 0 : 1,
+      want_progress ? 0 : 1, -static_cast<std::int64_t>(committed - loop.committed)};
   exchange_remote(reduce);
+  loop.committed = committed;
+  if (probe_) probe_->end_window(workers_);
+  loop.critical_events += static_cast<std::uint64_t>(-reduce[3]);
   pending += recv_buffer_.size();
   for (const auto& box : inbox_) pending += box.size();
   loop.mine.peak_pending = std::max(loop.mine.peak_pending, pending);
   loop.mine.exchange_s += loop.lap();
-  {
-    std::uint64_t ev = 0;
-    for (auto& wk : workers_) ev += wk->processed;
-    loop.window_stats.add(ev, reduce[0] - loop.g.picoseconds(), lookahead_);
-  }
+  loop.window_stats.add(committed, reduce[0] - loop.g.picoseconds(), lookahead_);
   loop.g = SimTime::ps(reduce[0]);
   if (reduce[2] == 0) report_progress(loop);
   if (loop.g.is_never() || loop.g >= options_.end) {
@@ -326,6 +451,7 @@ RunStats Engine::finish(Model& model, Loop& loop) {
   }
   stats.wall_s = loop.since(loop.start);
   stats.windows = loop.windows;
+  stats.critical_events = loop.critical_events;
   stats.simulated = loop.windows > 0 ? loop.window_end : SimTime::zero();
   RankStats& mine = loop.mine;
   double tmax = 0;

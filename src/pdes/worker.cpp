@@ -44,6 +44,16 @@ void Worker::reset() {
   pending_ = 0;
 }
 
+void Worker::set_probe(std::uint32_t probes, const std::vector<std::uint32_t>& slots, LpId lps,
+                       std::size_t counters) {
+  probes_ = probes;
+  probe_counts.assign(counters, 0);
+  probe_slot_.clear();
+  for (std::uint32_t i = 0; i < lp_count(); ++i) {
+    for (std::uint32_t c = 0; c < probes; ++c) probe_slot_.push_back(slots[c * lps + lps_[i]]);
+  }
+}
+
 void Worker::init_lps(Model& model) {
   for (std::uint32_t i = 0; i < lp_count(); ++i) {
     LpContext ctx(this, lps_[i], slot_begin_ + i, SimTime::zero());
@@ -70,6 +80,7 @@ void Worker::process_window(Model& model, SimTime g, SimTime end) {
     if (next[i] < window_end) {
       EventQueue& q = queues_[i];
       LpContext ctx(this, lps_[i], slot_begin_ + i, SimTime::zero());
+      const std::uint64_t before = done;
       do {
         const Event ev = q.top();
         ctx.now_ = ev.time;
@@ -80,6 +91,8 @@ void Worker::process_window(Model& model, SimTime g, SimTime end) {
       } while (!q.empty() && q.top().time < window_end);
       top_in_flight_ = false;
       next[i] = q.next_time();
+      for (std::uint32_t c = 0; c < probes_; ++c)
+        probe_counts[probe_slot_[i * probes_ + c]] += done - before;
     }
     scan_min = std::min(scan_min, next[i]);
   }

@@ -17,6 +17,10 @@ class Worker {
 
   /// Forgets everything of a previous run (keeps allocated storage).
   void reset();
+  /// Counts each window's events under `probes` other partitions too: `slots[c * lps + v]` is
+  /// the counter (into probe_counts, `counters` long) of LP v under partition c.
+  void set_probe(std::uint32_t probes, const std::vector<std::uint32_t>& slots, LpId lps,
+                 std::size_t counters);
   /// Runs Model::init_lp on every LP of this worker (time 0).
   void init_lps(Model& model);
   /// Processes, LP by LP, every event that no other LP can still precede: those before
@@ -46,6 +50,8 @@ class Worker {
   std::vector<std::vector<Event>> to_rank;    ///< by neighbour index, this window
   SimTime remote_min = SimTime::never();      ///< earliest event in to_rank (reset by the engine)
   std::uint64_t processed = 0;
+  /// STEPSIM_PARTITION_PROBE: this window's events by (probed partition, part), or empty.
+  std::vector<std::uint64_t> probe_counts;
   std::uint64_t sent_remote = 0;
   std::uint64_t sent_other_lp = 0;
   double compute_s = 0;
@@ -62,6 +68,9 @@ class Worker {
   std::vector<SimTime> own_lookahead_;  // by local index
   const Engine::Home* homes_;
   const LpId* lps_;  // global id per local index
+  // STEPSIM_PARTITION_PROBE: by local index, the counter of each probed partition's part.
+  std::vector<std::uint32_t> probe_slot_;
+  std::uint32_t probes_ = 0;
   std::vector<EventQueue> queues_;
   std::vector<SimTime> next_;  // queues_[i].next_time(), dense for the scan
   std::vector<std::uint64_t> seq_;

@@ -57,7 +57,7 @@ expect_error "--set coll.chunk: '1' is out of range" \
 expect_error "--root 16 is not a rank (0..15)" bench nccl broadcast --topology "$topo" --gpus 16 --root 16
 expect_error "--cell: cell must be 0 (packet fidelity) or from the mtu (4KiB) to 4MiB (got 1KiB)" \
   bench nccl allreduce --topology "$topo" --fidelity cell --cell 1KiB
-expect_error "--partition: unknown partitioner 'scotch' (allowed: block, metis)" \
+expect_error "--partition: unknown partitioner 'scotch' (allowed: block, cyclic, metis)" \
   bench nccl allreduce --topology "$topo" --partition scotch
 # The three fidelities on one size: cell within 1% of packet, the same at 1 and 2 ranks;
 # analytical below both.

@@ -18,8 +18,9 @@ for ranks in 1 2 4; do
     elif [[ "$line" != "$reference" ]]; then echo "FAIL: differs from 1 rank x 1 thread ($reference)"; exit 1; fi
   done
 done
-# remote 0.5 and the METIS partitioner must agree with the block one too.
+# remote 0.5 and the METIS and cyclic partitioners must agree with the block one too.
 a=$("$mpiexec" -n 2 "${mpiflags[@]}" "$stepsim" "${args[@]}" --remote 0.5 --partition block | grep '^digest')
 b=$("$mpiexec" -n 1 "${mpiflags[@]}" "$stepsim" "${args[@]}" --remote 0.5 --partition metis | grep '^digest')
-[[ "$a" == "$b" ]] || { echo "FAIL: remote 0.5: $a vs $b"; exit 1; }
+c=$("$mpiexec" -n 2 "${mpiflags[@]}" "$stepsim" "${args[@]}" --remote 0.5 --partition cyclic | grep '^digest')
+[[ "$a" == "$b" && "$a" == "$c" ]] || { echo "FAIL: remote 0.5: $a vs $b vs $c"; exit 1; }
 echo "1 passed, 0 failed"

@@ -48,7 +48,8 @@ struct CollectiveParams {
   std::int64_t p2p_net_chunk = 128 * 1024;  ///< bytes per network message (NCCL_P2P_NET_CHUNKSIZE)
   std::int64_t p2p_nvl_chunk = 512 * 1024;  ///< bytes per NVLink piece (NCCL_P2P_NVL_CHUNKSIZE)
   int p2p_channels_per_peer = 2;            ///< channels per peer (NCCL_NCHANNELS_PER_NET_PEER)
-  SimTime p2p_proxy_overhead = SimTime::ns(500);  ///< proxy time per network message, each end
+  SimTime p2p_proxy_overhead = SimTime::ns(500);  ///< latency per network message, each end
+  SimTime p2p_proxy_busy = SimTime::ns(250);  ///< proxy thread's busy time per message, each end
   // GPU and NVLink (H100 defaults): NVLink bandwidth per GPU per direction and latency.
   std::string gpu = "h100";                 ///< the GPU preset the gpu.* values came from
   DataRate nvlink = DataRate::gbps(3'600);  ///< 450 GB/s per direction (900 GB/s total)

@@ -61,7 +61,7 @@ struct TunerRates {
   double nvlink = 0;           ///< NVLink payload rate per GPU
   double nic = 0;              ///< one NIC's RDMA goodput
   double nvls_efficiency = 0;  ///< NVLS traffic's rate relative to copies (gpu.nvls_efficiency)
-  double p2p_proxy_s = 0;      ///< point to point: proxy seconds per network message, each end
+  double p2p_proxy_s = 0;      ///< point to point: proxy busy seconds per network message, each end
   double p2p_net_chunk = 1;    ///< point to point: bytes per network message
 };
 

@@ -9,9 +9,11 @@
 /// 2(n-1)/n). Its root is the switch nearest to all the rail's leaves (spread over equal
 /// choices); each switch on the way reaches its parent over one shortest-path port.
 /// Flow control: a GPU has at most `coll.sharp.window` bytes in its tree that have not come
-/// back reduced, so a switch needs at most that many packets' state per tree. The reliability
-/// layer of real SHARP is not modelled: a lost in-network packet (FEC, buffer) leaves the
-/// collective incomplete (the fabric counts the drop).
+/// back reduced, so a switch needs at most that many packets' state per tree. AllGather
+/// (kSharpGather): the switches forward each shard up unreduced and the root multicasts it,
+/// paced at its child links' rate; each GPU has window / m^2 of its own packets in flight.
+/// The reliability layer of real SHARP is not modelled: a lost in-network packet (FEC, buffer)
+/// leaves the collective incomplete (the fabric counts the drop).
 
 #include <cstdint>
 #include <memory>
@@ -26,8 +28,10 @@
 
 namespace stepsim::collective {
 
-/// SharpHeader::op: a contribution going up an aggregation tree, or a result coming down.
-enum SharpOp : std::uint32_t { kSharpUp = 0xf0, kSharpDown = 0xf1 };
+/// SharpHeader::op: a contribution going up an aggregation tree (reduced on the way), or a
+/// result coming down; kSharpGather: an AllGather's shard going up unreduced (every switch
+/// forwards it to its parent, the root multicasts it down as kSharpDown).
+enum SharpOp : std::uint32_t { kSharpUp = 0xf0, kSharpDown = 0xf1, kSharpGather = 0xf2 };
 
 /// SHARP's view of fabric::Packet::transport (in-network packets): the tree (the GPU index in
 /// the server, one tree per rail), the packet's index in the tree's stream, its direction.
@@ -57,7 +61,7 @@ Result<std::vector<SharpTree>> plan_sharp(const topology::Topology& topo, const 
 /// What one switch's aggregation engine did (payload bytes), summed over its trees.
 struct SharpSwitchStats {
   std::uint64_t up_in_bytes = 0;     ///< contributions from children
-  std::uint64_t up_out_bytes = 0;    ///< reduced stream sent to the parent
+  std::uint64_t up_out_bytes = 0;    ///< reduced (AllGather: forwarded) stream to the parent
   std::uint64_t down_in_bytes = 0;   ///< results from the parent
   std::uint64_t down_out_bytes = 0;  ///< results multicast to the children
   std::uint64_t aggregations = 0;    ///< packets reduced (all children's contributions in)
@@ -99,6 +103,9 @@ class SharpAgent final : public fabric::InNetworkAgent {
     const SharpTreeNode* node = nullptr;
     std::vector<std::uint32_t> seq;    // by slot: packet being reduced there
     std::vector<std::uint16_t> count;  // by slot: children in so far
+    // AllGather at the root: its multicast, paced at the slowest child link's rate.
+    SimTime down_free;
+    DataRate down_rate = DataRate::bps(1);
   };
 
   const topology::Topology& topo_;

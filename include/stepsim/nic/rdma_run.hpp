@@ -40,7 +40,9 @@ struct EngineTally {
   std::int64_t cut_weight = 0;    ///< traffic crossing ranks
   std::int64_t total_weight = 0;  ///< all traffic
   double imbalance = 1.0;         ///< the worst run's max / mean rank load
-  double sync_s = 0;  ///< rank 0's time exchanging events and agreeing on windows (wall)
+  double sync_s = 0;         ///< rank 0's time exchanging events and agreeing on windows (wall)
+  std::uint64_t events = 0;  ///< committed events, all ranks
+  std::uint64_t critical_events = 0;  ///< pdes::RunStats::critical_events, summed over runs
   /// One run's.
   [[nodiscard]] static EngineTally of(const RdmaRun& run);
   void add(const EngineTally& x);
@@ -48,6 +50,8 @@ struct EngineTally {
   [[nodiscard]] double windows_per_us() const;
   /// Rank 0's synchronisation cost per window (exchange and global minimum), microseconds.
   [[nodiscard]] double sync_us_per_window() const;
+  /// events / critical_events: the speed-up over one rank the windows' balance allows.
+  [[nodiscard]] double window_parallelism() const;
   /// The share of the traffic that crosses ranks.
   [[nodiscard]] double cut_share() const;
 };

@@ -44,6 +44,20 @@ struct EngineOptions {
   /// stop request). Every rank calls it with the same arguments, so it may make collective MPI
   /// and HDF5 calls. Time spent in it is RankStats::hook_s.
   std::function<void(SimTime now, bool last)> at_window;
+  /// One-rank runs: other partitions to measure the window parallelism of, "NAME:PARTS,..."
+  /// (RunStats::probes; printed to stderr at the end). Empty: the environment variable
+  /// STEPSIM_PARTITION_PROBE, if set (docs/engine.md).
+  std::string partition_probe;
+};
+
+/// The window parallelism a partition would reach (measured on one rank: windows do not depend
+/// on the ranks).
+struct PartitionProbe {
+  std::string partitioner;
+  int parts = 0;
+  std::uint64_t critical_events = 0;  ///< sum over windows of the busiest part's events
+  double cut_share = 0;               ///< share of the LP graph's traffic weight that is cut
+  double imbalance = 1.0;             ///< static: max / mean part vertex weight
 };
 
 /// Per-rank statistics of a run.
@@ -70,14 +84,21 @@ struct RunStats {
   SimTime lookahead;          ///< L used for windows
   std::uint64_t events = 0;   ///< committed events, all ranks
   std::uint64_t windows = 0;  ///< synchronisation windows
-  SimTime simulated;          ///< virtual time the windows covered (end of the last window)
-  std::uint64_t digest = 0;   ///< order-independent hash of final LP states and pending events
-  double wall_s = 0;          ///< wall time of the run (max over ranks)
+  /// Sum over windows of the events the busiest rank committed in it: the run's critical path in
+  /// events. events / critical_events bounds the speed-up over one rank whatever the machine.
+  std::uint64_t critical_events = 0;
+  SimTime simulated;         ///< virtual time the windows covered (end of the last window)
+  std::uint64_t digest = 0;  ///< order-independent hash of final LP states and pending events
+  double wall_s = 0;         ///< wall time of the run (max over ranks)
   int ranks = 1;
   int threads = 1;
-  std::vector<RankStats> per_rank;  ///< all ranks on rank 0; own rank elsewhere
+  std::vector<RankStats> per_rank;     ///< all ranks on rank 0; own rank elsewhere
+  std::vector<PartitionProbe> probes;  ///< EngineOptions::partition_probe's, in its order
   /// max / mean of committed events per rank.
   [[nodiscard]] double event_imbalance() const;
+  /// events / critical_events: the speed-up over one rank that the per-window balance allows
+  /// (1 on one rank; `ranks` if every window's events are spread evenly).
+  [[nodiscard]] double window_parallelism() const;
 };
 
 class Worker;
@@ -125,6 +146,7 @@ class Engine {
   };
 
   struct Loop;
+  struct Probe;
   // Master thread, between barriers: this rank's earliest time, the exchange with the neighbour
   // ranks and the global minimum, progress, the stop decision, the window hook.
   void next_window(Loop& loop);
@@ -152,6 +174,7 @@ class Engine {
   std::vector<Event> recv_buffer_;
   std::vector<std::vector<Event>> inbox_;  // per worker, from other ranks
   Model* model_ = nullptr;
+  std::unique_ptr<Probe> probe_;  // STEPSIM_PARTITION_PROBE (docs/engine.md), or null
 
   static std::atomic<bool> stop_requested_;
 };

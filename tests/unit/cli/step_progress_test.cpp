@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -194,6 +195,40 @@ TEST(StepProgress, WatchdogPrintsWithoutReports) {
   EXPECT_NE(text.find("progress: no simulated time yet"), std::string::npos) << text;
   EXPECT_NE(text.find("ETA unknown (no simulated progress yet)"), std::string::npos) << text;
   EXPECT_NE(text.find("progress: stopped: sim"), std::string::npos) << text;
+}
+
+// A whole step whose work is a network collective at its end (WorkCurve): 90% of simulated time
+// done in 10 s of wall time is 4.5% of the work, so the ETA is minutes, not the second that
+// simulated time alone would promise; the first line says what it counts.
+TEST(StepProgress, WholeStepCountsTheWork) {
+  Fixture fx;
+  {
+    StepProgress::Options o = fx.options(10.0, 10);
+    auto work = std::make_shared<WorkCurve>();
+    work->add({9.0, 10.0, 1e9});
+    work->finish(10.0);
+    o.work = work;
+    StepProgress p(std::move(o));
+    pdes::EngineOptions opts;
+    p.attach(opts, /*whole_step=*/true);
+    for (int i = 1; i <= 10; ++i) {
+      fx.now = i;
+      opts.on_progress(pdes::Progress{SimTime::ms(900 * i), SimTime::never(),
+                                      static_cast<std::uint64_t>(i) * 1000, double(i)});
+    }
+    p.finish(9.0, "stopped");
+  }
+  const std::vector<std::string> lines = fx.lines();
+  ASSERT_GE(lines.size(), 2U);
+  EXPECT_NE(lines.front().find("counts the network bytes the step moves at ideal fidelity (1 GB"),
+            std::string::npos)
+      << lines.front();
+  ASSERT_EQ(count_prefix(lines, "progress: sim "), 1);
+  const std::string& l = lines[1];
+  EXPECT_EQ(l.rfind("progress: sim 9.0000 s of the estimate 10.0000 s, 4.5% of the work", 0), 0U)
+      << l;
+  // (10 - 0.45) / (0.45 / 10) s: 212 s.
+  EXPECT_NE(l.find("; ETA 3 min 32 s"), std::string::npos) << l;
 }
 
 }  // namespace

@@ -131,9 +131,10 @@ TEST(AlgorithmRegistry, TunerCandidatesByShape) {
   EXPECT_EQ(names(tuner_candidates(shape(Kind::kAllReduce, 16, 8), p)),
             (V{"ring", "tree", "sharp"}));
   EXPECT_EQ(names(tuner_candidates(shape(Kind::kReduceScatter, 16, 8), p)), (V{"ring", "sharp"}));
+  EXPECT_EQ(names(tuner_candidates(shape(Kind::kAllGather, 16, 8), p)), (V{"ring", "sharp"}));
   // No NVLS below four GPUs per server.
   EXPECT_EQ(names(tuner_candidates(shape(Kind::kAllReduce, 3, 8))), (V{"ring", "tree"}));
-  EXPECT_EQ(names(tuner_candidates(shape(Kind::kAllGather, 16, 8))), (V{"ring"}));
+  EXPECT_EQ(names(tuner_candidates(shape(Kind::kAllGather, 16, 8))), (V{"ring", "sharp"}));
   EXPECT_EQ(names(tuner_candidates(shape(Kind::kBroadcast, 16, 8))), (V{"chain"}));
   EXPECT_EQ(names(tuner_candidates(shape(Kind::kAllToAll, 16, 8))), (V{"pairwise"}));
 }
@@ -233,7 +234,7 @@ TEST(AlgorithmRegistry, TunerPicksWhatTheOldTunerPicked) {
   const DataRate nic = DataRate::gbps(390);
   int compared = 0;
   // Without the NVLS and SHARP candidates the tuner did not have (issue 17: nvls_tree_test.cpp);
-  // NVLS forced is priced as itself now, and SHARP runs ReduceScatter.
+  // NVLS forced is priced as itself now, and SHARP runs ReduceScatter and AllGather.
   for (const std::string algo : {"auto", "ring", "tree", "sharp"}) {
     for (const std::string proto : {"auto", "simple", "ll", "ll128"}) {
       CollectiveParams p;
@@ -241,7 +242,7 @@ TEST(AlgorithmRegistry, TunerPicksWhatTheOldTunerPicked) {
       p.protocol = proto;
       p.nvls_efficiency = 0;
       for (Kind k : kKinds) {
-        if (algo == "sharp" && k == Kind::kReduceScatter) continue;
+        if (algo == "sharp" && (k == Kind::kReduceScatter || k == Kind::kAllGather)) continue;
         if (k == Kind::kAllToAll) continue;  // priced per NIC and proxy (alltoall_peers_test)
         // The old tuner priced a tree for kinds the tree does not run; the registry prices the
         // ring there (what runs).

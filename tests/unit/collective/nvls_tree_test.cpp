@@ -86,10 +86,12 @@ TEST(NvlsTree, SupportFollowsNccl) {
   const CollectiveAlgorithm& nt = *find_algorithm("nvls_tree", Kind::kAllReduce);
   EXPECT_FALSE(check_protocol(nt, "ll").ok());
   EXPECT_FALSE(check_protocol(*find_algorithm("nvls", Kind::kAllReduce), "ll128").ok());
-  // SHARP runs ReduceScatter too (the distributed optimizer's), not AllGather.
+  // SHARP runs ReduceScatter and AllGather too (the distributed optimizer's); NVLS+SHARP not
+  // AllGather.
   EXPECT_NE(find_algorithm("sharp", Kind::kReduceScatter), nullptr);
   EXPECT_NE(find_algorithm("nvls_sharp", Kind::kReduceScatter), nullptr);
-  EXPECT_EQ(find_algorithm("sharp", Kind::kAllGather), nullptr);
+  EXPECT_NE(find_algorithm("sharp", Kind::kAllGather), nullptr);  // multicast (sharp_test.cpp)
+  EXPECT_EQ(find_algorithm("nvls_sharp", Kind::kAllGather), nullptr);
   EXPECT_EQ(find_algorithm("nvls_tree", Kind::kReduceScatter), nullptr);
 }
 

@@ -1,5 +1,6 @@
 // SHARP in-network AllReduce: the trees, the traffic each NIC sends, conservation of bytes in
 // every switch's aggregation, the bandwidth it reaches against the ring, the switch's ALU limit.
+// SHARP AllGather: every shard goes up once unreduced and comes down to every member.
 #include "stepsim/collective/sharp.hpp"
 
 #include <gtest/gtest.h>
@@ -16,9 +17,9 @@ namespace {
 constexpr double kNicGBs = 400.0 / 8 * 4096 / (4096 + 62 + 20);
 
 CollectiveRun run(const topology::Topology& topo, int gpus, std::int64_t bytes,
-                  const CollectiveParams& p) {
+                  const CollectiveParams& p, Kind kind = Kind::kAllReduce) {
   CollectiveSpec spec;
-  spec.kind = Kind::kAllReduce;
+  spec.kind = kind;
   spec.bytes = bytes;
   const fabric::FabricParams fp;
   return testing::run_collective_once(topo, make_communicator(topo, gpus).value(), spec, p, fp);
@@ -161,6 +162,84 @@ TEST(Sharp, WithEightGpusPerServerSharpBeatsTheNicBoundRing) {
   EXPECT_EQ(sharp.result.network_bytes, static_cast<std::uint64_t>(S) * 2);  // 16 x S/8
 }
 
+TEST(Sharp, AllGatherSendsEachShardUpOnceAndEveryNicGetsThemAll) {
+  // 2 leaves x 4 single-GPU servers: GPU g's NIC sends its shard (S/n) up once; the switches
+  // forward every shard unreduced (a reducing switch would send one shard's bytes up, not its
+  // subtree's) and the root multicasts each down, so every NIC receives all n shards: S. Each
+  // NIC's receive link then carries S, so busbw <= (n-1)/n x the NIC's goodput (the ring's
+  // NIC receives (n-1)/n S: the same bound, in n-1 steps instead of two).
+  const auto topo = testing::leaf_spine(2, 2, 4);
+  const int n = 8;
+  const std::int64_t S = 64 << 20;
+  const auto r = run(topo, n, S, algo("sharp"), Kind::kAllGather);
+  ASSERT_TRUE(r.result.complete());
+  const auto shard = static_cast<std::uint64_t>(S / n);
+  const std::uint64_t packets = (shard + 4095) / 4096;
+  EXPECT_EQ(r.result.network_bytes, static_cast<std::uint64_t>(S));  // n x S/n, once each
+  for (topology::NodeId s = 0; s < 8; ++s) {
+    EXPECT_EQ(r.rdma.rdma.nics[topo.port_id(s, 0)].in_network_tx, packets) << s;
+    EXPECT_EQ(r.rdma.rdma.nics[topo.port_id(s, 0)].in_network_rx, n * packets) << s;
+  }
+  const auto trees = plan_sharp(topo, make_communicator(topo, n).value(), algo("sharp")).value();
+  ASSERT_EQ(trees.size(), 1u);
+  std::uint64_t absorbed = 0;
+  for (const SharpTreeNode& x : trees[0].nodes) {
+    const SharpSwitchStats& st = r.sharp[x.sw];
+    const auto children = static_cast<std::uint64_t>(x.child_ports.size());
+    EXPECT_EQ(st.aggregations, 0u) << x.sw;
+    EXPECT_EQ(st.down_out_bytes, children * n * shard) << x.sw;
+    if (x.parent_port == topology::kNone) {
+      EXPECT_EQ(st.up_in_bytes, n * shard);  // the root sees every shard once
+      EXPECT_EQ(st.up_out_bytes, 0u);
+    } else {
+      EXPECT_EQ(st.up_in_bytes, children * shard) << x.sw;  // a leaf: its 4 servers' shards
+      EXPECT_EQ(st.up_out_bytes, st.up_in_bytes) << x.sw;   // forwarded, not reduced
+      EXPECT_EQ(st.down_in_bytes, n * shard) << x.sw;
+    }
+    absorbed += st.up_in_bytes - st.up_out_bytes;
+  }
+  EXPECT_EQ(absorbed, n * shard);  // only the root turns the streams around
+  const double f = busbw_factor(Kind::kAllGather, n);
+  const double busbw = r.result.algbw_gbs(S) * f;
+  EXPECT_LE(busbw, f * kNicGBs);
+  EXPECT_GT(busbw, 0.9 * f * kNicGBs);
+}
+
+TEST(Sharp, AllGatherWithEightGpusPerServerReceivesTheRailsShardsAndCopiesThemOnNvlink) {
+  // 2 servers x 8 GPUs, 800G NICs: tree l gathers rail l's m shards, S/G, into every NIC l,
+  // which GPU l copies to its 7 peers ((G-1)/G S over NVLink). busbw <= (n-1)/n /
+  // max(1 / (G x NIC), (G-1)/G / NVLink), and the run comes within 15% of it.
+  const auto topo =
+      topology::load_topology(std::string(STEPSIM_SOURCE_DIR) + "/topologies/toy-2server.yaml")
+          .value();
+  const int n = 16;
+  const int G = 8;
+  const std::int64_t S = 256 << 20;
+  const CollectiveParams p = algo("sharp");
+  const auto r = run(topo, n, S, p, Kind::kAllGather);
+  ASSERT_TRUE(r.result.complete());
+  EXPECT_EQ(r.result.network_bytes, static_cast<std::uint64_t>(S));
+  const Communicator comm = make_communicator(topo, n).value();
+  const std::uint64_t packets = (static_cast<std::uint64_t>(S / n) + 4095) / 4096;
+  for (const Gpu& g : comm.gpus) {
+    EXPECT_EQ(r.rdma.rdma.nics[g.nic].in_network_tx, packets);
+    EXPECT_EQ(r.rdma.rdma.nics[g.nic].in_network_rx, 2 * packets);  // m = 2 shards of rail l
+  }
+  const double nic = 800.0 / 8 * 4096 / (4096 + 62 + 20) * 1e9;
+  const double nvl = static_cast<double>(p.nvlink_payload().bits_per_second()) / 8;
+  const double f = busbw_factor(Kind::kAllGather, n);
+  const double bound = f / std::max(1.0 / (G * nic), (G - 1.0) / G / nvl) / 1e9;
+  const double busbw = r.result.algbw_gbs(S) * f;
+  EXPECT_LE(busbw, bound);
+  EXPECT_GT(busbw, 0.85 * bound);
+  // The tuner takes it only with coll.sharp.enable.
+  CollectiveParams q;
+  q.algorithm = "auto";
+  EXPECT_EQ(choose(Kind::kAllGather, S, n, G, q, DataRate::gbps(800)).algorithm, "ring");
+  q.sharp_enable = 1;
+  EXPECT_EQ(choose(Kind::kAllGather, S, n, G, q, DataRate::gbps(800)).algorithm, "sharp");
+}
+
 TEST(Sharp, UserErrors) {
   auto topo = testing::leaf_spine(2, 2, 4);
   const Communicator one = make_communicator(topo, 1).value();
@@ -179,12 +258,13 @@ TEST(Sharp, UserErrors) {
   const fabric::FabricParams fp;
   pdes::SerialSync sync;
   CollectiveSpec spec;
-  spec.kind = Kind::kAllGather;
+  spec.kind = Kind::kBroadcast;
   spec.bytes = 1 << 20;
   p = algo("sharp");
   auto r = run_collective(topo, comm, spec, p, nic, fp, sync, {});
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error().message.find("sharp is for allreduce, reducescatter only"), std::string::npos)
+  EXPECT_NE(r.error().message.find("sharp is for allreduce, reducescatter, allgather only"),
+            std::string::npos)
       << r.error().message;
   spec.kind = Kind::kAllReduce;
   p.protocol = "ll";

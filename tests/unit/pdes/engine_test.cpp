@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -74,6 +75,57 @@ TEST_P(EngineThreads, PholdDigestDoesNotDependOnThreads) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Threads, EngineThreads, ::testing::Values(1, 2, 3));
+
+// Pairs of LPs (2k, 2k+1) busy together, pair k during [k * 100 us, k * 100 us + 10 us): one
+// self-event per LP and microsecond. Split by pairs (cyclic), every window is shared evenly;
+// in blocks of pairs, one part does every window's work.
+class PairWaves final : public Model {
+ public:
+  static constexpr LpId kLps = 8;
+  static constexpr int kEventsPerLp = 10;
+  LpGraph graph() const {
+    LpGraph g(kLps, "pair waves");
+    for (LpId v = 0; v < kLps; ++v) g.add_edge(v, (v + 1) % kLps, SimTime::us(1));
+    g.finalize();
+    return g;
+  }
+  void setup(std::span<const LpId> local) override { local_.assign(local.begin(), local.end()); }
+  void init_lp(LpContext& ctx) override {
+    ctx.send(ctx.self(), SimTime::us(100) * static_cast<std::int64_t>(ctx.self() / 2), 0, 0);
+  }
+  void handle(LpContext& ctx, const Event& ev) override {
+    if (ev.aux + 1 < kEventsPerLp) ctx.send(ctx.self(), SimTime::us(1), 0, ev.aux + 1);
+  }
+  [[nodiscard]] std::uint64_t lp_digest(std::uint32_t) const override { return 0; }
+
+ private:
+  std::vector<LpId> local_;
+};
+
+TEST(Engine, WindowParallelismCountsTheBusiestPartPerWindow) {
+  PairWaves model;
+  const LpGraph g = model.graph();
+  SerialSync sync;
+  EngineOptions opt;
+  opt.end = SimTime::ms(1);
+  opt.partition_probe = "cyclic:2,block:2,cyclic:4,block:4";
+  auto engine = Engine::create(g, sync, opt);
+  ASSERT_TRUE(engine.ok());
+  const RunStats st = engine.value()->run(model);
+  const std::uint64_t events = PairWaves::kLps * PairWaves::kEventsPerLp;
+  EXPECT_EQ(st.events, events);
+  EXPECT_EQ(st.critical_events, events);  // one rank: every event is on the critical path
+  EXPECT_DOUBLE_EQ(st.window_parallelism(), 1.0);
+  ASSERT_EQ(st.probes.size(), 4u);
+  // cyclic: the two LPs of a pair on different parts; 2 or 4 parts alike (one pair at a time).
+  EXPECT_EQ(st.probes[0].critical_events, events / 2);
+  EXPECT_EQ(st.probes[2].critical_events, events / 2);
+  // block: a pair's two LPs on one part.
+  EXPECT_EQ(st.probes[1].critical_events, events);
+  EXPECT_EQ(st.probes[3].critical_events, events);
+  EXPECT_EQ(st.probes[1].partitioner, "block");
+  EXPECT_EQ(st.probes[3].parts, 4);
+}
 
 TEST(Engine, PholdCommitsTheExpectedNumberOfEvents) {
   // The reference case: 1024 LPs x 16 events, lookahead 1us, mean 2us, end 2ms.

@@ -48,12 +48,13 @@ TEST(LpGraph, AllToAllIsImplicit) {
   EXPECT_EQ(g.min_latency(), SimTime::us(1));
 }
 
-TEST(Partition, RegistryKnowsBlockAndMetisAndNamesThemInErrors) {
+TEST(Partition, RegistryKnowsEveryPartitionerAndNamesThemInErrors) {
   EXPECT_TRUE(make_partitioner("block").ok());
   EXPECT_TRUE(make_partitioner("metis").ok());
+  EXPECT_TRUE(make_partitioner("cyclic").ok());
   const auto bad = make_partitioner("scotch");
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.error().message.find("allowed: block, metis"), std::string::npos)
+  EXPECT_NE(bad.error().message.find("allowed: block, cyclic, metis"), std::string::npos)
       << bad.error().message;
 }
 
