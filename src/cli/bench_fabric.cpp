@@ -123,7 +123,8 @@ BenchFabricCommand::BenchFabricCommand(CLI::App& parent) {
   cmd_->add_option("--threads", threads_, "OpenMP threads per rank")
       ->capture_default_str()
       ->check(CLI::Range(1, 4096));
-  cmd_->add_option("--partition", partition_, "Partitioner of LPs onto ranks: block, cyclic or metis")
+  cmd_->add_option("--partition", partition_,
+                   "Partitioner of LPs onto ranks: block, cyclic or metis")
       ->capture_default_str();
   cmd_->add_option("--repeat", repeat_, "Run N times in this process; report the median run")
       ->capture_default_str()

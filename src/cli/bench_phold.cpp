@@ -82,7 +82,8 @@ BenchPholdCommand::BenchPholdCommand(CLI::App& parent) {
   cmd_->add_option("--threads", threads_, "OpenMP threads per rank")
       ->capture_default_str()
       ->check(CLI::Range(1, 4096));
-  cmd_->add_option("--partition", partition_, "Partitioner of LPs onto ranks: block, cyclic or metis")
+  cmd_->add_option("--partition", partition_,
+                   "Partitioner of LPs onto ranks: block, cyclic or metis")
       ->capture_default_str();
   cmd_->add_option("--json", json_path_, "Also write the results as JSON to this file");
   cmd_->add_option("--repeat", repeat_,

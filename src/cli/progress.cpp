@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
 namespace stepsim::cli {
 namespace {
@@ -98,10 +99,11 @@ StepProgress::StepProgress(Options o)
   }
   std::string counts = "simulated time";
   if (o_.work) {
-    char w[200];
+    char w[256];
     std::snprintf(w, sizeof w,
                   "the network bytes the step moves at ideal fidelity (%.4g GB across servers, "
-                  "each collective's over its ideal time; %.0f%% for simulated time itself)",
+                  "each collective's over its ideal time, or the bytes delivered so far if more; "
+                  "%.0f%% for simulated time itself)",
                   o_.work->network_bytes() / 1e9, WorkCurve::kTimeShare * 100);
     counts = w;
   }
@@ -161,7 +163,7 @@ std::function<void(const pdes::Progress&)> StepProgress::on_step_engine() {
     in_collective_ = false;
     step_events_ = p.events;
     step_wall_ = p.wall_s;
-    observe_locked(wall, p.now.seconds());
+    observe_locked(wall, p.now.seconds(), p.work);
     report_locked(wall);
   };
 }
@@ -181,9 +183,12 @@ std::function<void(const pdes::Progress&)> StepProgress::on_collective_engine() 
   };
 }
 
-void StepProgress::observe_locked(double wall_s, double sim_s) {
+void StepProgress::observe_locked(double wall_s, double sim_s, std::uint64_t delivered) {
   sim_ = std::max(sim_, sim_s);
-  eta_.observe(wall_s, o_.work ? o_.work->fraction(sim_s) * o_.expected_s : sim_s);
+  delivered_ = std::max(delivered_, delivered);
+  eta_.observe(
+      wall_s,
+      o_.work ? o_.work->fraction(sim_, static_cast<double>(delivered_)) * o_.expected_s : sim_s);
 }
 
 void StepProgress::attach(pdes::EngineOptions& opts, bool whole_step) {
@@ -318,6 +323,15 @@ void StepProgress::finish(double step_s, const char* status) {
   }
   s += "; wall " + duration_text(elapsed_s());
   std::fprintf(o_.out, "%s\n", s.c_str());
+  if (o_.work && std::getenv("STEPSIM_PROGRESS_DEBUG") != nullptr) {
+    // Checks that the delivered bytes count what the work curve counts (issue 14).
+    std::fprintf(o_.out,
+                 "progress debug: delivered %.6g B at the last engine report (sim %s); the work "
+                 "curve: W(T) %.6g B, W(sim) %.6g B\n",
+                 static_cast<double>(delivered_), sim_text(sim_).c_str(), o_.work->network_bytes(),
+                 (o_.work->fraction(sim_) - WorkCurve::kTimeShare * sim_ / o_.work->step_s()) /
+                     (1 - WorkCurve::kTimeShare) * o_.work->network_bytes());
+  }
   std::fflush(o_.out);
 }
 

@@ -38,8 +38,9 @@ void finish_progress();
 /// (stderr not a terminal) a full line every `interval_s` of wall time, no more often. A thread
 /// prints the last state when no report came for an interval (setting up, a long collective), so
 /// a log is never silent longer than that. With a `work` curve (the whole step at packet or cell
-/// fidelity) the percentage and the ETA count the step's work, WorkCurve::fraction of the
-/// simulated time, instead of simulated time: the estimator sees fraction x estimate.
+/// fidelity) the percentage and the ETA count the step's work instead of simulated time:
+/// WorkCurve::fraction of the simulated time and of the network bytes the engine reports
+/// delivered (Progress::work), whichever is further; the estimator sees fraction x estimate.
 /// Thread-safe: the callbacks may run on an engine thread.
 class StepProgress {
  public:
@@ -91,11 +92,13 @@ class StepProgress {
   void report_locked(double wall_s);  // prints if an interval has passed (mutex held)
   void print_locked(double wall_s);
   void watch();
-  void observe_locked(double wall_s, double sim_s);  // the estimator sees the work done by sim_s
+  // The estimator sees the work done by sim_s (with `delivered` network bytes, Progress::work).
+  void observe_locked(double wall_s, double sim_s, std::uint64_t delivered = 0);
 
   Options o_;
   EtaEstimator eta_;
-  double sim_ = 0;  // the furthest simulated time reported
+  double sim_ = 0;               // the furthest simulated time reported
+  std::uint64_t delivered_ = 0;  // the most network bytes the whole step's engine reported
   std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
 
   mutable std::mutex mu_;

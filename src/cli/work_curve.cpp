@@ -97,6 +97,14 @@ double WorkCurve::fraction(double t_s) const {
   return (1 - kTimeShare) * bytes_at(t_s) / at_step_ + kTimeShare * time;
 }
 
+double WorkCurve::fraction(double t_s, double delivered_bytes) const {
+  const double f = fraction(t_s);
+  if (step_ <= 0 || at_step_ <= 0 || delivered_bytes <= 0) return f;
+  const double done =
+      (1 - kTimeShare) * delivered_bytes / at_step_ + kTimeShare * std::max(0.0, t_s) / step_;
+  return std::max(f, done);
+}
+
 Result<workload::CommCost> CrossServerRecorder::cost(const workload::CommOp& op) {
   auto c = inner_.cost(op);
   if (!c) return c;

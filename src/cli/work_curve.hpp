@@ -49,6 +49,13 @@ class WorkCurve {
 
   /// The fraction of the step's work done at simulated time `t_s` (after finish()).
   [[nodiscard]] double fraction(double t_s) const;
+  /// The same with the network bytes the run has actually delivered by `t_s` (counted like W:
+  /// each GPU's bytes in the collectives' completed sends): the larger of fraction(t_s) and
+  /// (1 - s) delivered / W(T) + s t / T. A run reaches a phase at a simulated time a little apart
+  /// from the ideal run's, and where W is steep (the data-parallel reduction, most of the bytes,
+  /// while simulated time barely moves) fraction(t) alone stays put; the delivered bytes move.
+  /// Monotone in both arguments.
+  [[nodiscard]] double fraction(double t_s, double delivered_bytes) const;
   /// W(T): the network bytes of the step by the end of its ideal time.
   [[nodiscard]] double network_bytes() const { return at_step_; }
   [[nodiscard]] double step_s() const { return step_; }

@@ -428,12 +428,13 @@ void Engine::exchange_remote(std::span<std::int64_t> reduce) {
 }
 
 void Engine::report_progress(Loop& loop) {
-  std::uint64_t ev = 0;
-  for (auto& wk : workers_) ev += wk->processed;
-  sync_.allreduce_sum(std::span<std::uint64_t>(&ev, 1));
+  // Events and the model's work, summed in one call.
+  std::uint64_t sum[2] = {0, options_.progress_work ? options_.progress_work() : 0};
+  for (auto& wk : workers_) sum[0] += wk->processed;
+  sync_.allreduce_sum(sum);
   if (sync_.rank() == 0) {
     loop.last_progress = Loop::Clock::now();
-    options_.on_progress(Progress{loop.g, options_.end, ev, loop.since(loop.start)});
+    options_.on_progress(Progress{loop.g, options_.end, sum[0], loop.since(loop.start), sum[1]});
   }
 }
 

@@ -247,6 +247,7 @@ struct ServerState {
   std::vector<std::uint32_t> background;  // background flows sent from this server
   std::uint64_t background_bytes = 0;     // completed background writes
   std::uint64_t failed = 0;               // completions in error
+  std::uint64_t delivered = 0;            // collectives' bytes in completed sends (progress)
 };
 
 // One background flow: a connection that writes messages at a rate until a time.
@@ -292,6 +293,13 @@ class StepApp final : public nic::RdmaApp {
 
   Result<bool> setup();
   [[nodiscard]] const std::vector<nic::Connection>& connections() const { return conns_; }
+  // The bytes of the collectives' completed sends on this rank's servers (not background): each
+  // GPU's bus bytes, as the progress display's work curve counts them. Read at a window boundary.
+  [[nodiscard]] std::uint64_t delivered_bytes() const {
+    std::uint64_t b = 0;
+    for (const ServerState& ss : servers_) b += ss.delivered;
+    return b;
+  }
   Result<StepTrace> collect(pdes::Sync& sync, nic::RdmaRun& run, bool stopped);
 
   void on_start(nic::Verbs& v) override;
@@ -1182,6 +1190,7 @@ void StepApp::on_cq(nic::Verbs& v, std::uint32_t endpoint) {
         continue;
       }
       const std::uint32_t seq = c.recv ? c.imm : static_cast<std::uint32_t>(c.wr_id);
+      if (!c.recv) ss.delivered += static_cast<std::uint64_t>(c.bytes);
       Instance& inst = instance(ss, comm, seq);
       STEPSIM_CHECK(c.recv || inst.app != nullptr,
                     "whole step: a send completion for a collective that is not running");
@@ -1522,6 +1531,7 @@ Result<StepTrace> run_whole_step_trace(const Scenario& s, const topology::Topolo
   fabric::FabricParams fabric = s.fabric;
   if (s.fidelity == "cell") fabric.cell = s.cell;
   engine.end = std::min(engine.end, s.end);
+  engine.progress_work = [&app] { return app.delivered_bytes(); };
   if (progress) {
     auto inner = engine.on_progress;
     engine.on_progress = [inner, progress](const pdes::Progress& p) {

@@ -30,6 +30,7 @@ struct Progress {
   SimTime end;               ///< end time of the run (never() if none)
   std::uint64_t events = 0;  ///< events committed so far, all ranks
   double wall_s = 0;         ///< wall time since the run started
+  std::uint64_t work = 0;    ///< EngineOptions::progress_work summed over ranks (0 if unset)
 };
 
 struct EngineOptions {
@@ -38,6 +39,10 @@ struct EngineOptions {
   std::string partitioner = "block";                 ///< registered partitioner name
   double progress_every = 0;                         ///< seconds between progress reports; 0 = none
   std::function<void(const Progress&)> on_progress;  ///< called on rank 0 only
+  /// The model's count of work done so far on this rank (say, bytes delivered), summed over ranks
+  /// into Progress::work. Called on every rank at a progress report, on the master thread with
+  /// every worker idle (a window boundary), so it may read per-LP state. Null: 0.
+  std::function<std::uint64_t()> progress_work;
   /// Called on every rank, on the master thread, with every worker idle: at each window boundary
   /// once the global minimum `now` is known (no event before `now` is left anywhere; `last`
   /// false), and once when the run ends (`last` true, `now` = RunStats::final_time; also after a

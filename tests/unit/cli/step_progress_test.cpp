@@ -231,5 +231,48 @@ TEST(StepProgress, WholeStepCountsTheWork) {
   EXPECT_NE(l.find("; ETA 3 min 32 s"), std::string::npos) << l;
 }
 
+// The whole step's engine reports the network bytes delivered (Progress::work): when simulated
+// time stalls in the data-parallel reduction short of where the ideal run had it, the delivered
+// bytes carry the percentage and the ETA stays minutes (not hours); the fraction never goes back
+// when a later report carries fewer bytes.
+TEST(StepProgress, WholeStepFollowsTheDeliveredBytes) {
+  Fixture fx;
+  {
+    StepProgress::Options o = fx.options(10.0, 10);
+    auto work = std::make_shared<WorkCurve>();
+    work->add({9.0, 10.0, 1e9});
+    work->finish(10.0);
+    o.work = work;
+    StepProgress p(std::move(o));
+    pdes::EngineOptions opts;
+    p.attach(opts, /*whole_step=*/true);
+    // Simulated time stuck at 8.99 s (the curve: 4.5%); 2% of the bytes per 10 s of wall time.
+    for (int i = 1; i <= 12; ++i) {
+      fx.now = 10.0 * i;
+      opts.on_progress(pdes::Progress{SimTime::ms(8990), SimTime::never(),
+                                      static_cast<std::uint64_t>(i) * 1000, 10.0 * i,
+                                      static_cast<std::uint64_t>(i) * 20000000});
+    }
+    // A report with fewer bytes (cannot happen, but must not move the fraction back).
+    fx.now = 130;
+    opts.on_progress(pdes::Progress{SimTime::ms(8990), SimTime::never(), 13000, 130.0, 0});
+    p.finish(8.99, "stopped");
+  }
+  const std::vector<std::string> lines = fx.lines();
+  std::vector<std::string> sim;
+  for (const std::string& l : lines) {
+    if (l.rfind("progress: sim ", 0) == 0) sim.push_back(l);
+  }
+  ASSERT_EQ(sim.size(), 13U);
+  // 12 x 2% = 24% of the bytes: 0.95 x 0.24 + 0.05 x 0.899 = 27.3%, not the curve's 4.5%.
+  EXPECT_NE(sim[11].find("27.3% of the work"), std::string::npos) << sim[11];
+  EXPECT_NE(sim[12].find("27.3% of the work"), std::string::npos) << sim[12];
+  // The rate: 1.9% of the work per 10 s; 72.7% left: about 6 minutes.
+  const std::size_t at = sim[11].find("; ETA ");
+  ASSERT_NE(at, std::string::npos) << sim[11];
+  EXPECT_NE(sim[11].find(" min ", at), std::string::npos) << sim[11];
+  EXPECT_EQ(sim[11].find(" h", at), std::string::npos) << sim[11];
+}
+
 }  // namespace
 }  // namespace stepsim::cli

@@ -116,5 +116,36 @@ TEST(CrossServerRecorder, MarksCollectivesThatSpanServers) {
   EXPECT_TRUE(w.add_job(r->colls, step_rec.cross, 1));
 }
 
+// The delivered bytes: where the run is behind the ideal curve in simulated time but has moved
+// the bytes (it reached the data-parallel reduction a little later, and simulated time barely
+// moves through it), the fraction follows the bytes; where the bytes lag, the curve holds the
+// fraction up; never less than either, monotone in both arguments.
+TEST(WorkCurve, DeliveredBytesLiftTheFraction) {
+  const WorkCurve w = synthetic(true);
+  const double total = w.network_bytes();
+  // 8.9 s: before the ideal reduction, but 60% of its bytes delivered.
+  const double ahead = w.fraction(8.9, 0.6 * total);
+  EXPECT_NEAR(ahead, (1 - WorkCurve::kTimeShare) * 0.6 + WorkCurve::kTimeShare * 0.89, 1e-12);
+  EXPECT_GT(ahead, w.fraction(8.9) + 0.5);
+  // Bytes behind the curve (or none reported): the curve.
+  EXPECT_EQ(w.fraction(9.5, 0.1 * total), w.fraction(9.5));
+  EXPECT_EQ(w.fraction(9.5, 0), w.fraction(9.5));
+  // Monotone in each argument over a grid.
+  for (double t = 8.0; t <= 10.5; t += 0.1) {
+    double prev = -1;
+    for (double d = 0; d <= 1.2 * total; d += 0.05 * total) {
+      const double f = w.fraction(t, d);
+      EXPECT_GE(f, prev) << t << " " << d;
+      EXPECT_GE(f, w.fraction(t));
+      EXPECT_LE(f, w.fraction(t + 0.1, d) + 1e-15) << t << " " << d;
+      prev = f;
+    }
+  }
+  // No curve bytes at all: simulated time, whatever is delivered.
+  WorkCurve none;
+  none.finish(4.0);
+  EXPECT_DOUBLE_EQ(none.fraction(1.0, 1e9), 0.25);
+}
+
 }  // namespace
 }  // namespace stepsim::cli
