@@ -50,7 +50,7 @@ struct EngineTally {
   [[nodiscard]] double windows_per_us() const;
   /// Rank 0's synchronisation cost per window (exchange and global minimum), microseconds.
   [[nodiscard]] double sync_us_per_window() const;
-  /// events / critical_events: the speed-up over one rank the windows' balance allows.
+  /// events / critical_events: how evenly the windows' events are spread over the ranks.
   [[nodiscard]] double window_parallelism() const;
   /// The share of the traffic that crosses ranks.
   [[nodiscard]] double cut_share() const;

@@ -90,7 +90,7 @@ struct RunStats {
   std::uint64_t events = 0;   ///< committed events, all ranks
   std::uint64_t windows = 0;  ///< synchronisation windows
   /// Sum over windows of the events the busiest rank committed in it: the run's critical path in
-  /// events. events / critical_events bounds the speed-up over one rank whatever the machine.
+  /// events. events / critical_events measures each window's balance whatever the machine.
   std::uint64_t critical_events = 0;
   SimTime simulated;         ///< virtual time the windows covered (end of the last window)
   std::uint64_t digest = 0;  ///< order-independent hash of final LP states and pending events
@@ -101,8 +101,8 @@ struct RunStats {
   std::vector<PartitionProbe> probes;  ///< EngineOptions::partition_probe's, in its order
   /// max / mean of committed events per rank.
   [[nodiscard]] double event_imbalance() const;
-  /// events / critical_events: the speed-up over one rank that the per-window balance allows
-  /// (1 on one rank; `ranks` if every window's events are spread evenly).
+  /// events / critical_events: the speed-up over one rank that the per-window balance predicts
+  /// when events cost alike (1 on one rank; `ranks` if every window's events are spread evenly).
   [[nodiscard]] double window_parallelism() const;
 };
 
