@@ -74,6 +74,11 @@ RunCommand::RunCommand(CLI::App& parent) {
 
 namespace {
 
+// The step runs as one simulation: step.mode whole at packet or cell fidelity.
+bool whole_step(const workload::Scenario& s) {
+  return s.step_mode == "whole" && (s.fidelity == "packet" || s.fidelity == "cell");
+}
+
 using workload::CommGroup;
 using workload::OpKind;
 
@@ -209,7 +214,7 @@ Result<bool> apply_step_faults(const RunOptions& opt, workload::Scenario& s,
       opt.background.empty()) {
     return true;
   }
-  if (s.step_mode != "whole" || (s.fidelity != "packet" && s.fidelity != "cell")) {
+  if (!whole_step(s)) {
     return Error{
         "--fault, --pcie-fault and --slow-gpu need step.mode=whole at packet or cell "
         "fidelity (add --set step.mode=whole)"};
@@ -332,7 +337,7 @@ Result<workload::StepResult> simulate(const RunOptions& opt, const LoadedRun& ru
   // The whole step at packet or cell fidelity counts its progress in the network bytes each
   // job's collectives move at ideal fidelity (src/cli/work_curve.hpp); one GPU per stage is
   // simulated, so each collective stands for the job's GPUs per stage.
-  const bool whole = s.step_mode == "whole" && (s.fidelity == "packet" || s.fidelity == "cell");
+  const bool whole = whole_step(s);
   auto work = std::make_shared<WorkCurve>();
   bool work_ok = true;
   const auto per_stage = [](const workload::Scenario& js) {
@@ -693,9 +698,7 @@ int RunCommand::execute(int rank, int ranks) {
   // each window (window parallelism 1.63 against METIS's 1.16 on GPT-3 175B at 2 ranks;
   // docs/engine.md). A single collective's run is balanced by its traffic (METIS).
   if (opt_.partition == "auto") {
-    const bool whole = run->scenario.step_mode == "whole" &&
-                       (run->scenario.fidelity == "packet" || run->scenario.fidelity == "cell");
-    opt_.partition = whole ? "cyclic" : "metis";
+    opt_.partition = whole_step(run->scenario) ? "cyclic" : "metis";
   }
   double wall_s = 0;
   bool samples_written = false;
