@@ -178,11 +178,13 @@ void Worker::lookahead_violation(LpId src, SimTime now, const Event& ev) const {
 
 std::uint64_t Worker::storage_bytes() const {
   std::uint64_t n = 0;
-  for (const EventQueue& q : queues_) n += q.capacity();
   for (const auto& v : to_worker) n += v.capacity();
   for (const auto& v : to_rank) n += v.capacity();
-  return n * sizeof(Event) + queues_.capacity() * sizeof(EventQueue) +
-         next_.capacity() * sizeof(SimTime) + seq_.capacity() * sizeof(std::uint64_t);
+  std::uint64_t bytes = n * sizeof(Event) + queues_.capacity() * sizeof(EventQueue) +
+                        next_.capacity() * sizeof(SimTime) +
+                        seq_.capacity() * sizeof(std::uint64_t);
+  for (const EventQueue& q : queues_) bytes += q.storage_bytes();
+  return bytes;
 }
 
 }  // namespace stepsim::pdes

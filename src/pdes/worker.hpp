@@ -41,9 +41,7 @@ class Worker {
   /// Visits every pending event (for digests).
   template <class F>
   void for_each_pending(F&& f) const {
-    for (const EventQueue& q : queues_) {
-      for (const Event& ev : q.raw()) f(ev);
-    }
+    for (const EventQueue& q : queues_) q.for_each(f);
   }
 
   std::vector<std::vector<Event>> to_worker;  ///< by destination worker, this window
