@@ -597,6 +597,11 @@ void print_fabric(const StepReport& rep) {
       s.fidelity == "cell" ? " in " + to_string(s.cell) + " cells" : std::string();
   std::printf("# fabric (%s fidelity%s: %" PRIu64 " distinct collectives simulated)\n",
               s.fidelity.c_str(), cells.c_str(), r.distinct_collectives);
+  if (r.folded_rails > 1) {
+    std::printf("rails folded         %u rails ran as rail 0 (step.fold rails): the fabric's "
+                "numbers and flows below are rail 0's plane\n",
+                r.folded_rails);
+  }
   std::printf("drops                %" PRIu64 "\n", r.drops);
   std::printf("retransmissions      %" PRIu64 "\n", r.retransmissions);
   std::printf("PFC pause time       %s (summed over ports)\n", sim_text(r.paused_s).c_str());
@@ -624,6 +629,7 @@ nlohmann::json step_json(const StepReport& rep) {
   j["gpu"] = s.gpu.name;
   j["fidelity"] = s.fidelity;
   j["cell_bytes"] = s.fidelity == "cell" ? s.cell.count() : 0;
+  j["folded_rails"] = r.folded_rails;
   j["complete"] = r.complete;
   j["step_s"] = r.step_s;
   j["mfu"] = r.complete ? nlohmann::json(r.mfu) : nlohmann::json(nullptr);
