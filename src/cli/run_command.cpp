@@ -598,9 +598,10 @@ void print_fabric(const StepReport& rep) {
   std::printf("# fabric (%s fidelity%s: %" PRIu64 " distinct collectives simulated)\n",
               s.fidelity.c_str(), cells.c_str(), r.distinct_collectives);
   if (r.folded_rails > 1) {
-    std::printf("rails folded         %u rails ran as rail 0 (step.fold rails): the fabric's "
-                "numbers and flows below are rail 0's plane\n",
-                r.folded_rails);
+    std::printf(
+        "rails folded         %u rails ran as rail 0 (step.fold rails): the fabric's "
+        "numbers and flows below are rail 0's plane\n",
+        r.folded_rails);
   }
   std::printf("drops                %" PRIu64 "\n", r.drops);
   std::printf("retransmissions      %" PRIu64 "\n", r.retransmissions);

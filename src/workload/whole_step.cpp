@@ -73,11 +73,11 @@ struct CommInfo {
   std::vector<std::uint32_t> gpus;  // the topology's
   std::uint32_t job = 0;
   collective::Communicator comm;
-  bool folded = false;            // every GPU in one server
-  int stage = 0;                  // of the first GPU
-  std::uint32_t ref = kNone32;    // its RefGroup, or kNone32 for a pipeline send
-  std::int64_t send_bytes = 0;    // a pipeline send's size
-  std::uint32_t instances = 0;    // collectives it runs in the step
+  bool folded = false;          // every GPU in one server
+  int stage = 0;                // of the first GPU
+  std::uint32_t ref = kNone32;  // its RefGroup, or kNone32 for a pipeline send
+  std::int64_t send_bytes = 0;  // a pipeline send's size
+  std::uint32_t instances = 0;  // collectives it runs in the step
   // step.fold rails: every GPU is a mirror (it never runs); `rep` is its rail-0 copy, whose
   // records it takes.
   bool mirror = false;
@@ -180,7 +180,7 @@ struct GpuRun {
   bool reference = false;  // records its ops (the reference pipeline)
   // step.fold rails: the rail-0 GPU of its server, whose clocks it takes (it never runs).
   std::uint32_t mirror = kNone32;
-  double slowdown = 1.0;   // a straggler's compute factor
+  double slowdown = 1.0;  // a straggler's compute factor
   std::uint32_t pc = 0;
   Wait wait = Wait::kRunning;
   SimTime since;
@@ -495,8 +495,8 @@ Result<bool> StepApp::fold_rails() {
     if (!r.used) continue;
     const collective::Gpu& g = all_.gpus[r.gpu];
     if (auto [it, fresh] = nic_user.emplace(g.nic, r.gpu); !fresh) {
-      return fold_refused("GPUs " + std::to_string(it->second) + " and " +
-                          std::to_string(r.gpu) + " share a NIC");
+      return fold_refused("GPUs " + std::to_string(it->second) + " and " + std::to_string(r.gpu) +
+                          " share a NIC");
     }
     if (g.local == 0) rail0[g.server] = r.gpu;
     rails = std::max(rails, g.local + 1);
@@ -542,8 +542,8 @@ Result<bool> StepApp::fold_comms() {
     if (auto it = pp_comm_.find(k); it != pp_comm_.end()) comms_[ci].rep = it->second;
   }
   for (const CommInfo& c : comms_) {
-    if (c.mirror && (c.rep == kNone32 || comms_[c.rep].instances != c.instances ||
-                     comms_[c.rep].mirror)) {
+    if (c.mirror &&
+        (c.rep == kNone32 || comms_[c.rep].instances != c.instances || comms_[c.rep].mirror)) {
       return fold_refused("a collective of stage " + std::to_string(c.stage) +
                           " has no rail-0 copy");
     }
@@ -1168,9 +1168,10 @@ void StepApp::arrive(nic::Verbs& v, std::uint32_t comm, std::uint32_t seq, GpuRu
   const std::vector<std::uint32_t>* ranks = ci.ranks_on(v.server());
   STEPSIM_CHECK(ranks != nullptr, "whole step: a GPU arrived at a collective it is not in");
   // Mirrors (step.fold rails) never arrive.
-  inst.members = static_cast<std::size_t>(std::count_if(
-      ranks->begin(), ranks->end(),
-      [&](std::uint32_t r) { return gpus_[ci.gpus[r]].mirror == kNone32; }));
+  inst.members =
+      static_cast<std::size_t>(std::count_if(ranks->begin(), ranks->end(), [&](std::uint32_t r) {
+        return gpus_[ci.gpus[r]].mirror == kNone32;
+      }));
   const std::uint32_t gpu = g != nullptr ? g->gpu : ci.gpus[0];
   const auto rank =
       static_cast<std::uint32_t>(std::find(ci.gpus.begin(), ci.gpus.end(), gpu) - ci.gpus.begin());
