@@ -687,15 +687,14 @@ Result<bool> validate_job(const Scenario& s, const topology::Topology& topo,
 }  // namespace
 
 Result<bool> validate(const Scenario& s, const topology::Topology& topo) {
-  if (s.step_fold != "none" &&
-      (s.step_mode != "whole" || (s.fidelity != "packet" && s.fidelity != "cell"))) {
+  if (s.step_fold != "none" && !runs_whole_step(s)) {
     return Error{s.source + ": step.fold " + s.step_fold +
                  " folds the whole step only (step.mode whole at packet or cell fidelity; this "
                  "run: step.mode " +
                  s.step_mode + ", fidelity " + s.fidelity + "); memoized mode runs one pipeline"};
   }
   if (s.jobs.empty()) return validate_job(s, topo, s.source + ": ");
-  if (s.step_mode != "whole" || (s.fidelity != "packet" && s.fidelity != "cell")) {
+  if (!runs_whole_step(s)) {
     return Error{s.source +
                  ": jobs: several jobs share the fabric only in step.mode whole at "
                  "packet or cell fidelity (this run: step.mode " +

@@ -160,6 +160,11 @@ struct Scenario {
   std::vector<JobSpec> jobs;
 };
 
+/// The step runs as one simulation: step.mode whole at packet or cell fidelity.
+[[nodiscard]] inline bool runs_whole_step(const Scenario& s) {
+  return s.step_mode == "whole" && (s.fidelity == "packet" || s.fidelity == "cell");
+}
+
 /// Job `k` of `s` as a one-job scenario: `s` with the job's model, parallelism and compute
 /// (and no `jobs`).
 Scenario job_scenario(const Scenario& s, std::size_t k);
