@@ -201,8 +201,8 @@ void BenchNcclCommand::add_sim_options() {
   o.fidelity.add(cmd_, {"packet", "cell", "analytical"});
   cmd_->add_option("--nic-config", o.nic_config, "YAML file of NIC/transport/CC parameters");
   cmd_->add_option("--set", o.sets,
-                   "Override a parameter, key=value (coll.*, gpu.*, nic.*, transport.*, cc.*; "
-                   "repeatable)");
+                   "Override a parameter, key=value (coll.*, gpu.*, nic.*, transport.*, cc.*, "
+                   "fabric.*; repeatable)");
   cmd_->add_option("--end", o.end, "Simulated time limit per size")->capture_default_str();
   cmd_->add_option("--threads", o.threads, "OpenMP threads per rank")
       ->capture_default_str()
@@ -217,6 +217,7 @@ void BenchNcclCommand::add_sim_options() {
 Result<bool> BenchNcclCommand::load_parameters(Setup& s) const {
   const config::ParamTable coll_table = collective::collective_param_table(s.cp);
   const config::ParamTable nic_table = nic::nic_param_table(s.nic);
+  const config::ParamTable fabric_table = fabric::fabric_param_table(s.fp);
   if (!sim_.nic_config.empty()) {
     if (auto ok = nic_table.load_yaml_file(sim_.nic_config); !ok) return ok.error();
   }
@@ -236,15 +237,18 @@ Result<bool> BenchNcclCommand::load_parameters(Setup& s) const {
       return Error{"--cc: " + ok.error().message};
     }
   }
+  s.fp.lb.policy = sim_.lb;
   for (const std::string& kv : sim_.sets) {
     const bool coll = kv.rfind("coll.", 0) == 0 || kv.rfind("gpu.", 0) == 0;
-    auto ok = coll ? coll_table.apply(kv) : nic_table.apply(kv);
+    const bool fabric = kv.rfind("fabric.", 0) == 0;
+    auto ok = coll ? coll_table.apply(kv) : fabric ? fabric_table.apply(kv) : nic_table.apply(kv);
     if (!ok) return Error{"--set " + ok.error().message};
   }
   if (auto ok = s.cp.validate(); !ok) return ok.error();
   if (auto ok = s.nic.validate(); !ok) return ok.error();
-  s.fp.lb.policy = sim_.lb;
-  return sim_.fidelity.apply(s.fp);
+  if (auto ok = sim_.fidelity.apply(s.fp); !ok) return ok.error();
+  if (auto ok = s.fp.validate(); !ok) return ok.error();
+  return true;
 }
 
 // nccl-tests' sizes: from -b to -e times -f, or plus -i without -f; each rounded down to whole

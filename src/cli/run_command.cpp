@@ -74,11 +74,6 @@ RunCommand::RunCommand(CLI::App& parent) {
 
 namespace {
 
-// The step runs as one simulation: step.mode whole at packet or cell fidelity.
-bool whole_step(const workload::Scenario& s) {
-  return s.step_mode == "whole" && (s.fidelity == "packet" || s.fidelity == "cell");
-}
-
 using workload::CommGroup;
 using workload::OpKind;
 
@@ -214,7 +209,7 @@ Result<bool> apply_step_faults(const RunOptions& opt, workload::Scenario& s,
       opt.background.empty()) {
     return true;
   }
-  if (!whole_step(s)) {
+  if (!workload::runs_whole_step(s)) {
     return Error{
         "--fault, --pcie-fault and --slow-gpu need step.mode=whole at packet or cell "
         "fidelity (add --set step.mode=whole)"};
@@ -337,7 +332,7 @@ Result<workload::StepResult> simulate(const RunOptions& opt, const LoadedRun& ru
   // The whole step at packet or cell fidelity counts its progress in the network bytes each
   // job's collectives move at ideal fidelity (src/cli/work_curve.hpp); one GPU per stage is
   // simulated, so each collective stands for the job's GPUs per stage.
-  const bool whole = whole_step(s);
+  const bool whole = workload::runs_whole_step(s);
   auto work = std::make_shared<WorkCurve>();
   bool work_ok = true;
   const auto per_stage = [](const workload::Scenario& js) {
@@ -597,6 +592,12 @@ void print_fabric(const StepReport& rep) {
       s.fidelity == "cell" ? " in " + to_string(s.cell) + " cells" : std::string();
   std::printf("# fabric (%s fidelity%s: %" PRIu64 " distinct collectives simulated)\n",
               s.fidelity.c_str(), cells.c_str(), r.distinct_collectives);
+  if (r.folded_rails > 1) {
+    std::printf(
+        "rails folded         %u rails ran as rail 0 (step.fold rails): the fabric's "
+        "numbers and flows below are rail 0's plane\n",
+        r.folded_rails);
+  }
   std::printf("drops                %" PRIu64 "\n", r.drops);
   std::printf("retransmissions      %" PRIu64 "\n", r.retransmissions);
   std::printf("PFC pause time       %s (summed over ports)\n", sim_text(r.paused_s).c_str());
@@ -624,6 +625,7 @@ nlohmann::json step_json(const StepReport& rep) {
   j["gpu"] = s.gpu.name;
   j["fidelity"] = s.fidelity;
   j["cell_bytes"] = s.fidelity == "cell" ? s.cell.count() : 0;
+  j["folded_rails"] = r.folded_rails;
   j["complete"] = r.complete;
   j["step_s"] = r.step_s;
   j["mfu"] = r.complete ? nlohmann::json(r.mfu) : nlohmann::json(nullptr);
@@ -698,7 +700,7 @@ int RunCommand::execute(int rank, int ranks) {
   // each window (window parallelism 1.63 against METIS's 1.16 on GPT-3 175B at 2 ranks;
   // docs/engine.md). A single collective's run is balanced by its traffic (METIS).
   if (opt_.partition == "auto") {
-    opt_.partition = whole_step(run->scenario) ? "cyclic" : "metis";
+    opt_.partition = workload::runs_whole_step(run->scenario) ? "cyclic" : "metis";
   }
   double wall_s = 0;
   bool samples_written = false;

@@ -59,8 +59,7 @@ void EngineTally::add(const EngineTally& x) {
 }
 
 double EngineTally::window_parallelism() const {
-  return critical_events > 0 ? static_cast<double>(events) / static_cast<double>(critical_events)
-                             : 1.0;
+  return pdes::window_parallelism(events, critical_events);
 }
 
 double EngineTally::windows_per_us() const {

@@ -155,16 +155,13 @@ struct Engine::Probe {
       const PartitionProbe& r = c.result;
       stats.probes.push_back(r);
       if (stats.events == 0) continue;
-      std::fprintf(stderr,
-                   "partition probe: %s over %d ranks: window parallelism %.3f (%" PRIu64
-                   " events, %" PRIu64
-                   " on the critical path); %.1f%% of the traffic crosses "
-                   "ranks, static imbalance %.3f\n",
-                   r.partitioner.c_str(), r.parts,
-                   r.critical_events > 0
-                       ? static_cast<double>(stats.events) / static_cast<double>(r.critical_events)
-                       : 1.0,
-                   stats.events, r.critical_events, 100 * r.cut_share, r.imbalance);
+      std::fprintf(
+          stderr,
+          "partition probe: %s over %d ranks: window parallelism %.3f (%" PRIu64 " events, %" PRIu64
+          " on the critical path); %.1f%% of the traffic crosses "
+          "ranks, static imbalance %.3f\n",
+          r.partitioner.c_str(), r.parts, pdes::window_parallelism(stats.events, r.critical_events),
+          stats.events, r.critical_events, 100 * r.cut_share, r.imbalance);
     }
   }
 };
@@ -190,8 +187,7 @@ double RunStats::event_imbalance() const {
 }
 
 double RunStats::window_parallelism() const {
-  return critical_events > 0 ? static_cast<double>(events) / static_cast<double>(critical_events)
-                             : 1.0;
+  return pdes::window_parallelism(events, critical_events);
 }
 
 Result<std::unique_ptr<Engine>> Engine::create(const LpGraph& graph, Sync& sync,

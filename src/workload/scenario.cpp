@@ -165,6 +165,10 @@ config::ParamTable scenario_param_table(Scenario& s) {
   t.choice("step.mode", s.step_mode, {"memoized", "whole"},
            "packet and cell fidelity: memoized (each distinct collective alone, composed per "
            "stage) or whole (every GPU's schedule in one simulation, all traffic on one fabric)");
+  t.choice("step.fold", s.step_fold, {"none", "rails"},
+           "step.mode whole: none (every GPU runs) or rails (a job whose every network "
+           "collective stays on one rail of a rail-optimized fabric's separate planes runs "
+           "rail 0 only; the other rails copy its clocks)");
   t.time("end", s.end, SimTime::us(1), SimTime::s(1e6), "stop the simulated step after this");
   t.choice("output.flows", s.output.flows, {"auto", "all", "sampled", "none"},
            "HDF5 /flows rows: all, sampled (every flow of 1 in output.flows_sample collectives, "
@@ -683,8 +687,14 @@ Result<bool> validate_job(const Scenario& s, const topology::Topology& topo,
 }  // namespace
 
 Result<bool> validate(const Scenario& s, const topology::Topology& topo) {
+  if (s.step_fold != "none" && !runs_whole_step(s)) {
+    return Error{s.source + ": step.fold " + s.step_fold +
+                 " folds the whole step only (step.mode whole at packet or cell fidelity; this "
+                 "run: step.mode " +
+                 s.step_mode + ", fidelity " + s.fidelity + "); memoized mode runs one pipeline"};
+  }
   if (s.jobs.empty()) return validate_job(s, topo, s.source + ": ");
-  if (s.step_mode != "whole" || (s.fidelity != "packet" && s.fidelity != "cell")) {
+  if (!runs_whole_step(s)) {
     return Error{s.source +
                  ": jobs: several jobs share the fabric only in step.mode whole at "
                  "packet or cell fidelity (this run: step.mode " +

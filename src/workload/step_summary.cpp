@@ -228,6 +228,7 @@ StepResult summarize_step(const Scenario& s, const topology::Topology& topo, Ste
   r.complete = trace.stop == StepStop::kDone;
   r.interrupted = trace.stop == StepStop::kInterrupted;
   r.failed_transfers = trace.failed_transfers;
+  r.folded_rails = trace.folded_rails;
   reduce_collectives(trace, r);
   if (s.jobs.empty()) {
     reduce_stages(trace, 0, trace.stages.size(), r);

@@ -73,11 +73,15 @@ struct CommInfo {
   std::vector<std::uint32_t> gpus;  // the topology's
   std::uint32_t job = 0;
   collective::Communicator comm;
-  bool folded = false;            // every GPU in one server
-  int stage = 0;                  // of the first GPU
-  std::uint32_t ref = kNone32;    // its RefGroup, or kNone32 for a pipeline send
-  std::int64_t send_bytes = 0;    // a pipeline send's size
-  std::uint32_t instances = 0;    // collectives it runs in the step
+  bool folded = false;          // every GPU in one server
+  int stage = 0;                // of the first GPU
+  std::uint32_t ref = kNone32;  // its RefGroup, or kNone32 for a pipeline send
+  std::int64_t send_bytes = 0;  // a pipeline send's size
+  std::uint32_t instances = 0;  // collectives it runs in the step
+  // step.fold rails: every GPU is a mirror (it never runs); `rep` is its rail-0 copy, whose
+  // records it takes.
+  bool mirror = false;
+  std::uint32_t rep = kNone32;
   std::uint64_t record_base = 0;  // its first collective's record
   // Members by server (sorted by server): communicator ranks.
   std::vector<std::pair<NodeId, std::vector<std::uint32_t>>> local;
@@ -174,7 +178,9 @@ struct GpuRun {
   int t = 0, c = 0, d = 0;
   NodeId server = 0;
   bool reference = false;  // records its ops (the reference pipeline)
-  double slowdown = 1.0;   // a straggler's compute factor
+  // step.fold rails: the rail-0 GPU of its server, whose clocks it takes (it never runs).
+  std::uint32_t mirror = kNone32;
+  double slowdown = 1.0;  // a straggler's compute factor
   std::uint32_t pc = 0;
   Wait wait = Wait::kRunning;
   SimTime since;
@@ -298,7 +304,7 @@ class StepApp final : public nic::RdmaApp {
   [[nodiscard]] std::uint64_t delivered_bytes() const {
     std::uint64_t b = 0;
     for (const ServerState& ss : servers_) b += ss.delivered;
-    return b;
+    return b * rails_;  // step.fold rails: rail 0's sends stand for every rail's
   }
   Result<StepTrace> collect(pdes::Sync& sync, nic::RdmaRun& run, bool stopped);
 
@@ -328,6 +334,8 @@ class StepApp final : public nic::RdmaApp {
                                                          std::int64_t bytes);
   Result<bool> cost_folded();
   Result<bool> build_background();
+  Result<bool> fold_rails();
+  Result<bool> fold_comms();
 
   // The op behind instance (comm, seq).
   [[nodiscard]] CommOp op_of(std::uint32_t comm, std::uint32_t seq) const;
@@ -384,6 +392,7 @@ class StepApp final : public nic::RdmaApp {
   std::vector<std::uint32_t> gpu_of_nic_;   // by port: the first GPU on that NIC (rail)
   std::vector<ServerState> servers_;
   std::vector<BackgroundFlow> background_;
+  std::uint32_t rails_ = 1;  // step.fold rails: the rails one simulated rail stands for
   friend class InstanceVerbs;
 };
 
@@ -444,16 +453,100 @@ Result<bool> StepApp::place_gpus() {
       r.reference = rc.t == 0 && rc.c == 0 && rc.d == 0;
     }
   }
+  if (s_.step_fold == "rails") {
+    if (auto ok = fold_rails(); !ok) return ok;
+  }
   for (GpuRun& r : gpus_) {
     if (!r.used) continue;
     if (server_index_[r.server] < 0) {
       server_index_[r.server] = static_cast<std::int32_t>(servers_.size());
       servers_.emplace_back();
     }
-    servers_[idx(server_index_[r.server])].gpus.push_back(r.gpu);
+    if (r.mirror == kNone32) servers_[idx(server_index_[r.server])].gpus.push_back(r.gpu);
   }
   for (const auto& [g, factor] : s_.slow_gpus) {
     if (g < n) gpus_[g].slowdown = factor;
+  }
+  return true;
+}
+
+// step.fold rails: on a rail-optimized fabric every rail is its own plane of switches, so a job
+// whose network collectives each stay on one rail runs the same on every rail, up to each
+// plane's own random draws (ECMP hashes, bit errors). Only rail 0's GPUs run; each other GPU
+// mirrors the rail-0 GPU of its server. Refuses what makes the rails differ.
+Error fold_refused(const std::string& why) {
+  return Error{"step.fold rails: " + why + "; use step.fold none"};
+}
+
+Result<bool> StepApp::fold_rails() {
+  if (jobs_.size() != 1) return fold_refused("several jobs share the fabric");
+  if (!s_.background.empty()) return fold_refused("background traffic crosses the rails");
+  if (!s_.slow_gpus.empty()) return fold_refused("a straggler (--slow-gpu) makes its rail differ");
+  if (!s_.fabric.faults.empty()) return fold_refused("a link fault makes its plane differ");
+  if (!s_.nic.pcie_faults.empty()) return fold_refused("a NIC fault makes its rail differ");
+  if (topo_.generator != "rail_optimized") {
+    return fold_refused("topology " + topo_.name + " (kind " + topo_.generator +
+                        ") has no separate rail planes; it needs kind rail_optimized");
+  }
+  std::map<NodeId, std::uint32_t> rail0;  // server -> its rail-0 GPU
+  std::map<PortId, std::uint32_t> nic_user;
+  std::uint32_t rails = 1;
+  for (const GpuRun& r : gpus_) {
+    if (!r.used) continue;
+    const collective::Gpu& g = all_.gpus[r.gpu];
+    if (auto [it, fresh] = nic_user.emplace(g.nic, r.gpu); !fresh) {
+      return fold_refused("GPUs " + std::to_string(it->second) + " and " + std::to_string(r.gpu) +
+                          " share a NIC");
+    }
+    if (g.local == 0) rail0[g.server] = r.gpu;
+    rails = std::max(rails, g.local + 1);
+  }
+  for (GpuRun& r : gpus_) {
+    if (!r.used || all_.gpus[r.gpu].local == 0) continue;
+    auto it = rail0.find(r.server);
+    if (it == rail0.end() || gpus_[it->second].stage != r.stage || r.reference) {
+      return fold_refused("GPU " + std::to_string(r.gpu) +
+                          " has no rail-0 GPU of its stage in its server");
+    }
+    r.mirror = it->second;
+  }
+  rails_ = rails;
+  return true;
+}
+
+// step.fold rails: every network communicator stays on one rail; those of the other rails are
+// mirrors, each with its rail-0 copy (the same reference group's, or pipeline send's, on the
+// rail-0 GPU of its first GPU's server), whose records it takes.
+Result<bool> StepApp::fold_comms() {
+  for (CommInfo& c : comms_) {
+    const std::uint32_t rail = all_.gpus[c.gpus[0]].local;
+    c.mirror = true;
+    for (std::uint32_t g : c.gpus) {
+      if (!c.folded && all_.gpus[g].local != rail) {
+        return fold_refused("a network collective of stage " + std::to_string(c.stage) +
+                            " joins GPUs of rails " + std::to_string(rail) + " and " +
+                            std::to_string(all_.gpus[g].local));
+      }
+      c.mirror = c.mirror && gpus_[g].mirror != kNone32;
+    }
+    if (c.folded && c.ref == kNone32) return fold_refused("a pipeline send stays in a server");
+    if (!c.mirror || c.ref == kNone32) continue;
+    const GpuRun& m = gpus_[gpus_[c.gpus[0]].mirror];
+    const JobRun& j = jobs_[c.job];
+    c.rep = refs_[c.ref].comms[idx(static_cast<int>(m.rank) - m.stage * j.per_stage)];
+  }
+  for (const auto& [key, ci] : pp_comm_) {
+    if (!comms_[ci].mirror) continue;
+    auto k = key;
+    std::get<0>(k) = gpus_[std::get<0>(key)].mirror;
+    if (auto it = pp_comm_.find(k); it != pp_comm_.end()) comms_[ci].rep = it->second;
+  }
+  for (const CommInfo& c : comms_) {
+    if (c.mirror &&
+        (c.rep == kNone32 || comms_[c.rep].instances != c.instances || comms_[c.rep].mirror)) {
+      return fold_refused("a collective of stage " + std::to_string(c.stage) +
+                          " has no rail-0 copy");
+    }
   }
   return true;
 }
@@ -469,6 +562,9 @@ Result<bool> StepApp::setup() {
   for (std::uint32_t k = 0; k < jobs_.size(); ++k) {
     if (auto ok = build_comms(k); !ok) return ok;
     if (auto ok = build_pipeline_comms(k); !ok) return ok;
+  }
+  if (rails_ > 1) {
+    if (auto ok = fold_comms(); !ok) return ok;
   }
   for (CommInfo& ci : comms_) {
     ci.record_base = records_;
@@ -665,7 +761,7 @@ Result<bool> StepApp::build_connections() {
     auto comm = collective::make_communicator(topo_, c.gpus);
     if (!comm) return comm.error();
     c.comm = std::move(comm).value();
-    if (c.folded) continue;
+    if (c.folded || c.mirror) continue;
     std::map<std::pair<collective::Kind, std::int64_t>, bool> seen;
     std::map<std::pair<PortId, PortId>, std::size_t> most;
     for (std::uint32_t q = 0; q < c.instances; ++q) {
@@ -740,7 +836,7 @@ Result<bool> StepApp::build_background() {
 Result<bool> StepApp::cost_folded() {
   for (std::uint32_t ci = 0; ci < comms_.size(); ++ci) {
     const CommInfo& c = comms_[ci];
-    if (!c.folded) continue;
+    if (!c.folded || c.mirror) continue;
     for (std::uint32_t q = 0; q < c.instances; ++q) {
       const CommOp op = op_of(ci, q);
       const auto key = std::make_tuple(c.job, static_cast<int>(op.kind), op.bytes, op.gpus.size());
@@ -1071,7 +1167,11 @@ void StepApp::arrive(nic::Verbs& v, std::uint32_t comm, std::uint32_t seq, GpuRu
   Instance& inst = instance(ss, comm, seq);
   const std::vector<std::uint32_t>* ranks = ci.ranks_on(v.server());
   STEPSIM_CHECK(ranks != nullptr, "whole step: a GPU arrived at a collective it is not in");
-  inst.members = ranks->size();
+  // Mirrors (step.fold rails) never arrive.
+  inst.members =
+      static_cast<std::size_t>(std::count_if(ranks->begin(), ranks->end(), [&](std::uint32_t r) {
+        return gpus_[ci.gpus[r]].mirror == kNone32;
+      }));
   const std::uint32_t gpu = g != nullptr ? g->gpu : ci.gpus[0];
   const auto rank =
       static_cast<std::uint32_t>(std::find(ci.gpus.begin(), ci.gpus.end(), gpu) - ci.gpus.begin());
@@ -1374,6 +1474,9 @@ Result<StepStop> StepApp::collect_stages(pdes::Sync& sync, const nic::RdmaRun& r
     }
   }
   stat::allreduce(sync, clocks);
+  for (std::uint32_t gi = 0; gi < n; ++gi) {
+    if (gpus_[gi].mirror != kNone32) clocks[gi] = clocks[gpus_[gi].mirror];
+  }
   std::vector<std::size_t> base;  // by job: its first stage in trace.stages
   for (const JobRun& j : jobs_) {
     base.push_back(trace.stages.size());
@@ -1436,10 +1539,12 @@ void StepApp::collect_collectives(pdes::Sync& sync, StepTrace& trace) const {
   sync.allreduce_min(se);
   for (std::uint32_t ci = 0; ci < comms_.size(); ++ci) {
     const CommInfo& c = comms_[ci];
+    // A mirror (step.fold rails) ran as its rail-0 copy.
+    const std::uint64_t base = c.mirror ? comms_[c.rep].record_base : c.record_base;
     for (std::uint32_t q = 0; q < c.instances; ++q) {
       const std::uint64_t i = c.record_base + q;
-      const std::int64_t start = -se[i];
-      const std::int64_t end = -se[records_ + i];
+      const std::int64_t start = -se[base + q];
+      const std::int64_t end = -se[records_ + base + q];
       const bool ran = start >= 0 && end >= start;
       if (!ran && trace.stop != StepStop::kDone) continue;
       const CommOp op = op_of(ci, q);
@@ -1502,6 +1607,7 @@ Result<StepTrace> StepApp::collect(pdes::Sync& sync, nic::RdmaRun& run, bool sto
   auto stop = collect_stages(sync, run, stopped, trace);
   if (!stop) return stop.error();
   trace.stop = *stop;
+  trace.folded_rails = rails_;
   collect_collectives(sync, trace);
   const LogHistogram fct = collect_records(sync, trace);
   // The whole run's fabric, as one "distinct collective" for the summary.

@@ -15,6 +15,9 @@
 // - Every other collective runs its algorithm (ring, tree, pairwise, ...) at packet or cell
 //   level. RC connections belong to the communicator (as NCCL's) and are reused by its
 //   collectives; the immediate data and work-request id carry the sequence number.
+// - step.fold rails: on a rail-optimized fabric a job whose network collectives each stay on one
+//   rail runs rail 0's GPUs only; the others copy the clocks of their server's rail-0 GPU and
+//   their collectives the records of the rail-0 copy (docs/workload.md, "Rail folding").
 // - SHARP (switch aggregation) is not run here: such collectives use the ring.
 // - Several jobs (Scenario::jobs): each job's programs, groups and communicators are its own, on
 //   its GPUs of the topology (a job's rank r is its r-th GPU); everything at run time is indexed

@@ -54,6 +54,10 @@ expect_error "coll.algorithm: tree is for allreduce only (allowed for alltoall: 
   bench nccl alltoall --topology "$topo" --algo tree
 expect_error "--set coll.chunk: '1' is out of range" \
   bench nccl allreduce --topology "$topo" --set coll.chunk=1
+expect_error "--set fabric.ecn_pmax: '2' is out of range (0..1)" \
+  bench nccl allreduce --topology "$topo" --set fabric.ecn_pmax=2
+expect_error "PFC needs xon < xoff (got 200000B, 150000B)" \
+  bench nccl allreduce --topology "$topo" --set fabric.pfc_xon=200KB
 expect_error "--root 16 is not a rank (0..15)" bench nccl broadcast --topology "$topo" --gpus 16 --root 16
 expect_error "--cell: cell must be 0 (packet fidelity) or from the mtu (4KiB) to 4MiB (got 1KiB)" \
   bench nccl allreduce --topology "$topo" --fidelity cell --cell 1KiB

@@ -139,6 +139,9 @@ struct Scenario {
   /// its TP/CP copies, then composed per stage) or "whole" (every GPU's schedule on one PDES run:
   /// all groups' traffic meets on the NICs, NVLink and fabric; issue 14, docs/workload.md).
   std::string step_mode = "memoized";
+  /// Whole step: "rails" runs one rail of a rail-symmetric job and copies it to the others
+  /// (whole_step.hpp says when that is exact); "none" runs every GPU.
+  std::string step_fold = "none";
   /// Whole step: stragglers, (global GPU, compute slowdown factor >= 1) (`run --slow-gpu`).
   std::vector<std::pair<std::uint32_t, double>> slow_gpus;
   /// Whole step: background traffic on the same fabric (`run --background`): each pattern's
@@ -156,6 +159,11 @@ struct Scenario {
   /// parallelism and GPUs. Empty: one job (model, par, compute) on the first par.world() GPUs.
   std::vector<JobSpec> jobs;
 };
+
+/// The step runs as one simulation: step.mode whole at packet or cell fidelity.
+[[nodiscard]] inline bool runs_whole_step(const Scenario& s) {
+  return s.step_mode == "whole" && (s.fidelity == "packet" || s.fidelity == "cell");
+}
 
 /// Job `k` of `s` as a one-job scenario: `s` with the job's model, parallelism and compute
 /// (and no `jobs`).

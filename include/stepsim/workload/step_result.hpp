@@ -150,6 +150,9 @@ struct StepResult {
   /// RDMA transfers that failed (retry limit exceeded, e.g. a link down longer than the
   /// transport retries): the step stopped where GPUs waited on them (complete = false).
   std::uint64_t failed_transfers = 0;
+  /// step.fold rails: the rails each simulated rail stands for (1: every GPU ran). The fabric's
+  /// numbers, flows and message times are then rail 0's plane only.
+  std::uint32_t folded_rails = 1;
   std::vector<OpRecord> ops;
   std::vector<CollectiveRecord> colls;
   std::vector<FlowRow> flows;         ///< packet fidelity, as output.flows selects them

@@ -52,6 +52,7 @@ struct StepTrace {
   std::vector<FlowRow> flows;
   StepStop stop = StepStop::kDone;
   std::uint64_t failed_transfers = 0;  ///< completions in error (kFailed)
+  std::uint32_t folded_rails = 1;      ///< step.fold rails: rails one simulated rail stands for
 };
 
 /// output.flows sampled: whether the flows of collective `collective` (its /collectives id) are

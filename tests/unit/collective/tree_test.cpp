@@ -132,5 +132,45 @@ TEST(Tree, LargeMessageBusBandwidthStaysFlatAcrossLeaves) {
   }
 }
 
+TEST(Tree, OneGpuServersKeepBusBandwidthFrom8To512Servers) {
+  // The tree across 1, 2 and 16 leaves (8, 64, 512 servers) of one 400G rail plane, one GPU per
+  // server (tests/data/rail-1024-1gpu-400g.yaml), 128 MiB at cell fidelity (128 KiB cells).
+  // Each NIC carries the whole tree there (2 S out and in at an inner node, 8x an 8-GPU
+  // server's share), so 128 MiB runs ~7.5 ms, and the pipeline's fill through 2 x 9 network hops
+  // of ~15 us at 512 servers costs ~4%: a large message, in the 10% band, and the only
+  // change with the server count is the tree's depth and its edges' paths through the spines.
+  // A tree whose channels, NICs or paths degrade with scale (the issue: busbw halved with every
+  // doubling of leaves; flows colliding on uplinks) falls out of the band. No correct tree beats
+  // the line rate of its inner nodes' NICs, which send and receive 2 S: busbw <= (n-1)/n x rate.
+  // 512 servers take ~8 s of CPU, all three ~9 s (Release).
+  const auto topo = topology::load_topology(std::string(STEPSIM_SOURCE_DIR) +
+                                            "/tests/data/rail-1024-1gpu-400g.yaml")
+                        .value();
+  CollectiveParams p;
+  p.algorithm = "tree";
+  CollectiveSpec spec;
+  spec.bytes = std::int64_t{128} << 20;
+  fabric::FabricParams fp;
+  fp.cell = Bytes(128 * 1024);
+  const auto busbw = [&](int n) {
+    const CollectiveRun r = testing::run_collective_once(topo, make_communicator(topo, n).value(),
+                                                         spec, p, fp, SimTime::s(1));
+    EXPECT_TRUE(r.result.complete()) << n;
+    EXPECT_EQ(r.result.network_bytes, static_cast<std::uint64_t>(2 * (n - 1) * spec.bytes)) << n;
+    const double b = 2.0 * (n - 1) / n * static_cast<double>(spec.bytes) /
+                     (static_cast<double>(r.result.time_ps) * 1e-12);
+    EXPECT_LE(b, (n - 1.0) / n * 400e9 / 8) << n << " servers";
+    return b;
+  };
+  const double one_leaf = busbw(8);
+  for (int servers : {64, 512}) {
+    const double b = busbw(servers);
+    std::printf("tree busbw, 1 GPU per server: %d servers %.2f GB/s (8 servers %.2f)\n", servers,
+                b / 1e9, one_leaf / 1e9);
+    EXPECT_GT(b, 0.9 * one_leaf) << servers << " servers: " << b / 1e9 << " GB/s against "
+                                 << one_leaf / 1e9 << " GB/s on one leaf";
+  }
+}
+
 }  // namespace
 }  // namespace stepsim::collective

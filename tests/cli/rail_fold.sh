@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# `stepsim run --set step.fold=rails` (issue 14): the whole step of a rail-symmetric job on a
+# rail-optimized fabric runs rail 0 and copies it to the other rails.
+# - tests/data/rail-fold.yaml keeps every network collective under one leaf per plane: no plane
+#   makes a choice another does not, so the folded step must equal the full one to the
+#   picosecond, with the same collective counts and bus bandwidths, from 1/8 of the events.
+# - With 4x the data-parallel size the stages sit under different leaves and the pipeline sends
+#   cross the spines (ECMP draws differ per plane): the folded step stays within 2% of the full.
+# - The same digest at 1 and 2 ranks; refusals where the rails differ or do not exist (exit 2).
+set -uo pipefail
+stepsim=$1; mpiexec=$2; data=$3; shift 3; mpiflags=("$@")
+source "$(dirname "$0")/lib.sh"
+cd "$(mktemp -d)" || exit 1
+fold=$data/rail-fold.yaml
+field() {  # field FILE KEY: a value of the --json summary
+  /usr/bin/python3 -c 'import json, sys; v = json.load(open(sys.argv[1]))
+for k in sys.argv[2].split("."): v = v[k]
+print(v if not isinstance(v, float) else repr(v))' "$1" "$2"
+}
+run() {  # run NAME ARGS...: a whole step, its summary in NAME.txt, its JSON in NAME.json
+  local name=$1; shift
+  out=$("$stepsim" run "$fold" --quiet --no-output --set step.mode=whole --json "$name.json" "$@" 2>&1)
+  echo "$out" >"$name.txt"
+}
+run full
+run folded --set step.fold=rails
+echo "one leaf per plane: step $(field full.json step_s) s full, $(field folded.json step_s) s folded;" \
+  "events $(field full.json events) against $(field folded.json events)"
+check "folded step equals the full one to the picosecond" \
+  '[[ "$(field full.json step_s)" == "$(field folded.json step_s)" ]]'
+for k in collectives busbw_gbs exposed_s; do
+  check "folded $k equal the full run's" '[[ "$(field full.json $k)" == "$(field folded.json $k)" ]]'
+done
+check "8 rails folded, said in the summary" \
+  '[[ "$(field folded.json folded_rails)" == 8 ]] && grep -q "^rails folded  *8 rails" folded.txt'
+check "the full run says nothing of folding" '! grep -q "^rails folded" full.txt'
+check "folding runs at most 1/6 of the events" \
+  '(( $(field folded.json events) * 6 <= $(field full.json events) ))'
+wide=(--set parallel.dp=32 --set parallel.global_batch=64)
+run wide_full "${wide[@]}"
+run wide_folded "${wide[@]}" --set step.fold=rails
+echo "stages under two leaves: step $(field wide_full.json step_s) s full, $(field wide_folded.json step_s) s folded"
+check "across leaves the folded step is within 2% of the full one" \
+  'awk -v a="$(field wide_full.json step_s)" -v b="$(field wide_folded.json step_s)" \
+     "BEGIN { d = (a - b) / a; exit !(d < 0.02 && d > -0.02) }"'
+reference=""
+for ranks in 1 2; do
+  out=$("$mpiexec" -n "$ranks" "${mpiflags[@]}" "$stepsim" run "$fold" --quiet --no-output \
+        --set step.mode=whole --set step.fold=rails 2>&1)
+  line="$(grep -E '^(step time|busbw|digest)' <<<"$out" | tr -s ' ' | tr '\n' '|')"
+  if [[ -z "$reference" ]]; then reference=$line; else
+    check "folded at $ranks ranks: '$line' vs '$reference'" '[[ "$line" == "$reference" ]]'
+  fi
+done
+expect_error "step.fold rails: topology" run "$data/m4-like.yaml" --no-output \
+  --set step.mode=whole --set step.fold=rails
+expect_error "step.fold rails: a straggler" run "$fold" --no-output --set step.mode=whole \
+  --set step.fold=rails --slow-gpu 9:1.5
+expect_error "step.fold rails folds the whole step only" run "$fold" --no-output \
+  --set step.fold=rails
+expect_error "step.fold rails: a network collective of stage 0 joins GPUs of rails" run "$fold" \
+  --no-output --set step.mode=whole --set step.fold=rails --set parallel.tp=4 \
+  --set parallel.dp=16 --set parallel.global_batch=32
+finish
