@@ -366,12 +366,15 @@ Result<workload::StepResult> simulate(const RunOptions& opt, const LoadedRun& ru
     if (const auto at = m.find("(allowed: "); at != std::string::npos) m.insert(at + 10, "auto, ");
     return Error{"--partition: " + m};
   }
-  pdes::EngineOptions opts = bench_engine_options(opt.threads, s.end, false, rank);
+  // `end` stops the step, not the single collectives whose costs make it up (memoized mode,
+  // and the whole step's collectives inside a server): they run to their end.
+  pdes::EngineOptions opts = bench_engine_options(opt.threads, SimTime::never(), false, rank);
   opts.partitioner = opt.partition;
   StepProgress::Options popt = progress_options(opt, s, ideal_step_s, ideal_wall_s, rank);
   if (whole && work_ok && ideal_step_s > 0) popt.work = std::move(work);
   StepProgress progress(std::move(popt));
   pdes::EngineOptions step_opts = opts;  // the whole step: one engine run covers the step
+  step_opts.end = s.end;
   progress.attach(step_opts, true);
   progress.attach(opts, false);  // engine runs of single collectives: a heartbeat
   auto comm = fidelity_comm(run.topo, s, sync, opts, std::move(ideal_comm));

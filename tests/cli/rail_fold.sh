@@ -52,6 +52,12 @@ for ranks in 1 2; do
     check "folded at $ranks ranks: '$line' vs '$reference'" '[[ "$line" == "$reference" ]]'
   fi
 done
+# `end` stops the step, not the in-server collectives costed for it (their runs go to their end).
+"$stepsim" run "$fold" --quiet --no-output --set step.mode=whole --set step.fold=rails \
+  --set end=10us >end.txt 2>&1; rc=$?
+out=$(cat end.txt)
+check "end=10us: the step stops incomplete (exit 1), no error" \
+  '[[ $rc -eq 1 ]] && grep -q "INCOMPLETE" end.txt && ! grep -q "error" end.txt'
 expect_error "step.fold rails: topology" run "$data/m4-like.yaml" --no-output \
   --set step.mode=whole --set step.fold=rails
 expect_error "step.fold rails: a straggler" run "$fold" --no-output --set step.mode=whole \
