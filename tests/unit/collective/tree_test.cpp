@@ -94,21 +94,30 @@ TEST(Tree, EveryNicCarriesAtMostTwiceItsShareAsNcclsDoubleBinaryTree) {
   }
 }
 
-// Bus bandwidth of a 256 MiB tree AllReduce over the first `servers` servers' 8 GPUs each (8 rail
-// planes of 32 servers per leaf), at cell fidelity (128 KiB cells).
-double tree_busbw(const topology::Topology& topo, int servers) {
+// A tree AllReduce of `bytes` over the first `n` GPUs of `topo` at cell fidelity (128 KiB
+// cells): its run, and (tree_busbw) its bus bandwidth in bytes/s.
+CollectiveRun run_tree(const topology::Topology& topo, int n, std::int64_t bytes) {
   CollectiveParams p;
   p.algorithm = "tree";
   CollectiveSpec spec;
-  spec.bytes = std::int64_t{256} << 20;
+  spec.bytes = bytes;
   fabric::FabricParams fp;
   fp.cell = Bytes(128 * 1024);
-  const int n = 8 * servers;
-  const CollectiveRun r = testing::run_collective_once(topo, make_communicator(topo, n).value(),
-                                                       spec, p, fp, SimTime::s(1));
-  EXPECT_TRUE(r.result.complete());
-  return 2.0 * (n - 1) / n * static_cast<double>(spec.bytes) /
+  CollectiveRun r = testing::run_collective_once(topo, make_communicator(topo, n).value(), spec, p,
+                                                 fp, SimTime::s(1));
+  EXPECT_TRUE(r.result.complete()) << n << " GPUs";
+  return r;
+}
+
+double tree_busbw(const CollectiveRun& r, int n, std::int64_t bytes) {
+  return 2.0 * (n - 1) / n * static_cast<double>(bytes) /
          (static_cast<double>(r.result.time_ps) * 1e-12);
+}
+
+// The same, 256 MiB over the first `servers` servers' 8 GPUs each.
+double tree_busbw(const topology::Topology& topo, int servers) {
+  constexpr std::int64_t kBytes = std::int64_t{256} << 20;
+  return tree_busbw(run_tree(topo, 8 * servers, kBytes), 8 * servers, kBytes);
 }
 
 TEST(Tree, LargeMessageBusBandwidthStaysFlatAcrossLeaves) {
@@ -146,19 +155,11 @@ TEST(Tree, OneGpuServersKeepBusBandwidthFrom8To512Servers) {
   const auto topo = topology::load_topology(std::string(STEPSIM_SOURCE_DIR) +
                                             "/tests/data/rail-1024-1gpu-400g.yaml")
                         .value();
-  CollectiveParams p;
-  p.algorithm = "tree";
-  CollectiveSpec spec;
-  spec.bytes = std::int64_t{128} << 20;
-  fabric::FabricParams fp;
-  fp.cell = Bytes(128 * 1024);
+  constexpr std::int64_t kBytes = std::int64_t{128} << 20;
   const auto busbw = [&](int n) {
-    const CollectiveRun r = testing::run_collective_once(topo, make_communicator(topo, n).value(),
-                                                         spec, p, fp, SimTime::s(1));
-    EXPECT_TRUE(r.result.complete()) << n;
-    EXPECT_EQ(r.result.network_bytes, static_cast<std::uint64_t>(2 * (n - 1) * spec.bytes)) << n;
-    const double b = 2.0 * (n - 1) / n * static_cast<double>(spec.bytes) /
-                     (static_cast<double>(r.result.time_ps) * 1e-12);
+    const CollectiveRun r = run_tree(topo, n, kBytes);
+    EXPECT_EQ(r.result.network_bytes, static_cast<std::uint64_t>(2 * (n - 1) * kBytes)) << n;
+    const double b = tree_busbw(r, n, kBytes);
     EXPECT_LE(b, (n - 1.0) / n * 400e9 / 8) << n << " servers";
     return b;
   };
