@@ -79,7 +79,8 @@ def main(folder, names):
         print("| " + " | ".join([
             n, str(gpus),
             cell(m, lambda j: f"{1e3 * j['step_s']:.3f}"),
-            cell(w, lambda j: f"{1e3 * j['step_s']:.3f}"), ratio,
+            cell(w, lambda j: f"{1e3 * j['step_s']:.3f}"
+                 + (" (rails folded)" if j.get("folded_rails", 1) > 1 else "")), ratio,
             cell(m, lambda j: f"{100 * j['mfu']:.2f}%"),
             cell(w, lambda j: f"{100 * j['mfu']:.2f}%"),
             cell(m, lambda j: f"{1e3 * j['exposed_s']['dp']:.3f}"),
