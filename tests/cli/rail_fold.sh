@@ -43,6 +43,9 @@ echo "stages under two leaves: step $(field wide_full.json step_s) s full, $(fie
 check "across leaves the folded step is within 2% of the full one" \
   'awk -v a="$(field wide_full.json step_s)" -v b="$(field wide_folded.json step_s)" \
      "BEGIN { d = (a - b) / a; exit !(d < 0.02 && d > -0.02) }"'
+"$stepsim" run "$fold" --quiet --set step.mode=whole --set step.fold=rails -o folded.h5 >/dev/null 2>&1
+check "/meta/folded_rails is 8 in the HDF5 file" \
+  'h5dump -a /meta/folded_rails folded.h5 | grep -qE "^ *\(0\): 8$"'
 reference=""
 for ranks in 1 2; do
   out=$("$mpiexec" -n "$ranks" "${mpiflags[@]}" "$stepsim" run "$fold" --quiet --no-output \
