@@ -601,6 +601,12 @@ void print_fabric(const StepReport& rep) {
         "numbers and flows below are rail 0's plane\n",
         r.folded_rails);
   }
+  if (r.foldable_rails > 1) {
+    std::printf(
+        "hint                 --set step.fold=rails would run 1 of these %u rails (the "
+        "job is rail-symmetric: %ux fewer events; docs/workload.md, Rail folding)\n",
+        r.foldable_rails, r.foldable_rails);
+  }
   std::printf("drops                %" PRIu64 "\n", r.drops);
   std::printf("retransmissions      %" PRIu64 "\n", r.retransmissions);
   std::printf("PFC pause time       %s (summed over ports)\n", sim_text(r.paused_s).c_str());
@@ -629,6 +635,7 @@ nlohmann::json step_json(const StepReport& rep) {
   j["fidelity"] = s.fidelity;
   j["cell_bytes"] = s.fidelity == "cell" ? s.cell.count() : 0;
   j["folded_rails"] = r.folded_rails;
+  j["foldable_rails"] = r.foldable_rails;
   j["complete"] = r.complete;
   j["step_s"] = r.step_s;
   j["mfu"] = r.complete ? nlohmann::json(r.mfu) : nlohmann::json(nullptr);

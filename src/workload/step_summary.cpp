@@ -229,6 +229,7 @@ StepResult summarize_step(const Scenario& s, const topology::Topology& topo, Ste
   r.interrupted = trace.stop == StepStop::kInterrupted;
   r.failed_transfers = trace.failed_transfers;
   r.folded_rails = trace.folded_rails;
+  r.foldable_rails = trace.foldable_rails;
   reduce_collectives(trace, r);
   if (s.jobs.empty()) {
     reduce_stages(trace, 0, trace.stages.size(), r);

@@ -336,6 +336,7 @@ class StepApp final : public nic::RdmaApp {
   Result<bool> build_background();
   Result<bool> fold_rails();
   Result<bool> fold_comms();
+  std::uint32_t could_fold();
 
   // The op behind instance (comm, seq).
   [[nodiscard]] CommOp op_of(std::uint32_t comm, std::uint32_t seq) const;
@@ -392,7 +393,8 @@ class StepApp final : public nic::RdmaApp {
   std::vector<std::uint32_t> gpu_of_nic_;   // by port: the first GPU on that NIC (rail)
   std::vector<ServerState> servers_;
   std::vector<BackgroundFlow> background_;
-  std::uint32_t rails_ = 1;  // step.fold rails: the rails one simulated rail stands for
+  std::uint32_t rails_ = 1;     // step.fold rails: the rails one simulated rail stands for
+  std::uint32_t foldable_ = 1;  // step.fold none: the rails step.fold rails would fold
   friend class InstanceVerbs;
 };
 
@@ -514,6 +516,20 @@ Result<bool> StepApp::fold_rails() {
   return true;
 }
 
+// step.fold none: the rails step.fold rails would fold (1: it would refuse), found by folding
+// and undoing it (the run itself is not changed).
+std::uint32_t StepApp::could_fold() {
+  std::uint32_t rails = 1;
+  if (fold_rails() && fold_comms()) rails = rails_;
+  for (GpuRun& r : gpus_) r.mirror = kNone32;
+  for (CommInfo& c : comms_) {
+    c.mirror = false;
+    c.rep = kNone32;
+  }
+  rails_ = 1;
+  return rails;
+}
+
 // step.fold rails: every network communicator stays on one rail; those of the other rails are
 // mirrors, each with its rail-0 copy (the same reference group's, or pipeline send's, on the
 // rail-0 GPU of its first GPU's server), whose records it takes.
@@ -565,6 +581,8 @@ Result<bool> StepApp::setup() {
   }
   if (rails_ > 1) {
     if (auto ok = fold_comms(); !ok) return ok;
+  } else if (s_.step_fold == "none") {
+    foldable_ = could_fold();
   }
   for (CommInfo& ci : comms_) {
     ci.record_base = records_;
@@ -1608,6 +1626,7 @@ Result<StepTrace> StepApp::collect(pdes::Sync& sync, nic::RdmaRun& run, bool sto
   if (!stop) return stop.error();
   trace.stop = *stop;
   trace.folded_rails = rails_;
+  trace.foldable_rails = foldable_;
   collect_collectives(sync, trace);
   const LogHistogram fct = collect_records(sync, trace);
   // The whole run's fabric, as one "distinct collective" for the summary.

@@ -34,6 +34,8 @@ done
 check "8 rails folded, said in the summary" \
   '[[ "$(field folded.json folded_rails)" == 8 ]] && grep -q "^rails folded  *8 rails" folded.txt'
 check "the full run says nothing of folding" '! grep -q "^rails folded" full.txt'
+check "the full run hints at folding, the folded one does not" \
+  'grep -q "^hint .*step.fold=rails would run 1 of these 8 rails" full.txt && ! grep -q "^hint" folded.txt'
 check "folding runs at most 1/6 of the events" \
   '(( $(field folded.json events) * 6 <= $(field full.json events) ))'
 wide=(--set parallel.dp=32 --set parallel.global_batch=64)

@@ -153,6 +153,8 @@ struct StepResult {
   /// step.fold rails: the rails each simulated rail stands for (1: every GPU ran). The fabric's
   /// numbers, flows and message times are then rail 0's plane only.
   std::uint32_t folded_rails = 1;
+  /// step.fold none: the rails `step.fold: rails` would fold (1: it would refuse).
+  std::uint32_t foldable_rails = 1;
   std::vector<OpRecord> ops;
   std::vector<CollectiveRecord> colls;
   std::vector<FlowRow> flows;         ///< packet fidelity, as output.flows selects them

@@ -53,6 +53,7 @@ struct StepTrace {
   StepStop stop = StepStop::kDone;
   std::uint64_t failed_transfers = 0;  ///< completions in error (kFailed)
   std::uint32_t folded_rails = 1;      ///< step.fold rails: rails one simulated rail stands for
+  std::uint32_t foldable_rails = 1;    ///< step.fold none: the rails step.fold rails would fold
 };
 
 /// output.flows sampled: whether the flows of collective `collective` (its /collectives id) are
