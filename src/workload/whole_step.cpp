@@ -336,7 +336,7 @@ class StepApp final : public nic::RdmaApp {
   Result<bool> build_background();
   Result<bool> fold_rails();
   Result<bool> fold_comms();
-  std::uint32_t could_fold();
+  Result<bool> fold();
 
   // The op behind instance (comm, seq).
   [[nodiscard]] CommOp op_of(std::uint32_t comm, std::uint32_t seq) const;
@@ -455,16 +455,13 @@ Result<bool> StepApp::place_gpus() {
       r.reference = rc.t == 0 && rc.c == 0 && rc.d == 0;
     }
   }
-  if (s_.step_fold == "rails") {
-    if (auto ok = fold_rails(); !ok) return ok;
-  }
   for (GpuRun& r : gpus_) {
     if (!r.used) continue;
     if (server_index_[r.server] < 0) {
       server_index_[r.server] = static_cast<std::int32_t>(servers_.size());
       servers_.emplace_back();
     }
-    if (r.mirror == kNone32) servers_[idx(server_index_[r.server])].gpus.push_back(r.gpu);
+    servers_[idx(server_index_[r.server])].gpus.push_back(r.gpu);
   }
   for (const auto& [g, factor] : s_.slow_gpus) {
     if (g < n) gpus_[g].slowdown = factor;
@@ -516,18 +513,26 @@ Result<bool> StepApp::fold_rails() {
   return true;
 }
 
-// step.fold none: the rails step.fold rails would fold (1: it would refuse), found by folding
-// and undoing it (the run itself is not changed).
-std::uint32_t StepApp::could_fold() {
-  std::uint32_t rails = 1;
-  if (fold_rails() && fold_comms()) rails = rails_;
+// Folds the rails (step.fold rails: refused with the reason) or, with step.fold none, finds
+// whether it could (foldable_, for the summary's hint) and leaves every GPU running.
+Result<bool> StepApp::fold() {
+  Result<bool> ok = fold_rails();
+  if (ok) ok = fold_comms();
+  if (s_.step_fold == "rails") {
+    if (!ok) return ok;
+    for (ServerState& ss : servers_) {  // mirrors never run
+      std::erase_if(ss.gpus, [&](std::uint32_t g) { return gpus_[g].mirror != kNone32; });
+    }
+    return true;
+  }
+  foldable_ = ok ? rails_ : 1;
   for (GpuRun& r : gpus_) r.mirror = kNone32;
   for (CommInfo& c : comms_) {
     c.mirror = false;
     c.rep = kNone32;
   }
   rails_ = 1;
-  return rails;
+  return true;
 }
 
 // step.fold rails: every network communicator stays on one rail; those of the other rails are
@@ -579,11 +584,7 @@ Result<bool> StepApp::setup() {
     if (auto ok = build_comms(k); !ok) return ok;
     if (auto ok = build_pipeline_comms(k); !ok) return ok;
   }
-  if (rails_ > 1) {
-    if (auto ok = fold_comms(); !ok) return ok;
-  } else if (s_.step_fold == "none") {
-    foldable_ = could_fold();
-  }
+  if (auto ok = fold(); !ok) return ok;
   for (CommInfo& ci : comms_) {
     ci.record_base = records_;
     records_ += ci.instances;

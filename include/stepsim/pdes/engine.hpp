@@ -82,13 +82,13 @@ struct RankStats {
   int lps = 0;                      ///< LPs owned
 };
 
-/// Result of Engine::run.
 /// Window parallelism: `events` over the `critical` ones (the sum over windows of the busiest
 /// part's events); 1 when nothing ran.
 [[nodiscard]] inline double window_parallelism(std::uint64_t events, std::uint64_t critical) {
   return critical > 0 ? static_cast<double>(events) / static_cast<double>(critical) : 1.0;
 }
 
+/// Result of Engine::run.
 struct RunStats {
   bool completed = false;     ///< false if stopped early (request_stop)
   SimTime final_time;         ///< global virtual time at which the run stopped

@@ -29,6 +29,16 @@ struct Fixture {
     o.clock = [this] { return now; };
     return o;
   }
+  // A 10 s step whose work is a 1 GB network collective in its last second (WorkCurve), a line
+  // every 10 s.
+  StepProgress::Options whole_step_options() {
+    StepProgress::Options o = options(10.0, 10);
+    auto work = std::make_shared<WorkCurve>();
+    work->add({9.0, 10.0, 1e9});
+    work->finish(10.0);
+    o.work = work;
+    return o;
+  }
   std::vector<std::string> lines() const {
     std::fflush(file);
     std::rewind(file);
@@ -203,12 +213,7 @@ TEST(StepProgress, WatchdogPrintsWithoutReports) {
 TEST(StepProgress, WholeStepCountsTheWork) {
   Fixture fx;
   {
-    StepProgress::Options o = fx.options(10.0, 10);
-    auto work = std::make_shared<WorkCurve>();
-    work->add({9.0, 10.0, 1e9});
-    work->finish(10.0);
-    o.work = work;
-    StepProgress p(std::move(o));
+    StepProgress p(fx.whole_step_options());
     pdes::EngineOptions opts;
     p.attach(opts, /*whole_step=*/true);
     for (int i = 1; i <= 10; ++i) {
@@ -238,12 +243,7 @@ TEST(StepProgress, WholeStepCountsTheWork) {
 TEST(StepProgress, WholeStepFollowsTheDeliveredBytes) {
   Fixture fx;
   {
-    StepProgress::Options o = fx.options(10.0, 10);
-    auto work = std::make_shared<WorkCurve>();
-    work->add({9.0, 10.0, 1e9});
-    work->finish(10.0);
-    o.work = work;
-    StepProgress p(std::move(o));
+    StepProgress p(fx.whole_step_options());
     pdes::EngineOptions opts;
     p.attach(opts, /*whole_step=*/true);
     // Simulated time stuck at 8.99 s (the curve: 4.5%); 2% of the bytes per 10 s of wall time.
