@@ -286,6 +286,7 @@ struct Engine::Loop {
   using Clock = std::chrono::steady_clock;
   SimTime g = SimTime::zero();
   SimTime window_end = SimTime::zero();
+  SimTime end = SimTime::never();  // options_.end, or where a stop brings every LP (stop_at)
   bool done = false;
   bool interrupted = false;
   std::uint64_t windows = 0;
@@ -319,6 +320,7 @@ RunStats Engine::run(Model& model) {
   const int threads = static_cast<int>(workers_.size());
 
   Loop loop;
+  loop.end = options_.end;
   loop.mine.rank = sync_.rank();
   loop.mine.lps = static_cast<int>(local_lps_.size());
 
@@ -345,7 +347,7 @@ RunStats Engine::run(Model& model) {
 #pragma omp barrier
       w.deliver(threads == 1 ? recv_buffer_ : inbox_[tid]);
       if (loop.done) break;
-      w.process_window(model, loop.g, options_.end);
+      w.process_window(model, loop.g, loop.end);
     }
   }
   loop.window_stats.print(sync_.rank(), lookahead_, loop.windows);
@@ -385,12 +387,13 @@ void Engine::next_window(Loop& loop) {
   loop.window_stats.add(committed, reduce[0] - loop.g.picoseconds(), lookahead_);
   loop.g = SimTime::ps(reduce[0]);
   if (reduce[2] == 0) report_progress(loop);
-  if (loop.g.is_never() || loop.g >= options_.end) {
+  if (reduce[1] == 0 && !loop.interrupted && !loop.g.is_never() && loop.g < loop.end) {
+    stop_at(loop);
+  }
+  if (loop.g.is_never() || loop.g >= loop.end) {
     loop.done = true;
-  } else if (reduce[1] == 0) {
-    loop.done = loop.interrupted = true;
   } else {
-    loop.window_end = std::min(loop.g.saturating_add(lookahead_), options_.end);  // (progress)
+    loop.window_end = std::min(loop.g.saturating_add(lookahead_), loop.end);  // (progress)
     ++loop.windows;
   }
   loop.mine.allreduce_s += loop.lap();
@@ -398,6 +401,19 @@ void Engine::next_window(Loop& loop) {
     options_.at_window(loop.g, false);
     loop.mine.hook_s += loop.lap();
   }
+}
+
+void Engine::stop_at(Loop& loop) {
+  // Each LP has run up to its own window end (g plus its incoming lookahead), some past g. The
+  // run goes on, with no new stop decision, until every LP has reached the furthest of them: then
+  // the state is the one an `end` at that time gives (every event before it, none after), and so
+  // is what the model's last window hook writes.
+  SimTime horizon = SimTime::zero();
+  for (auto& wk : workers_) horizon = std::max(horizon, wk->horizon());
+  std::int64_t furthest[1] = {-horizon.picoseconds()};
+  sync_.allreduce_min(furthest);
+  loop.interrupted = true;
+  loop.end = std::min(options_.end, std::max(loop.g, SimTime::ps(1 - furthest[0])));
 }
 
 void Engine::exchange_remote(std::span<std::int64_t> reduce) {
@@ -440,7 +456,7 @@ RunStats Engine::finish(Model& model, Loop& loop) {
   stats.ranks = sync_.size();
   stats.threads = static_cast<int>(workers_.size());
   stats.completed = !loop.interrupted;
-  stats.final_time = loop.interrupted ? loop.g : std::min(loop.g, options_.end);
+  stats.final_time = std::min(loop.g, loop.end);
   if (options_.at_window) {
     loop.lap();
     options_.at_window(stats.final_time, true);

@@ -42,6 +42,7 @@ void Worker::reset() {
   top_in_flight_ = false;
   min_ = pushed_min_ = remote_min = SimTime::never();
   pending_ = 0;
+  horizon_ = SimTime::zero();
 }
 
 void Worker::set_probe(std::uint32_t probes, const std::vector<std::uint32_t>& slots, LpId lps,
@@ -90,6 +91,8 @@ void Worker::process_window(Model& model, SimTime g, SimTime end) {
         ++done;
       } while (!q.empty() && q.top().time < window_end);
       top_in_flight_ = false;
+      // An LP without channels runs to the end in one window: it does not set where a stop ends.
+      if (!own_lookahead_[i].is_never()) horizon_ = std::max(horizon_, ctx.now_);
       next[i] = q.next_time();
       for (std::uint32_t c = 0; c < probes_; ++c)
         probe_counts[probe_slot_[i * probes_ + c]] += done - before;

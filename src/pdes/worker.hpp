@@ -36,6 +36,8 @@ class Worker {
   [[nodiscard]] std::uint32_t id() const { return id_; }
   [[nodiscard]] std::uint32_t lp_count() const { return slot_end_ - slot_begin_; }
   [[nodiscard]] std::uint64_t pending() const { return pending_; }
+  /// Latest time of an event processed so far by an LP with channels (zero before the first).
+  [[nodiscard]] SimTime horizon() const { return horizon_; }
   /// Bytes of event storage held (queues and outboxes).
   [[nodiscard]] std::uint64_t storage_bytes() const;
   /// Visits every pending event (for digests).
@@ -78,6 +80,7 @@ class Worker {
   SimTime min_ = SimTime::never();
   SimTime pushed_min_ = SimTime::never();
   std::uint64_t pending_ = 0;
+  SimTime horizon_ = SimTime::zero();
 };
 
 }  // namespace stepsim::pdes

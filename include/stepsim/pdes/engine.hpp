@@ -46,8 +46,9 @@ struct EngineOptions {
   /// Called on every rank, on the master thread, with every worker idle: at each window boundary
   /// once the global minimum `now` is known (no event before `now` is left anywhere; `last`
   /// false), and once when the run ends (`last` true, `now` = RunStats::final_time; also after a
-  /// stop request). Every rank calls it with the same arguments, so it may make collective MPI
-  /// and HDF5 calls. Time spent in it is RankStats::hook_s.
+  /// stop request: then no LP has processed an event at or after `now`). Every rank calls it with
+  /// the same arguments, so it may make collective MPI and HDF5 calls. Time spent in it is
+  /// RankStats::hook_s.
   std::function<void(SimTime now, bool last)> at_window;
   /// One-rank runs: other partitions to measure the window parallelism of, "NAME:PARTS,..."
   /// (RunStats::probes; printed to stderr at the end). Empty: the environment variable
@@ -164,6 +165,8 @@ class Engine {
   // Sends the workers' events for other ranks and receives theirs (recv_buffer_, or the
   // workers' inboxes); min-reduces `reduce` over all ranks in the same round.
   void exchange_remote(std::span<std::int64_t> reduce);
+  // A stop was agreed in this window: the run ends where the furthest LP has got to.
+  void stop_at(Loop& loop);
   void report_progress(Loop& loop);
   RunStats finish(Model& model, Loop& loop);
   void gather_rank_stats(const RankStats& mine, RunStats& stats);

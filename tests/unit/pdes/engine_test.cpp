@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <span>
 #include <utility>
@@ -268,6 +269,71 @@ TEST(Engine, AStoppedRunStillCallsTheLastHookOnce) {
   EXPECT_EQ(lasts, 1);
   EXPECT_EQ(others, 0);
 }
+
+// Three LPs in a line with very different lookaheads: LP 0 is linked to LP 1 by 1 us, LP 1 to
+// LP 2 by 10 ns, so LP 0 runs up to 1 us ahead of the global time in every window. Each LP ticks
+// every 7 ns and sends to a neighbour every 10th tick; LP 2 asks for a stop at `stop` (if set).
+class UnevenLookahead final : public Model {
+ public:
+  explicit UnevenLookahead(SimTime stop) : stop_(stop) {}
+  static LpGraph graph() {
+    LpGraph g(3, "uneven lookahead");
+    g.add_edge(0, 1, SimTime::us(1));
+    g.add_edge(1, 2, SimTime::ns(10));
+    g.finalize();
+    return g;
+  }
+  void setup(std::span<const LpId>) override {}
+  void init_lp(LpContext& ctx) override { ctx.send(ctx.self(), SimTime::zero(), 0, 0); }
+  void handle(LpContext& ctx, const Event& ev) override {
+    State& st = state_[ctx.self()];
+    ++st.events;
+    st.latest = std::max(st.latest, ev.time.picoseconds());
+    if (ev.kind == 1) return;
+    if (ctx.self() == 2 && stop_ > SimTime::zero() && ev.time >= stop_) Engine::request_stop();
+    ctx.send(ctx.self(), SimTime::ns(7), 0, ev.aux + 1);
+    if (ev.aux % 10 == 0) {
+      const LpId to = ctx.self() == 1 ? (ev.aux % 20 == 0 ? 0 : 2) : 1;
+      ctx.send(to, to == 0 || ctx.self() == 0 ? SimTime::us(1) : SimTime::ns(10), 1, 0);
+    }
+  }
+  [[nodiscard]] std::uint64_t lp_digest(std::uint32_t s) const override {
+    return state_[s].events * 1000003u ^ static_cast<std::uint64_t>(state_[s].latest);
+  }
+  [[nodiscard]] std::int64_t latest() const {
+    return std::max({state_[0].latest, state_[1].latest, state_[2].latest});
+  }
+
+ private:
+  struct alignas(64) State {  // one cache line per LP (threads)
+    std::uint64_t events = 0;
+    std::int64_t latest = 0;
+  };
+  SimTime stop_;
+  State state_[3];
+};
+
+class EngineStop : public ::testing::TestWithParam<int> {};
+
+TEST_P(EngineStop, AStopEndsWhereTheFurthestLpGotAndEqualsARunWithThatEnd) {
+  // Before, a stop ended at the window's global time g while LP 0 had handled events up to 1 us
+  // later: a file written at the stop held bins after the run's end (CI, cli.bench_fabric_samples).
+  UnevenLookahead stopped(SimTime::us(20));
+  const LpGraph g = UnevenLookahead::graph();
+  const RunStats st = run_serial(stopped, g, GetParam(), SimTime::ms(1));
+  Engine::clear_stop();
+  EXPECT_FALSE(st.completed);
+  EXPECT_LT(stopped.latest(), st.final_time.picoseconds());  // nothing handled at or after the end
+  EXPECT_GT(st.final_time, SimTime::us(20) + SimTime::ns(900));  // LP 0 was ~1 us ahead
+  // Every event before the end was handled: the same as a run that ends there.
+  UnevenLookahead ended(SimTime::zero());
+  const RunStats want = run_serial(ended, g, GetParam(), st.final_time);
+  EXPECT_TRUE(want.completed);
+  EXPECT_EQ(st.events, want.events);
+  EXPECT_EQ(st.digest, want.digest);
+}
+
+INSTANTIATE_TEST_SUITE_P(Threads, EngineStop, ::testing::Values(1, 2));
 
 TEST(Engine, CreateRejectsBadOptions) {
   LpGraph g(2, "g");
