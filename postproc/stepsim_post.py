@@ -21,7 +21,7 @@ SCHEMA_VERSIONS = (1, 2, 3)
 GROUPS = ["tp", "cp", "ep", "pp", "dp"]
 GROUP_COLORS = {0: "#7f7f7f", 1: "#2ca02c", 2: "#ff7f0e", 3: "#9467bd", 4: "#1f77b4"}
 KINDS = ["allreduce", "reducescatter", "allgather", "broadcast", "reduce", "alltoall",
-         "alltoallv", "sendrecv"]
+         "alltoallv", "sendrecv", "send"]
 OP_KINDS = ["forward", "backward", "optimizer", "comm", "wait"]
 TIERS = ["server", "leaf", "spine", "core"]
 # The op timeline's colours: compute (forward, backward) in blues, the optimizer purple,

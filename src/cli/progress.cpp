@@ -327,9 +327,9 @@ void StepProgress::finish(double step_s, const char* status) {
     // Checks that the delivered bytes count what the work curve counts (issue 14).
     std::fprintf(o_.out,
                  "progress debug: delivered %.6g B at the last engine report (sim %s); the work "
-                 "curve: W(T) %.6g B, W(sim) %.6g B\n",
+                 "curve: W %.6g B, W(sim) %.6g B\n",
                  static_cast<double>(delivered_), sim_text(sim_).c_str(), o_.work->network_bytes(),
-                 (o_.work->fraction(sim_) - WorkCurve::kTimeShare * sim_ / o_.work->step_s()) /
+                 (o_.work->fraction(sim_) - WorkCurve::kTimeShare * sim_ / o_.work->end_s()) /
                      (1 - WorkCurve::kTimeShare) * o_.work->network_bytes());
   }
   std::fflush(o_.out);

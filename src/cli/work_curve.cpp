@@ -26,7 +26,7 @@ bool WorkCurve::add_job(const std::vector<workload::CollectiveRecord>& colls,
 }
 
 void WorkCurve::finish(double step_s) {
-  step_ = step_s;
+  end_ = step_s;
   // The slope of W changes by +b/(e-s) at s and -b/(e-s) at e; a span of zero length jumps by b.
   struct Change {
     double t;
@@ -38,6 +38,7 @@ void WorkCurve::finish(double step_s) {
   total_ = 0;
   for (const Span& s : spans_) {
     total_ += s.bytes;
+    end_ = std::max(end_, s.end_s);
     if (s.end_s > s.start_s) {
       const double k = s.bytes / (s.end_s - s.start_s);
       ch.push_back({s.start_s, k, 0});
@@ -75,7 +76,6 @@ void WorkCurve::finish(double step_s) {
   // Rounding: the curve ends at the total.
   for (double& v : values_) v = std::min(v, total_);
   if (!values_.empty() && slope == 0) values_.back() = total_;
-  at_step_ = bytes_at(step_s);
 }
 
 double WorkCurve::bytes_at(double t_s) const {
@@ -91,17 +91,17 @@ double WorkCurve::bytes_at(double t_s) const {
 }
 
 double WorkCurve::fraction(double t_s) const {
-  if (step_ <= 0) return 0;
-  const double time = std::max(0.0, t_s) / step_;
-  if (at_step_ <= 0) return time;
-  return (1 - kTimeShare) * bytes_at(t_s) / at_step_ + kTimeShare * time;
+  if (end_ <= 0) return 0;
+  const double time = std::max(0.0, t_s) / end_;
+  if (total_ <= 0) return time;
+  return (1 - kTimeShare) * bytes_at(t_s) / total_ + kTimeShare * time;
 }
 
 double WorkCurve::fraction(double t_s, double delivered_bytes) const {
   const double f = fraction(t_s);
-  if (step_ <= 0 || at_step_ <= 0 || delivered_bytes <= 0) return f;
+  if (end_ <= 0 || total_ <= 0 || delivered_bytes <= 0) return f;
   const double done =
-      (1 - kTimeShare) * delivered_bytes / at_step_ + kTimeShare * std::max(0.0, t_s) / step_;
+      (1 - kTimeShare) * delivered_bytes / total_ + kTimeShare * std::max(0.0, t_s) / end_;
   return std::max(f, done);
 }
 

@@ -21,9 +21,11 @@
 namespace stepsim::cli {
 
 /// The network bytes of a step at ideal fidelity against simulated time, W(t), and the work
-/// fraction f(t) = (1 - s) W(t) / W(T) + s t / T, s = kTimeShare (f = t / T when no collective
-/// crosses servers before T). Monotone in t; 1 at T; above 1 after T (a slower step; the
-/// parameter all-gathers that overlap the next step's forward pass end after T).
+/// fraction f(t) = (1 - s) W(t) / W + s t / E, s = kTimeShare, where W is every byte the step
+/// moves and E the end of its work: the larger of T, the ideal step time, and the last
+/// collective's end (the parameter all-gathers that overlap the next step's forward pass end
+/// after T, and the whole step simulates them). f = t / E when no collective crosses servers.
+/// Monotone in t; 1 at E; above 1 after it (a slower step).
 class WorkCurve {
  public:
   /// The share of simulated time in the fraction.
@@ -51,22 +53,22 @@ class WorkCurve {
   [[nodiscard]] double fraction(double t_s) const;
   /// The same with the network bytes the run has actually delivered by `t_s` (counted like W:
   /// each GPU's bytes in the collectives' completed sends): the larger of fraction(t_s) and
-  /// (1 - s) delivered / W(T) + s t / T. A run reaches a phase at a simulated time a little apart
+  /// (1 - s) delivered / W + s t / E. A run reaches a phase at a simulated time a little apart
   /// from the ideal run's, and where W is steep (the data-parallel reduction, most of the bytes,
   /// while simulated time barely moves) fraction(t) alone stays put; the delivered bytes move.
   /// Monotone in both arguments.
   [[nodiscard]] double fraction(double t_s, double delivered_bytes) const;
-  /// W(T): the network bytes of the step by the end of its ideal time.
-  [[nodiscard]] double network_bytes() const { return at_step_; }
-  [[nodiscard]] double step_s() const { return step_; }
+  /// W: the network bytes of the step (its collectives' across servers, all of them).
+  [[nodiscard]] double network_bytes() const { return total_; }
+  /// E: when the step's work ends at ideal fidelity (>= T).
+  [[nodiscard]] double end_s() const { return end_; }
 
  private:
   [[nodiscard]] double bytes_at(double t_s) const;  // W(t)
 
   std::vector<Span> spans_;
-  double step_ = 0;
-  double total_ = 0;    // W(infinity)
-  double at_step_ = 0;  // W(T)
+  double end_ = 0;    // E
+  double total_ = 0;  // W
   // W as a piecewise linear function: its value at each breakpoint (increasing times); a
   // breakpoint may repeat a time (a collective of zero length: a jump).
   std::vector<double> times_;

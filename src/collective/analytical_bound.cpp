@@ -34,6 +34,7 @@ std::vector<BoundChain> chains_of(const CollectiveParams& params, const Collecti
 // What one GPU sends another in a point-to-point collective (pairwise_algorithm.cpp's bytes_of).
 std::int64_t p2p_bytes(Kind kind, std::int64_t bytes, int n, int src, int dst) {
   if (kind == Kind::kSendRecv) return dst == (src + 1) % n ? bytes : 0;
+  if (kind == Kind::kSend) return src == 0 && dst == 1 ? bytes : 0;
   return bytes / n;
 }
 
@@ -138,7 +139,8 @@ kernels::AlphaBeta analytical_bound(const topology::Topology& topo, const fabric
       ab.latency_s = std::min(ab.latency_s, base + (inter > 0 && intra == 0 ? hop_net : hop_nvl));
     }
   }
-  if ((kind == Kind::kAllToAll || kind == Kind::kSendRecv) && ab.bytes > 0) {
+  if ((kind == Kind::kAllToAll || kind == Kind::kSendRecv || kind == Kind::kSend) &&
+      ab.bytes > 0) {
     // Per NIC and NVLink: the bytes after the base latency, then the last piece's hop. Per proxy:
     // its messages one after the other from the base latency on, the last one the receiver's,
     // with no hop after it. The larger of the two, as latency + bytes / rate.

@@ -40,6 +40,8 @@ std::string kind_name(Kind k) {
       return "alltoallv";
     case Kind::kSendRecv:
       return "sendrecv";
+    case Kind::kSend:
+      return "send";
   }
   return "?";
 }
@@ -57,6 +59,7 @@ double busbw_factor(Kind k, int n) {
     case Kind::kBroadcast:
     case Kind::kReduce:
     case Kind::kSendRecv:
+    case Kind::kSend:
       return 1.0;
   }
   return 1.0;

@@ -128,7 +128,8 @@ PairwiseRun::PairwiseRun(CollectiveCore& core) : AlgorithmRun(core), n_(core.siz
 
 std::int64_t PairwiseRun::bytes_of(int src, int dst) const {
   // AllToAll (nccl-tests: S = count x n x type size per GPU; each peer gets S / n), AllToAllv
-  // (spec.matrix[src x n + dst]) and SendRecv (every GPU sends S to the next).
+  // (spec.matrix[src x n + dst]), SendRecv (every GPU sends S to the next) and Send (GPU 0 sends S
+  // to GPU 1).
   const CollectiveSpec& spec = core_.spec();
   switch (spec.kind) {
     case Kind::kAllToAllv:
@@ -136,6 +137,8 @@ std::int64_t PairwiseRun::bytes_of(int src, int dst) const {
                          static_cast<std::size_t>(dst)];
     case Kind::kSendRecv:
       return dst == (src + 1) % n_ ? spec.bytes : 0;
+    case Kind::kSend:
+      return src == 0 && dst == 1 ? spec.bytes : 0;
     default:
       return spec.bytes / n_;
   }
@@ -273,12 +276,12 @@ class Pairwise final : public CollectiveAlgorithm {
   [[nodiscard]] std::string name() const override { return "pairwise"; }
   [[nodiscard]] std::string selected_by() const override { return "ring"; }
   [[nodiscard]] std::string description() const override {
-    return "AllToAll, AllToAllv, SendRecv: every GPU sends each peer its bytes in NCCL's pairwise "
-           "order, over NVLink or the destination's rail (PXN)";
+    return "AllToAll, AllToAllv, SendRecv, Send: every GPU sends each peer its bytes in NCCL's "
+           "pairwise order, over NVLink or the destination's rail (PXN)";
   }
   [[nodiscard]] AlgorithmSupport support() const override {
     AlgorithmSupport s;
-    s.kinds = {Kind::kAllToAll, Kind::kAllToAllv, Kind::kSendRecv};
+    s.kinds = {Kind::kAllToAll, Kind::kAllToAllv, Kind::kSendRecv, Kind::kSend};
     s.tuned = true;
     return s;
   }

@@ -104,7 +104,7 @@ Result<double> MemoizedExecutor::input_ready(int st, const PipelinePass& pass) {
   const double done = finished(in.kind, in.stage, in.chunk, pass.micro);
   if (done < 0) return -1.0;
   if (in.stage == st) return done;
-  const CommOp send{Kind::kSendRecv,
+  const CommOp send{Kind::kSend,
                     send_bytes_,
                     {place_.rank(0, 0, 0, in.stage), place_.rank(0, 0, 0, st)},
                     CommGroup::kPp};

@@ -742,7 +742,7 @@ Result<bool> StepApp::build_pipeline_comms(std::uint32_t job) {
 CommOp StepApp::op_of(std::uint32_t comm, std::uint32_t seq) const {
   const CommInfo& ci = comms_[comm];
   if (ci.ref == kNone32) {
-    return CommOp{collective::Kind::kSendRecv, ci.send_bytes, ci.gpus, CommGroup::kPp};
+    return CommOp{collective::Kind::kSend, ci.send_bytes, ci.gpus, CommGroup::kPp};
   }
   const RefGroup& r = refs_[ci.ref];
   CommOp op = jobs_[r.job].progs[idx(r.stage)].comm_ops[r.ops[seq]];
@@ -1105,7 +1105,7 @@ void StepApp::send(nic::Verbs& v, GpuRun& g, const StageOp& op) {
   ServerState& ss = server(v);
   const CommInfo& ci = comms_[comm];
   const CommCost& cost = folded_.at(std::make_tuple(
-      ci.job, static_cast<int>(collective::Kind::kSendRecv), ci.send_bytes, std::size_t{2}));
+      ci.job, static_cast<int>(collective::Kind::kSend), ci.send_bytes, std::size_t{2}));
   SimTime& free = nvlink_free_[g.gpu];
   const SimTime start = std::max(v.now(), free);
   const SimTime occupy = s_.coll.nvlink_payload().serialization_time(Bytes(ci.send_bytes));

@@ -41,7 +41,8 @@ for rt in 1:1 1:2 2:1 4:1; do
 done
 # /flows and /samples of the whole step: times ordered and inside the step's timeline, one collective's rows
 # carry its bytes (a ring AllReduce over n servers puts 2(n-1)S on the network: n GPUs x
-# 2(n-1)/n x S), the printed count is the file's, and the file is the same at 1 and 2 ranks.
+# 2(n-1)/n x S; a pipeline send S, one way), the printed count is the file's, and the file is the
+# same at 1 and 2 ranks.
 for ranks in 1 2; do
   "$mpiexec" -n "$ranks" "${mpiflags[@]}" "$stepsim" run "$m4" --quiet --set step.mode=whole \
     "${small[@]}" -o "m4-r$ranks.h5" >"m4-r$ranks.txt" 2>&1
@@ -75,6 +76,18 @@ for c in ar:
     want = 2 * (int(c["gpus"]) - 1) * int(c["bytes"])
     if abs(got - want) > 1e-3 * want:
         bad.append("collective %d: flows carry %d bytes, ring needs %d" % (c["id"], got, want))
+# A pipeline send (kind 8) is one way: its flows carry S, not 2S (a SendRecv exchange).
+pp = co[co["group"] == 3]
+if len(pp) == 0 or (pp["kind"] != 8).any():
+    bad.append("pipeline sends missing or not of kind send")
+crossing = 0
+for c in pp:
+    got = int(fl["bytes"][fl["collective"] == c["id"]].sum())
+    crossing += got > 0
+    if got not in (0, int(c["bytes"])):
+        bad.append("pipeline send %d: flows carry %d bytes, not %d" % (c["id"], got, c["bytes"]))
+if crossing == 0:
+    bad.append("no pipeline send crosses servers")
 # /samples: each port's bytes over the bins add up to what /links says it carried (1%).
 s, links = f["samples/ports"][:], f["links"][:]
 per_port = np.bincount(s["port"], weights=s["bytes"].astype(float),

@@ -25,11 +25,15 @@ enum class Kind : std::uint8_t {
   kAllToAll,
   kAllToAllv,
   kSendRecv,
+  /// A pipeline-parallel send: GPU 0 sends S to GPU 1 (ncclSend on one, ncclRecv on the other),
+  /// one way. Not an nccl-tests operation: `stepsim bench nccl` does not take it. (SendRecv over
+  /// two GPUs is an exchange: each sends S to the other.)
+  kSend,
 };
 Result<Kind> parse_kind(const std::string& name);
 std::string kind_name(Kind k);
 /// nccl-tests' bus-bandwidth factor for `n` ranks: AllReduce 2(n-1)/n, ReduceScatter, AllGather
-/// and AllToAll (n-1)/n, Broadcast, Reduce and SendRecv 1 (AllToAllv: as AllToAll).
+/// and AllToAll (n-1)/n, Broadcast, Reduce, SendRecv and Send 1 (AllToAllv: as AllToAll).
 double busbw_factor(Kind k, int n);
 
 /// NCCL protocols: Simple (full bandwidth, highest per-step latency), LL (8-byte flag per 8 bytes

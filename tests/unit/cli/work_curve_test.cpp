@@ -1,7 +1,7 @@
 // The whole step's work fraction (src/cli/work_curve.hpp): it follows the network bytes at ideal
 // fidelity, not simulated time, so a compute-only stretch before a heavy network collective is a
-// small part of the work; a collective inside one server adds none; it is monotone and 1 at T
-// (the bytes moved by T are the whole).
+// small part of the work; a collective inside one server adds none; it is monotone and 1 where
+// the last collective ends (T, or later for the parameter all-gathers under the next step).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -84,15 +84,21 @@ TEST(WorkCurve, IsMonotoneWithOverlapsAndInstantCollectives) {
   w.add({6.0, 6.0, 10});
   w.add({5.5, 7.0, 90});  // ends after T (a parameter all-gather under the next step's forward)
   w.finish(6.0);
-  EXPECT_DOUBLE_EQ(w.network_bytes(), 810 + 30);  // W(T)
+  EXPECT_DOUBLE_EQ(w.network_bytes(), 900);  // every byte, the all-gather's after T included
+  EXPECT_DOUBLE_EQ(w.end_s(), 7.0);
   double last = -1;
   for (int i = 0; i <= 700; ++i) {
     const double f = w.fraction(i * 0.01);
     EXPECT_GE(f, last) << i;
     last = f;
   }
-  EXPECT_NEAR(w.fraction(6.0), 1.0, 1e-12);
-  EXPECT_GT(w.fraction(6.5), 1.0);
+  // At T, 60 of the all-gather's 90 bytes are still to come: the work is not done.
+  EXPECT_NEAR(w.fraction(6.0),
+              (1 - WorkCurve::kTimeShare) * 840 / 900 + WorkCurve::kTimeShare * 6 / 7, 1e-12);
+  EXPECT_NEAR(w.fraction(7.0), 1.0, 1e-12);
+  EXPECT_GT(w.fraction(7.5), 1.0);
+  // Delivered bytes count against every byte: all of them delivered at T is done.
+  EXPECT_NEAR(w.fraction(6.0, 900), 1 - WorkCurve::kTimeShare / 7, 1e-12);
   EXPECT_LT(w.fraction(0.99), w.fraction(1.0));  // the jump at 1 s is counted at 1 s
   EXPECT_EQ(w.add_job({}, {true}, 1), false);    // the flags must line up with the records
 }

@@ -18,7 +18,7 @@ namespace {
 
 const std::vector<Kind> kKinds = {Kind::kAllReduce, Kind::kReduceScatter, Kind::kAllGather,
                                   Kind::kBroadcast, Kind::kReduce,        Kind::kAllToAll,
-                                  Kind::kAllToAllv, Kind::kSendRecv};
+                                  Kind::kAllToAllv, Kind::kSendRecv,      Kind::kSend};
 
 std::vector<std::string> names(const std::vector<const CollectiveAlgorithm*>& v) {
   std::vector<std::string> out;

@@ -291,6 +291,13 @@ TEST(Collective, AllToAllvMovesExactlyTheMatrixAndSendRecvShiftsByOne) {
   const auto sr = run(ft, 16, Kind::kSendRecv, S);
   EXPECT_EQ(sr.result.network_bytes, 16u * static_cast<std::uint64_t>(S));
   EXPECT_NEAR(sr.result.algbw_gbs(S), kNicGBs, 0.05 * kNicGBs);
+  // SendRecv over two GPUs is an exchange (2 S on the network); a pipeline send (Send) moves S
+  // one way, at the NIC's goodput.
+  EXPECT_EQ(run(ft, 2, Kind::kSendRecv, S).result.network_bytes,
+            2u * static_cast<std::uint64_t>(S));
+  const auto send = run(ft, 2, Kind::kSend, S);
+  EXPECT_EQ(send.result.network_bytes, static_cast<std::uint64_t>(S));
+  EXPECT_NEAR(send.result.algbw_gbs(S), kNicGBs, 0.05 * kNicGBs);
 }
 
 }  // namespace
