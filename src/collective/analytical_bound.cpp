@@ -139,8 +139,7 @@ kernels::AlphaBeta analytical_bound(const topology::Topology& topo, const fabric
       ab.latency_s = std::min(ab.latency_s, base + (inter > 0 && intra == 0 ? hop_net : hop_nvl));
     }
   }
-  if ((kind == Kind::kAllToAll || kind == Kind::kSendRecv || kind == Kind::kSend) &&
-      ab.bytes > 0) {
+  if ((kind == Kind::kAllToAll || kind == Kind::kSendRecv || kind == Kind::kSend) && ab.bytes > 0) {
     // Per NIC and NVLink: the bytes after the base latency, then the last piece's hop. Per proxy:
     // its messages one after the other from the base latency on, the last one the receiver's,
     // with no hop after it. The larger of the two, as latency + bytes / rate.

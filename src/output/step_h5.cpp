@@ -267,18 +267,19 @@ bool write_collectives(hid_t file, const workload::StepResult& r, int rank, int 
                          static_cast<std::uint16_t>(c.group), static_cast<std::uint16_t>(c.kind),
                          c.job});
   }
-  return write_table(file, "/collectives", colls,
-                     {STEPSIM_FIELD(Coll, id, u32), STEPSIM_FIELD(Coll, stage, u32),
-                      STEPSIM_FIELD(Coll, group, u16), STEPSIM_FIELD(Coll, kind, u16),
-                      STEPSIM_FIELD(Coll, gpus, u32), STEPSIM_FIELD(Coll, bytes, i64),
-                      STEPSIM_FIELD(Coll, start_s, f64), STEPSIM_FIELD(Coll, end_s, f64),
-                      STEPSIM_FIELD(Coll, busbw_gbs, f64), STEPSIM_FIELD(Coll, job, u32)},
-                     "every collective of the step; group 0 tp, 1 cp, 2 ep, 3 pp, 4 dp; kind 0 "
-                     "allreduce, 1 reducescatter, 2 allgather, 3 broadcast, 4 reduce, 5 "
-                     "alltoall, 6 alltoallv, 7 sendrecv, 8 send (a pipeline send); bytes is nccl-tests' S; "
-                     "job: the "
-                     "/jobs row (0 for one job)",
-                     rank, ranks);
+  return write_table(
+      file, "/collectives", colls,
+      {STEPSIM_FIELD(Coll, id, u32), STEPSIM_FIELD(Coll, stage, u32),
+       STEPSIM_FIELD(Coll, group, u16), STEPSIM_FIELD(Coll, kind, u16),
+       STEPSIM_FIELD(Coll, gpus, u32), STEPSIM_FIELD(Coll, bytes, i64),
+       STEPSIM_FIELD(Coll, start_s, f64), STEPSIM_FIELD(Coll, end_s, f64),
+       STEPSIM_FIELD(Coll, busbw_gbs, f64), STEPSIM_FIELD(Coll, job, u32)},
+      "every collective of the step; group 0 tp, 1 cp, 2 ep, 3 pp, 4 dp; kind 0 "
+      "allreduce, 1 reducescatter, 2 allgather, 3 broadcast, 4 reduce, 5 "
+      "alltoall, 6 alltoallv, 7 sendrecv, 8 send (a pipeline send); bytes is nccl-tests' S; "
+      "job: the "
+      "/jobs row (0 for one job)",
+      rank, ranks);
 }
 
 // /flows, with each flow's collective's stage, and the sampling attributes; the counter and time
