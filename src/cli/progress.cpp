@@ -286,6 +286,15 @@ void StepProgress::print_locked(double wall_s) {
   std::fflush(o_.out);
 }
 
+void StepProgress::note(const std::string& text) {
+  if (!o_.show) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (o_.tty && printed_) std::fprintf(o_.out, "\n");
+  std::fprintf(o_.out, "progress: %s\n", text.c_str());
+  std::fflush(o_.out);
+  if (o_.tty && printed_) print_locked(elapsed_s());
+}
+
 void StepProgress::watch() {
   std::unique_lock<std::mutex> lock(mu_);
   while (!stopping_) {

@@ -82,6 +82,8 @@ class StepProgress {
   void finish(double step_s, const char* status);
   /// Wall seconds since the start.
   [[nodiscard]] double elapsed_s() const;
+  /// Prints "progress: `text`" on a line of its own (when this prints at all).
+  void note(const std::string& text);
 
   /// One progress line at wall time `wall_s` (without "progress: " or the terminal's bar); on a
   /// `terminal`, the ETA first, as the line is cut to the terminal's width.

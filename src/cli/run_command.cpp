@@ -390,8 +390,15 @@ Result<workload::StepResult> simulate(const RunOptions& opt, const LoadedRun& ru
         fidelity_comm(run.topo, workload::job_scenario(run.scenario, k), sync, opts, nullptr));
     folded.push_back(job_comms.back().get());
   }
+  // A long whole step that could fold its rails says so before it starts, not only in its
+  // summary (docs/workload.md, Rail folding).
+  const auto foldable = [&progress](std::uint32_t rails) {
+    progress.note("hint: --set step.fold=rails would run 1 of these " + std::to_string(rails) +
+                  " rails (the job is rail-symmetric: " + std::to_string(rails) +
+                  "x fewer events; docs/workload.md, Rail folding)");
+  };
   auto res = whole ? workload::run_whole_step(whole_s, run.topo, folded, sync, step_opts, {},
-                                              samples.sampler.get())
+                                              samples.sampler.get(), foldable)
                    : workload::run_step(run.scenario, run.topo, *comm, progress.on_pass());
   if (auto ok = samples.close(); !ok) return Error{"-o: " + ok.error().message};
   samples_written = samples.file != nullptr;

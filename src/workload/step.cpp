@@ -26,8 +26,10 @@ Result<StepResult> run_whole_step(const Scenario& s, const topology::Topology& t
                                   const std::vector<CommModel*>& folded, pdes::Sync& sync,
                                   pdes::EngineOptions engine,
                                   const std::function<bool(double)>& progress,
-                                  fabric::FabricSamples* samples) {
-  auto trace = run_whole_step_trace(s, topo, folded, sync, std::move(engine), progress, samples);
+                                  fabric::FabricSamples* samples,
+                                  const std::function<void(std::uint32_t)>& foldable) {
+  auto trace =
+      run_whole_step_trace(s, topo, folded, sync, std::move(engine), progress, samples, foldable);
   if (!trace) return trace.error();
   return summarize_step(s, topo, std::move(trace).value());
 }

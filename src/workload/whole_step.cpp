@@ -299,6 +299,8 @@ class StepApp final : public nic::RdmaApp {
 
   Result<bool> setup();
   [[nodiscard]] const std::vector<nic::Connection>& connections() const { return conns_; }
+  // step.fold none: the rails step.fold rails would fold (1: it could not).
+  [[nodiscard]] std::uint32_t foldable() const { return foldable_; }
   // The bytes of the collectives' completed sends on this rank's servers (not background): each
   // GPU's bus bytes, as the progress display's work curve counts them. Read at a window boundary.
   [[nodiscard]] std::uint64_t delivered_bytes() const {
@@ -1647,13 +1649,15 @@ Result<StepTrace> run_whole_step_trace(const Scenario& s, const topology::Topolo
                                        const std::vector<CommModel*>& folded, pdes::Sync& sync,
                                        pdes::EngineOptions engine,
                                        const std::function<bool(double)>& progress,
-                                       fabric::FabricSamples* samples) {
+                                       fabric::FabricSamples* samples,
+                                       const std::function<void(std::uint32_t)>& foldable) {
   if (folded.size() != std::max<std::size_t>(1, s.jobs.size())) {
     return Error{"whole step: " + std::to_string(folded.size()) + " folded comm models for " +
                  std::to_string(s.jobs.size()) + " jobs"};
   }
   StepApp app(s, topo, folded);
   if (auto ok = app.setup(); !ok) return ok.error();
+  if (foldable && app.foldable() > 1) foldable(app.foldable());
   fabric::FabricParams fabric = s.fabric;
   if (s.fidelity == "cell") fabric.cell = s.cell;
   engine.end = std::min(engine.end, s.end);

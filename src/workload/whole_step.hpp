@@ -40,11 +40,14 @@ namespace stepsim::workload {
 /// the collectives inside one server (the packet comm model of the same fidelity), by job: one
 /// for a scenario without `jobs`, else each job's (made from job_scenario). `progress`
 /// (may be empty) is called with the simulated time on rank 0's engine progress reports.
+/// `foldable` (may be empty) is called once, on every rank, before the engine starts, with the
+/// rails `step.fold: rails` would fold when the step runs with `none` and could fold (> 1).
 /// Collective over `sync`.
 Result<StepTrace> run_whole_step_trace(const Scenario& s, const topology::Topology& topo,
                                        const std::vector<CommModel*>& folded, pdes::Sync& sync,
                                        pdes::EngineOptions engine,
                                        const std::function<bool(double)>& progress,
-                                       fabric::FabricSamples* samples = nullptr);
+                                       fabric::FabricSamples* samples = nullptr,
+                                       const std::function<void(std::uint32_t)>& foldable = {});
 
 }  // namespace stepsim::workload

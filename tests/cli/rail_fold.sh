@@ -36,6 +36,10 @@ check "8 rails folded, said in the summary" \
 check "the full run says nothing of folding" '! grep -q "^rails folded" full.txt'
 check "the full run hints at folding, the folded one does not" \
   'grep -q "^hint .*step.fold=rails would run 1 of these 8 rails" full.txt && ! grep -q "^hint" folded.txt'
+# With progress on, the hint comes before the run, not only in its summary.
+out=$("$stepsim" run "$fold" --no-output --set step.mode=whole --progress 0 2>&1 >/dev/null)
+check "progress: the hint comes before the first progress report" \
+  '[[ "$(grep -m1 -nE "^progress: (hint|sim )" <<<"$out")" == *"hint: --set step.fold=rails would run 1 of these 8 rails"* ]]'
 check "folding runs at most 1/6 of the events" \
   '(( $(field folded.json events) * 6 <= $(field full.json events) ))'
 wide=(--set parallel.dp=32 --set parallel.global_batch=64)

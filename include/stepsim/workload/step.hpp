@@ -38,11 +38,14 @@ Result<StepResult> run_step(const Scenario& s, const topology::Topology& topo, C
 /// comm model of the same fidelity; by job with `s.jobs`, of job_scenario) costs the collectives
 /// inside one server. `progress` gets the
 /// simulated time at the engine's progress reports (rank 0); false stops the run. `samples`
-/// (optional) records the ports' time series (drained by engine.at_window). Collective over `sync`.
+/// (optional) records the ports' time series (drained by engine.at_window). `foldable`
+/// (optional) hears, before the engine starts, that `step.fold: rails` would fold this many
+/// rails (StepResult::foldable_rails, known early). Collective over `sync`.
 Result<StepResult> run_whole_step(const Scenario& s, const topology::Topology& topo,
                                   const std::vector<CommModel*>& folded, pdes::Sync& sync,
                                   pdes::EngineOptions engine,
                                   const std::function<bool(double)>& progress = {},
-                                  fabric::FabricSamples* samples = nullptr);
+                                  fabric::FabricSamples* samples = nullptr,
+                                  const std::function<void(std::uint32_t)>& foldable = {});
 
 }  // namespace stepsim::workload
