@@ -277,8 +277,7 @@ bool write_collectives(hid_t file, const workload::StepResult& r, int rank, int 
       "every collective of the step; group 0 tp, 1 cp, 2 ep, 3 pp, 4 dp; kind 0 "
       "allreduce, 1 reducescatter, 2 allgather, 3 broadcast, 4 reduce, 5 "
       "alltoall, 6 alltoallv, 7 sendrecv, 8 send (a pipeline send); bytes is nccl-tests' S; "
-      "job: the "
-      "/jobs row (0 for one job)",
+      "job: the /jobs row (0 for one job)",
       rank, ranks);
 }
 
