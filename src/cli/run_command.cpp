@@ -77,6 +77,14 @@ namespace {
 using workload::CommGroup;
 using workload::OpKind;
 
+// A whole step run with step.fold none that could fold `rails` rails: what to do about it (the
+// summary's `hint` line and the progress line before the run).
+std::string fold_hint(std::uint32_t rails) {
+  return "--set step.fold=rails would run 1 of these " + std::to_string(rails) +
+         " rails (the job is rail-symmetric: " + std::to_string(rails) +
+         "x fewer events; docs/workload.md, Rail folding)";
+}
+
 // A loaded and validated run: the scenario (with --set and --fidelity applied) and its topology.
 struct LoadedRun {
   std::vector<std::string> sets;  // --set, then fidelity=
@@ -393,9 +401,7 @@ Result<workload::StepResult> simulate(const RunOptions& opt, const LoadedRun& ru
   // A long whole step that could fold its rails says so before it starts, not only in its
   // summary (docs/workload.md, Rail folding).
   const auto foldable = [&progress](std::uint32_t rails) {
-    progress.note("hint: --set step.fold=rails would run 1 of these " + std::to_string(rails) +
-                  " rails (the job is rail-symmetric: " + std::to_string(rails) +
-                  "x fewer events; docs/workload.md, Rail folding)");
+    progress.note("hint: " + fold_hint(rails));
   };
   auto res = whole ? workload::run_whole_step(whole_s, run.topo, folded, sync, step_opts, {},
                                               samples.sampler.get(), foldable)
@@ -609,10 +615,7 @@ void print_fabric(const StepReport& rep) {
         r.folded_rails);
   }
   if (r.foldable_rails > 1) {
-    std::printf(
-        "hint                 --set step.fold=rails would run 1 of these %u rails (the "
-        "job is rail-symmetric: %ux fewer events; docs/workload.md, Rail folding)\n",
-        r.foldable_rails, r.foldable_rails);
+    std::printf("hint                 %s\n", fold_hint(r.foldable_rails).c_str());
   }
   std::printf("drops                %" PRIu64 "\n", r.drops);
   std::printf("retransmissions      %" PRIu64 "\n", r.retransmissions);

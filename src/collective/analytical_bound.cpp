@@ -31,13 +31,6 @@ std::vector<BoundChain> chains_of(const CollectiveParams& params, const Collecti
   return chains;
 }
 
-// What one GPU sends another in a point-to-point collective (pairwise_algorithm.cpp's bytes_of).
-std::int64_t p2p_bytes(Kind kind, std::int64_t bytes, int n, int src, int dst) {
-  if (kind == Kind::kSendRecv) return dst == (src + 1) % n ? bytes : 0;
-  if (kind == Kind::kSend) return src == 0 && dst == 1 ? bytes : 0;
-  return bytes / n;
-}
-
 // The seconds the busiest NIC or NVLink (first) and the busiest proxy (second) of a pairwise
 // AllToAll or SendRecv need, routed as pairwise_algorithm.cpp routes (PXN through the source
 // server's GPU on the destination's rail).

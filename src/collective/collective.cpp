@@ -46,6 +46,12 @@ std::string kind_name(Kind k) {
   return "?";
 }
 
+std::int64_t p2p_bytes(Kind kind, std::int64_t bytes, int n, int src, int dst) {
+  if (kind == Kind::kSendRecv) return dst == (src + 1) % n ? bytes : 0;
+  if (kind == Kind::kSend) return src == 0 && dst == 1 ? bytes : 0;
+  return bytes / n;
+}
+
 double busbw_factor(Kind k, int n) {
   const double dn = n;
   switch (k) {

@@ -127,21 +127,14 @@ PairwiseRun::PairwiseRun(CollectiveCore& core) : AlgorithmRun(core), n_(core.siz
 }
 
 std::int64_t PairwiseRun::bytes_of(int src, int dst) const {
-  // AllToAll (nccl-tests: S = count x n x type size per GPU; each peer gets S / n), AllToAllv
-  // (spec.matrix[src x n + dst]), SendRecv (every GPU sends S to the next) and Send (GPU 0 sends S
-  // to GPU 1).
+  // AllToAllv: spec.matrix[src x n + dst]; AllToAll, SendRecv, Send: collective::p2p_bytes (the
+  // analytical bound prices the same bytes).
   const CollectiveSpec& spec = core_.spec();
-  switch (spec.kind) {
-    case Kind::kAllToAllv:
-      return spec.matrix[static_cast<std::size_t>(src) * static_cast<std::size_t>(n_) +
-                         static_cast<std::size_t>(dst)];
-    case Kind::kSendRecv:
-      return dst == (src + 1) % n_ ? spec.bytes : 0;
-    case Kind::kSend:
-      return src == 0 && dst == 1 ? spec.bytes : 0;
-    default:
-      return spec.bytes / n_;
+  if (spec.kind == Kind::kAllToAllv) {
+    return spec.matrix[static_cast<std::size_t>(src) * static_cast<std::size_t>(n_) +
+                       static_cast<std::size_t>(dst)];
   }
+  return p2p_bytes(spec.kind, spec.bytes, n_, src, dst);
 }
 
 void PairwiseRun::add_flow(std::uint32_t src, std::uint32_t dst, std::int64_t bytes,

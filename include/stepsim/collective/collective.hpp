@@ -35,6 +35,10 @@ std::string kind_name(Kind k);
 /// nccl-tests' bus-bandwidth factor for `n` ranks: AllReduce 2(n-1)/n, ReduceScatter, AllGather
 /// and AllToAll (n-1)/n, Broadcast, Reduce, SendRecv and Send 1 (AllToAllv: as AllToAll).
 double busbw_factor(Kind k, int n);
+/// What GPU `src` sends GPU `dst` of `n` in a point-to-point collective of S = `bytes`: AllToAll
+/// S / n to each peer, SendRecv S to the next, Send S from GPU 0 to GPU 1 (AllToAllv is its
+/// matrix, CollectiveSpec::matrix, not this).
+std::int64_t p2p_bytes(Kind kind, std::int64_t bytes, int n, int src, int dst);
 
 /// NCCL protocols: Simple (full bandwidth, highest per-step latency), LL (8-byte flag per 8 bytes
 /// of data: half the bandwidth, lowest latency), LL128 (120 of every 128 bytes).
