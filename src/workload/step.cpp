@@ -4,7 +4,7 @@
 
 #include "src/workload/memoized_comm.hpp"
 #include "src/workload/memoized_executor.hpp"
-#include "src/workload/whole_step.hpp"
+#include "src/workload/whole_step/whole_step.hpp"
 
 namespace stepsim::workload {
 

@@ -34,13 +34,13 @@ Result<StepResult> run_step(const Scenario& s, const topology::Topology& topo, C
 
 /// The whole step as one simulation (`step.mode: whole`, packet or cell fidelity): every GPU of
 /// the job (of every job of `s.jobs`) runs its stage's schedule on the PDES and all collectives
-/// share the NICs, NVLink and fabric (src/workload/whole_step.hpp says how). `folded` (the packet
-/// comm model of the same fidelity; by job with `s.jobs`, of job_scenario) costs the collectives
-/// inside one server. `progress` gets the
-/// simulated time at the engine's progress reports (rank 0); false stops the run. `samples`
-/// (optional) records the ports' time series (drained by engine.at_window). `foldable`
-/// (optional) hears, before the engine starts, that `step.fold: rails` would fold this many
-/// rails (StepResult::foldable_rails, known early). Collective over `sync`.
+/// share the NICs, NVLink and fabric (src/workload/whole_step/whole_step.hpp says how). `folded`
+/// (the packet comm model of the same fidelity; by job with `s.jobs`, of job_scenario) costs the
+/// collectives inside one server. `progress` gets the simulated time at the engine's progress
+/// reports (rank 0); false stops the run. `samples` (optional) records the ports' time series
+/// (drained by engine.at_window). `foldable` (optional) hears, before the engine starts, that
+/// `step.fold: rails` would fold this many rails (StepResult::foldable_rails, known early).
+/// Collective over `sync`.
 Result<StepResult> run_whole_step(const Scenario& s, const topology::Topology& topo,
                                   const std::vector<CommModel*>& folded, pdes::Sync& sync,
                                   pdes::EngineOptions engine,

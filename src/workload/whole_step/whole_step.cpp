@@ -1,0 +1,46 @@
+// The whole-step executor's entry (see whole_step.hpp): the plan (plan.hpp), one RDMA run of
+// the application over it (runtime.hpp) on the fabric, and the trace.
+#include "src/workload/whole_step/whole_step.hpp"
+
+#include <algorithm>
+
+#include "src/workload/whole_step/plan.hpp"
+#include "src/workload/whole_step/runtime.hpp"
+
+namespace stepsim::workload {
+
+Result<StepTrace> run_whole_step_trace(const Scenario& s, const topology::Topology& topo,
+                                       const std::vector<CommModel*>& folded, pdes::Sync& sync,
+                                       pdes::EngineOptions engine,
+                                       const std::function<bool(double)>& progress,
+                                       fabric::FabricSamples* samples,
+                                       const std::function<void(std::uint32_t)>& foldable) {
+  if (folded.size() != std::max<std::size_t>(1, s.jobs.size())) {
+    return Error{"whole step: " + std::to_string(folded.size()) + " folded comm models for " +
+                 std::to_string(s.jobs.size()) + " jobs"};
+  }
+  auto made = whole_step::make_plan(s, topo, folded);
+  if (!made) return made.error();
+  const whole_step::StepPlan& plan = *made;
+  if (foldable && plan.foldable > 1) foldable(plan.foldable);
+  whole_step::StepApp app(plan, s);
+  fabric::FabricParams fabric = s.fabric;
+  if (s.fidelity == "cell") fabric.cell = s.cell;
+  engine.end = std::min(engine.end, s.end);
+  engine.progress_work = [&app] { return app.delivered_bytes(); };
+  if (progress) {
+    auto inner = engine.on_progress;
+    engine.on_progress = [inner, progress](const pdes::Progress& p) {
+      if (inner) inner(p);
+      if (!progress(p.now.seconds())) pdes::Engine::request_stop();
+    };
+  }
+  auto r = nic::run_rdma(topo, plan.conns, s.nic, fabric, &app, sync, std::move(engine), nullptr,
+                         samples);
+  if (!r) return r.error();
+  nic::RdmaRun run = std::move(r).value();
+  const bool stopped = !run.stats.completed && pdes::Engine::stop_requested();
+  return app.collect(sync, run, stopped);
+}
+
+}  // namespace stepsim::workload
