@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "src/collective/algorithm_run.hpp"
+#include "stepsim/collective/algorithm_run.hpp"
 #include "stepsim/collective/collective_app.hpp"
 #include "stepsim/core/log_histogram.hpp"
 

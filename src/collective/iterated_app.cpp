@@ -8,7 +8,7 @@
 #include <array>
 #include <memory>
 
-#include "src/collective/algorithm_run.hpp"
+#include "stepsim/collective/algorithm_run.hpp"
 #include "stepsim/core/fatal.hpp"
 #include "stepsim/pdes/stat_reduce.hpp"
 

@@ -5,29 +5,11 @@
 #include <algorithm>
 #include <cmath>
 
-#include "src/collective/algorithm_run.hpp"
 #include "src/workload/whole_step/runtime.hpp"
+#include "stepsim/collective/algorithm_run.hpp"
 #include "stepsim/core/fatal.hpp"
 
 namespace stepsim::workload::whole_step {
-namespace {
-
-void merge_flow(FlowRow& r, const FlowAgg& f) {
-  r.bytes += f.bytes;
-  r.messages += f.messages;
-  r.packets += f.packets;
-  r.retransmitted += f.retransmitted;
-  r.ecn_marked += f.ecn;
-  auto lo = [](std::int64_t& a, std::int64_t b) {
-    if (b >= 0 && (a < 0 || b < a)) a = b;
-  };
-  lo(r.start_ps, f.start);
-  lo(r.first_byte_ps, f.first_byte);
-  r.end_ps = std::max(r.end_ps, f.end);
-}
-
-}  // namespace
-
 bool InstanceVerbs::post(std::uint32_t endpoint, const nic::WorkRequest& wr) {
   nic::WorkRequest w = wr;
   w.wr_id = inst_.seq;
@@ -77,7 +59,7 @@ void StepApp::create_app(Instance& inst) {
     inst.to_local.emplace_back(gc, i);
   }
   std::sort(inst.to_local.begin(), inst.to_local.end());
-  inst.flows.assign(2 * local.size(), FlowAgg{});
+  inst.flows.assign(2 * local.size(), FlowRow{});
   for (std::uint32_t r = 0; r < ci.gpus.size(); ++r) {
     inst.app->share_nvlink(r, &nvlink_free_[ci.gpus[r]]);
   }
@@ -249,9 +231,9 @@ void StepApp::deliver(nic::Verbs& v, Instance& inst, std::uint32_t endpoint, nic
   STEPSIM_CHECK(it != inst.to_local.end() && it->first == conn,
                 "whole step: a completion on a connection the collective does not use");
   const std::uint32_t local_ep = it->second * 2 + (endpoint & 1u);
-  FlowAgg& f = inst.flows[c.recv ? (local_ep ^ 1u) : local_ep];
+  FlowRow& f = inst.flows[c.recv ? (local_ep ^ 1u) : local_ep];
   if (c.recv) {
-    f.ecn += c.ecn_marked;
+    f.ecn_marked += c.ecn_marked;
   } else {
     --inst.outstanding;
     f.bytes += static_cast<std::uint64_t>(c.bytes);
@@ -259,10 +241,10 @@ void StepApp::deliver(nic::Verbs& v, Instance& inst, std::uint32_t endpoint, nic
     f.packets += c.packets;
     f.retransmitted += c.retransmitted;
     const std::int64_t posted = c.posted.picoseconds();
-    f.start = f.start < 0 ? posted : std::min(f.start, posted);
+    f.start_ps = f.start_ps < 0 ? posted : std::min(f.start_ps, posted);
     const std::int64_t first = c.first_byte.picoseconds() > 0 ? c.first_byte.picoseconds() : posted;
-    f.first_byte = f.first_byte < 0 ? first : std::min(f.first_byte, first);
-    f.end = std::max(f.end, c.done.picoseconds());
+    f.first_byte_ps = f.first_byte_ps < 0 ? first : std::min(f.first_byte_ps, first);
+    f.end_ps = std::max(f.end_ps, c.done.picoseconds());
     server(v).fct.add((c.done - c.posted).picoseconds());
   }
   c.endpoint = local_ep;
@@ -333,8 +315,8 @@ void StepApp::retire(ServerState& ss, Instance& inst, SimTime now) {
   const CommOp op = plan_.op_of(inst.comm, inst.seq);
   std::map<std::pair<PortId, PortId>, FlowRow> rows;
   for (std::uint32_t ep = 0; ep < inst.flows.size(); ++ep) {
-    const FlowAgg& f = inst.flows[ep];
-    if (f.messages == 0 && f.ecn == 0) continue;
+    const FlowRow& f = inst.flows[ep];
+    if (f.messages == 0 && f.ecn_marked == 0) continue;
     const nic::Connection& cn = local[ep / 2];
     const PortId src = (ep & 1u) == 0 ? cn.a : cn.b;
     const PortId dst = (ep & 1u) == 0 ? cn.b : cn.a;
@@ -350,7 +332,7 @@ void StepApp::retire(ServerState& ss, Instance& inst, SimTime now) {
       r.group = op.group;
       r.kind = op.kind;
     }
-    merge_flow(r, f);
+    stat::combine(r, f);
   }
   for (auto& [ab, r] : rows) ss.flows.push_back(r);
 }

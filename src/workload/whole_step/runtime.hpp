@@ -11,20 +11,15 @@
 #include <unordered_map>
 #include <vector>
 
-#include "src/collective/timer_table.hpp"
 #include "src/workload/whole_step/plan.hpp"
+#include "stepsim/collective/timer_table.hpp"
 #include "stepsim/core/log_histogram.hpp"
 #include "stepsim/nic/rdma_run.hpp"
 #include "stepsim/pdes/sync.hpp"
+#include "stepsim/workload/flow_row_stats.hpp"
 #include "stepsim/workload/step_summary.hpp"
 
 namespace stepsim::workload::whole_step {
-
-/// What a flow (one collective over one connection direction) did, on its sender's server.
-struct FlowAgg {
-  std::uint64_t bytes = 0, messages = 0, packets = 0, retransmitted = 0, ecn = 0;
-  std::int64_t start = -1, first_byte = -1, end = -1;
-};
 
 struct Waiter {
   std::uint32_t gpu = 0;   // global GPU
@@ -47,8 +42,8 @@ struct Instance {
   int outstanding = 0;  // signaled sends not completed
   std::size_t done = 0;
   std::vector<nic::Completion> deferred;  // arrived before the start
-  std::vector<FlowAgg> flows;             // by local endpoint: what it sent (and ECN at receive)
-  SimTime base_latency;                   // the protocol's
+  std::vector<FlowRow> flows;  // by local endpoint: what it sent (and ECN at receive); stats only
+  SimTime base_latency;        // the protocol's
 };
 
 inline std::uint64_t key_of(std::uint32_t comm, std::uint32_t seq) {

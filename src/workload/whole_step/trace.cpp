@@ -1,11 +1,11 @@
 // Gathering the whole step's trace (runtime.hpp): every GPU's clocks, the collectives' records,
 // the reference pipelines' ops and the flows, reduced over the ranks in a rank-independent order.
 #include <algorithm>
-#include <cstring>
 #include <tuple>
 
 #include "src/workload/memoized_comm.hpp"
 #include "src/workload/whole_step/runtime.hpp"
+#include "stepsim/pdes/all_gather.hpp"
 #include "stepsim/pdes/stat_reduce.hpp"
 
 namespace stepsim::workload::whole_step {
@@ -48,47 +48,6 @@ constexpr std::array<std::int64_t GpuClock::*, kCommGroups> kExposedPs{
 static_assert(static_cast<int>(CommGroup::kTp) == 0 && static_cast<int>(CommGroup::kCp) == 1 &&
               static_cast<int>(CommGroup::kEp) == 2 && static_cast<int>(CommGroup::kPp) == 3 &&
               static_cast<int>(CommGroup::kDp) == 4);
-
-// Adds row `b` (the same flow, from another server) into `a`.
-void merge_rows(FlowRow& a, const FlowRow& b) {
-  a.bytes += b.bytes;
-  a.messages += b.messages;
-  a.packets += b.packets;
-  a.retransmitted += b.retransmitted;
-  a.ecn_marked += b.ecn_marked;
-  auto lo = [](std::int64_t& x, std::int64_t y) {
-    if (y >= 0 && (x < 0 || y < x)) x = y;
-  };
-  lo(a.start_ps, b.start_ps);
-  lo(a.first_byte_ps, b.first_byte_ps);
-  a.end_ps = std::max(a.end_ps, b.end_ps);
-}
-
-// Every rank's `mine`, concatenated in rank order, on every rank (T is trivially copyable).
-template <class T>
-std::vector<T> all_gather(pdes::Sync& sync, const std::vector<T>& mine) {
-  static_assert(std::is_trivially_copyable_v<T>);
-  const auto ranks = static_cast<std::size_t>(sync.size());
-  std::vector<std::uint64_t> counts(ranks, 0);
-  counts[static_cast<std::size_t>(sync.rank())] = mine.size();
-  sync.allreduce_sum(counts);
-  std::size_t before = 0;
-  std::size_t total = 0;
-  for (std::size_t r = 0; r < ranks; ++r) {
-    if (r < static_cast<std::size_t>(sync.rank())) before += counts[r];
-    total += counts[r];
-  }
-  constexpr std::size_t kWords = (sizeof(T) + 7) / 8;
-  std::vector<std::uint64_t> buf(total * kWords, 0);
-  for (std::size_t i = 0; i < mine.size(); ++i) {
-    std::memcpy(&buf[(before + i) * kWords], static_cast<const void*>(&mine[i]), sizeof(T));
-  }
-  sync.allreduce_sum(buf);
-  std::vector<T> out(total);
-  for (std::size_t i = 0; i < total; ++i)
-    std::memcpy(static_cast<void*>(&out[i]), &buf[i * kWords], sizeof(T));
-  return out;
-}
 
 }  // namespace
 
@@ -218,11 +177,11 @@ LogHistogram StepApp::collect_records(pdes::Sync& sync, StepTrace& trace) {
     flows.insert(flows.end(), ss.flows.begin(), ss.flows.end());
     fct.merge(ss.fct);
   }
-  trace.ops = all_gather(sync, ops);
+  trace.ops = pdes::all_gather(sync, ops);
   std::stable_sort(trace.ops.begin(), trace.ops.end(), [](const OpRecord& a, const OpRecord& b) {
     return std::tie(a.job, a.stage) < std::tie(b.job, b.stage);
   });
-  std::vector<FlowRow> all_flows = all_gather(sync, flows);
+  std::vector<FlowRow> all_flows = pdes::all_gather(sync, flows);
   std::sort(all_flows.begin(), all_flows.end(), [](const FlowRow& a, const FlowRow& b) {
     return std::tie(a.collective, a.src_nic, a.dst_nic, a.messages) <
            std::tie(b.collective, b.src_nic, b.dst_nic, b.messages);
@@ -230,7 +189,7 @@ LogHistogram StepApp::collect_records(pdes::Sync& sync, StepTrace& trace) {
   for (const FlowRow& f : all_flows) {
     if (!trace.flows.empty() && trace.flows.back().collective == f.collective &&
         trace.flows.back().src_nic == f.src_nic && trace.flows.back().dst_nic == f.dst_nic) {
-      merge_rows(trace.flows.back(), f);
+      stat::combine(trace.flows.back(), f);  // the same flow, from another server
     } else {
       trace.flows.push_back(f);
     }

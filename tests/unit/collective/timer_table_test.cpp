@@ -1,13 +1,13 @@
-// Typed timer payloads over the NIC's integer tags (src/collective/timer_table.hpp): every field
-// comes back at full width, slots are reused once fired, and servers' tables are independent.
-#include "src/collective/timer_table.hpp"
+// Typed timer payloads over the NIC's integer tags (stepsim/collective/timer_table.hpp): every
+// field comes back at full width, slots are reused once fired, and servers' tables are independent.
+#include "stepsim/collective/timer_table.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <vector>
 
-#include "src/collective/algorithm_run.hpp"
+#include "stepsim/collective/algorithm_run.hpp"
 
 namespace stepsim::collective {
 namespace {

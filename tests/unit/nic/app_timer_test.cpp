@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "src/collective/algorithm_run.hpp"
+#include "stepsim/collective/algorithm_run.hpp"
 #include "stepsim/nic/verbs.hpp"
 #include "stepsim/pdes/event.hpp"
 
