@@ -24,6 +24,7 @@
 #include "stepsim/pdes/mpi_sync.hpp"
 #include "stepsim/topology/topology_loader.hpp"
 #include "stepsim/version.hpp"
+#include "stepsim/workload/simulate.hpp"
 #include "stepsim/workload/step.hpp"
 
 namespace stepsim::cli {
@@ -217,7 +218,7 @@ Result<bool> apply_step_faults(const RunOptions& opt, workload::Scenario& s,
       opt.background.empty()) {
     return true;
   }
-  if (!workload::runs_whole_step(s)) {
+  if (!workload::step_execution(s).timed_events()) {
     return Error{
         "--fault, --pcie-fault and --slow-gpu need step.mode=whole at packet or cell "
         "fidelity (add --set step.mode=whole)"};
@@ -265,17 +266,6 @@ Result<LoadedRun> load_run(const RunOptions& opt) {
   if (auto ok = workload::validate(sc, *topo); !ok) return ok.error();
   if (auto ok = apply_step_faults(opt, sc, *topo); !ok) return ok.error();
   return LoadedRun{std::move(sets), std::move(sc), std::move(topo).value()};
-}
-
-// The comm model of the scenario's fidelity (`ideal` is reused at ideal fidelity).
-std::unique_ptr<workload::CommModel> fidelity_comm(const topology::Topology& topo,
-                                                   const workload::Scenario& s, pdes::Sync& sync,
-                                                   const pdes::EngineOptions& opts,
-                                                   std::unique_ptr<workload::CommModel> ideal) {
-  const std::string& f = s.fidelity;
-  if (f == "packet" || f == "cell") return workload::make_packet_comm(topo, s, sync, opts);
-  if (f == "analytical") return workload::make_analytical_comm(topo, s);
-  return ideal;
 }
 
 // The progress display of the step (rank 0, unless --quiet): its estimate is the step time at
@@ -340,7 +330,7 @@ Result<workload::StepResult> simulate(const RunOptions& opt, const LoadedRun& ru
   // The whole step at packet or cell fidelity counts its progress in the network bytes each
   // job's collectives move at ideal fidelity (src/cli/work_curve.hpp); one GPU per stage is
   // simulated, so each collective stands for the job's GPUs per stage.
-  const bool whole = workload::runs_whole_step(s);
+  const bool whole = workload::step_execution(s).whole;
   auto work = std::make_shared<WorkCurve>();
   bool work_ok = true;
   const auto per_stage = [](const workload::Scenario& js) {
@@ -362,11 +352,6 @@ Result<workload::StepResult> simulate(const RunOptions& opt, const LoadedRun& ru
     work_ok = work->add_job(job->colls, job_cross.cross, per_stage(js)) && work_ok;
   }
   work->finish(ideal_step_s);
-  // Background traffic lasts the ideal step unless told otherwise.
-  workload::Scenario whole_s = run.scenario;
-  for (auto& bg : whole_s.background) {
-    if (bg.until == SimTime::never()) bg.until = SimTime::ps(std::llround(ideal_step_s * 1e12));
-  }
   const double ideal_wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (auto p = pdes::make_partitioner(opt.partition); !p) {
@@ -376,36 +361,29 @@ Result<workload::StepResult> simulate(const RunOptions& opt, const LoadedRun& ru
   }
   // `end` stops the step, not the single collectives whose costs make it up (memoized mode,
   // and the whole step's collectives inside a server): they run to their end.
-  pdes::EngineOptions opts = bench_engine_options(opt.threads, SimTime::never(), false, rank);
-  opts.partitioner = opt.partition;
+  workload::StepRequest req;
+  req.engine = bench_engine_options(opt.threads, SimTime::never(), false, rank);
+  req.engine.partitioner = opt.partition;
   StepProgress::Options popt = progress_options(opt, s, ideal_step_s, ideal_wall_s, rank);
   if (whole && work_ok && ideal_step_s > 0) popt.work = std::move(work);
   StepProgress progress(std::move(popt));
-  pdes::EngineOptions step_opts = opts;  // the whole step: one engine run covers the step
-  step_opts.end = s.end;
-  progress.attach(step_opts, true);
-  progress.attach(opts, false);  // engine runs of single collectives: a heartbeat
-  auto comm = fidelity_comm(run.topo, s, sync, opts, std::move(ideal_comm));
+  req.step_engine = req.engine;  // the whole step: one engine run covers the step
+  req.step_engine.end = s.end;
+  progress.attach(req.step_engine, true);
+  progress.attach(req.engine, false);  // engine runs of single collectives: a heartbeat
+  req.on_pass = progress.on_pass();
+  req.ideal = std::move(ideal_comm);
+  // Background traffic lasts the ideal step unless told otherwise.
+  req.background_until = SimTime::ps(std::llround(ideal_step_s * 1e12));
   StepSamples samples;
   if (whole) {
-    if (auto ok = samples.open(opt, run, step_opts); !ok) return ok.error();
+    if (auto ok = samples.open(opt, run, req.step_engine); !ok) return ok.error();
   }
-  // Several jobs: each job's own model for its collectives inside a server (its TP/CP copies).
-  std::vector<std::unique_ptr<workload::CommModel>> job_comms;
-  std::vector<workload::CommModel*> folded{comm.get()};
-  for (std::size_t k = 1; whole && k < run.scenario.jobs.size(); ++k) {
-    job_comms.push_back(
-        fidelity_comm(run.topo, workload::job_scenario(run.scenario, k), sync, opts, nullptr));
-    folded.push_back(job_comms.back().get());
-  }
+  req.samples = samples.sampler.get();
   // A long whole step that could fold its rails says so before it starts, not only in its
   // summary (docs/workload.md, Rail folding).
-  const auto foldable = [&progress](std::uint32_t rails) {
-    progress.note("hint: " + fold_hint(rails));
-  };
-  auto res = whole ? workload::run_whole_step(whole_s, run.topo, folded, sync, step_opts, {},
-                                              samples.sampler.get(), foldable)
-                   : workload::run_step(run.scenario, run.topo, *comm, progress.on_pass());
+  req.foldable = [&progress](std::uint32_t rails) { progress.note("hint: " + fold_hint(rails)); };
+  auto res = workload::simulate_step(run.scenario, run.topo, sync, std::move(req));
   if (auto ok = samples.close(); !ok) return Error{"-o: " + ok.error().message};
   samples_written = samples.file != nullptr;
   if (res) {
@@ -720,7 +698,7 @@ int RunCommand::execute(int rank, int ranks) {
   // each window (window parallelism 1.63 against METIS's 1.16 on GPT-3 175B at 2 ranks;
   // docs/engine.md). A single collective's run is balanced by its traffic (METIS).
   if (opt_.partition == "auto") {
-    opt_.partition = workload::runs_whole_step(run->scenario) ? "cyclic" : "metis";
+    opt_.partition = workload::step_execution(run->scenario).auto_partitioner();
   }
   double wall_s = 0;
   bool samples_written = false;

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "stepsim/core/result.hpp"
-#include "stepsim/workload/step.hpp"
+#include "stepsim/workload/step_result.hpp"
 
 namespace stepsim::output {
 

@@ -12,7 +12,7 @@
 
 #include "stepsim/core/result.hpp"
 #include "stepsim/topology/topology.hpp"
-#include "stepsim/workload/step.hpp"
+#include "stepsim/workload/step_result.hpp"
 
 namespace stepsim::output {
 
