@@ -1,0 +1,171 @@
+#!/usr/bin/python3
+"""Runs the commands of the user docs (ctest: cli.doc_commands).
+
+Usage: doc_commands.py STEPSIM SOURCE_DIR [MPIEXEC [MPIEXEC_FLAGS...]]
+       doc_commands.py --list SOURCE_DIR      (prints every command block and its mark)
+
+The convention (docs/README.md, "Commands in the docs"): every fenced block whose info string
+is bash, sh, shell or console is a command block, and the line right above its opening fence
+marks it:
+
+  <!-- test -->               the block is run as written
+  <!-- test: ARGS -->         the block is run with ARGS appended to each `build/apps/stepsim run`
+                              command (e.g. `--fidelity analytical --no-output` for a long step)
+  <!-- not tested: REASON --> the block is not run (a long packet run, Slurm, the build itself)
+
+A command block without a mark is an error, so a new command cannot slip in untested without
+saying why. In a console block only the lines starting with `$ ` are commands. The blocks of one
+page run in order, as one bash script each (`set -euo pipefail`), in a scratch directory of that
+page that mirrors the source tree (its top-level folders linked, `build/apps/stepsim` the build's
+binary): a later block may read what an earlier one wrote. `mpirun` runs MPIEXEC with its flags;
+a bare `stepsim` or `stepsim-post` fails (the docs must name build/apps/stepsim and
+postproc/stepsim-post, which exist after the documented build).
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+SHELL_INFOS = {"bash", "sh", "shell", "console"}
+MARK = re.compile(r"^<!--\s*(test|not tested)\s*(?::\s*(.*?))?\s*-->\s*$")
+PAGES = ["README.md", "docs/*.md", "jobs/README.md", "postproc/README.md", "workloads/README.md",
+         "topologies/README.md"]
+
+
+def pages(src):
+    found = []
+    for pattern in PAGES:
+        found += sorted(src.glob(pattern))
+    return found
+
+
+def blocks(path):
+    """Yields (line number, info, mark, args, lines) for each command block of a page."""
+    lines = path.read_text(encoding="utf-8").split("\n")
+    i = 0
+    while i < len(lines):
+        fence = re.match(r"^(```+)\s*(\S*)", lines[i])
+        if not fence:
+            i += 1
+            continue
+        start, info = i, fence.group(2).lower()
+        j = i + 1
+        while j < len(lines) and not lines[j].startswith(fence.group(1)):
+            j += 1
+        body = lines[i + 1:j]
+        i = j + 1
+        if info not in SHELL_INFOS:
+            continue
+        mark = MARK.match(lines[start - 1]) if start > 0 else None
+        yield (start + 1, info, mark.group(1) if mark else None,
+               (mark.group(2) or "") if mark else "", body)
+
+
+def commands(info, body):
+    """The block's commands, continuation lines joined."""
+    if info == "console":
+        out, cont = [], False
+        for line in body:
+            if line.startswith("$ ") or cont:
+                out.append(line[2:] if line.startswith("$ ") else line)
+                cont = line.endswith("\\")
+        body = out
+    joined, current = [], ""
+    for line in body:
+        if line.endswith("\\"):
+            current += line[:-1] + " "
+            continue
+        joined.append(current + line)
+        current = ""
+    if current:
+        joined.append(current)
+    return joined
+
+
+def strip_comment(cmd):
+    """cmd without a trailing `# comment` (a # after a blank, outside quotes)."""
+    quote = None
+    for k, c in enumerate(cmd):
+        if quote:
+            quote = None if c == quote else quote
+        elif c in "'\"":
+            quote = c
+        elif c == "#" and (k == 0 or cmd[k - 1] in " \t"):
+            return cmd[:k].rstrip()
+    return cmd
+
+
+def with_args(cmd, args):
+    if not args or "build/apps/stepsim run" not in cmd:
+        return cmd
+    return strip_comment(cmd) + " " + args
+
+
+PRELUDE = """set -euo pipefail
+mpirun() { command "$DOC_MPIEXEC" $DOC_MPIEXEC_FLAGS "$@"; }
+stepsim() { echo "doc_commands: bare 'stepsim': write build/apps/stepsim" >&2; return 127; }
+stepsim-post() { echo "doc_commands: bare 'stepsim-post': write postproc/stepsim-post" >&2; return 127; }
+"""
+
+
+def scratch_tree(src, stepsim, work):
+    for entry in src.iterdir():
+        if entry.name not in ("build", ".git") and not entry.name.startswith("."):
+            (work / entry.name).symlink_to(entry)
+    (work / "build" / "apps").mkdir(parents=True)
+    (work / "build" / "apps" / "stepsim").symlink_to(stepsim)
+
+
+def main(argv):
+    if len(argv) >= 3 and argv[1] == "--list":
+        src = Path(argv[2]).resolve()
+        for page in pages(src):
+            for line, info, mark, args, body in blocks(page):
+                print(f"{page.relative_to(src)}:{line}: {mark or 'UNMARKED'} {args}")
+        return 0
+    if len(argv) < 3:
+        print(__doc__, file=sys.stderr)
+        return 2
+    stepsim, src = Path(argv[1]).resolve(), Path(argv[2]).resolve()
+    env = dict(os.environ, DOC_MPIEXEC=argv[3] if len(argv) > 3 else "mpirun",
+               DOC_MPIEXEC_FLAGS=" ".join(argv[4:]), PATH="/usr/bin:/bin")
+    failures, ran, start = [], 0, time.monotonic()
+    for page in pages(src):
+        rel = page.relative_to(src)
+        with tempfile.TemporaryDirectory(prefix="doc_commands.") as tmp:
+            work = Path(tmp)
+            scratch_tree(src, stepsim, work)
+            for line, info, mark, args, body in blocks(page):
+                where = f"{rel}:{line}"
+                if mark is None:
+                    failures.append(f"{where}: a ```{info} block without a mark: put "
+                                    "<!-- test -->, <!-- test: ARGS --> or "
+                                    "<!-- not tested: REASON --> on the line above its fence")
+                    continue
+                if mark == "not tested":
+                    if not args:
+                        failures.append(f"{where}: <!-- not tested --> needs a reason")
+                    continue
+                script = PRELUDE + "\n".join(with_args(c, args) for c in commands(info, body))
+                t0 = time.monotonic()
+                proc = subprocess.run(["bash", "-c", script], cwd=work, env=env,
+                                      capture_output=True, text=True)
+                ran += 1
+                print(f"{where}: exit {proc.returncode}, {time.monotonic() - t0:.1f} s")
+                if proc.returncode != 0:
+                    failures.append(f"{where}: exit code {proc.returncode}\n--- script\n{script}\n"
+                                    f"--- stdout (tail)\n{proc.stdout[-3000:]}\n"
+                                    f"--- stderr (tail)\n{proc.stderr[-3000:]}")
+    print(f"doc_commands: {ran} blocks run in {time.monotonic() - start:.1f} s")
+    if ran == 0:
+        failures.append("no block marked <!-- test --> was found")
+    for f in failures:
+        print("FAIL " + f, file=sys.stderr)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
