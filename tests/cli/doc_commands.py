@@ -14,7 +14,9 @@ marks it:
   <!-- not tested: REASON --> the block is not run (a long packet run, Slurm, the build itself)
 
 A command block without a mark is an error, so a new command cannot slip in untested without
-saying why. In a console block only the lines starting with `$ ` are commands. The blocks of one
+saying why. The pages' prose (outside code blocks) is checked too: no "issue N" (project
+history belongs in BENCHMARKS.md), no file outside the repository (DESIGN.md, DOMAIN.md,
+STYLE.md, ../shared/), and every relative Markdown link names a file that exists. In a console block only the lines starting with `$ ` are commands. The blocks of one
 page run in order, as one bash script each (`set -euo pipefail`), in a scratch directory of that
 page that mirrors the source tree (its top-level folders linked, `build/apps/stepsim` the build's
 binary): a later block may read what an earlier one wrote. `mpirun` runs MPIEXEC with its flags;
@@ -98,6 +100,34 @@ def strip_comment(cmd):
     return cmd
 
 
+HISTORY = re.compile(r"\bissues? \d+\b", re.IGNORECASE)
+OUTSIDE = re.compile(r"\b(DESIGN|DOMAIN|STYLE)\.md\b|\.\./shared/")
+LINK = re.compile(r"\]\(([^)\s#]+)(?:#[^)]*)?\)")
+
+
+def prose_problems(page, src):
+    """The page's lines outside fenced blocks that cite project history or outside files."""
+    problems, fenced = [], False
+    for n, line in enumerate(page.read_text(encoding="utf-8").split("\n"), 1):
+        if line.startswith("```"):
+            fenced = not fenced
+            continue
+        if fenced:
+            continue
+        where = f"{page.relative_to(src)}:{n}"
+        if HISTORY.search(line):
+            problems.append(f"{where}: an issue number in a user doc: {line.strip()[:90]}")
+        if OUTSIDE.search(line):
+            problems.append(f"{where}: a file outside the repository: {line.strip()[:90]}")
+        for target in LINK.findall(line):
+            if "://" in target or target.startswith("mailto:"):
+                continue
+            resolved = (page.parent / target).resolve()
+            if not resolved.exists() or src not in resolved.parents and resolved != src:
+                problems.append(f"{where}: link to {target}, no such file in the repository")
+    return problems
+
+
 def with_args(cmd, args):
     if not args or "build/apps/stepsim run" not in cmd:
         return cmd
@@ -135,6 +165,7 @@ def main(argv):
     failures, ran, start = [], 0, time.monotonic()
     for page in pages(src):
         rel = page.relative_to(src)
+        failures += prose_problems(page, src)
         with tempfile.TemporaryDirectory(prefix="doc_commands.") as tmp:
             work = Path(tmp)
             scratch_tree(src, stepsim, work)
