@@ -9,8 +9,10 @@ is bash, sh, shell or console is a command block, and the line right above its o
 marks it:
 
   <!-- test -->               the block is run as written
-  <!-- test: ARGS -->         the block is run with ARGS appended to each `build/apps/stepsim run`
-                              command (e.g. `--fidelity analytical --no-output` for a long step)
+  <!-- test: EDITS -->        the block is run with EDITS, which are `s|OLD|NEW|` substitutions
+                              (applied to every command) and then arguments appended to each
+                              `build/apps/stepsim run` command: `s|--fidelity cell||
+                              --fidelity analytical --no-output` runs a long step in a second
   <!-- not tested: REASON --> the block is not run (a long packet run, Slurm, the build itself)
 
 A command block without a mark is an error, so a new command cannot slip in untested without
@@ -128,10 +130,20 @@ def prose_problems(page, src):
     return problems
 
 
+SUBST = re.compile(r"s\|([^|]*)\|([^|]*)\|")
+
+
 def with_args(cmd, args):
-    if not args or "build/apps/stepsim run" not in cmd:
+    """cmd with a mark's edits: its s|OLD|NEW| substitutions, then the rest appended to a run."""
+    if not args:
         return cmd
-    return strip_comment(cmd) + " " + args
+    cmd = strip_comment(cmd)
+    for old, new in SUBST.findall(args):
+        cmd = cmd.replace(old, new)
+    extra = SUBST.sub("", args).strip()
+    if extra and "build/apps/stepsim run" in cmd:
+        cmd += " " + extra
+    return cmd
 
 
 PRELUDE = """set -euo pipefail
