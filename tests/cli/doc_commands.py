@@ -16,7 +16,9 @@ marks it:
   <!-- not tested: REASON --> the block is not run (a long packet run, Slurm, the build itself)
 
 A command block without a mark is an error, so a new command cannot slip in untested without
-saying why. The pages' prose (outside code blocks) is checked too: no "issue N" (project
+saying why. A block of any other kind marked `<!-- output -->` quotes what the tested block
+before it printed: each of its lines must be a line of that block's stdout, but for lines of
+this machine's timings (`wall`, `synchronisation`), so quoted numbers follow the model. The pages' prose (outside code blocks) is checked too: no "issue N" (project
 history belongs in BENCHMARKS.md), no file outside the repository (DESIGN.md, DOMAIN.md,
 STYLE.md, ../shared/), and every relative Markdown link names a file that exists. In a console block only the lines starting with `$ ` are commands. The blocks of one
 page run in order, as one bash script each (`set -euo pipefail`), in a scratch directory of that
@@ -34,7 +36,9 @@ import time
 from pathlib import Path
 
 SHELL_INFOS = {"bash", "sh", "shell", "console"}
-MARK = re.compile(r"^<!--\s*(test|not tested)\s*(?::\s*(.*?))?\s*-->\s*$")
+MARK = re.compile(r"^<!--\s*(test|not tested|output)\s*(?::\s*(.*?))?\s*-->\s*$")
+# Lines of a quoted output that hold this machine's timings, not the model's results.
+TIMING = re.compile(r"\bwall\b|synchronisation")
 PAGES = ["README.md", "docs/*.md", "jobs/README.md", "postproc/README.md", "workloads/README.md",
          "topologies/README.md"]
 
@@ -61,9 +65,11 @@ def blocks(path):
             j += 1
         body = lines[i + 1:j]
         i = j + 1
-        if info not in SHELL_INFOS:
-            continue
         mark = MARK.match(lines[start - 1]) if start > 0 else None
+        if info not in SHELL_INFOS:
+            if mark and mark.group(1) == "output":
+                yield (start + 1, "output", "output", "", body)
+            continue
         yield (start + 1, info, mark.group(1) if mark else None,
                (mark.group(2) or "") if mark else "", body)
 
@@ -133,6 +139,15 @@ def prose_problems(page, src):
 SUBST = re.compile(r"s\|([^|]*)\|([^|]*)\|")
 
 
+def output_problems(where, body, stdout):
+    """The quoted output's lines that the block before it did not print."""
+    if stdout is None:
+        return [f"{where}: <!-- output --> follows no tested command block"]
+    printed = set(stdout.split("\n"))
+    return [f"{where}: quoted line not in the output: {q}" for q in body
+            if q.strip() and q not in printed and not TIMING.search(q)]
+
+
 def with_args(cmd, args):
     """cmd with a mark's edits: its s|OLD|NEW| substitutions, then the rest appended to a run."""
     if not args:
@@ -181,8 +196,13 @@ def main(argv):
         with tempfile.TemporaryDirectory(prefix="doc_commands.") as tmp:
             work = Path(tmp)
             scratch_tree(src, stepsim, work)
+            last = None  # the stdout of the page's last command block, None when not run
             for line, info, mark, args, body in blocks(page):
                 where = f"{rel}:{line}"
+                if mark == "output":
+                    failures += output_problems(where, body, last)
+                    continue
+                last = None
                 if mark is None:
                     failures.append(f"{where}: a ```{info} block without a mark: put "
                                     "<!-- test -->, <!-- test: ARGS --> or "
@@ -197,6 +217,7 @@ def main(argv):
                 proc = subprocess.run(["bash", "-c", script], cwd=work, env=env,
                                       capture_output=True, text=True)
                 ran += 1
+                last = proc.stdout
                 print(f"{where}: exit {proc.returncode}, {time.monotonic() - t0:.1f} s")
                 if proc.returncode != 0:
                     failures.append(f"{where}: exit code {proc.returncode}\n--- script\n{script}\n"
