@@ -131,6 +131,29 @@ double mlp_block_bytes(const Scenario& s, bool moe) {
   return b + copies * (2 * 2 * h + ffn_bytes_per_token(s, m.ffn));
 }
 
+// torchtitan's op-level selective checkpointing of a dense layer: the layer's input, the
+// attention's output (and log-sum-exp) and every other matmul's output in forward order (Q, K, V,
+// output projection, then W1, W3, W2 for SwiGLU or FC1, FC2 for GELU): the 1st, 3rd, ...
+double op_policy_bytes(const Scenario& s) {
+  const ModelSpec& m = s.model;
+  const double T = tokens(s);
+  const double h = m.hidden;
+  const double rep = replicated(s);
+  const double t = s.par.tp;
+  const double hd = static_cast<double>(m.head_dim());
+  const double f = m.experts > 0 && m.dense_ffn > 0 ? m.dense_ffn : m.ffn;
+  std::vector<double> mm = {2 * T * m.heads * hd / t, 2 * T * m.kv() * hd / t,
+                            2 * T * m.kv() * hd / t, 2 * T * h * rep};
+  if (m.activation == "swiglu") {
+    mm.insert(mm.end(), {2 * T * f / t, 2 * T * f / t, 2 * T * h * rep});
+  } else {
+    mm.insert(mm.end(), {2 * T * f / t, 2 * T * h * rep});
+  }
+  double b = 2 * T * h * rep + 2 * T * m.heads * hd / t + 4 * T * m.heads / t;
+  for (std::size_t i = 0; i < mm.size(); i += 2) b += mm[i];
+  return b;
+}
+
 // Parameters one GPU of a stage holds, by class.
 struct StageParams {
   double dense = 0, expert = 0, embedding = 0, largest_layer = 0;
@@ -264,7 +287,8 @@ void add_activations(StageMemory& st, const Scenario& s, const PipelineShape& sh
         f.first_chunk * (s.memory.dropout ? 1 : 0) * T * h * rep;
   }
   if (st.stage == shape.stages - 1) {
-    const double logits = 4 * T * m.vocab / s.par.tp;                     // fp32, per output layer
+    // fp32, per output layer; memory.logits_copies of them alive in the loss's backward
+    const double logits = s.memory.logits_copies * 4 * T * m.vocab / s.par.tp;
     st.terms[kOutputActivations].bytes = f.last_chunk * 4 * T * h * rep;  // final norm, input
     st.terms[kLogits].bytes = f.last_chunk * (1 + m.mtp_layers) * logits;
     if (m.mtp_layers > 0) {
@@ -322,6 +346,12 @@ std::vector<MemoryTerm> StageMemory::largest(std::size_t n) const {
 
 double layer_activation_bytes(const Scenario& s, bool moe_layer, const std::string& recompute) {
   if (recompute == "full") return 2 * tokens(s) * s.model.hidden * replicated(s);
+  // torchtitan's op policy is defined for dense MHA/GQA layers; MoE and MLA layers keep
+  // Megatron's (attention-core) selective recomputation.
+  if (recompute == "selective" && s.memory.selective == "op" && !s.model.mla() &&
+      (s.model.experts == 0 || !moe_layer)) {
+    return op_policy_bytes(s);
+  }
   const double scores = recompute == "selective" ? 0 : attention_scores_bytes(s);
   return attention_block_bytes(s) + scores + mlp_block_bytes(s, moe_layer);
 }

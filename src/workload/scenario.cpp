@@ -162,6 +162,12 @@ config::ParamTable scenario_param_table(Scenario& s) {
            "model-state bytes per parameter: megatron (bf16 weights, fp32 main gradients, 12 B "
            "optimizer: 18) or zero (bf16 weights and gradients, 12 B optimizer: 16)");
   t.boolean("memory.dropout", mem.dropout, "dropout masks stored for the backward");
+  t.choice("memory.selective", mem.selective, {"attention", "op"},
+           "what parallel.recompute selective keeps: attention (Megatron: the attention core "
+           "recomputed) or op (torchtitan: the layer input, attention output and every other "
+           "matmul output)");
+  t.integer("memory.logits_copies", mem.logits_copies, 1, 8,
+            "fp32 logits copies alive in the loss backward (1 fused cross entropy, 3 PyTorch's)");
   t.integer("memory.fsdp_prefetch", mem.fsdp_prefetch, 0, 8,
             "ZeRO-3: layers gathered ahead of the computing one");
   t.bytes("memory.cuda_context", mem.cuda_context, 0, std::int64_t{1} << 40,

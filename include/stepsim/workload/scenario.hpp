@@ -117,6 +117,14 @@ struct MemoryParams {
   /// Dropout after attention and the MLP (and of the attention scores): their 1-byte masks are
   /// stored (Korthikanti et al.'s count); false for models trained without dropout.
   bool dropout = true;
+  /// What parallel.recompute selective keeps. attention: Megatron-LM's selective recomputation
+  /// (the attention core recomputed; Korthikanti et al.'s 34 sbh/t). op: torchtitan's op-level
+  /// policy (the layer's input, the attention's output and every other matmul's output).
+  std::string selective = "attention";
+  /// fp32 copies of the logits alive in the loss's backward: 1 with a fused cross entropy
+  /// (Megatron-LM's vocabulary-parallel one, Korthikanti et al.'s 4 sbv/t); 3 with PyTorch's
+  /// F.cross_entropy on upcast logits (the log-softmax output, its gradient and the input's).
+  int logits_copies = 1;
   /// ZeRO-3 / FSDP: layers whose parameters are gathered ahead of the one computing.
   int fsdp_prefetch = 1;
   /// CUDA context and kernels per process: 0.3-0.5 GB with lazy loading (PyTorch maintainers).
