@@ -55,7 +55,7 @@ void print_memory(const workload::Scenario& s, const std::vector<JobMemory>& m, 
     std::printf(
         "memory peak          %.2f GiB on stage %d of %.2f GiB (%s %s), headroom %.2f GiB%s\n",
         r.peak() / kGiB, r.peak_stage, r.capacity / kGiB, s.gpu.name.c_str(), "gpu.hbm_bytes",
-        r.headroom() / kGiB, r.fits() ? "" : "  EXCEEDS CAPACITY (memory.check: warn)");
+        r.headroom() / kGiB, r.fits() ? "" : "  EXCEEDS CAPACITY");
     std::string terms;
     for (const workload::MemoryTerm& t : peak.largest(kSummaryTerms)) {
       if (t.bytes <= 0) break;

@@ -398,7 +398,7 @@ std::string memory_error(const MemoryReport& r, const std::string& what) {
                "parallel.pp";
   return (what.empty() ? "" : what + ": ") + "memory: pipeline stage " + std::to_string(st.stage) +
          " needs " + gib(st.total()) + " per GPU, more than gpu.hbm_bytes " + gib(r.capacity) +
-         " (largest terms: " + terms + "); " + hint + ", or memory.check: warn to simulate anyway";
+         " (largest terms: " + terms + "); " + hint;
 }
 
 }  // namespace stepsim::workload
