@@ -29,6 +29,7 @@ assert int(f[\"meta\"].attrs[\"memory_exceeded\"]) == 1
 m = f[\"memory\"][()]
 assert abs(m[\"bytes\"].sum() - f[\"meta\"].attrs[\"memory_peak_bytes\"]) < 1e-6 * m[\"bytes\"].sum()
 "'
+expect_error "more than gpu.hbm_bytes 1.0 GiB" check "$tiny" --set gpu.hbm_bytes=1GiB
 out=$("$stepsim" run "$tiny" --quiet --fidelity ideal -o tiny.h5 --json tiny.json 2>&1); rc=$?
 check "run prints the memory peak and its largest terms" '[[ $rc -eq 0 ]] && grep -q "^memory peak " <<<"$out" && grep -q "^largest terms " <<<"$out"'
 check "/memory: every stage and term, totals as in --json" '/usr/bin/python3 -c "
