@@ -392,13 +392,15 @@ std::string memory_error(const MemoryReport& r, const std::string& what) {
                       top.find("optimizer") != std::string::npos || top == "embeddings";
   const std::string hint =
       states ? "shard the model states: more parallel.tp (inside the NVLink domain) or "
-               "parallel.pp, parallel.zero 1-3, more parallel.ep for experts"
+               "parallel.pp, parallel.zero 1-3"
              : "cut the activations: parallel.recompute selective or full, a smaller "
                "parallel.micro_batch, more parallel.tp (with sequence_parallel), parallel.cp or "
                "parallel.pp";
+  const bool experts = st.bytes("expert_weights") > 0;
   return (what.empty() ? "" : what + ": ") + "memory: pipeline stage " + std::to_string(st.stage) +
          " needs " + gib(st.total()) + " per GPU, more than gpu.hbm_bytes " + gib(r.capacity) +
-         " (largest terms: " + terms + "); " + hint;
+         " (largest terms: " + terms + "); " + hint +
+         (states && experts ? ", more parallel.ep for the experts" : "");
 }
 
 }  // namespace stepsim::workload
