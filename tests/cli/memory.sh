@@ -8,6 +8,8 @@ stepsim=$1; mpiexec=$2; workloads=$3; shift 3; mpiflags=("$@")
 source "$(dirname "$0")/lib.sh"
 cd "$(mktemp -d)" || exit 1
 tiny=$workloads/tiny.yaml
+out=$("$stepsim" list scenario 2>&1)
+check "list scenario: the memory keys and gpu.hbm_bytes" 'grep -q "^  memory.check  *error " <<<"$out" && grep -q "^  gpu.hbm_bytes " <<<"$out"'
 gpt3=$workloads/gpt3-175b.yaml
 out=$("$stepsim" check "$gpt3" 2>&1); rc=$?
 check "check SCENARIO: exit 0, every stage, the peak" '[[ $rc -eq 0 ]] && [[ $(grep -c "^  stage " <<<"$out") -eq 8 ]] && grep -q "^memory peak .* on stage 0 of 80.00 GiB" <<<"$out"'
