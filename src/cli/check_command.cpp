@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "src/cli/check_scenario.hpp"
 #include "src/cli/cli.hpp"
 #include "src/cli/input_checks.hpp"
 #include "stepsim/fabric/fabric_model.hpp"
@@ -150,8 +151,12 @@ CheckCommand::CheckCommand(CLI::App& parent) {
   cmd_ = parent.add_subcommand(
       "check",
       "Load a topology file and print its servers, switches, links, bisection "
-      "bandwidth, oversubscription, diameter, lookahead and partition quality");
-  cmd_->add_option("file", file_, "Topology file (YAML, see docs/topology.md)")->required();
+      "bandwidth, oversubscription, diameter, lookahead and partition quality; or load a "
+      "scenario and print each pipeline stage's GPU memory, without simulating");
+  cmd_->add_option("file", file_,
+                   "Topology file (YAML, see docs/topology.md) or scenario (docs/workload.md)")
+      ->required();
+  cmd_->add_option("--set", sets_, "A scenario's key=value override (repeatable)");
   cmd_->add_option("--ranks", parts_,
                    "Ranks to partition the LPs onto (default: this run's MPI ranks if more "
                    "than one, else 4)")
@@ -159,11 +164,13 @@ CheckCommand::CheckCommand(CLI::App& parent) {
   cmd_->add_option("--partition", partition_,
                    "Partitioner to evaluate (block, cyclic, metis; default: all of them)");
   for (CLI::Option* opt : cmd_->get_options()) {
-    opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+    if (opt->get_name() != "--set") opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   }
 }
 
 int CheckCommand::execute(int rank, int ranks) {
+  if (is_scenario_file(file_)) return check_scenario(file_, sets_, rank);
+  if (!sets_.empty()) return user_error(rank, "--set: " + file_ + " is a topology, not a scenario");
   std::vector<std::string> partitioners = pdes::partitioner_names();
   if (!partition_.empty()) {
     const auto p = pdes::make_partitioner(partition_);

@@ -1,9 +1,11 @@
 #pragma once
 // `stepsim check FILE`: loads a topology file and prints what it builds (counts, link classes,
-// bisection bandwidth, oversubscription, diameter, lookahead) and how well it partitions.
+// bisection bandwidth, oversubscription, diameter, lookahead) and how well it partitions; or a
+// scenario file and prints each pipeline stage's GPU memory (check_scenario.hpp).
 
 #include <CLI/CLI.hpp>
 #include <string>
+#include <vector>
 
 namespace stepsim::cli {
 
@@ -19,8 +21,9 @@ class CheckCommand {
  private:
   CLI::App* cmd_;
   std::string file_;
-  int parts_ = 0;          ///< 0: the MPI ranks of this run when more than 1, else 4
-  std::string partition_;  ///< empty: every registered partitioner
+  std::vector<std::string> sets_;  ///< --set, for a scenario
+  int parts_ = 0;                  ///< 0: the MPI ranks of this run when more than 1, else 4
+  std::string partition_;          ///< empty: every registered partitioner
 };
 
 }  // namespace stepsim::cli

@@ -148,7 +148,7 @@ void list_scenario() {
       "sets them in sections; `stepsim run FILE --set key=value` overrides any. It also takes "
       "every key of `stepsim list collective` (coll.*) and `stepsim list nic`:\n");
   const config::ParamTable table = workload::scenario_param_table(d);
-  for (const char* prefix : {"model.", "parallel.", "compute.", "gpu.", "fabric."}) {
+  for (const char* prefix : {"model.", "parallel.", "compute.", "memory.", "gpu.", "fabric."}) {
     print_params(table, prefix);
   }
   for (const config::Param& p : table.params()) {

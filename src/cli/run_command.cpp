@@ -13,6 +13,7 @@
 
 #include "src/cli/cli.hpp"
 #include "src/cli/input_checks.hpp"
+#include "src/cli/memory_report.hpp"
 #include "src/cli/progress.hpp"
 #include "src/cli/report.hpp"
 #include "src/cli/work_curve.hpp"
@@ -419,6 +420,7 @@ int write_h5(int rank, const StepReport& rep) {
   meta.threads = opt.threads;
   meta.gpu_stride = static_cast<std::uint32_t>(p.tp * p.cp * p.data_parallel());
   meta.wall_s = rep.wall_s;
+  add_memory_meta(s, scenario_memory(s), meta);
   if (auto ok = output::write_step_h5(path, meta, rep.r, MPI_COMM_WORLD, &rep.run.topo,
                                       rep.samples_written);
       !ok) {
@@ -649,6 +651,7 @@ nlohmann::json step_json(const StepReport& rep) {
   j["engine"] = engine_json(rep.opt.partition, rep.ranks, r.engine);
   j["wall_s"] = rep.wall_s;
   j["digest"] = digest_hex(r.digest);
+  j["memory"] = memory_json(s, scenario_memory(s));
   for (const workload::JobResult& x : r.jobs) {
     nlohmann::json job;
     job["name"] = x.name;
@@ -677,6 +680,9 @@ nlohmann::json step_json(const StepReport& rep) {
 int RunCommand::execute(int rank, int ranks) {
   auto run = load_run(opt_);
   if (!run) return user_error(rank, run.error().message);
+  if (auto ok = check_gpu_memory(run->scenario, scenario_memory(run->scenario), rank); !ok) {
+    return user_error(rank, ok.error().message);
+  }
   {  // Every output is checked before the step is simulated, not found unwritable after it.
     std::vector<OutputFile> outputs;
     const std::string h5 = cmd_->count("-o") > 0
@@ -718,6 +724,7 @@ int RunCommand::execute(int rank, int ranks) {
   const bool interrupted = rep.r.interrupted;
   if (rank != 0) return interrupted ? interrupted_exit_code() : kExitOk;
   print_headline(rep);
+  print_memory(run->scenario, scenario_memory(run->scenario), false);
   print_time_went(rep.r);
   print_collectives(rep.r);
   print_fabric(rep);

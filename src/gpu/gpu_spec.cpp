@@ -13,21 +13,23 @@
 // H100 BF16 0.648 on M3 (Megatron-Core's 462B, 459.9 TFLOP/s), H100 FP8 0.471 on M6's 128-GPU
 // run (NeMo GPT-3 175B, 745 tokens/s/GPU). M2, M4, M5 and M6's 512-GPU run are predictions.
 // H200 and B200 take H100's factors: no measurement here. sms: the SMs of each GPU (NVIDIA's
-// A100, H100 and Blackwell architecture whitepapers: 108, 132, 132, 148).
+// A100, H100 and Blackwell architecture whitepapers: 108, 132, 132, 148). hbm_bytes: the data
+// sheets' memory (A100 80GB, H100 SXM 80GB, H200 141GB, B200 180GB), in binary units as the
+// HBM stacks are built (nvidia-smi reports 81,920 MiB on an A100 80GB, 81,559 MiB on an H100).
 #include "stepsim/gpu/gpu_spec.hpp"
 
 namespace stepsim::gpu {
 
 const std::vector<GpuSpec>& gpu_presets() {
-  constexpr std::int64_t kGB = 1'000'000'000;
+  constexpr std::int64_t kGiB = std::int64_t{1} << 30;
   static const std::vector<GpuSpec> presets = {
-      {"a100", 312e12, 0, 2.039e12, 80 * kGB, DataRate::gbps(2'400), 0.773, 0, 8, 0.656, 0.656,
+      {"a100", 312e12, 0, 2.039e12, 80 * kGiB, DataRate::gbps(2'400), 0.773, 0, 8, 0.656, 0.656,
        108},
-      {"h100", 989e12, 1979e12, 3.35e12, 80 * kGB, DataRate::gbps(3'600), 0.817, 0.85, 8, 0.648,
+      {"h100", 989e12, 1979e12, 3.35e12, 80 * kGiB, DataRate::gbps(3'600), 0.817, 0.85, 8, 0.648,
        0.471, 132},
-      {"h200", 989e12, 1979e12, 4.8e12, 141 * kGB, DataRate::gbps(3'600), 0.817, 0.85, 8, 0.648,
+      {"h200", 989e12, 1979e12, 4.8e12, 141 * kGiB, DataRate::gbps(3'600), 0.817, 0.85, 8, 0.648,
        0.471, 132},
-      {"b200", 2250e12, 4500e12, 8.0e12, 180 * kGB, DataRate::gbps(7'200), 0.817, 0.85, 8, 0.648,
+      {"b200", 2250e12, 4500e12, 8.0e12, 180 * kGiB, DataRate::gbps(7'200), 0.817, 0.85, 8, 0.648,
        0.471, 148},
   };
   return presets;

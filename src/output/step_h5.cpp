@@ -205,6 +205,11 @@ Result<bool> write_meta(hid_t file, const RunMeta& meta, const workload::StepRes
   ok = ok && attr_number(g, "fct_p99_us", H5T_NATIVE_DOUBLE, r.fct_p99_us);
   ok = ok && attr_number(g, "fct_max_us", H5T_NATIVE_DOUBLE, r.fct_max_us);
   ok = ok && attr_number(g, "retransmissions", H5T_NATIVE_UINT64, r.retransmissions);
+  ok = ok && attr_string(g, "memory_check", meta.memory_check);
+  ok = ok && attr_number(g, "memory_exceeded", H5T_NATIVE_INT, meta.memory_exceeded ? 1 : 0);
+  ok = ok && attr_number(g, "memory_peak_bytes", H5T_NATIVE_DOUBLE, meta.memory_peak);
+  ok = ok && attr_number(g, "memory_peak_stage", H5T_NATIVE_UINT32, meta.memory_peak_stage);
+  ok = ok && attr_number(g, "memory_capacity_bytes", H5T_NATIVE_DOUBLE, meta.memory_capacity);
   for (int i = 0; i < workload::kCommGroups && ok; ++i) {
     const std::string n = workload::comm_group_name(static_cast<workload::CommGroup>(i));
     ok = attr_number(g, ("exposed_" + n + "_s").c_str(), H5T_NATIVE_DOUBLE, r.exposed_s[i]);
@@ -354,6 +359,40 @@ bool write_links(hid_t file, const workload::StepResult& r, int rank, int ranks)
                      rank, ranks);
 }
 
+// /memory: every term of every stage's most-loaded GPU.
+bool write_memory(hid_t file, const RunMeta& meta, int rank, int ranks) {
+  constexpr std::size_t kTerm = 32;
+#pragma pack(push, 1)
+  struct Mem {
+    char term[kTerm];
+    double bytes;
+    std::uint32_t job, stage;
+  };
+#pragma pack(pop)
+  std::vector<Mem> rows;
+  rows.reserve(meta.memory.size());
+  for (const MemoryRow& m : meta.memory) {
+    Mem x{};
+    m.term.copy(x.term, kTerm - 1);
+    x.bytes = m.bytes;
+    x.job = m.job;
+    x.stage = m.stage;
+    rows.push_back(x);
+  }
+  Handle text(H5Tcopy(H5T_C_S1), H5Tclose);
+  H5Tset_size(text, kTerm);
+  H5Tset_strpad(text, H5T_STR_NULLPAD);
+  const hid_t f64 = H5T_NATIVE_DOUBLE, u32 = H5T_NATIVE_UINT32;
+  return write_table(file, "/memory", rows,
+                     {STEPSIM_FIELD(Mem, job, u32), STEPSIM_FIELD(Mem, stage, u32),
+                      STEPSIM_FIELD(Mem, term, text), STEPSIM_FIELD(Mem, bytes, f64)},
+                     "per-GPU memory model: bytes of each term (weights, gradients, "
+                     "optimizer_states, activations, ...) of each pipeline stage's most-loaded "
+                     "GPU; job: the /jobs row (0 for one job); a stage's total is the sum of its "
+                     "rows (docs/workload.md, Memory)",
+                     rank, ranks);
+}
+
 }  // namespace
 
 Result<bool> write_step_h5(const std::string& path, const RunMeta& meta_in,
@@ -378,7 +417,8 @@ Result<bool> write_step_h5(const std::string& path, const RunMeta& meta_in,
   if (!*meta_ok) return failed;
   const bool ok = write_ops(file, r, meta.gpu_stride, rank, ranks) &&
                   write_collectives(file, r, rank, ranks) && write_flows(file, r, rank, ranks) &&
-                  write_links(file, r, rank, ranks) && write_jobs(file, r, rank, ranks);
+                  write_links(file, r, rank, ranks) && write_jobs(file, r, rank, ranks) &&
+                  write_memory(file, meta, rank, ranks);
   if (!ok) return failed;
   if (topo != nullptr && !append) {
     if (auto names = write_name_tables(file, *topo, comm); !names) {

@@ -1,12 +1,13 @@
 #pragma once
 /// The step's HDF5 file (schema in docs/hdf5-schema.md, version kSchemaVersion): /meta
-/// (attributes), /ops, /collectives, /flows, /links. Written by all ranks together: each rank
-/// writes its block of every table's rows with collective MPI-IO, into chunked, deflated
+/// (attributes), /ops, /collectives, /flows, /links, /memory. Written by all ranks together: each
+/// rank writes its block of every table's rows with collective MPI-IO, into chunked, deflated
 /// datasets, so the contents are the same for any number of ranks and threads.
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <mpi.h>
 
@@ -21,6 +22,14 @@ namespace stepsim::output {
 inline constexpr std::size_t kMaxAttributeText = 60'000;
 
 inline constexpr int kSchemaVersion = 3;
+
+/// One row of /memory: a term of the memory of one pipeline stage's most-loaded GPU.
+struct MemoryRow {
+  std::uint32_t job = 0;    ///< the /jobs row (0 for one job)
+  std::uint32_t stage = 0;  ///< pipeline stage
+  std::string term;         ///< the term's name (memory_model.hpp)
+  double bytes = 0;
+};
 
 /// What /meta records besides the step's numbers.
 struct RunMeta {
@@ -38,6 +47,13 @@ struct RunMeta {
   std::uint32_t gpu_stride = 1;  ///< GPUs between consecutive stages (tp x cp x dp)
   double wall_s = 0;             ///< rank 0's (broadcast)
   double tokens_per_step = 0;    ///< global batch x sequence length
+  // The per-GPU memory model (/memory and /meta's memory_* attributes).
+  std::vector<MemoryRow> memory;
+  std::string memory_check = "error";  ///< memory.check
+  bool memory_exceeded = false;        ///< some stage exceeds the capacity (memory.check warn)
+  double memory_peak = 0;              ///< bytes of the peak stage (of every job)
+  std::uint32_t memory_peak_stage = 0;
+  double memory_capacity = 0;  ///< gpu.hbm_bytes
 };
 
 /// Writes the file; every rank calls it with the same result. `path` is truncated. The error

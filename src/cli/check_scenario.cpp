@@ -1,0 +1,45 @@
+#include "src/cli/check_scenario.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cstdio>
+
+#include "src/cli/cli.hpp"
+#include "src/cli/memory_report.hpp"
+#include "stepsim/topology/topology_loader.hpp"
+
+namespace stepsim::cli {
+
+bool is_scenario_file(const std::string& path) {
+  try {
+    const YAML::Node doc = YAML::LoadFile(path);
+    return doc.IsMap() && (doc["model"] || doc["parallel"] || doc["jobs"]);
+  } catch (const YAML::Exception&) {
+    return false;  // the topology loader reports what is wrong with the file
+  }
+}
+
+int check_scenario(const std::string& path, const std::vector<std::string>& sets, int rank) {
+  auto loaded = workload::load_scenario(path, sets);
+  if (!loaded) return user_error(rank, loaded.error().message);
+  const workload::Scenario& s = *loaded;
+  auto topo = topology::load_topology(s.topology);
+  if (!topo) return user_error(rank, "topology: " + topo.error().message);
+  if (auto ok = workload::validate(s, *topo); !ok) return user_error(rank, ok.error().message);
+  const std::vector<JobMemory> m = scenario_memory(s);
+  if (rank == 0) {
+    const workload::Parallelism& p = s.par;
+    std::printf("scenario          %s: %s on %s, %d GPUs %s\n", path.c_str(), s.model.name.c_str(),
+                topo->name.c_str(), p.world(), s.gpu.name.c_str());
+    std::printf(
+        "layout            TP %d, PP %d x %d, CP %d, EP %d, DP %d, micro-batch %lld, "
+        "ZeRO %d, recompute %s\n",
+        p.tp, p.pp, p.vpp, p.cp, p.ep, p.data_parallel(), static_cast<long long>(p.micro_batch),
+        p.zero, p.recompute.c_str());
+    print_memory(s, m, true);
+  }
+  if (auto ok = check_gpu_memory(s, m, rank); !ok) return user_error(rank, ok.error().message);
+  return kExitOk;
+}
+
+}  // namespace stepsim::cli
