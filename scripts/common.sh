@@ -3,11 +3,15 @@
 STEPSIM_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 JOBS=${STEPSIM_JOBS:-$(nproc)}
 
-# build DIR [cmake options...]: configure (once) and build.
+# build DIR [cmake options...] [-- targets...]: configure (once) and build (every target, or
+# the ones after --).
 stepsim_build() {
   local dir=$1; shift
-  cmake -S "$STEPSIM_ROOT" -B "$dir" "$@" >/dev/null
-  cmake --build "$dir" -j "$JOBS"
+  local options=() targets=()
+  while [[ $# -gt 0 && $1 != -- ]]; do options+=("$1"); shift; done
+  [[ $# -gt 0 ]] && shift && targets=(--target "$@")
+  cmake -S "$STEPSIM_ROOT" -B "$dir" "${options[@]}" >/dev/null
+  cmake --build "$dir" -j "$JOBS" "${targets[@]}"
 }
 
 # mpirun with the flags this machine needs (root, more ranks than cores).

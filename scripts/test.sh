@@ -13,11 +13,12 @@ set -euo pipefail
 source "$(dirname "$0")/common.sh"
 sanitize=1
 asan_filter=(-L '^(unit|asan)$')
+asan_targets=(-- stepsim stepsim_unit_tests)
 ctest_args=()
 for a in "$@"; do
   case "$a" in
     --no-sanitize) sanitize=0 ;;
-    --full-sanitize) asan_filter=() ;;
+    --full-sanitize) asan_filter=(); asan_targets=() ;;
     *) ctest_args+=("$a") ;;
   esac
 done
@@ -33,8 +34,10 @@ echo "== Release: build $((built - start)) s, tests $((SECONDS - built)) s" >&2
 if [[ $sanitize -eq 1 ]]; then
   start=$SECONDS
   echo "== AddressSanitizer + UndefinedBehaviorSanitizer build" >&2
+  # Only what the pass runs (the executable and the unit tests; every target with
+  # --full-sanitize).
   stepsim_build "$STEPSIM_ROOT/build-asan" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DSTEPSIM_WERROR=ON -DSTEPSIM_SANITIZE=ON
+    -DSTEPSIM_WERROR=ON -DSTEPSIM_SANITIZE=ON "${asan_targets[@]}"
   built=$SECONDS
   # User errors on one rank: that each is printed once across ranks is the Release pass's.
   (cd "$STEPSIM_ROOT/build-asan" && STEPSIM_TEST_ERROR_RANKS=1 \

@@ -7,6 +7,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "src/cli/choices.hpp"
 #include "src/cli/cli.hpp"
 #include "src/cli/input_checks.hpp"
 #include "src/cli/progress.hpp"
@@ -35,7 +36,7 @@ struct Shorthand {
   bool flag;  ///< a flag: sets the key to false
 };
 constexpr Shorthand kShorthands[] = {
-    {"--lb", "fabric.lb", "Load balancing: ecmp, flowlet, adaptive or spray", false},
+    {"--lb", "fabric.lb", "Load balancing", false},  // the choices come from the registry
     {"--flowlet-timeout", "fabric.flowlet_timeout", "flowlet: idle gap (a time)", false},
     {"--routing", "fabric.routing", "minimal, or valiant (dragonfly)", false},
     {"--mtu", "fabric.mtu", "Payload bytes per packet", false},
@@ -108,7 +109,9 @@ BenchFabricCommand::BenchFabricCommand(CLI::App& parent) {
     }
     std::string& value = shorthand_values_[s.option];
     value = default_of(table, s.key);
-    cmd_->add_option(s.option, value, std::string(s.help) + " (= --set " + s.key + "=VALUE)")
+    std::string help = s.help;
+    if (std::string(s.key) == "fabric.lb") help += ": " + list_words(lb_choices());
+    cmd_->add_option(s.option, value, help + " (= --set " + s.key + "=VALUE)")
         ->capture_default_str();
   }
   fidelity_.add(cmd_, {"packet", "cell"});
@@ -124,7 +127,7 @@ BenchFabricCommand::BenchFabricCommand(CLI::App& parent) {
       ->capture_default_str()
       ->check(CLI::Range(1, 4096));
   cmd_->add_option("--partition", partition_,
-                   "Partitioner of LPs onto ranks: block, cyclic or metis")
+                   "Partitioner of LPs onto ranks: " + list_words(partition_choices()))
       ->capture_default_str();
   cmd_->add_option("--repeat", repeat_, "Run N times in this process; report the median run")
       ->capture_default_str()
@@ -153,9 +156,10 @@ void BenchFabricCommand::add_transport_options() {
                    "pipeline and RC transport)")
       ->capture_default_str()
       ->check(CLI::IsMember({"raw", "rdma"}));
-  cmd_->add_option("--cc", cc_, "rdma: congestion control (none, dcqcn, hpcc)")
+  cmd_->add_option("--cc", cc_, "rdma: congestion control (" + list_words(cc_choices()) + ")")
       ->capture_default_str();
-  cmd_->add_option("--retransmission", retransmission_, "rdma: gbn or selective")
+  cmd_->add_option("--retransmission", retransmission_,
+                   "rdma: retransmission, " + list_words(retransmission_choices()))
       ->capture_default_str();
   cmd_->add_option("--message", message_, "rdma: bytes per WRITE (a flow is several)")
       ->capture_default_str();

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "src/cli/bench_output.hpp"
+#include "src/cli/choices.hpp"
 #include "src/cli/cli.hpp"
 #include "src/cli/data_dir.hpp"
 #include "src/cli/input_checks.hpp"
@@ -186,17 +187,20 @@ void BenchNcclCommand::add_sim_options() {
                    "GPUs in the communicator, the first servers' (default: -t x -g when given, "
                    "else 16)");
   cmd_->add_option("--algo", o.algo,
-                   "Algorithm: ring, tree, nvls, sharp (allreduce) or auto (the tuner: ring or "
-                   "tree; AllToAll is pairwise)")
+                   "Algorithm: " + list_words(algorithm_choices()) +
+                       " (auto: NCCL's tuner among the algorithms that run the collective; "
+                       "AllToAll is pairwise)")
       ->capture_default_str();
-  cmd_->add_option("--gpu", o.gpu, "GPU: a100, h100, h200, b200 (NVLink rate and efficiency)")
+  cmd_->add_option("--gpu", o.gpu,
+                   "GPU: " + list_words(gpu_choices()) + " (NVLink rate and efficiency)")
       ->capture_default_str();
-  cmd_->add_option("--proto", o.proto, "Protocol: simple, ll, ll128 or auto (the tuner)")
+  cmd_->add_option("--proto", o.proto,
+                   "Protocol: " + list_words(protocol_choices()) + " (auto: the tuner)")
       ->capture_default_str();
   cmd_->add_option("--channels", o.channels, "Channels (rings)")->capture_default_str();
-  cmd_->add_option("--cc", o.cc, "Congestion control of the NICs: none, dcqcn, hpcc")
+  cmd_->add_option("--cc", o.cc, "Congestion control of the NICs: " + list_words(cc_choices()))
       ->capture_default_str();
-  cmd_->add_option("--lb", o.lb, "Load balancing: ecmp, flowlet, adaptive, spray")
+  cmd_->add_option("--lb", o.lb, "Load balancing: " + list_words(lb_choices()))
       ->capture_default_str();
   o.fidelity.add(cmd_, {"packet", "cell", "analytical"});
   cmd_->add_option("--nic-config", o.nic_config, "YAML file of NIC/transport/CC parameters");
@@ -208,8 +212,8 @@ void BenchNcclCommand::add_sim_options() {
       ->capture_default_str()
       ->check(CLI::Range(1, 4096));
   cmd_->add_option("--partition", o.partition,
-                   "Partitioner of LPs onto ranks: metis (weighted by the collective's traffic) "
-                   "or block")
+                   "Partitioner of LPs onto ranks: " + list_words(partition_choices()) +
+                       " (metis: weighted by the collective's traffic)")
       ->capture_default_str();
   cmd_->add_flag("--quiet", o.quiet, "No progress output");
 }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "src/cli/bench_output.hpp"
+#include "src/cli/choices.hpp"
 #include "src/cli/cli.hpp"
 #include "src/cli/data_dir.hpp"
 #include "src/cli/input_checks.hpp"
@@ -222,10 +223,12 @@ void BenchPerftestCommand::add_sim_options() {
   cmd_->add_option("--from", o.from, "The client's NIC: SERVER[:NIC] (server index, NIC index)")
       ->capture_default_str();
   cmd_->add_option("--to", o.to, "The server's NIC: SERVER[:NIC]")->capture_default_str();
-  cmd_->add_option("--cc", o.cc, "Congestion control: none, dcqcn or hpcc")->capture_default_str();
-  cmd_->add_option("--retransmission", o.retransmission, "gbn (Go-Back-N) or selective")
+  cmd_->add_option("--cc", o.cc, "Congestion control: " + list_words(cc_choices()))
       ->capture_default_str();
-  cmd_->add_option("--lb", o.lb, "Load balancing in the switches: ecmp, flowlet, adaptive, spray")
+  cmd_->add_option("--retransmission", o.retransmission,
+                   "Retransmission: " + list_words(retransmission_choices()) + " (gbn: Go-Back-N)")
+      ->capture_default_str();
+  cmd_->add_option("--lb", o.lb, "Load balancing in the switches: " + list_words(lb_choices()))
       ->capture_default_str();
   o.fidelity.add(cmd_, {"packet", "cell"});
   cmd_->add_option("--pcie", o.pcie,

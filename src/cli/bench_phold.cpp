@@ -6,6 +6,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "src/cli/choices.hpp"
 #include "src/cli/cli.hpp"
 #include "src/cli/input_checks.hpp"
 #include "src/cli/progress.hpp"
@@ -83,7 +84,7 @@ BenchPholdCommand::BenchPholdCommand(CLI::App& parent) {
       ->capture_default_str()
       ->check(CLI::Range(1, 4096));
   cmd_->add_option("--partition", partition_,
-                   "Partitioner of LPs onto ranks: block, cyclic or metis")
+                   "Partitioner of LPs onto ranks: " + list_words(partition_choices()))
       ->capture_default_str();
   cmd_->add_option("--json", json_path_, "Also write the results as JSON to this file");
   cmd_->add_option("--repeat", repeat_,

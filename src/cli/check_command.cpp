@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "src/cli/check_scenario.hpp"
+#include "src/cli/choices.hpp"
 #include "src/cli/cli.hpp"
 #include "src/cli/input_checks.hpp"
 #include "stepsim/fabric/fabric_model.hpp"
@@ -161,8 +162,9 @@ CheckCommand::CheckCommand(CLI::App& parent) {
                    "Ranks to partition the LPs onto (default: this run's MPI ranks if more "
                    "than one, else 4)")
       ->check(CLI::Range(1, 1 << 20));
-  cmd_->add_option("--partition", partition_,
-                   "Partitioner to evaluate (block, cyclic, metis; default: all of them)");
+  cmd_->add_option(
+      "--partition", partition_,
+      "Partitioner to evaluate (" + list_words(partition_choices()) + "; default: all of them)");
   for (CLI::Option* opt : cmd_->get_options()) {
     if (opt->get_name() != "--set") opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   }

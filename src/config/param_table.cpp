@@ -240,6 +240,20 @@ void ParamTable::boolean(const std::string& key, bool& field, std::string help) 
        [&field] { return std::string(field ? "true" : "false"); }});
 }
 
+const Param* ParamTable::find(const std::string& key) const {
+  for (const Param& p : params_) {
+    if (p.key == key) return &p;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> ParamTable::choices(const std::string& key) const {
+  for (const auto& [k, allowed] : choices_) {
+    if (k == key) return allowed;
+  }
+  return {};
+}
+
 void ParamTable::choice(const std::string& key, std::string& field,
                         std::vector<std::string> allowed, std::string help) {
   add({key, std::move(help),
@@ -253,6 +267,7 @@ void ParamTable::choice(const std::string& key, std::string& field,
          return Error{"'" + t + "' is not allowed (allowed: " + join(allowed) + ")"};
        },
        [&field] { return field; }});
+  choices_.emplace_back(key, std::move(allowed));
 }
 
 }  // namespace stepsim::config

@@ -35,13 +35,23 @@ const std::vector<GpuSpec>& gpu_presets() {
   return presets;
 }
 
-Result<GpuSpec> gpu_preset(const std::string& name) {
+std::vector<std::string> gpu_preset_names() {
+  std::vector<std::string> names;
+  for (const GpuSpec& g : gpu_presets()) names.push_back(g.name);
+  return names;
+}
+
+std::string gpu_preset_list() {
   std::string names;
+  for (const GpuSpec& g : gpu_presets()) names += (names.empty() ? "" : ", ") + g.name;
+  return names;
+}
+
+Result<GpuSpec> gpu_preset(const std::string& name) {
   for (const GpuSpec& g : gpu_presets()) {
     if (g.name == name) return g;
-    names += (names.empty() ? "" : ", ") + g.name;
   }
-  return Error{"unknown GPU '" + name + "' (allowed: " + names + ")"};
+  return Error{"unknown GPU '" + name + "' (allowed: " + gpu_preset_list() + ")"};
 }
 
 }  // namespace stepsim::gpu

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "stepsim/core/result.hpp"
@@ -29,6 +30,10 @@ class ParamTable {
  public:
   void add(Param p) { params_.push_back(std::move(p)); }
   [[nodiscard]] const std::vector<Param>& params() const { return params_; }
+  /// The parameter `key`, or null.
+  [[nodiscard]] const Param* find(const std::string& key) const;
+  /// The allowed values of the choice `key` (help texts list them); empty for other keys.
+  [[nodiscard]] std::vector<std::string> choices(const std::string& key) const;
   /// Sets `key` from `text`; the error names the key and, for an unknown key, the known keys
   /// that share its first component.
   Result<bool> set(const std::string& key, const std::string& text) const;
@@ -61,6 +66,7 @@ class ParamTable {
 
  private:
   std::vector<Param> params_;
+  std::vector<std::pair<std::string, std::vector<std::string>>> choices_;  ///< key, allowed
 };
 
 }  // namespace stepsim::config

@@ -33,8 +33,12 @@ struct GpuSpec {
   int sms = 132;
 };
 
-/// The shipped GPUs: a100, h100, h200, b200.
+/// The shipped GPUs (`stepsim list gpus` would print them; --gpu and gpu.model take their names).
 const std::vector<GpuSpec>& gpu_presets();
+/// Their names, in the table's order.
+std::vector<std::string> gpu_preset_names();
+/// The same as "a100, h100, ..." for help texts and errors.
+std::string gpu_preset_list();
 /// A shipped GPU by name; the error lists the names.
 Result<GpuSpec> gpu_preset(const std::string& name);
 

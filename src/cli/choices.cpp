@@ -1,0 +1,53 @@
+#include "src/cli/choices.hpp"
+
+#include "src/nic/retransmission_strategy.hpp"
+#include "stepsim/cc/congestion_control.hpp"
+#include "stepsim/collective/collective.hpp"
+#include "stepsim/collective/collective_algorithm.hpp"
+#include "stepsim/fabric/load_balancer.hpp"
+#include "stepsim/gpu/gpu_spec.hpp"
+#include "stepsim/pdes/partition.hpp"
+
+namespace stepsim::cli {
+
+std::string list_words(const std::vector<std::string>& names, const std::string& last) {
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) out += i + 1 == names.size() ? " " + last + " " : ", ";
+    out += names[i];
+  }
+  return out;
+}
+
+std::vector<std::string> cc_choices() {
+  return cc::congestion_control_names();
+}
+std::vector<std::string> lb_choices() {
+  return fabric::load_balancer_names();
+}
+std::vector<std::string> retransmission_choices() {
+  return nic::retransmission_names();
+}
+
+std::vector<std::string> algorithm_choices() {
+  std::vector<std::string> out = collective::selectable_algorithms();
+  out.emplace_back("auto");
+  return out;
+}
+
+std::vector<std::string> protocol_choices() {
+  std::vector<std::string> out;
+  for (const auto p :
+       {collective::Protocol::kSimple, collective::Protocol::kLl, collective::Protocol::kLl128})
+    out.push_back(collective::protocol_name(p));
+  out.emplace_back("auto");
+  return out;
+}
+
+std::vector<std::string> gpu_choices() { return gpu::gpu_preset_names(); }
+
+std::vector<std::string> partition_choices() {
+  return pdes::partitioner_names();
+}
+
+}  // namespace stepsim::cli

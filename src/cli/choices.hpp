@@ -1,0 +1,23 @@
+#pragma once
+// The names a command-line option accepts, from the registries that define them: every help
+// text and error message that lists choices is built here, so a new plug-in appears in them
+// without editing a string.
+
+#include <string>
+#include <vector>
+
+namespace stepsim::cli {
+
+/// "a, b or c" ("a" alone, "a or b"); `last` joins the last two.
+std::string list_words(const std::vector<std::string>& names, const std::string& last = "or");
+
+/// Registered names, in each registry's order.
+std::vector<std::string> cc_choices();              ///< cc.algorithm, --cc
+std::vector<std::string> lb_choices();              ///< fabric.lb, --lb
+std::vector<std::string> retransmission_choices();  ///< nic.retransmission, --retransmission
+std::vector<std::string> algorithm_choices();       ///< coll.algorithm, --algo (with auto)
+std::vector<std::string> protocol_choices();        ///< coll.protocol, --proto (with auto)
+std::vector<std::string> gpu_choices();             ///< --gpu, gpu presets
+std::vector<std::string> partition_choices();       ///< --partition (without auto)
+
+}  // namespace stepsim::cli
