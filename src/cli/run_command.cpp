@@ -333,7 +333,8 @@ Result<workload::StepResult> simulate(const RunOptions& opt, const LoadedRun& ru
   // progress estimate's pipeline, the folded collectives' TP/CP copies).
   const workload::Scenario s =
       run.scenario.jobs.empty() ? run.scenario : workload::job_scenario(run.scenario, 0);
-  pdes::MpiSync sync;
+  const std::unique_ptr<pdes::Sync> transport = pdes::make_sync();
+  pdes::Sync& sync = *transport;
   // The ideal model first: fast, and a collective that cannot run fails here, before a long
   // packet run; its step time (the slowest job's) is the progress display's estimate.
   const auto t0 = std::chrono::steady_clock::now();
