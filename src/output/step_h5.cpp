@@ -96,7 +96,10 @@ bool write_table(hid_t file, const char* name, const std::vector<Row>& rows,
   if (n > 0) {
     const hsize_t chunk = std::min<hsize_t>(n, 65536);
     H5Pset_chunk(dcpl, 1, &chunk);
-    H5Pset_deflate(dcpl, 4);
+    // Byte shuffle then deflate level 1: the tables' columns of small integers and doubles
+    // compress to a third of deflate 4's size in a third of its time (BENCHMARKS.md).
+    H5Pset_shuffle(dcpl);
+    H5Pset_deflate(dcpl, 1);
   }
   Handle ds(H5Dcreate2(file, name, disk, space, H5P_DEFAULT, dcpl, H5P_DEFAULT), H5Dclose);
   if (ds < 0) return false;
