@@ -362,7 +362,8 @@ int BenchFabricCommand::execute(int rank, int ranks) {
     if (auto ok = configure_rdma(*flows, rdma); !ok) return user_error(rank, ok.error().message);
   }
 
-  pdes::MpiSync sync;
+  const std::unique_ptr<pdes::Sync> transport = pdes::make_sync();
+  pdes::Sync& sync = *transport;
   pdes::EngineOptions opts;
   opts.threads = threads_;
   opts.end = in.end;

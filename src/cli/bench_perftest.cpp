@@ -486,7 +486,8 @@ int BenchPerftestCommand::execute(int rank, int ranks) {
     return user_error(rank, ok.error().message);
   if (auto ok = check_fabric_memory(s.topo, ranks); !ok)
     return user_error(rank, ok.error().message);
-  pdes::MpiSync sync;
+  const std::unique_ptr<pdes::Sync> transport = pdes::make_sync();
+  pdes::Sync& sync = *transport;
   const pdes::EngineOptions opts =
       bench_engine_options(sim_.threads, s.end, !sim_.quiet && s.sizes.size() == 1, rank);
   if (rank == 0) print_preamble(s);

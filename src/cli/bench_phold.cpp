@@ -130,7 +130,8 @@ Result<bool> BenchPholdCommand::check_inputs(int rank, int ranks) {
 int BenchPholdCommand::execute(int rank, int ranks) {
   if (auto ok = check_inputs(rank, ranks); !ok) return user_error(rank, ok.error().message);
   const pdes::LpGraph graph = bench::Phold(params_).graph();
-  pdes::MpiSync sync;
+  const std::unique_ptr<pdes::Sync> transport = pdes::make_sync();
+  pdes::Sync& sync = *transport;
   pdes::EngineOptions opts;
   opts.threads = threads_;
   opts.end = params_.end;

@@ -18,6 +18,7 @@
 #include "src/cli/list_command.hpp"
 #include "src/cli/run_command.hpp"
 #include "stepsim/pdes/engine.hpp"
+#include "stepsim/pdes/mpi_sync.hpp"
 #include "stepsim/version.hpp"
 
 namespace stepsim::cli {
@@ -100,7 +101,8 @@ int interrupted_exit_code() {
   return g_signal != 0 ? 128 + g_signal : kExitFailure;
 }
 
-int run(int argc, char** argv, int rank, int ranks) {
+int run(int argc, char** argv, pdes::MpiSession& mpi) {
+  const int rank = mpi.rank();  // the launcher's, until MPI starts
   CLI::App app{"stepsim: parallel discrete-event simulator of one training step of an AI cluster",
                "stepsim"};
   app.set_version_flag("--version", std::string("stepsim ") + kVersion);
@@ -129,14 +131,16 @@ int run(int argc, char** argv, int rank, int ranks) {
     }
     return e.get_exit_code() == 0 ? kExitOk : kExitUserError;
   }
-  if (phold.selected()) return phold.execute(rank, ranks);
-  if (fabric.selected()) return fabric.execute(rank, ranks);
-  if (perftest.selected()) return perftest.execute(rank, ranks);
-  if (nccl.selected()) return nccl.execute(rank, ranks);
   if (headroom.selected()) return headroom.execute(rank);
-  if (check.selected()) return check.execute(rank, ranks);
+  if (check.selected()) return check.execute(rank, mpi.size());
   if (list.selected()) return list.execute(rank);
-  if (run_cmd.selected()) return run_cmd.execute(rank, ranks);
+  if (mpi.launched()) mpi.start();
+  const int ranks = mpi.size();
+  if (phold.selected()) return phold.execute(mpi.rank(), ranks);
+  if (fabric.selected()) return fabric.execute(mpi.rank(), ranks);
+  if (perftest.selected()) return perftest.execute(mpi.rank(), ranks);
+  if (nccl.selected()) return nccl.execute(mpi.rank(), ranks);
+  if (run_cmd.selected()) return run_cmd.execute(mpi.rank(), ranks);
   return kExitUserError;
 }
 

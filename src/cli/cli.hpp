@@ -4,6 +4,10 @@
 
 #include <string>
 
+namespace stepsim::pdes {
+class MpiSession;
+}
+
 namespace stepsim::cli {
 
 /// Exit codes meaningful to a scheduler.
@@ -11,8 +15,12 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;    ///< the run finished but a check failed
 inline constexpr int kExitUserError = 2;  ///< bad command line or input file
 
-/// Runs the stepsim command line on this rank (MPI already initialised); returns the exit code.
-int run(int argc, char** argv, int rank, int ranks);
+/// Runs the stepsim command line on this rank; returns the exit code. MPI starts (mpi.start())
+/// only for the commands that simulate (run, bench ...) and only when a launcher started this
+/// process: `--version`, `--help`, `list`, `check`, `headroom` and a process started on its own
+/// never initialise MPI (a singleton MPI_Init costs Open MPI about 0.35 s); a lone process runs
+/// the one-rank path (SerialSync, HDF5 through the POSIX driver).
+int run(int argc, char** argv, pdes::MpiSession& mpi);
 
 }  // namespace stepsim::cli
 

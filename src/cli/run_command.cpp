@@ -14,6 +14,7 @@
 #include "src/cli/cli.hpp"
 #include "src/cli/input_checks.hpp"
 #include "src/cli/memory_report.hpp"
+#include "src/cli/phase_profile.hpp"
 #include "src/cli/progress.hpp"
 #include "src/cli/report.hpp"
 #include "src/cli/work_curve.hpp"
@@ -58,6 +59,9 @@ RunCommand::RunCommand(CLI::App& parent) {
                    "default; 0: one per report)")
       ->check(CLI::Range(0.0, 86400.0));
   cmd_->add_flag("--quiet", opt_.quiet, "No progress output");
+  cmd_->add_flag("--profile", opt_.profile,
+                 "Where the time goes: wall and CPU per phase (set-up, ideal pass, engine run, "
+                 "output) on stderr after the summary; also STEPSIM_PROFILE=1");
   cmd_->add_option("--fault", opt_.faults,
                    "step.mode whole: a link fault during the step (repeatable): down:LINK@TIME, "
                    "up:LINK@TIME, lanes:LINK@TIME=N, flap:LINK@START,PERIOD,DOWN,COUNT");
@@ -319,12 +323,13 @@ struct StepSamples {
 };
 
 Result<workload::StepResult> simulate(const RunOptions& opt, const LoadedRun& run, int rank,
-                                      double& wall_s, bool& samples_written) {
+                                      double& wall_s, bool& samples_written, PhaseProfile& prof) {
   // Several jobs: the first job's scenario stands for the run where one is needed (the
   // progress estimate's pipeline, the folded collectives' TP/CP copies).
   const workload::Scenario s =
       run.scenario.jobs.empty() ? run.scenario : workload::job_scenario(run.scenario, 0);
-  pdes::MpiSync sync;
+  const std::unique_ptr<pdes::Sync> transport = pdes::make_sync();
+  pdes::Sync& sync = *transport;
   // The ideal model first: fast, and a collective that cannot run fails here, before a long
   // packet run; its step time (the slowest job's) is the progress display's estimate.
   const auto t0 = std::chrono::steady_clock::now();
@@ -355,6 +360,7 @@ Result<workload::StepResult> simulate(const RunOptions& opt, const LoadedRun& ru
   work->finish(ideal_step_s);
   const double ideal_wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  prof.phase("engine run", "");
   if (auto p = pdes::make_partitioner(opt.partition); !p) {
     std::string m = p.error().message;
     if (const auto at = m.find("(allowed: "); at != std::string::npos) m.insert(at + 10, "auto, ");
@@ -678,6 +684,8 @@ nlohmann::json step_json(const StepReport& rep) {
 }  // namespace
 
 int RunCommand::execute(int rank, int ranks) {
+  PhaseProfile prof(opt_.profile || profile_requested_by_environment());
+  prof.phase("set-up", "scenario, topology, input and output checks");
   auto run = load_run(opt_);
   if (!run) return user_error(rank, run.error().message);
   if (auto ok = check_gpu_memory(run->scenario, scenario_memory(run->scenario), rank); !ok) {
@@ -708,8 +716,10 @@ int RunCommand::execute(int rank, int ranks) {
   }
   double wall_s = 0;
   bool samples_written = false;
-  auto res = simulate(opt_, *run, rank, wall_s, samples_written);
+  prof.phase("ideal pass", "the step at ideal fidelity: its collectives, the progress estimate");
+  auto res = simulate(opt_, *run, rank, wall_s, samples_written, prof);
   if (!res) return user_error(rank, res.error().message);
+  prof.phase("output", "the HDF5 file, --trace, --json");
   const StepReport rep{opt_, *run, *res, ranks, wall_s, samples_written};
   if (!opt_.no_output) {
     if (const int rc = write_h5(rank, rep); rc != kExitOk) return rc;
@@ -723,14 +733,19 @@ int RunCommand::execute(int rank, int ranks) {
   }
   const bool interrupted = rep.r.interrupted;
   if (rank != 0) return interrupted ? interrupted_exit_code() : kExitOk;
+  prof.stop();
   print_headline(rep);
   print_memory(run->scenario, scenario_memory(run->scenario), false);
   print_time_went(rep.r);
   print_collectives(rep.r);
   print_fabric(rep);
   if (!opt_.json_path.empty()) {
+    prof.phase("output", "");
     if (const int rc = write_json(rank, opt_.json_path, step_json(rep)); rc != kExitOk) return rc;
   }
+  std::fflush(stdout);
+  prof.engine_detail("engine run", rep.r.engine);
+  prof.print(stderr);
   if (interrupted) return interrupted_exit_code();
   return rep.r.complete ? kExitOk : kExitFailure;
 }

@@ -22,6 +22,7 @@ struct RunOptions {
   std::string trace;       ///< Chrome/Perfetto trace JSON
   double progress_s = -1;  ///< --progress: seconds between progress lines; < 0: the default
   bool quiet = false;
+  bool profile = false;  ///< --profile (or STEPSIM_PROFILE=1): time per phase on stderr
   // Faults and stragglers inside the step (step.mode whole): link faults as bench fabric's
   // --fault, a GPU's NIC retraining its PCIe link (GPU:GEN@TIME), a slow GPU (GPU:FACTOR).
   std::vector<std::string> faults;

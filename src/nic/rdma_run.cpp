@@ -43,6 +43,7 @@ EngineTally EngineTally::of(const RdmaRun& run) {
   t.critical_events = run.stats.critical_events;
   if (!run.stats.per_rank.empty()) {
     t.sync_s = run.stats.per_rank[0].exchange_s + run.stats.per_rank[0].allreduce_s;
+    t.compute_s = run.stats.per_rank[0].compute_s;
   }
   return t;
 }
@@ -54,6 +55,7 @@ void EngineTally::add(const EngineTally& x) {
   total_weight += x.total_weight;
   imbalance = std::max(imbalance, x.imbalance);
   sync_s += x.sync_s;
+  compute_s += x.compute_s;
   events += x.events;
   critical_events += x.critical_events;
 }

@@ -7,6 +7,8 @@
 
 #include <hdf5.h>
 
+#include "src/output/h5_mpi.hpp"
+
 namespace stepsim::output {
 
 /// Writes rows [n * rank / ranks, n * (rank + 1) / ranks) of `rows` (all n rows, `row_bytes`
@@ -27,7 +29,7 @@ inline bool write_block(hid_t ds, hid_t type, const void* rows, std::size_t row_
     H5Sselect_none(mspace);
   }
   const hid_t dxpl = H5Pcreate(H5P_DATASET_XFER);
-  H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE);
+  set_collective(dxpl);
   const auto* first = static_cast<const unsigned char*>(rows) + (count > 0 ? lo * row_bytes : 0);
   const bool ok = H5Dwrite(ds, type, mspace, fspace, dxpl, first) >= 0;
   H5Pclose(dxpl);

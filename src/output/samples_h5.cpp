@@ -1,6 +1,7 @@
 #include "stepsim/output/samples_h5.hpp"
 
 #include "src/output/h5_block.hpp"
+#include "src/output/h5_mpi.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -89,7 +90,7 @@ bool write_fixed(hid_t file, const char* name, const std::vector<Row>& rows, hid
                  const std::string& doc, int rank, int ranks) {
   const auto n = static_cast<hsize_t>(rows.size());
   H5Handle space(H5Screate_simple(1, &n, nullptr), H5Sclose);
-  H5Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+  H5Handle dcpl(dataset_create_plist(), H5Pclose);
   if (n > 0) {
     const hsize_t chunk = std::min<hsize_t>(n, 65536);
     H5Pset_chunk(dcpl, 1, &chunk);
@@ -109,12 +110,6 @@ H5Handle sample_type() {
                    STEPSIM_H5_FIELD(R, bytes, u64), STEPSIM_H5_FIELD(R, queue_max_bytes, u64),
                    STEPSIM_H5_FIELD(R, paused_ps, i64), STEPSIM_H5_FIELD(R, ecn_marks, u32),
                    STEPSIM_H5_FIELD(R, pause_sent, u32), STEPSIM_H5_FIELD(R, drops, u32)});
-}
-
-bool all_ok(bool ok, MPI_Comm comm) {
-  int v = ok ? 1 : 0;
-  MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT, MPI_LAND, comm);
-  return v != 0;
 }
 
 constexpr hsize_t kSampleChunkRows = 4096;
@@ -138,10 +133,8 @@ std::vector<std::string> node_names(const topology::Topology& topo) {
 }
 
 Result<bool> write_name_tables(hid_t file, const topology::Topology& topo, MPI_Comm comm) {
-  int rank = 0;
-  int ranks = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &ranks);
+  const int rank = comm_rank(comm);
+  const int ranks = comm_size(comm);
   const hid_t u32 = H5T_NATIVE_UINT32, f64 = H5T_NATIVE_DOUBLE;
   const std::vector<std::string> names = node_names(topo);
   std::vector<NodeRow> nodes(topo.nodes.size());
@@ -187,11 +180,10 @@ SamplesH5::SamplesH5(hid_t file, hid_t dataset, std::uint64_t batch_bins, MPI_Co
       dataset_(dataset),
       batch_bins_(batch_bins),
       comm_(comm),
+      rank_(comm_rank(comm)),
+      ranks_(comm_size(comm)),
       next_append_bin_(batch_bins),
-      last_flush_(std::chrono::steady_clock::now()) {
-  MPI_Comm_rank(comm_, &rank_);
-  MPI_Comm_size(comm_, &ranks_);
-}
+      last_flush_(std::chrono::steady_clock::now()) {}
 
 SamplesH5::~SamplesH5() {
   if (dataset_ >= 0) H5Dclose(dataset_);
@@ -214,7 +206,7 @@ Result<std::unique_ptr<SamplesH5>> SamplesH5::create(hid_t file, const topology:
   const hsize_t zero = 0;
   const hsize_t unlimited = H5S_UNLIMITED;
   H5Handle space(H5Screate_simple(1, &zero, &unlimited), H5Sclose);
-  H5Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+  H5Handle dcpl(dataset_create_plist(), H5Pclose);
   H5Pset_chunk(dcpl, 1, &kSampleChunkRows);
   H5Pset_shuffle(dcpl);
   H5Pset_deflate(dcpl, 1);
@@ -242,8 +234,11 @@ Result<bool> SamplesH5::append(std::vector<fabric::SampleRow>& rows) {
   const bool flush =
       rank_ == 0 && std::chrono::duration<double>(now - last_flush_).count() >= kFlushEverySeconds;
   const long long mine[2] = {static_cast<long long>(rows.size()), flush ? 1 : 0};
-  std::vector<long long> gathered(2 * static_cast<std::size_t>(ranks_), 0);
-  MPI_Allgather(mine, 2, MPI_LONG_LONG, gathered.data(), 2, MPI_LONG_LONG, comm_);
+  std::vector<long long> gathered(mine, mine + 2);
+  gathered.resize(2 * static_cast<std::size_t>(ranks_), 0);
+  if (ranks_ > 1) {
+    MPI_Allgather(mine, 2, MPI_LONG_LONG, gathered.data(), 2, MPI_LONG_LONG, comm_);
+  }
   std::vector<long long> counts(static_cast<std::size_t>(ranks_), 0);
   long long total = 0;
   for (std::size_t r = 0; r < counts.size(); ++r) total += counts[r] = gathered[2 * r];
@@ -269,8 +264,12 @@ Result<bool> SamplesH5::append(std::vector<fabric::SampleRow>& rows) {
       at += bytes[static_cast<std::size_t>(r)];
     }
   }
-  MPI_Gatherv(rows.data(), static_cast<int>(mine[0] * kRow), MPI_BYTE, all.data(), bytes.data(),
-              displ.data(), MPI_BYTE, 0, comm_);
+  if (ranks_ > 1) {
+    MPI_Gatherv(rows.data(), static_cast<int>(mine[0] * kRow), MPI_BYTE, all.data(), bytes.data(),
+                displ.data(), MPI_BYTE, 0, comm_);
+  } else {
+    std::copy(rows.begin(), rows.end(), all.begin());
+  }
   rows.clear();
   std::vector<SampleDiskRow> disk;
   if (rank_ == 0) {
@@ -297,7 +296,7 @@ Result<bool> SamplesH5::append(std::vector<fabric::SampleRow>& rows) {
       H5Sselect_none(mspace);
     }
     H5Handle dxpl(H5Pcreate(H5P_DATASET_XFER), H5Pclose);
-    H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE);
+    set_collective(dxpl);
     SampleDiskRow dummy{};
     ok = H5Dwrite(dataset_, type, mspace, fspace, dxpl, rank_ == 0 ? disk.data() : &dummy) >= 0;
     if (flush_all) {
@@ -328,7 +327,7 @@ Result<std::unique_ptr<SamplesFile>> SamplesFile::create(const std::string& path
                                                          SimTime interval, MPI_Comm comm) {
   if (std::getenv("STEPSIM_H5_ERRORS") == nullptr) H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   H5Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
-  H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL);
+  set_file_driver(fapl, comm);
   const hid_t file = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
   if (!all_ok(file >= 0, comm)) {
     if (file >= 0) H5Fclose(file);

@@ -7,6 +7,7 @@
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <initializer_list>
 
 #include "stepsim/core/fatal.hpp"
 
@@ -28,14 +29,52 @@ void mpi_fatal(const std::string& message) {
 
 }  // namespace
 
-MpiSession::MpiSession(int* argc, char*** argv) {
+namespace {
+
+// The first of `names` set to an integer >= 0, or -1.
+int env_int(std::initializer_list<const char*> names) {
+  for (const char* name : names) {
+    const char* v = std::getenv(name);
+    if (v == nullptr || *v == '\0') continue;
+    char* end = nullptr;
+    const long n = std::strtol(v, &end, 10);
+    if (*end == '\0' && n >= 0 && n <= INT_MAX) return static_cast<int>(n);
+  }
+  return -1;
+}
+
+}  // namespace
+
+Launch launch_from_environment() {
+  Launch l;
+  const int rank = env_int({"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"});
+  const int size =
+      env_int({"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_STEP_NUM_TASKS", "SLURM_NTASKS"});
+  l.launched = rank >= 0;
+  if (l.launched) {
+    l.rank = rank;
+    l.size = std::max({1, size, rank + 1});
+  }
+  return l;
+}
+
+MpiSession::MpiSession(int* argc, char*** argv, Start when)
+    : argc_(argc), argv_(argv), launch_(launch_from_environment()) {
+  rank_ = launch_.rank;
+  size_ = launch_.size;
+  if (when == Start::now) start();
+}
+
+void MpiSession::start() {
+  if (started_) return;
+  started_ = true;
   // Open MPI's shared-memory transport sends messages above 4 KiB by rendezvous (a handshake and
   // a kernel-assisted copy); per-window event batches are often 10-60 KiB, and the handshake
   // costs more than the copy. Raise the eager limit unless the user set it (measured in
   // BENCHMARKS.md). Other MPI libraries ignore the variable.
   setenv("OMPI_MCA_btl_vader_eager_limit", "65536", /*overwrite=*/0);
   int provided = 0;
-  MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
+  MPI_Init_thread(argc_, argv_, MPI_THREAD_FUNNELED, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
   set_fatal_handler(&mpi_fatal);
@@ -45,16 +84,26 @@ MpiSession::MpiSession(int* argc, char*** argv) {
 }
 
 MpiSession::~MpiSession() {
+  if (!started_) return;
   set_fatal_handler(nullptr);
   MPI_Finalize();
 }
 
-bool all_ranks_ok(bool ok) {
+bool mpi_running() {
   int initialized = 0;
   int finalized = 0;
   MPI_Initialized(&initialized);
   MPI_Finalized(&finalized);
-  if (initialized == 0 || finalized != 0) return ok;
+  return initialized != 0 && finalized == 0;
+}
+
+std::unique_ptr<Sync> make_sync() {
+  if (mpi_running()) return std::make_unique<MpiSync>();
+  return std::make_unique<SerialSync>();
+}
+
+bool all_ranks_ok(bool ok) {
+  if (!mpi_running()) return ok;
   int mine = ok ? 1 : 0;
   int all = 0;
   MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
@@ -62,7 +111,7 @@ bool all_ranks_ok(bool ok) {
 }
 
 void MpiSession::barrier() const {
-  MPI_Barrier(MPI_COMM_WORLD);
+  if (started_) MPI_Barrier(MPI_COMM_WORLD);
 }
 
 struct MpiSync::Impl {

@@ -27,6 +27,26 @@ out=$("$stepsim" run "$tiny" --quiet --fidelity ideal --set parallel.zero=0 --js
 check "ideal fidelity named" 'grep -q "fidelity ideal" <<<"$out"'
 out=$("$stepsim" run "$tiny" --quiet --no-output --fidelity analytical 2>&1)
 check "analytical fidelity: named, with a step time" 'grep -q "fidelity analytical" <<<"$out" && grep -q "^step time" <<<"$out"'
+# --profile / STEPSIM_PROFILE=1: every phase once, on stderr after the summary, from rank 0 only;
+# the phases are disjoint parts of the run, so their wall and CPU add up to no more than the total.
+profile_sums() {  # the profile lines on stdin: "ok" when the phases sum to at most the total
+  awk '
+       /^profile (set-up|ideal pass|engine run|output) / {
+         for (i = 1; i <= NF; ++i) { if ($i == "wall") w += $(i + 1); if ($i == "cpu") c += $(i + 1); } n++ }
+       /^profile total / { for (i = 1; i <= NF; ++i) { if ($i == "wall") tw = $(i + 1); if ($i == "cpu") tc = $(i + 1); } }
+       END { if (n == 4 && w <= tw + 0.004 && c <= tc + 0.004 && tw > 0) print "ok"; else print "bad", n, w, tw, c, tc }'
+}
+err=$(STEPSIM_PROFILE=1 "$stepsim" run "$tiny" --quiet --no-output --fidelity analytical 2>&1 >/dev/null)
+out=$err
+check "STEPSIM_PROFILE=1: the phases, summing to no more than the total" '[[ $(profile_sums <<<"$err") == ok ]]'
+both=$("$mpiexec" -n 2 "${mpiflags[@]}" "$stepsim" run "$tiny" --quiet --no-output --profile 2>/dev/null)
+err=$("$mpiexec" -n 2 "${mpiflags[@]}" "$stepsim" run "$tiny" --quiet --no-output --profile 2>&1 >/dev/null)
+out="$both
+$err"
+check "--profile on 2 ranks: once, on stderr only, the engine's events counted" \
+  '[[ $(grep -c "^profile total" <<<"$err") -eq 1 && $(profile_sums <<<"$err") == ok ]] && ! grep -q "^profile" <<<"$both" && grep -qE "^profile engine run .* [1-9][0-9]* events in [1-9][0-9]* windows" <<<"$err"'
+out=$("$stepsim" run "$tiny" --quiet --no-output --fidelity analytical 2>&1)
+check "no profile unless asked" '! grep -q "^profile" <<<"$out"'
 # Cell fidelity: named with its cell size (summary and /meta), the same digest at 1, 2 and 4
 # ranks, and the partition line.
 cell_ref=""

@@ -41,6 +41,7 @@ struct EngineTally {
   std::int64_t total_weight = 0;  ///< all traffic
   double imbalance = 1.0;         ///< the worst run's max / mean rank load
   double sync_s = 0;         ///< rank 0's time exchanging events and agreeing on windows (wall)
+  double compute_s = 0;      ///< rank 0's time processing windows (its slowest thread, wall)
   std::uint64_t events = 0;  ///< committed events, all ranks
   std::uint64_t critical_events = 0;  ///< pdes::RunStats::critical_events, summed over runs
   /// One run's.
