@@ -139,6 +139,8 @@ config::ParamTable scenario_param_table(Scenario& s) {
          "achieved fraction of the BF16 peak of a wave of full GEMM tiles (fitted per GPU)");
   t.real("gpu.fp8_gemm_efficiency", s.gpu.fp8_gemm_efficiency, 0.01, 1.0,
          "achieved fraction of the FP8 peak of a wave of full GEMM tiles (fitted per GPU)");
+  t.bytes("gpu.hbm_bytes", s.gpu.hbm_bytes, 1 << 20, std::int64_t{1} << 50,
+          "HBM capacity (the memory check's limit)");
   t.integer("gpu.sms", s.gpu.sms, 1, 1 << 12, "streaming multiprocessors (GEMM waves)");
   const config::ParamTable coll = collective::collective_param_table(s.coll);
   for (const config::Param& x : coll.params()) {
@@ -151,6 +153,25 @@ config::ParamTable scenario_param_table(Scenario& s) {
   for (const config::Param& x : fab.params()) t.add(x);
   t.bytes("fabric.cell", s.cell, 8 << 10, fabric::kMaxCellBytes,
           "cell fidelity: payload bytes per cell (cut-through, wire time of its MTU packets)");
+
+  MemoryParams& mem = s.memory;
+  t.choice("memory.check", mem.check, {"error", "warn"},
+           "a layout whose peak GPU memory exceeds gpu.hbm_bytes: error (exit 2) or warn "
+           "(simulate and mark the result)");
+  t.choice("memory.accounting", mem.accounting, {"megatron", "zero"},
+           "model-state bytes per parameter: megatron (bf16 weights, fp32 main gradients, 12 B "
+           "optimizer: 18) or zero (bf16 weights and gradients, 12 B optimizer: 16)");
+  t.boolean("memory.dropout", mem.dropout, "dropout masks stored for the backward");
+  t.integer("memory.fsdp_prefetch", mem.fsdp_prefetch, 0, 8,
+            "ZeRO-3: layers gathered ahead of the computing one");
+  t.bytes("memory.cuda_context", mem.cuda_context, 0, std::int64_t{1} << 40,
+          "CUDA context and kernels per GPU");
+  t.bytes("memory.nccl_buffer", mem.nccl_buffer, 0, std::int64_t{1} << 34,
+          "NCCL buffer per channel and peer (NCCL_BUFFSIZE)");
+  t.integer("memory.nccl_channels", mem.nccl_channels, 0, 1 << 10,
+            "NCCL channels per communicator; 0 = coll.channels");
+  t.bytes("memory.reserve", mem.reserve, 0, std::int64_t{1} << 40,
+          "kept free per GPU (allocator fragmentation, workspaces)");
 
   t.add(text("topology", s.topology,
              "topology file (relative to the scenario file; with --set, to the current "

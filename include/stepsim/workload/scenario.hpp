@@ -104,6 +104,30 @@ struct OutputParams {
   SimTime sample_interval = SimTime::us(10);
 };
 
+/// The per-GPU memory model's settings (memory.*; memory_model.hpp, docs/workload.md "Memory").
+/// The allowances are what frameworks hold beyond the formulas, with their sources.
+struct MemoryParams {
+  /// error: a layout whose peak stage exceeds gpu.hbm_bytes is a user error; warn: simulate
+  /// anyway and mark the result.
+  std::string check = "error";
+  /// Bytes per parameter of the model states. megatron: bf16 weights, fp32 main gradients and
+  /// 12 bytes of optimizer state (Megatron-LM's 18 bytes); zero: bf16 weights and gradients
+  /// (ZeRO's 16 bytes).
+  std::string accounting = "megatron";
+  /// Dropout after attention and the MLP (and of the attention scores): their 1-byte masks are
+  /// stored (Korthikanti et al.'s count); false for models trained without dropout.
+  bool dropout = true;
+  /// ZeRO-3 / FSDP: layers whose parameters are gathered ahead of the one computing.
+  int fsdp_prefetch = 1;
+  /// CUDA context and kernels per process: 0.3-0.5 GB with lazy loading (PyTorch maintainers).
+  std::int64_t cuda_context = 500'000'000;
+  /// NCCL's buffer per channel and peer (NCCL_BUFFSIZE default, 4 MiB).
+  std::int64_t nccl_buffer = 4 << 20;
+  int nccl_channels = 0;  ///< channels per communicator; 0: coll.channels
+  /// Kept free for the allocator's fragmentation and workspaces (nccl-tests keeps 1 GB free).
+  std::int64_t reserve = 1'000'000'000;
+};
+
 /// One job of a multi-job scenario (`jobs:`, docs/workload.md): a model with its parallelism
 /// and compute settings on its own GPUs of the shared topology. It starts from the scenario's
 /// top-level model, parallel and compute keys; its GPU count sets parallel.gpus.
@@ -155,6 +179,7 @@ struct Scenario {
   std::int64_t background_message = 1 << 20;
   SimTime end = SimTime::s(3600);  ///< stop the simulated step after this
   OutputParams output;
+  MemoryParams memory;
   /// Several jobs on the one topology (`jobs:`; step.mode whole only): each job's model,
   /// parallelism and GPUs. Empty: one job (model, par, compute) on the first par.world() GPUs.
   std::vector<JobSpec> jobs;
