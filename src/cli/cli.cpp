@@ -16,6 +16,7 @@
 #include "src/cli/check_command.hpp"
 #include "src/cli/headroom_command.hpp"
 #include "src/cli/list_command.hpp"
+#include "src/cli/plan_command.hpp"
 #include "src/cli/run_command.hpp"
 #include "stepsim/pdes/engine.hpp"
 #include "stepsim/version.hpp"
@@ -116,6 +117,7 @@ int run(int argc, char** argv, int rank, int ranks) {
   HeadroomCommand headroom(app);
   CheckCommand check(app);
   ListCommand list(app);
+  PlanCommand plan_cmd(app);
   RunCommand run_cmd(app);
 
   try {
@@ -136,6 +138,7 @@ int run(int argc, char** argv, int rank, int ranks) {
   if (headroom.selected()) return headroom.execute(rank);
   if (check.selected()) return check.execute(rank, ranks);
   if (list.selected()) return list.execute(rank);
+  if (plan_cmd.selected()) return plan_cmd.execute(rank, ranks);
   if (run_cmd.selected()) return run_cmd.execute(rank, ranks);
   return kExitUserError;
 }
