@@ -129,6 +129,7 @@ Result<bool> search_analytical(const workload::Scenario& base, const topology::T
                                const std::vector<plan::Layout>& layouts, int ranks, Ticker& tick,
                                PlanSearch& p) {
   const auto t0 = Clock::now();
+  const auto cache = workload::make_analytical_cache(topo);
   tick.start();
   for (const plan::Layout& l : layouts) {
     if (p.done % 32 == 0 && stop_agreed(ranks)) {
@@ -148,7 +149,7 @@ Result<bool> search_analytical(const workload::Scenario& base, const topology::T
       ++p.unfit;
       ++p.unfit_terms[c.largest_term];
     }
-    auto o = plan::run_analytical(*s, topo);
+    auto o = plan::run_analytical(*s, topo, cache);
     if (!o) return Error{"layout " + plan::layout_text(l) + ": " + o.error().message};
     c.analytical = *o;
     c.scored = true;

@@ -5,11 +5,13 @@
 // (the same step paths `stepsim run` takes, no subprocess).
 
 #include <array>
+#include <memory>
 #include <string>
 
 #include "src/plan/layout_space.hpp"
 #include "stepsim/core/result.hpp"
 #include "stepsim/topology/topology.hpp"
+#include "stepsim/workload/comm_model.hpp"
 #include "stepsim/workload/scenario.hpp"
 #include "stepsim/workload/step_result.hpp"
 
@@ -49,8 +51,10 @@ Result<workload::Scenario> layout_scenario(const workload::Scenario& base,
 /// The memory columns of `c` from the scenario of its layout.
 void add_memory(const workload::Scenario& s, Candidate& c);
 
-/// The step of `s` at analytical fidelity.
-Result<Outcome> run_analytical(const workload::Scenario& s, const topology::Topology& topo);
+/// The step of `s` at analytical fidelity; `cache` (make_analytical_cache of `topo`) is shared
+/// by the layouts of one search.
+Result<Outcome> run_analytical(const workload::Scenario& s, const topology::Topology& topo,
+                               const std::shared_ptr<workload::AnalyticalCache>& cache);
 
 /// The step of `s` at `confirm` fidelity: cell or packet (the step's collectives memoized, as
 /// `stepsim run` does), or whole (step.mode whole at the scenario's fidelity if packet or cell,
