@@ -170,9 +170,22 @@ Result<bool> confirm_best(const workload::Scenario& base, const topology::Topolo
                           const PlanOptions& opt, int rank, int ranks, Ticker& tick,
                           PlanSearch& p) {
   const auto t0 = Clock::now();
+  // The best --top in analytical order, each a different step: a layout with the same sizes
+  // and the same analytical step as one already chosen (a ZeRO stage that changes memory only)
+  // would confirm the same thing.
+  const auto same_step = [](const plan::Candidate& a, const plan::Candidate& b) {
+    const plan::Layout& x = a.layout;
+    const plan::Layout& y = b.layout;
+    return x.tp == y.tp && x.pp == y.pp && x.vpp == y.vpp && x.cp == y.cp && x.ep == y.ep &&
+           x.dp == y.dp && x.micro_batch == y.micro_batch && x.global_batch == y.global_batch &&
+           a.analytical.step_s == b.analytical.step_s;
+  };
   std::vector<plan::Candidate*> best;
   for (plan::Candidate& c : p.rows) {
-    if (c.rank > 0 && c.rank <= opt.top) best.push_back(&c);
+    if (c.rank == 0 || static_cast<int>(best.size()) >= opt.top) continue;
+    bool twin = false;
+    for (const plan::Candidate* b : best) twin = twin || same_step(*b, c);
+    if (!twin) best.push_back(&c);
   }
   tick.start();
   for (std::size_t i = 0; i < best.size(); ++i) {
