@@ -4,7 +4,12 @@
     stepsim-post plot FILE.h5 [KIND ...] [-o DIR] [--collective ID] [--tier TIER[,TIER]]
                       [--top K] [--max-ports N]  PNG plots (KIND: see PLOT_KINDS; default:
                                                  every plot the file has data for)
-    stepsim-post compare A.h5 B.h5 [--markdown]  two steps side by side, with B / A per row
+    stepsim-post plot PLAN.csv [-o DIR]         `stepsim plan`'s table: step time against
+                                                 memory peak, confirmed layouts marked
+    stepsim-post compare A.h5 B.h5 [C.h5 ...] [--markdown | --csv]
+                                                 steps side by side, a column per variant and
+                                                 its ratio to the first (or a sweep's CSV:
+                                                 a column per row)
 
 Runs with Debian's /usr/bin/python3 (h5py, numpy, matplotlib). Exit codes: 0 done, 2 a bad
 argument or file (one message on stderr).
@@ -507,19 +512,79 @@ def cmd_report(args):
     return 0
 
 
+def _number(text):
+    try:
+        v = float(text)
+    except (TypeError, ValueError):
+        return None
+    return v if v == v else None  # NaN: not a number to divide
+
+
+def _csv_rows(path):
+    """The variants of a sweep's (or plan's) CSV: [(name, [(label, text, number)])]."""
+    import csv
+    try:
+        with open(path, newline="") as f:
+            table = list(csv.DictReader(f))
+    except OSError as e:
+        raise UserError(f"{path}: cannot read ({e.strerror})")
+    except csv.Error as e:
+        raise UserError(f"{path}: not a CSV table ({e})")
+    if not table:
+        raise UserError(f"{path}: no rows (a sweep's CSV has a row per variant)")
+    out = []
+    for k, row in enumerate(table, 1):
+        axes = [f"{c[4:].split('.')[-1]}={v}" for c, v in row.items() if c.startswith("set.")]
+        name = " ".join(axes) or row.get("layout") or os.path.basename(row.get("h5") or "") \
+            or f"{os.path.basename(path)}:{k}"
+        out.append((name, [(c, v, _number(v) if not c.startswith("set.") else None)
+                           for c, v in row.items() if c is not None]))
+    return out
+
+
+def compare_variants(files):
+    """[(name, rows)] of every variant in `files`: a step file is one, a CSV one per row."""
+    kinds = {f.endswith(".csv") for f in files}
+    if len(kinds) > 1:
+        raise UserError("compare: give step files (.h5) or sweep tables (.csv), not both "
+                        "(their rows differ)")
+    variants = []
+    for f in files:
+        if f.endswith(".csv"):
+            variants += _csv_rows(f)
+        else:
+            meta, tables = load(f)
+            variants.append((f, summary_rows(f, meta, tables)))
+    if len(variants) < 2:
+        raise UserError("compare: needs at least two variants (step files, or a CSV of "
+                        "two or more rows)")
+    return variants
+
+
 def cmd_compare(args):
-    meta_a, tab_a = load(args.a)
-    meta_b, tab_b = load(args.b)
-    ra = {label: (text, v) for label, text, v in summary_rows(args.a, meta_a, tab_a)}
-    rb = {label: (text, v) for label, text, v in summary_rows(args.b, meta_b, tab_b)}
-    keys = list(ra) + [k for k in rb if k not in ra]
+    variants = compare_variants(args.files)
+    by = [{label: (text, v) for label, text, v in rows} for _, rows in variants]
+    keys = list(dict.fromkeys(label for _, rows in variants for label, _, _ in rows))
+    first = variants[0][0]
+    header = [""] + [variants[0][0]]
+    for name, _ in variants[1:]:
+        header += [name, f"/ {first}" if args.csv else "ratio"]
     rows = []
     for k in keys:
-        ta, va = ra.get(k, ("-", None))
-        tb, vb = rb.get(k, ("-", None))
-        ratio = f"{vb / va:.4f}" if va is not None and vb is not None and va != 0 else ""
-        rows.append([k, ta, tb, ratio])
-    print_table(["", args.a, args.b, "B / A"], rows, args.markdown)
+        ta, va = by[0].get(k, ("-", None))
+        row = [k, ta]
+        for r in by[1:]:
+            t, v = r.get(k, ("-", None))
+            row += [t, f"{v / va:.4f}" if va is not None and v is not None and va != 0 else ""]
+        rows.append(row)
+    if args.csv:
+        import csv
+        w = csv.writer(sys.stdout, lineterminator="\n")
+        w.writerow(header)
+        w.writerows(rows)
+    else:
+        print_table(header, rows, args.markdown)
+        print(f"(ratio: each variant over the first, {first})")
     return 0
 
 
@@ -1085,9 +1150,57 @@ def plot_support(path, meta, tables, kind):
         need_samples(path, meta, tables, kind)
 
 
+def plan_figure(path):
+    """`stepsim plan`'s CSV: every layout's step time (analytical) against its memory peak, the
+    confirmed ones marked at their confirmed step time, the GPU's capacity as a vertical line."""
+    import csv
+    import matplotlib.pyplot as plt
+    try:
+        with open(path, newline="") as f:
+            rows = list(csv.DictReader(f))
+    except OSError as e:
+        raise UserError(f"{path}: cannot read ({e.strerror})")
+    need = ["memory_peak_gb", "step_s", "fits", "capacity_gb", "confirmed", "confirmed_step_s"]
+    if not rows or any(c not in rows[0] for c in need):
+        raise UserError(f"{path}: not a stepsim plan CSV (needs the columns {', '.join(need)})")
+    fig, ax = plt.subplots(figsize=(8, 5.5))
+    for fits, color, label in (("true", "#1f77b4", "fits"), ("false", "#bbbbbb", "does not fit")):
+        pts = [(float(r["memory_peak_gb"]), float(r["step_s"])) for r in rows
+               if r["fits"] == fits and _number(r["step_s"])]
+        if pts:
+            ax.scatter([x for x, _ in pts], [y for _, y in pts], s=6, c=color, alpha=0.6,
+                       label=f"{label} ({len(pts):,} layouts, analytical)", linewidths=0)
+    conf = [r for r in rows if r["confirmed"] == "true" and _number(r["confirmed_step_s"])]
+    if conf:
+        fid = conf[0].get("confirm_fidelity", "confirming")
+        ax.scatter([float(r["memory_peak_gb"]) for r in conf],
+                   [float(r["confirmed_step_s"]) for r in conf], marker="*", s=120, c="#d62728",
+                   label=f"confirmed at {fid} fidelity ({len(conf)})", zorder=3)
+        for r in conf:
+            ax.annotate(f'#{r["confirmed_rank"]}', (float(r["memory_peak_gb"]),
+                                                   float(r["confirmed_step_s"])),
+                        textcoords="offset points", xytext=(5, 4), fontsize=8)
+    cap = float(rows[0]["capacity_gb"])
+    ax.axvline(cap, color="#d62728", linestyle="--", linewidth=1,
+               label=f"HBM capacity {cap:.0f} GB")
+    ax.set_xlabel("memory peak per GPU (GB, the peak stage)")
+    ax.set_ylabel("step time (s)")
+    ax.set_yscale("log")
+    ax.set_title(f"stepsim plan: {os.path.basename(path)}")
+    ax.legend(fontsize=8, loc="best")
+    return fig
+
+
 def cmd_plot(args):
     import matplotlib
     matplotlib.use("Agg")
+    if args.file.endswith(".csv"):  # stepsim plan's table
+        if args.kinds:
+            raise UserError("a plan CSV has one plot (step time against memory peak); "
+                            "give no KIND")
+        stem = os.path.splitext(os.path.basename(args.file))[0]
+        print(save(plan_figure(args.file), output_dir(args.output), stem, "plan"))
+        return 0
     unknown = [k for k in args.kinds if k not in PLOT_KINDS]
     if unknown:
         raise UserError(f"plot kind '{unknown[0]}' unknown (kinds: {', '.join(PLOT_KINDS)})")
@@ -1166,10 +1279,11 @@ def main(argv):
     pl.add_argument("--max-ports", type=positive_int, default=128, metavar="N",
                     help="link_util, pfc_pause: at most N rows, the busiest (default 128)")
     pl.set_defaults(run=cmd_plot)
-    c = sub.add_parser("compare", help="two steps side by side")
-    c.add_argument("a")
-    c.add_argument("b")
+    c = sub.add_parser("compare", help="steps side by side, with ratios to the first")
+    c.add_argument("files", nargs="+", metavar="FILE",
+                   help="step files (.h5), or sweep tables (.csv: one variant per row)")
     c.add_argument("--markdown", action="store_true")
+    c.add_argument("--csv", action="store_true", help="the table as CSV on stdout")
     c.set_defaults(run=cmd_compare)
     try:
         # plot's KINDs may follow its options (plot FILE -o DIR link_util): argparse leaves
@@ -1184,10 +1298,16 @@ def main(argv):
     except SystemExit as e:
         return 0 if e.code == 0 else 2
     try:
-        return args.run(args)
+        code = args.run(args)
+        sys.stdout.flush()
+        return code
     except UserError as e:
         print(f"stepsim-post: error: {e}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # The reader went away (| head): no traceback; what is left unwritten goes nowhere.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

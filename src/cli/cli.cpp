@@ -16,6 +16,7 @@
 #include "src/cli/check_command.hpp"
 #include "src/cli/headroom_command.hpp"
 #include "src/cli/list_command.hpp"
+#include "src/cli/plan_command.hpp"
 #include "src/cli/run_command.hpp"
 #include "stepsim/pdes/engine.hpp"
 #include "stepsim/pdes/mpi_sync.hpp"
@@ -118,6 +119,7 @@ int run(int argc, char** argv, pdes::MpiSession& mpi) {
   HeadroomCommand headroom(app);
   CheckCommand check(app);
   ListCommand list(app);
+  PlanCommand plan_cmd(app);
   RunCommand run_cmd(app);
 
   try {
@@ -140,6 +142,7 @@ int run(int argc, char** argv, pdes::MpiSession& mpi) {
   if (fabric.selected()) return fabric.execute(mpi.rank(), ranks);
   if (perftest.selected()) return perftest.execute(mpi.rank(), ranks);
   if (nccl.selected()) return nccl.execute(mpi.rank(), ranks);
+  if (plan_cmd.selected()) return plan_cmd.execute(mpi.rank(), ranks);
   if (run_cmd.selected()) return run_cmd.execute(mpi.rank(), ranks);
   return kExitUserError;
 }

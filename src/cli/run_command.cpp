@@ -17,6 +17,8 @@
 #include "src/cli/phase_profile.hpp"
 #include "src/cli/progress.hpp"
 #include "src/cli/report.hpp"
+#include "src/cli/run_summary.hpp"
+#include "src/cli/sweep.hpp"
 #include "src/cli/work_curve.hpp"
 #include "stepsim/collective/collective.hpp"
 #include "stepsim/fabric/fabric_params.hpp"
@@ -48,7 +50,12 @@ RunCommand::RunCommand(CLI::App& parent) {
                    "otherwise), metis (weighted by each collective's traffic), cyclic (LP v on "
                    "rank v mod ranks: what is busy at the same time is spread) or block")
       ->capture_default_str();
-  cmd_->add_option("--json", opt_.json_path, "Write the summary as JSON to this file");
+  cmd_->add_option("--json", opt_.json_path,
+                   "Write the summary as JSON to this file (a sweep: the table of its variants; "
+                   "default SCENARIO stem + -sweep.json)");
+  cmd_->add_option("--csv", opt_.csv_path,
+                   "Write the summary as a CSV row to this file (a sweep: a row per variant; "
+                   "default SCENARIO stem + -sweep.csv)");
   cmd_->add_option("-o,--output", opt_.output,
                    "HDF5 file of the step (docs/hdf5-schema.md); default: SCENARIO stem + .h5");
   cmd_->add_flag("--no-output", opt_.no_output, "Do not write the HDF5 file");
@@ -82,56 +89,6 @@ namespace {
 
 using workload::CommGroup;
 using workload::OpKind;
-
-// A whole step run with step.fold none that could fold `rails` rails: what to do about it (the
-// summary's `hint` line and the progress line before the run).
-std::string fold_hint(std::uint32_t rails) {
-  return "--set step.fold=rails would run 1 of these " + std::to_string(rails) +
-         " rails (the job is rail-symmetric: " + std::to_string(rails) +
-         "x fewer events; docs/workload.md, Rail folding)";
-}
-
-// A loaded and validated run: the scenario (with --set and --fidelity applied) and its topology.
-struct LoadedRun {
-  std::vector<std::string> sets;  // --set, then fidelity=
-  workload::Scenario scenario;
-  topology::Topology topo;
-};
-
-// What the summary, the JSON and the HDF5 file report.
-struct StepReport {
-  const RunOptions& opt;
-  const LoadedRun& run;
-  const workload::StepResult& r;
-  int ranks = 1;
-  double wall_s = 0;
-  bool samples_written = false;  ///< the file exists with /nodes, /ports, /samples (whole step)
-};
-
-const char* group_name(int g) {
-  return workload::comm_group_name(static_cast<CommGroup>(g));
-}
-
-// The run's GPUs, model name(s) and tokens per step (several jobs: all of them).
-std::int64_t run_gpus(const workload::Scenario& s) {
-  std::int64_t n = s.jobs.empty() ? s.par.world() : 0;
-  for (const workload::JobSpec& j : s.jobs) n += static_cast<std::int64_t>(j.gpus.size());
-  return n;
-}
-std::string run_model(const workload::Scenario& s) {
-  if (s.jobs.empty()) return s.model.name;
-  std::string names;
-  for (const workload::JobSpec& j : s.jobs) names += (names.empty() ? "" : "+") + j.model.name;
-  return names;
-}
-double run_tokens(const workload::Scenario& s) {
-  if (s.jobs.empty()) return static_cast<double>(s.par.global_batch) * s.model.seq_len;
-  double t = 0;
-  for (const workload::JobSpec& j : s.jobs) {
-    t += static_cast<double>(j.par.global_batch) * j.model.seq_len;
-  }
-  return t;
-}
 
 // The GPUs --pcie-fault and --slow-gpu may name: 0..count-1 and, with several jobs, each in
 // some job.
@@ -436,270 +393,28 @@ int write_h5(int rank, const StepReport& rep) {
   return kExitOk;
 }
 
-// "TP 8, PP 8 x 1, CP 1, EP 1, DP 16".
-std::string parallel_text(const workload::Parallelism& p) {
-  char buf[160];
-  std::snprintf(buf, sizeof buf, "TP %d, PP %d x %d, CP %d, EP %d, DP %d", p.tp, p.pp, p.vpp, p.cp,
-                p.ep, p.data_parallel());
-  return buf;
-}
-
-// The heading: the scenario, or each job of a multi-job one.
-void print_heading(const StepReport& rep) {
-  const workload::Scenario& s = rep.run.scenario;
-  if (s.jobs.empty()) {
-    std::printf("# stepsim run %s: %s on %s, %d GPUs %s (%s), fidelity %s, ranks %d\n",
-                rep.opt.scenario.c_str(), s.model.name.c_str(), rep.run.topo.name.c_str(),
-                s.par.world(), s.gpu.name.c_str(), parallel_text(s.par).c_str(), s.fidelity.c_str(),
-                rep.ranks);
-    return;
-  }
-  std::size_t gpus = 0;
-  for (const workload::JobSpec& j : s.jobs) gpus += j.gpus.size();
-  std::printf("# stepsim run %s: %zu jobs on %s, %zu GPUs %s, fidelity %s, ranks %d\n",
-              rep.opt.scenario.c_str(), s.jobs.size(), rep.run.topo.name.c_str(), gpus,
-              s.gpu.name.c_str(), s.fidelity.c_str(), rep.ranks);
-  for (const workload::JobSpec& j : s.jobs) {
-    std::printf("# job %s: %s on GPUs %s (%zu GPUs; %s)\n", j.name.c_str(), j.model.name.c_str(),
-                j.gpus_text.c_str(), j.gpus.size(), parallel_text(j.par).c_str());
-  }
-}
-
-// Each job's step time, MFU and tokens/s (a multi-job run).
-void print_jobs(const workload::StepResult& r) {
-  if (r.jobs.empty()) return;
-  std::printf("# jobs (each from time 0 on the shared fabric)\n");
-  for (const workload::JobResult& j : r.jobs) {
-    const std::string label = "job " + j.name;
-    if (r.complete) {
-      std::printf("%-20s step %s, MFU %.2f %%, %.4g tokens/s per GPU (GPUs %s)\n", label.c_str(),
-                  sim_text(j.step_s).c_str(), j.mfu * 100, j.tokens_per_step / j.step_s / j.gpus,
-                  j.gpus_text.c_str());
-    } else {
-      std::printf("%-20s step %s (the run did not complete; GPUs %s)\n", label.c_str(),
-                  sim_text(j.step_s).c_str(), j.gpus_text.c_str());
-    }
-  }
-}
-
-// The heading, the status when the step did not finish, and the step time, MFU and tokens/s
-// (several jobs: the run's, then each job's).
-void print_headline(const StepReport& rep) {
-  const workload::Scenario& s = rep.run.scenario;
-  const workload::Parallelism& p = s.par;
-  const workload::StepResult& r = rep.r;
-  print_heading(rep);
-  if (r.interrupted) {
-    std::printf(
-        "# status: INTERRUPTED (the numbers below cover what was done; the HDF5 file "
-        "says complete = 0)\n");
-  } else if (r.failed_transfers > 0) {
-    std::printf(
-        "# status: INCOMPLETE (%llu RDMA transfers failed: the transport's retry limit "
-        "was exceeded, e.g. a link down longer than its retries; the GPUs waiting on them "
-        "stopped)\n",
-        static_cast<unsigned long long>(r.failed_transfers));
-  } else if (!r.complete) {
-    std::printf("# status: INCOMPLETE (stopped at end = %s)\n", to_string(s.end).c_str());
-  }
-  if (!r.jobs.empty()) {
-    std::printf("step time            %s  (the last job to finish: %s)\n",
-                sim_text(r.step_s).c_str(), r.jobs[r.critical_job].name.c_str());
-  } else {
-    std::printf("step time            %s\n", sim_text(r.step_s).c_str());
-  }
-  if (r.complete && !r.jobs.empty()) {
-    std::printf(
-        "MFU                  %.2f %%  (all jobs' GPUs over the step time; %.4g model "
-        "FLOP)\n",
-        r.mfu * 100, r.model_flops);
-  } else if (r.complete) {
-    std::printf("MFU                  %.2f %%  (%.4g model FLOP per step, %s peak %.4g FLOP/s)\n",
-                r.mfu * 100, r.model_flops, s.model.precision.c_str(), r.peak_flops);
-  } else {  // the whole step's FLOPs over part of its time would overstate it
-    std::printf("MFU                  n/a (the step did not complete)\n");
-  }
-  if (r.complete && !r.jobs.empty()) {
-    double tokens = 0;
-    double gpus = 0;
-    for (const workload::JobResult& j : r.jobs) {
-      tokens += j.tokens_per_step;
-      gpus += j.gpus;
-    }
-    std::printf("tokens per second    %.4g per GPU (all jobs over the step time)\n",
-                tokens / r.step_s / gpus);
-  } else if (r.complete) {
-    std::printf("tokens per second    %.4g per GPU\n",
-                static_cast<double>(p.global_batch) * s.model.seq_len / r.step_s / p.world());
-  } else {  // likewise: the whole batch's tokens over part of the time
-    std::printf("tokens per second    n/a (the step did not complete)\n");
-  }
-  print_jobs(r);
-}
-
-// Where the critical stage's time went.
-void print_time_went(const workload::StepResult& r) {
-  if (r.jobs.empty()) {
-    std::printf("# where the time went (stage %u, the last to finish)\n", r.critical_stage);
-  } else {
-    std::printf("# where the time went (job %s, stage %u, the last to finish)\n",
-                r.jobs[r.critical_job].name.c_str(), r.critical_stage);
-  }
-  std::printf("compute              %s\n", sim_text(r.compute_s).c_str());
-  for (int g = 0; g < workload::kCommGroups; ++g) {
-    // Pipeline sends never block the compute stream: their time is in the bubble.
-    if (r.collectives[g] == 0 || g == static_cast<int>(CommGroup::kPp)) continue;
-    std::printf("exposed %-12s %s\n", group_name(g), sim_text(r.exposed_s[g]).c_str());
-  }
-  std::printf("pipeline bubble      %s  (waiting for other stages and pipeline sends)\n",
-              sim_text(r.bubble_s).c_str());
-  std::printf("optimizer            %s\n", sim_text(r.optimizer_s).c_str());
-}
-
-// busbw per group, collective completion times and RDMA message completion times.
-void print_collectives(const workload::StepResult& r) {
-  std::printf("# collectives (all stages)\n");
-  for (int g = 0; g < workload::kCommGroups; ++g) {
-    if (r.collectives[g] == 0) continue;
-    std::printf("busbw %-14s %.2f GB/s  (%" PRIu64 " collectives, %.4g bytes)\n", group_name(g),
-                r.busbw_gbs[g], r.collectives[g], r.comm_bytes[g]);
-  }
-  std::printf("collective time      p50 %.2f us, p99 %.2f us, max %.2f us (network groups)\n",
-              r.cct_p50_us, r.cct_p99_us, r.cct_max_us);
-  if (r.messages > 0) {
-    std::printf("message FCT          p50 %.2f us, p99 %.2f us, max %.2f us (%" PRIu64
-                " RDMA messages, 9%% bins)\n",
-                r.fct_p50_us, r.fct_p99_us, r.fct_max_us, r.messages);
-  }
-}
-
-// How many /flows rows the HDF5 file gets (output.flows), of how many.
-void print_flows(const workload::StepResult& r) {
-  if (r.flows_sample == 0) {
-    std::printf("flows                none (output.flows none; %" PRIu64 " rows)\n",
-                r.flow_rows_total);
-  } else if (r.flows_sample > 1) {
-    std::printf("flows                %zu rows (sampled 1 in %u collectives, of %" PRIu64 ")\n",
-                r.flows.size(), r.flows_sample, r.flow_rows_total);
-  } else {
-    std::printf("flows                %zu rows (all)\n", r.flows.size());
-  }
-}
-
-// What the fabric and the engine saw, and the digest.
-void print_fabric(const StepReport& rep) {
-  const workload::Scenario& s = rep.run.scenario;
-  const workload::StepResult& r = rep.r;
-  const std::string cells =
-      s.fidelity == "cell" ? " in " + to_string(s.cell) + " cells" : std::string();
-  std::printf("# fabric (%s fidelity%s: %" PRIu64 " distinct collectives simulated)\n",
-              s.fidelity.c_str(), cells.c_str(), r.distinct_collectives);
-  if (r.folded_rails > 1) {
-    std::printf(
-        "rails folded         %u rails ran as rail 0 (step.fold rails): the fabric's "
-        "numbers and flows below are rail 0's plane\n",
-        r.folded_rails);
-  }
-  if (r.foldable_rails > 1) {
-    std::printf("hint                 %s\n", fold_hint(r.foldable_rails).c_str());
-  }
-  std::printf("drops                %" PRIu64 "\n", r.drops);
-  std::printf("retransmissions      %" PRIu64 "\n", r.retransmissions);
-  std::printf("PFC pause time       %s (summed over ports)\n", sim_text(r.paused_s).c_str());
-  print_flows(r);
-  std::printf("# engine: %" PRIu64 " events, wall %.2f s\n", r.events, rep.wall_s);
-  if (r.events > 0) {
-    print_partition(
-        "partition " + rep.opt.partition + " over " + std::to_string(rep.ranks) + " ranks",
-        r.engine);
-  }
-  std::printf("digest           %s\n", digest_hex(r.digest).c_str());
-}
-
-// The summary as --json writes it (other tools read these keys).
-nlohmann::json step_json(const StepReport& rep) {
-  const workload::Scenario& s = rep.run.scenario;
-  const workload::StepResult& r = rep.r;
-  nlohmann::json j;
-  j["command"] = "run";
-  j["version"] = kVersion;
-  j["scenario"] = rep.opt.scenario;
-  j["model"] = run_model(s);
-  j["topology"] = rep.run.topo.name;
-  j["gpus"] = run_gpus(s);
-  j["gpu"] = s.gpu.name;
-  j["fidelity"] = s.fidelity;
-  j["cell_bytes"] = s.fidelity == "cell" ? s.cell.count() : 0;
-  j["folded_rails"] = r.folded_rails;
-  j["foldable_rails"] = r.foldable_rails;
-  j["complete"] = r.complete;
-  j["step_s"] = r.step_s;
-  j["mfu"] = r.complete ? nlohmann::json(r.mfu) : nlohmann::json(nullptr);
-  j["model_flops"] = r.model_flops;
-  j["compute_s"] = r.compute_s;
-  j["bubble_s"] = r.bubble_s;
-  j["optimizer_s"] = r.optimizer_s;
-  for (int g = 0; g < workload::kCommGroups; ++g) {
-    j["exposed_s"][group_name(g)] = r.exposed_s[g];
-    j["busbw_gbs"][group_name(g)] = r.busbw_gbs[g];
-    j["collectives"][group_name(g)] = r.collectives[g];
-  }
-  j["collective_time_us"] = {{"p50", r.cct_p50_us}, {"p99", r.cct_p99_us}, {"max", r.cct_max_us}};
-  j["message_fct_us"] = {
-      {"p50", r.fct_p50_us}, {"p99", r.fct_p99_us}, {"max", r.fct_max_us}, {"count", r.messages}};
-  j["drops"] = r.drops;
-  j["retransmissions"] = r.retransmissions;
-  j["pfc_paused_s"] = r.paused_s;
-  j["flow_rows"] = r.flows.size();
-  j["flow_rows_total"] = r.flow_rows_total;
-  j["flows_sample"] = r.flows_sample;
-  j["events"] = r.events;
-  j["engine"] = engine_json(rep.opt.partition, rep.ranks, r.engine);
-  j["wall_s"] = rep.wall_s;
-  j["digest"] = digest_hex(r.digest);
-  j["memory"] = memory_json(s, scenario_memory(s));
-  for (const workload::JobResult& x : r.jobs) {
-    nlohmann::json job;
-    job["name"] = x.name;
-    job["gpus"] = x.gpus_text;
-    job["gpu_count"] = x.gpus;
-    job["step_s"] = x.step_s;
-    job["mfu"] = r.complete ? nlohmann::json(x.mfu) : nlohmann::json(nullptr);
-    job["tokens_per_s_per_gpu"] = r.complete && x.step_s > 0
-                                      ? nlohmann::json(x.tokens_per_step / x.step_s / x.gpus)
-                                      : nlohmann::json(nullptr);
-    job["model_flops"] = x.model_flops;
-    job["critical_stage"] = x.critical_stage;
-    job["compute_s"] = x.compute_s;
-    job["bubble_s"] = x.bubble_s;
-    job["optimizer_s"] = x.optimizer_s;
-    for (int g = 0; g < workload::kCommGroups; ++g)
-      job["exposed_s"][group_name(g)] = x.exposed_s[g];
-    job["collectives"] = x.collectives;
-    j["jobs"].push_back(job);
-  }
-  return j;
-}
-
 }  // namespace
 
-int RunCommand::execute(int rank, int ranks) {
-  PhaseProfile prof(opt_.profile || profile_requested_by_environment());
+int RunCommand::execute_one(int rank, int ranks, RunOptions& o, nlohmann::json* row) {
+  const bool sweep = row != nullptr;
+  PhaseProfile prof(o.profile || profile_requested_by_environment());
   prof.phase("set-up", "scenario, topology, input and output checks");
-  auto run = load_run(opt_);
+  auto run = load_run(o);
   if (!run) return user_error(rank, run.error().message);
   if (auto ok = check_gpu_memory(run->scenario, scenario_memory(run->scenario), rank); !ok) {
     return user_error(rank, ok.error().message);
   }
   {  // Every output is checked before the step is simulated, not found unwritable after it.
     std::vector<OutputFile> outputs;
-    const std::string h5 = cmd_->count("-o") > 0
-                               ? opt_.output
-                               : std::filesystem::path(opt_.scenario).stem().string() + ".h5";
-    if (!opt_.no_output) add_output(outputs, *cmd_, "-o", h5);
-    add_output(outputs, *cmd_, "--json", opt_.json_path);
-    add_output(outputs, *cmd_, "--trace", opt_.trace);
-    if (auto ok = check_outputs_once(outputs, {opt_.scenario, run->scenario.topology}, rank); !ok) {
+    if (sweep) {  // each variant's own files (the table's were checked before the first)
+      if (!o.no_output) outputs.push_back({"-o", h5_path(o)});
+      if (!o.trace.empty()) outputs.push_back({"--trace", o.trace});
+    } else {
+      if (!o.no_output) add_output(outputs, *cmd_, "-o", h5_path(o));
+      add_output(outputs, *cmd_, "--json", o.json_path);
+      add_output(outputs, *cmd_, "--trace", o.trace);
+    }
+    if (auto ok = check_outputs_once(outputs, {o.scenario, run->scenario.topology}, rank); !ok) {
       return user_error(rank, ok.error().message);
     }
   }
@@ -711,43 +426,116 @@ int RunCommand::execute(int rank, int ranks) {
   // The whole step keeps every group busy at once: spreading LPs evenly over the ranks balances
   // each window (window parallelism 1.63 against METIS's 1.16 on GPT-3 175B at 2 ranks;
   // docs/engine.md). A single collective's run is balanced by its traffic (METIS).
-  if (opt_.partition == "auto") {
-    opt_.partition = workload::step_execution(run->scenario).auto_partitioner();
+  if (o.partition == "auto") {
+    o.partition = workload::step_execution(run->scenario).auto_partitioner();
   }
   double wall_s = 0;
   bool samples_written = false;
   prof.phase("ideal pass", "the step at ideal fidelity: its collectives, the progress estimate");
-  auto res = simulate(opt_, *run, rank, wall_s, samples_written, prof);
+  auto res = simulate(o, *run, rank, wall_s, samples_written, prof);
   if (!res) return user_error(rank, res.error().message);
   prof.phase("output", "the HDF5 file, --trace, --json");
-  const StepReport rep{opt_, *run, *res, ranks, wall_s, samples_written};
-  if (!opt_.no_output) {
+  const StepReport rep{o, *run, *res, ranks, wall_s, samples_written};
+  if (!o.no_output) {
     if (const int rc = write_h5(rank, rep); rc != kExitOk) return rc;
   }
-  if (!opt_.trace.empty() && rank == 0) {
+  if (!o.trace.empty() && rank == 0) {
     const workload::Parallelism& p = run->scenario.par;
     const auto stride = static_cast<std::uint32_t>(p.tp * p.cp * p.data_parallel());
-    if (auto ok = output::write_chrome_trace(opt_.trace, rep.r, stride); !ok) {
+    if (auto ok = output::write_chrome_trace(o.trace, rep.r, stride); !ok) {
       return user_error(rank, ok.error().message);
     }
   }
   const bool interrupted = rep.r.interrupted;
   if (rank != 0) return interrupted ? interrupted_exit_code() : kExitOk;
   prof.stop();
-  print_headline(rep);
-  print_memory(run->scenario, scenario_memory(run->scenario), false);
-  print_time_went(rep.r);
-  print_collectives(rep.r);
-  print_fabric(rep);
-  if (!opt_.json_path.empty()) {
+  print_summary(rep);
+  if (sweep) {
+    *row = step_json(rep);
+    if (!o.no_output) (*row)["h5"] = h5_path(o);
+  } else if (!o.json_path.empty()) {
     prof.phase("output", "");
-    if (const int rc = write_json(rank, opt_.json_path, step_json(rep)); rc != kExitOk) return rc;
+    if (const int rc = write_json(rank, o.json_path, step_json(rep)); rc != kExitOk) return rc;
   }
   std::fflush(stdout);
   prof.engine_detail("engine run", rep.r.engine);
   prof.print(stderr);
   if (interrupted) return interrupted_exit_code();
   return rep.r.complete ? kExitOk : kExitFailure;
+}
+
+namespace {
+
+// The sweep's table as CSV (rank 0). Returns the exit code.
+int write_csv(int rank, const std::string& path, const std::vector<nlohmann::json>& rows) {
+  std::ofstream out(path, std::ios::trunc);
+  out << sweep_csv(rows);
+  out.close();
+  if (!out) return user_error(rank, "--csv: cannot write '" + path + "'");
+  return kExitOk;
+}
+
+}  // namespace
+
+int RunCommand::execute(int rank, int ranks) {
+  auto variants = expand_sweep(opt_.sets, opt_.fidelity);
+  if (!variants) return user_error(rank, variants.error().message);
+  if (variants->size() == 1 && opt_.csv_path.empty())
+    return execute_one(rank, ranks, opt_, nullptr);
+  // A sweep (or a one-row table): the table's files, then every variant loaded and checked
+  // before the first is simulated.
+  const std::string stem = std::filesystem::path(opt_.scenario).stem().string();
+  const std::string json = opt_.json_path.empty() ? stem + "-sweep.json" : opt_.json_path;
+  const std::string csv = opt_.csv_path.empty() ? stem + "-sweep.csv" : opt_.csv_path;
+  if (auto ok = check_outputs_once({{"--json", json}, {"--csv", csv}}, {opt_.scenario}, rank);
+      !ok) {
+    return user_error(rank, ok.error().message);
+  }
+  std::vector<RunOptions> runs;
+  for (const SweepVariant& v : *variants) {
+    RunOptions o = opt_;
+    o.sets = v.sets;
+    o.fidelity.clear();
+    o.json_path.clear();
+    const auto named = [&v](const std::string& path) {
+      return v.name.empty() || path.empty() ? path : variant_path(path, v.name);
+    };
+    o.output = named(opt_.output.empty() ? stem + ".h5" : opt_.output);
+    o.trace = named(opt_.trace);
+    if (auto run = load_run(o); !run) {
+      return user_error(
+          rank, "sweep variant " + (v.name.empty() ? stem : v.name) + ": " + run.error().message);
+    }
+    runs.push_back(std::move(o));
+  }
+  std::vector<nlohmann::json> rows;
+  nlohmann::json table;
+  table["command"] = "run";
+  table["scenario"] = opt_.scenario;
+  for (const auto& [key, value] : variants->front().varying) table["axes"].push_back(key);
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const SweepVariant& v = (*variants)[i];
+    if (rank == 0 && !opt_.quiet) {
+      std::fprintf(stderr, "stepsim: sweep variant %zu of %zu: %s\n", i + 1, runs.size(),
+                   v.name.empty() ? stem.c_str() : v.name.c_str());
+    }
+    nlohmann::json row;
+    const int rc = execute_one(rank, ranks, runs[i], &row);
+    if (rank == 0 && !row.is_null()) {
+      row["variant"] = nlohmann::json::object();
+      for (const auto& [key, value] : v.varying) row["variant"][key] = value;
+      rows.push_back(std::move(row));
+      table["variants"] = rows;  // rewritten after each variant: a stop leaves the rows done
+      if (const int w = write_json(rank, json, table); w != kExitOk) return w;
+      if (const int w = write_csv(rank, csv, rows); w != kExitOk) return w;
+    }
+    if (rc != kExitOk && rc != kExitFailure) return rc;  // a user error or a stop
+  }
+  if (rank == 0 && !opt_.quiet) {
+    std::fprintf(stderr, "stepsim: wrote %s and %s (%zu variants)\n", csv.c_str(), json.c_str(),
+                 rows.size());
+  }
+  return kExitOk;
 }
 
 }  // namespace stepsim::cli

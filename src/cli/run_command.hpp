@@ -4,6 +4,7 @@
 // saw, and the digest; --json writes the same summary.
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -12,12 +13,13 @@ namespace stepsim::cli {
 /// `stepsim run`'s command line.
 struct RunOptions {
   std::string scenario;
-  std::vector<std::string> sets;  ///< --set key=value
+  std::vector<std::string> sets;  ///< --set key=value (a value a,b,c: a sweep, src/cli/sweep.hpp)
   std::string fidelity;           ///< --fidelity: empty, or the scenario's fidelity key
   int threads = 1;
   std::string partition = "auto";  ///< --partition; "auto" is resolved in execute()
   std::string json_path;
-  std::string output;  ///< HDF5 file; default: the scenario's stem + .h5
+  std::string csv_path;  ///< --csv: the sweep's table (a one-row table for one run)
+  std::string output;    ///< HDF5 file; default: the scenario's stem + .h5
   bool no_output = false;
   std::string trace;       ///< Chrome/Perfetto trace JSON
   double progress_s = -1;  ///< --progress: seconds between progress lines; < 0: the default
@@ -38,6 +40,8 @@ class RunCommand {
   int execute(int rank, int ranks);
 
  private:
+  /// One step of `o` (one variant of a sweep: its summary goes to `row`, rank 0's).
+  int execute_one(int rank, int ranks, RunOptions& o, nlohmann::json* row);
   CLI::App* cmd_;
   RunOptions opt_;
 };

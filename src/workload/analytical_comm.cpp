@@ -6,14 +6,22 @@
 #include "stepsim/kernels/alpha_beta.hpp"
 
 namespace stepsim::workload {
+
+struct AnalyticalCache {
+  explicit AnalyticalCache(const topology::Topology& topo) : routing(topo) {}
+  fabric::Routing routing;
+  std::map<CollectiveKey, CommCost> memo;
+};
+
 namespace {
 
 // Costs every collective of the step at once (prepare); one run_step did not list is costed
 // alone through the same kernel.
 class AnalyticalComm final : public MemoizedComm {
  public:
-  AnalyticalComm(const topology::Topology& topo, const Scenario& s)
-      : MemoizedComm(topo, s), routing_(topo) {}
+  AnalyticalComm(const topology::Topology& topo, const Scenario& s,
+                 std::shared_ptr<AnalyticalCache> cache)
+      : MemoizedComm(topo, s), cache_(std::move(cache)) {}
   [[nodiscard]] std::string name() const override { return "analytical"; }
   [[nodiscard]] bool wants_all_ops() const override { return true; }
 
@@ -21,7 +29,13 @@ class AnalyticalComm final : public MemoizedComm {
     std::vector<kernels::AlphaBeta> in;
     std::vector<const CommOp*> todo;
     for (const CommOp& op : ops) {
-      if (is_free(op) || memo_.contains(key_of(op))) continue;
+      if (is_free(op)) continue;
+      CollectiveKey key = key_of(op);
+      if (memo_.contains(key)) continue;
+      if (auto it = cache_->memo.find(key); it != cache_->memo.end()) {
+        memo_.emplace(std::move(key), it->second);
+        continue;
+      }
       auto comm = collective::make_communicator(topo_, op.gpus);
       if (!comm) return comm.error();
       in.push_back(bound_of(op, *comm));
@@ -30,7 +44,9 @@ class AnalyticalComm final : public MemoizedComm {
     std::vector<double> out(in.size());
     kernels::alpha_beta(in, out);
     for (std::size_t i = 0; i < todo.size(); ++i) {
-      memo_.emplace(key_of(*todo[i]), with_busbw(*todo[i], out[i]));
+      const CommCost c = with_busbw(*todo[i], out[i]);
+      cache_->memo.emplace(key_of(*todo[i]), c);
+      memo_.emplace(key_of(*todo[i]), c);
     }
     return true;
   }
@@ -43,16 +59,25 @@ class AnalyticalComm final : public MemoizedComm {
     return with_busbw(op, out);
   }
   kernels::AlphaBeta bound_of(const CommOp& op, const collective::Communicator& comm) const {
-    return collective::analytical_bound(topo_, routing_, comm, op.kind, op.bytes, s_.coll,
+    return collective::analytical_bound(topo_, cache_->routing, comm, op.kind, op.bytes, s_.coll,
                                         s_.fabric);
   }
-  fabric::Routing routing_;
+  std::shared_ptr<AnalyticalCache> cache_;
 };
 
 }  // namespace
 
 std::unique_ptr<CommModel> make_analytical_comm(const topology::Topology& topo, const Scenario& s) {
-  return std::make_unique<AnalyticalComm>(topo, s);
+  return std::make_unique<AnalyticalComm>(topo, s, make_analytical_cache(topo));
+}
+
+std::shared_ptr<AnalyticalCache> make_analytical_cache(const topology::Topology& topo) {
+  return std::make_shared<AnalyticalCache>(topo);
+}
+
+std::unique_ptr<CommModel> make_analytical_comm(const topology::Topology& topo, const Scenario& s,
+                                                std::shared_ptr<AnalyticalCache> cache) {
+  return std::make_unique<AnalyticalComm>(topo, s, std::move(cache));
 }
 
 }  // namespace stepsim::workload

@@ -310,10 +310,17 @@ Result<double> MemoizedExecutor::run_comm(int st, const CommOp& op, double start
   rec.end_s = start + c->seconds;
   rec.busbw_gbs = c->busbw_gbs;
   trace_.colls.push_back(rec);
-  const auto next = static_cast<std::uint32_t>(trace_.distinct.size());
-  auto [it, first] = distinct_.emplace(key_of(op), next);
-  if (first) trace_.distinct.push_back(DistinctCollective{rec.id, 0, *c});
-  ++trace_.distinct[it->second].repeats;
+  std::uint32_t index = 0;
+  if (const std::uint32_t* hit = recent_.find(op)) {
+    index = *hit;
+  } else {
+    const auto next = static_cast<std::uint32_t>(trace_.distinct.size());
+    auto [it, first] = distinct_.emplace(key_of(op), next);
+    if (first) trace_.distinct.push_back(DistinctCollective{rec.id, 0, *c});
+    index = it->second;
+    recent_.put(op, index);
+  }
+  ++trace_.distinct[index].repeats;
   return c->seconds;
 }
 

@@ -85,6 +85,7 @@ class MemoizedExecutor final : public StepExecutor {
   // chunk and micro-batch; -1 before it ran.
   std::vector<double> fin_[2];
   std::map<CollectiveKey, std::uint32_t> distinct_;  // index into trace_.distinct
+  RecentCollectives<std::uint32_t> recent_;          // the last few of distinct_
   StepTrace trace_;
 };
 

@@ -85,6 +85,14 @@ std::unique_ptr<CommModel> make_ideal_comm(const topology::Topology& topo, const
 /// all the step's collectives. A lower bound for the ring, tree and point-to-point algorithms (not
 /// for SHARP or NVLS).
 std::unique_ptr<CommModel> make_analytical_comm(const topology::Topology& topo, const Scenario& s);
+/// What analytical models of steps on one topology share: its routing tables (built once) and
+/// the costs of the collectives already costed, by (kind, size, GPUs). Valid for scenarios with
+/// the same coll.* and fabric.* keys (`stepsim plan`'s layouts of one scenario).
+struct AnalyticalCache;
+std::shared_ptr<AnalyticalCache> make_analytical_cache(const topology::Topology& topo);
+/// The analytical model of `s` drawing on and adding to `cache`.
+std::unique_ptr<CommModel> make_analytical_comm(const topology::Topology& topo, const Scenario& s,
+                                                std::shared_ptr<AnalyticalCache> cache);
 /// Each distinct collective run once at packet level (or, when s.fidelity is "cell", in cells of
 /// s.cell bytes) on its own GPUs, NICs and fabric (the other groups' traffic is not simulated
 /// alongside). Collective over `sync`.
