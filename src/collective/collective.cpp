@@ -210,7 +210,8 @@ config::ParamTable collective_param_table(CollectiveParams& p) {
          "message after the other (posting or polling it); a GPU's proxy serves its sends and "
          "receives in turn");
   t.add({"gpu.model",
-         "a shipped GPU (a100, h100, h200, b200): sets gpu.nvlink and the efficiencies; keys "
+         "a shipped GPU (a100, h100, h200, b200, b300, gb200, gb300): sets gpu.nvlink and the "
+         "efficiencies; keys "
          "given after it override",
          [&p](const std::string& name) -> Result<bool> {
            auto g = gpu::gpu_preset(name);
