@@ -58,6 +58,7 @@ TEST(Precision, LowPrecisionGemmsRunAtTheirPeak) {
   const double eff = s.gpu.fp8_gemm_efficiency;
   EXPECT_NEAR(fp8 - fp4, gemm_flops / (5e15 * eff) - gemm_flops / (15e15 * eff), 1e-12);
   // The memory bound of a skinny GEMM reads the scaled operands: 16 tokens x 4096 x 16384.
+  s.compute.gemm_model = "tiles";
   const double nvfp4_s = gemm_seconds(s, 16, 16384, 4096, true);
   const double bytes = (0.5 + 1.0 / 16) * (16.0 * 4096 + 4096.0 * 16384) + 2 * 16.0 * 16384;
   EXPECT_NEAR(nvfp4_s, bytes / (s.gpu.hbm_bandwidth * s.compute.memory_efficiency), 1e-12);
