@@ -148,8 +148,13 @@ config::ParamTable nic_param_table(NicParams& p) {
     t.integer(k + ".cycles", st->cycles, 1, 1000, "stage occupancy per item (cycles)");
     t.integer(k + ".units", st->units, 1, 8, "parallel units of the stage");
   }
-  t.add({"nic.model", "a shipped NIC (" + preset_names() + "): sets nic.pcie to its host link",
+  t.add({"nic.model",
+         "a shipped NIC (" + preset_names() + ") or none: sets nic.pcie to its host link",
          [&p](const std::string& name) -> Result<bool> {
+           if (name == "none") {
+             p.model.clear();
+             return true;
+           }
            auto n = nic_preset(name);
            if (!n) return n.error();
            p.model = n->name;
@@ -158,7 +163,7 @@ config::ParamTable nic_param_table(NicParams& p) {
            p.pcie.auto_size = false;
            return true;
          },
-         [&p] { return p.model; }});
+         [&p] { return p.model.empty() ? std::string("none") : p.model; }});
   t.add({"nic.pcie", "host link: auto (sized for the port) or genGxW, e.g. gen5x16",
          [&p](const std::string& text) -> Result<bool> {
            auto v = parse_pcie(text, p.pcie);
