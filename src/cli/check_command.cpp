@@ -48,7 +48,14 @@ std::string range(const std::string& lo, const std::string& hi) {
 
 void print_counts(const topology::Topology& topo) {
   const std::size_t servers = topo.server_count();
-  std::printf("servers           %zu\n", servers);
+  if (topo.servers_per_domain > 1) {
+    // Each server node is an NVLink domain of servers_per_domain servers.
+    std::printf("servers           %zu (in %zu NVLink domains of %zu GPUs, %u servers each)\n",
+                servers * topo.servers_per_domain, servers,
+                servers > 0 ? topo.gpu_count() / servers : 0, topo.servers_per_domain);
+  } else {
+    std::printf("servers           %zu\n", servers);
+  }
   std::printf("GPUs              %zu\n", topo.gpu_count());
   std::printf("NICs              %zu (cabled server ports)\n", topo.nic_count());
   std::vector<std::string> per_tier;

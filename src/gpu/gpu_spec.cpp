@@ -14,8 +14,25 @@
 // run (NeMo GPT-3 175B, 745 tokens/s/GPU). M2, M4, M5 and M6's 512-GPU run are predictions.
 // H200 and B200 take H100's factors: no measurement here. sms: the SMs of each GPU (NVIDIA's
 // A100, H100 and Blackwell architecture whitepapers: 108, 132, 132, 148). hbm_bytes: the data
-// sheets' memory (A100 80GB, H100 SXM 80GB, H200 141GB, B200 180GB), in binary units as the
+// sheets' memory (A100 80GB, H100 SXM 80GB, H200 141GB, B200 180GB, B300 and GB300 288GB,
+// GB200 186GB), in binary units as the
 // HBM stacks are built (nvidia-smi reports 81,920 MiB on an A100 80GB, 81,559 MiB on an H100).
+// Blackwell and Blackwell Ultra, per GPU, dense (the data sheets quote sparse figures for FP16
+// and FP8; dense is half): B200 from the HGX B200 data sheet (FP4 144 PFLOPS sparse for 8 GPUs:
+// NVFP4 9 PFLOPS dense); B300 from the HGX B300 / DGX B300 data sheets (FP16/BF16 36, FP8 72
+// PFLOPS sparse and FP4 108 PFLOPS dense for 8 GPUs; 2.3 TB HBM3e = 288 GB and 8 TB/s per GPU);
+// GB200 and GB300 from the GB200 NVL72 and GB300 NVL72 data sheets, divided by their 72 GPUs
+// (GB200: BF16 360 and FP8 720 PFLOPS sparse, FP4 720 dense, 13.4 TB and 576 TB/s of HBM3e;
+// GB300: BF16 360 and FP8 720 sparse, FP4 1,080 dense, 20.7 TB and 576 TB/s). Every one has
+// NVLink 5 at 1.8 TB/s per GPU (900 GB/s per direction); GB200 and GB300 share one NVLink
+// switch fabric across the 72 GPUs of a rack (nvlink_domain 72). MXFP8 runs at the FP8 rate on
+// the same tensor cores. SMs: 148 on B200 and GB200, 160 on Blackwell Ultra (NVIDIA's Blackwell
+// Ultra technical blog). fp8_gemm_efficiency (FP8 and MXFP8 and NVFP4) is fitted per GPU on
+// the systems validation cases: GB200 0.476 on G1 (Llama 3.1 405B, 256 GPUs, 843 tokens/s/GPU;
+// H100's 0.471 gives 835.5, -0.9%), GB300 0.614 on G2 (1,048 tokens/s/GPU; GB200's 0.476 gives
+// 832.9, -20.5%: both data sheets give the same dense FP8 peak, so GB300's measured gain is in
+// what the peaks do not show). G3 (GB200, MXFP8) is a prediction. BF16 and NVLink factors:
+// H100's (no measurement here); B300 takes H100's throughout.
 #include "stepsim/gpu/gpu_spec.hpp"
 
 namespace stepsim::gpu {
@@ -30,9 +47,29 @@ const std::vector<GpuSpec>& gpu_presets() {
       {"h200", 989e12, 1979e12, 4.8e12, 141 * kGiB, DataRate::gbps(3'600), 0.817, 0.85, 8, 0.648,
        0.471, 132},
       {"b200", 2250e12, 4500e12, 8.0e12, 180 * kGiB, DataRate::gbps(7'200), 0.817, 0.85, 8, 0.648,
-       0.471, 148},
+       0.471, 148, 4500e12, 9000e12},
+      {"b300", 2250e12, 4500e12, 8.0e12, 288 * kGiB, DataRate::gbps(7'200), 0.817, 0.85, 8, 0.648,
+       0.471, 160, 4500e12, 13500e12},
+      {"gb200", 2500e12, 5000e12, 8.0e12, 186 * kGiB, DataRate::gbps(7'200), 0.817, 0.85, 72, 0.648,
+       0.476, 148, 5000e12, 10000e12},
+      {"gb300", 2500e12, 5000e12, 8.0e12, 288 * kGiB, DataRate::gbps(7'200), 0.817, 0.85, 72, 0.648,
+       0.614, 160, 5000e12, 15000e12},
   };
   return presets;
+}
+
+double peak_flops(const GpuSpec& gpu, const std::string& precision) {
+  if (precision == "fp8") return gpu.fp8_flops;
+  if (precision == "mxfp8") return gpu.mxfp8_flops;
+  if (precision == "nvfp4") return gpu.nvfp4_flops;
+  return gpu.bf16_flops;
+}
+
+double operand_bytes(const std::string& precision) {
+  if (precision == "fp8") return 1;
+  if (precision == "mxfp8") return 1 + 1.0 / 32;
+  if (precision == "nvfp4") return 0.5 + 1.0 / 16;
+  return 2;
 }
 
 std::vector<std::string> gpu_preset_names() {

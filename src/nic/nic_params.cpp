@@ -2,6 +2,7 @@
 
 #include "src/nic/retransmission_strategy.hpp"
 #include "stepsim/config/param_table.hpp"
+#include "stepsim/nic/nic_presets.hpp"
 #include "stepsim/nic/verbs.hpp"
 
 namespace stepsim::nic {
@@ -119,6 +120,16 @@ std::string qp_error_name(QpError e) {
   return "?";
 }
 
+namespace {
+
+std::string preset_names() {
+  std::string names;
+  for (const NicPreset& n : nic_presets()) names += (names.empty() ? "" : ", ") + n.name;
+  return names;
+}
+
+}  // namespace
+
 config::ParamTable nic_param_table(NicParams& p) {
   config::ParamTable t;
   const SimTime max_time = SimTime::s(1);
@@ -137,6 +148,22 @@ config::ParamTable nic_param_table(NicParams& p) {
     t.integer(k + ".cycles", st->cycles, 1, 1000, "stage occupancy per item (cycles)");
     t.integer(k + ".units", st->units, 1, 8, "parallel units of the stage");
   }
+  t.add({"nic.model",
+         "a shipped NIC (" + preset_names() + ") or none: sets nic.pcie to its host link",
+         [&p](const std::string& name) -> Result<bool> {
+           if (name == "none") {
+             p.model.clear();
+             return true;
+           }
+           auto n = nic_preset(name);
+           if (!n) return n.error();
+           p.model = n->name;
+           p.pcie.gen = n->pcie_gen;
+           p.pcie.lanes = n->pcie_lanes;
+           p.pcie.auto_size = false;
+           return true;
+         },
+         [&p] { return p.model.empty() ? std::string("none") : p.model; }});
   t.add({"nic.pcie", "host link: auto (sized for the port) or genGxW, e.g. gen5x16",
          [&p](const std::string& text) -> Result<bool> {
            auto v = parse_pcie(text, p.pcie);

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "src/topology/generator_registry.hpp"
+#include "src/topology/nvlink_domain.hpp"
 
 namespace stepsim::topology {
 namespace {
@@ -27,6 +28,7 @@ class Dragonfly final : public Generator {
         {"groups", "g: number of groups, in [2, a*h + 1]", 2, 65537, std::nullopt,
          "a*h + 1 (the maximum, one link per group pair)"},
         {"gpus_per_server", "GPUs in a server (all behind its one NIC)", 1, 64, 1, ""},
+        nvlink_domain_param(),
     };
   }
   [[nodiscard]] std::vector<LinkClassSpec> link_classes() const override {

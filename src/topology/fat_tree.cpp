@@ -9,6 +9,7 @@
 
 #include "src/topology/clos_plane.hpp"
 #include "src/topology/generator_registry.hpp"
+#include "src/topology/nvlink_domain.hpp"
 
 namespace stepsim::topology {
 namespace {
@@ -35,6 +36,7 @@ class FatTree final : public Generator {
          1, ""},
         {"leaf_breakout", "server ports per leaf downlink port (2: a 400G port as 2 x 200G)", 1, 8,
          1, ""},
+        nvlink_domain_param(),
     };
   }
   [[nodiscard]] std::vector<LinkClassSpec> link_classes() const override {

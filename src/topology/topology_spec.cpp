@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 
+#include "src/topology/nvlink_domain.hpp"
 #include "stepsim/core/fatal.hpp"
 #include "stepsim/phy/port_rate.hpp"
 #include "stepsim/topology/generator.hpp"
@@ -294,9 +295,11 @@ Result<Topology> generate_topology(const TopologySpec& spec) {
   const auto links = read_cables(spec, gen, ber, topo);
   if (!links) return links.error();
 
-  Result<Topology> built = gen.build(*params, *links, std::move(topo));
-  if (!built) return built;
-  const std::string problem = find_wiring_error(*built);
+  Result<Topology> result = gen.build(*params, *links, std::move(topo));
+  if (!result) return result;
+  Topology built = std::move(result).value();
+  if (auto joined = join_nvlink_domains(*params, built); !joined) return joined.error();
+  const std::string problem = find_wiring_error(built);
   STEPSIM_CHECK(problem.empty(),
                 "generator " + gen.name() + " built a broken topology: " + problem);
   return built;

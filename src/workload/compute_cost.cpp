@@ -25,12 +25,19 @@ namespace stepsim::workload {
 
 namespace {
 
+// The peak of a low-precision GEMM: model.precision's (fp8, mxfp8, nvfp4), FP8 when the model
+// is in BF16 (a caller asking for an FP8 GEMM of a BF16 model). One fitted efficiency covers
+// them all (fp8_gemm_efficiency): no MXFP8 or NVFP4 measurement of its own here.
+double low_precision_peak(const Scenario& s) {
+  return s.model.precision == "bf16" ? s.gpu.fp8_flops : gpu::peak_flops(s.gpu, s.model.precision);
+}
+
 double gemm_peak(const Scenario& s, bool fp8) {
   const double eff16 =
       s.compute.gemm_efficiency > 0 ? s.compute.gemm_efficiency : s.gpu.gemm_efficiency;
   const double eff8 =
       s.compute.gemm_efficiency > 0 ? s.compute.gemm_efficiency : s.gpu.fp8_gemm_efficiency;
-  return fp8 ? s.gpu.fp8_flops * eff8 : s.gpu.bf16_flops * eff16;
+  return fp8 ? low_precision_peak(s) * eff8 : s.gpu.bf16_flops * eff16;
 }
 
 // `groups` m x n outputs as the tiles of whole waves cover them (elements): the tiles of every
@@ -69,13 +76,16 @@ double gemm_seconds(const Scenario& s, double m, double n, double k, bool fp8, d
       {quantized_mn(m, n, groups, tm, tn, sms), quantized_mn(m, n, groups, tn, tm, sms),
        quantized_mn(m, n, groups, tm / 2, tn, sms), quantized_mn(m, n, groups, tn, tm / 2, sms)});
   const double compute = 2 * mn * k / peak;
-  const double in = fp8 ? 1 : 2;  // operand bytes; the output in BF16
+  // Operand bytes (block scales included); the output in BF16.
+  const double in = !fp8                          ? 2
+                    : s.model.precision == "bf16" ? 1
+                                                  : gpu::operand_bytes(s.model.precision);
   const double bytes = groups * (in * (m * k + k * n) + 2 * m * n);
   return std::max(compute, bytes / (s.gpu.hbm_bandwidth * s.compute.memory_efficiency));
 }
 
 double gemm_achieved(const Scenario& s, double m, double n, double k, bool fp8, double groups) {
-  const double peak = fp8 ? s.gpu.fp8_flops : s.gpu.bf16_flops;
+  const double peak = fp8 ? low_precision_peak(s) : s.gpu.bf16_flops;
   return 2 * m * n * k * groups / gemm_seconds(s, m, n, k, fp8, groups) / peak;
 }
 
@@ -176,7 +186,7 @@ std::pair<double, double> ffn_linears(const Scenario& s, bool moe, double T, Lin
   const Parallelism& p = s.par;
   const double h = m.hidden;
   const double tp = p.tp;
-  const bool fp8 = m.precision == "fp8";
+  const bool fp8 = m.precision != "bf16";  // any low-precision GEMM
   const double ffn = m.experts > 0 && !moe && m.dense_ffn > 0 ? m.dense_ffn : m.ffn;
   const double up = m.activation == "swiglu" ? 2 : 1;  // SwiGLU's gate and up projections
   double router_f = 0;
@@ -210,7 +220,7 @@ std::pair<double, double> ffn_linears(const Scenario& s, bool moe, double T, Lin
 // not modelled (its compute only).
 void add_mtp(const Scenario& s, bool moe, double T, LayerCosts& k) {
   const ModelSpec& m = s.model;
-  const bool fp8 = m.precision == "fp8";
+  const bool fp8 = m.precision != "bf16";  // any low-precision GEMM
   const double h = m.hidden;
   const LayerCosts last = m.moe_layer(m.layers - 1) == moe ? k : layer_costs(s, !moe);
   const Linear mtp_proj{T, h / s.par.tp, 2 * h};
@@ -229,7 +239,7 @@ LayerCosts layer_costs(const Scenario& s, bool moe_layer) {
   const double T = static_cast<double>(p.micro_batch) * m.seq_len / p.cp;  // tokens per GPU
   const double h = m.hidden;
   const double tp = p.tp;
-  const bool fp8 = m.precision == "fp8";
+  const bool fp8 = m.precision != "bf16";  // any low-precision GEMM
   const double hbm = s.gpu.hbm_bandwidth * c.memory_efficiency;
   // The layer's linears in four groups (TP overlap pairs them with its four collectives).
   LinearGroups lin;

@@ -11,6 +11,7 @@
 
 #include "stepsim/fabric/fabric_samples.hpp"
 #include "stepsim/fabric/pfc_headroom.hpp"
+#include "stepsim/nic/nic_presets.hpp"
 
 namespace stepsim::workload {
 
@@ -42,7 +43,8 @@ config::ParamTable scenario_param_table(Scenario& s) {
   t.integer("model.seq_len", m.seq_len, 1, 1 << 30, "tokens per sequence");
   t.choice("model.activation", m.activation, {"gelu", "swiglu"},
            "FFN kind: gelu (2 matrices) or swiglu (3)");
-  t.choice("model.precision", m.precision, {"bf16", "fp8"}, "GEMM precision");
+  t.choice("model.precision", m.precision, {"bf16", "fp8", "mxfp8", "nvfp4"},
+           "GEMM precision (mxfp8, nvfp4: Blackwell block-scaled formats)");
   t.boolean("model.tied_embeddings", m.tied_embeddings, "output layer shares the embedding");
   t.boolean("model.causal", m.causal, "causal attention (FlashAttention skips masked blocks)");
   t.integer("model.experts", m.experts, 0, 1 << 16, "MoE experts per layer (0: dense)");
@@ -135,6 +137,8 @@ config::ParamTable scenario_param_table(Scenario& s) {
          [&s] { return s.gpu.name; }});
   t.real("gpu.bf16_flops", s.gpu.bf16_flops, 1e9, 1e18, "peak dense BF16 FLOP/s");
   t.real("gpu.fp8_flops", s.gpu.fp8_flops, 0, 1e18, "peak dense FP8 FLOP/s");
+  t.real("gpu.mxfp8_flops", s.gpu.mxfp8_flops, 0, 1e18, "peak dense MXFP8 FLOP/s (0: none)");
+  t.real("gpu.nvfp4_flops", s.gpu.nvfp4_flops, 0, 1e18, "peak dense NVFP4 FLOP/s (0: none)");
   t.real("gpu.hbm_bandwidth", s.gpu.hbm_bandwidth, 1e9, 1e15, "HBM bytes/s");
   t.real("gpu.gemm_efficiency", s.gpu.gemm_efficiency, 0.01, 1.0,
          "achieved fraction of the BF16 peak of a wave of full GEMM tiles (fitted per GPU)");
@@ -683,9 +687,15 @@ Result<bool> validate_fit(const Scenario& s, const topology::Topology& topo,
     return bad("parallel.ep must divide model.experts and the data parallel size");
   }
   if (m.experts == 0 && p.ep > 1) return bad("parallel.ep > 1 needs an MoE model");
-  if (m.precision == "fp8" && s.gpu.fp8_flops <= 0) {
-    return bad("model.precision fp8: " + s.gpu.name + " has no FP8");
+  if (gpu::peak_flops(s.gpu, m.precision) <= 0) {
+    std::string allowed;
+    for (const char* x : gpu::kPrecisions) {
+      if (gpu::peak_flops(s.gpu, x) > 0) allowed += (allowed.empty() ? "" : ", ") + std::string(x);
+    }
+    return bad("model.precision " + m.precision + ": " + s.gpu.name + " has no " + m.precision +
+               " peak (allowed on it: " + allowed + ")");
   }
+  if (auto ok = nic::check_nic_model(s.nic.model, topo); !ok) return bad(ok.error().message);
   std::uint32_t per_server = 0;
   for (topology::NodeId v = 0; v < topo.nodes.size(); ++v) {
     if (topo.is_server(v)) per_server = std::max(per_server, topo.nodes[v].gpus);

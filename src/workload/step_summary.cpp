@@ -58,7 +58,7 @@ template <class R>
 void reduce_mfu(const Scenario& s, R& r) {
   const double tokens = static_cast<double>(s.par.global_batch) * s.model.seq_len;
   r.model_flops = s.model.model_flops_per_token() * tokens;
-  r.peak_flops = s.model.precision == "fp8" ? s.gpu.fp8_flops : s.gpu.bf16_flops;
+  r.peak_flops = gpu::peak_flops(s.gpu, s.model.precision);
   r.mfu = mfu(r.model_flops, r.step_s, s.par.world(), r.peak_flops);
 }
 

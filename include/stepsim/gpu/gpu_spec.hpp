@@ -31,7 +31,19 @@ struct GpuSpec {
   double fp8_gemm_efficiency = 0.5;
   /// Streaming multiprocessors: a GEMM's tiles run in waves of this many (wave quantization).
   int sms = 132;
+  /// Peak dense MXFP8 / NVFP4 FLOP/s (0: not supported). MXFP8: FP8 elements with one E8M0
+  /// scale per 32; NVFP4: FP4 (E2M1) elements with one E4M3 scale per 16 (Blackwell).
+  double mxfp8_flops = 0;
+  double nvfp4_flops = 0;
 };
+
+/// The GEMM precisions `model.precision` takes.
+inline constexpr const char* kPrecisions[] = {"bf16", "fp8", "mxfp8", "nvfp4"};
+/// The peak dense FLOP/s of `gpu` at `precision` (bf16, fp8, mxfp8, nvfp4); 0 when it has none.
+[[nodiscard]] double peak_flops(const GpuSpec& gpu, const std::string& precision);
+/// Bytes per GEMM operand element at `precision`, block scales included (bf16 2, fp8 1, mxfp8
+/// 1 + 1/32, nvfp4 1/2 + 1/16).
+[[nodiscard]] double operand_bytes(const std::string& precision);
 
 /// The shipped GPUs (`stepsim list gpus` would print them; --gpu and gpu.model take their names).
 const std::vector<GpuSpec>& gpu_presets();

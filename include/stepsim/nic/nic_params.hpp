@@ -62,6 +62,8 @@ struct NicParams {
   /// Receive side: "remote processing" (parse, context, placement) per packet.
   StageParams rx{SimTime::ns(50), 8, 2};
   PcieParams pcie;
+  /// The shipped NIC picked by `nic.model` (nic_presets.hpp), "" when none: it fixes `pcie`.
+  std::string model;
   MemoryKind memory = MemoryKind::kHost;
   SimTime bounce_copy_latency = SimTime::us(2);  ///< a GPU<->host copy's launch latency
   /// Bytes up to which a WQE is written with its doorbell (BlueFlame inline): no WQE fetch and no

@@ -90,6 +90,10 @@ struct Topology {
   PhyParams phy;
   std::vector<std::string> link_classes;  ///< names of Link::link_class values
   std::vector<std::string> tier_names;    ///< names of Node::tier values ("server", "leaf", ...)
+  /// Servers joined into each server node, one NVLink domain (topology.nvlink_domain; 18 for
+  /// NVL72's compute trays): a node's GPUs share NVLink, its NICs are its servers' NICs. 1:
+  /// the NVLink domain is the server.
+  std::uint32_t servers_per_domain = 1;
 
   /// Adds a node with `port_count` unconnected ports; returns its id.
   NodeId add_node(NodeKind kind, std::uint8_t tier, std::uint32_t port_count,

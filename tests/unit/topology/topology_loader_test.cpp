@@ -86,7 +86,8 @@ TEST(TopologyLoader, UnknownKeyListsTheKnownKeys) {
   const std::string e = error_of(k4_with("  k: 4\n", "  k: 4\n  spines: 3\n"));
   EXPECT_EQ(e.rfind("t.yaml:5: topology.spines: unknown key for kind fat_tree (known keys: name, "
                     "kind, port, ber, cables, phy, k, tiers, servers, oversubscription, "
-                    "gpus_per_server, nics_per_server, spine_oversubscription, leaf_breakout)",
+                    "gpus_per_server, nics_per_server, spine_oversubscription, leaf_breakout, "
+                    "nvlink_domain)",
                     0),
             0u)
       << e;
