@@ -14,6 +14,9 @@
 // run (NeMo GPT-3 175B, 745 tokens/s/GPU). M2, M4, M5 and M6's 512-GPU run are predictions.
 // H200 and B200 take H100's factors: no measurement here. sms: the SMs of each GPU (NVIDIA's
 // A100, H100 and Blackwell architecture whitepapers: 108, 132, 132, 148).
+// h800: H100's SXM die and rates with a narrower NVLink, taken as DeepEP's "~160 GB/s NVLink
+// maximum bandwidth" per GPU per direction (DeepEP README, the H800 servers of its benchmarks),
+// with NVLink 4's efficiency and H100's GEMM factors.
 #include "stepsim/gpu/gpu_spec.hpp"
 
 namespace stepsim::gpu {
@@ -24,6 +27,8 @@ const std::vector<GpuSpec>& gpu_presets() {
       {"a100", 312e12, 0, 2.039e12, 80 * kGB, DataRate::gbps(2'400), 0.773, 0, 8, 0.656, 0.656,
        108},
       {"h100", 989e12, 1979e12, 3.35e12, 80 * kGB, DataRate::gbps(3'600), 0.817, 0.85, 8, 0.648,
+       0.471, 132},
+      {"h800", 989e12, 1979e12, 3.35e12, 80 * kGB, DataRate::gbps(1'280), 0.817, 0.85, 8, 0.648,
        0.471, 132},
       {"h200", 989e12, 1979e12, 4.8e12, 141 * kGB, DataRate::gbps(3'600), 0.817, 0.85, 8, 0.648,
        0.471, 132},

@@ -33,7 +33,7 @@ struct GpuSpec {
   int sms = 132;
 };
 
-/// The shipped GPUs: a100, h100, h200, b200.
+/// The shipped GPUs: a100, h100, h800, h200, b200.
 const std::vector<GpuSpec>& gpu_presets();
 /// A shipped GPU by name; the error lists the names.
 Result<GpuSpec> gpu_preset(const std::string& name);

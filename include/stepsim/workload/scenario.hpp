@@ -92,6 +92,14 @@ struct ComputeParams {
   double optimizer_bytes = 36;
 };
 
+/// How the MoE layers' expert parallelism communicates (moe.*).
+struct MoeParams {
+  /// The dispatcher (src/workload/moe/): alltoall (NCCL's all-to-all), deepep (DeepEP's normal
+  /// kernels) or deepep_ll (its low-latency kernels).
+  std::string dispatcher = "alltoall";
+  int max_nodes_per_token = 0;  ///< node-limited routing: servers a token may reach (0: any)
+};
+
 /// What the HDF5 file keeps (output.*).
 struct OutputParams {
   /// /flows rows: all, sampled (every row of 1 in `flows_sample` collectives, chosen by a hash
@@ -122,6 +130,7 @@ struct Scenario {
   Parallelism par;
   gpu::GpuSpec gpu = gpu::gpu_preset("h100").value();
   ComputeParams compute;
+  MoeParams moe;
   collective::CollectiveParams coll;
   nic::NicParams nic;
   fabric::FabricParams fabric;
