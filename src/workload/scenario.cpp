@@ -77,6 +77,11 @@ config::ParamTable scenario_param_table(Scenario& s) {
            "server, then NVLink) or deepep_ll (its low-latency kernels: pure RDMA)");
   t.integer("moe.max_nodes_per_token", s.moe.max_nodes_per_token, 0, 1 << 16,
             "node-limited routing: servers a token's experts may span (0: any)");
+  t.choice("moe.overlap", s.moe.overlap, {"none", "1f1b"},
+           "none (the all-to-alls block compute) or 1f1b (Megatron's EP overlap: one "
+           "micro-batch's dispatch/combine beside another's forward/backward)");
+  t.integer("moe.comm_sms", s.moe.comm_sms, 0, 1024,
+            "SMs the EP kernels take from the compute they overlap");
   t.integer("parallel.dp", p.dp, 0, 1 << 24, "data parallel size; 0 = gpus / (tp pp cp)");
   t.integer("parallel.gpus", p.gpus, 0, 1 << 24, "GPUs; 0 = tp pp cp dp");
   t.integer("parallel.micro_batch", p.micro_batch, 1, std::int64_t{1} << 30,

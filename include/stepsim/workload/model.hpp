@@ -57,9 +57,9 @@ struct ModelSpec {
     return mla() ? qk_nope_dim + qk_rope_dim : head_dim();
   }
   [[nodiscard]] std::int64_t v_dim() const { return mla() ? v_head_dim : head_dim(); }
-  /// Q, K, V and output projections: 2 h (heads x head_dim) + 2 h (kv x head_dim). MLA: h q_lora + q_lora H
-  /// (nope + rope) (or h H (nope + rope) without q_lora), h (kv_lora + rope), kv_lora H (nope +
-  /// v), H v h.
+  /// Q, K, V and output projections: 2 h (heads x head_dim) + 2 h (kv x head_dim). MLA: h q_lora +
+  /// q_lora H (nope + rope) (or h H (nope + rope) without q_lora), h (kv_lora + rope), kv_lora H
+  /// (nope + v), H v h.
   [[nodiscard]] std::int64_t attention_params() const;
   /// The part of attention_params every TP rank holds whole: MLA's down projections.
   [[nodiscard]] std::int64_t attention_replicated_params() const;

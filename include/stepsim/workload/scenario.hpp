@@ -98,6 +98,13 @@ struct MoeParams {
   /// kernels) or deepep_ll (its low-latency kernels).
   std::string dispatcher = "alltoall";
   int max_nodes_per_token = 0;  ///< node-limited routing: servers a token may reach (0: any)
+  /// none: the dispatch and combine block the compute stream; 1f1b: Megatron's EP A2A overlap
+  /// (overlap_moe_expert_parallel_comm), one micro-batch's all-to-alls beside another's
+  /// forward or backward in the 1F1B steady state.
+  std::string overlap = "none";
+  /// SMs the communication kernels hold while they run beside compute (DeepSeek-V3: 20); the
+  /// compute beside them runs on the rest.
+  int comm_sms = 20;
 };
 
 /// What the HDF5 file keeps (output.*).
