@@ -193,7 +193,7 @@ void BenchNcclCommand::add_sim_options() {
                    "Algorithm: ring, tree, nvls, sharp (allreduce) or auto (the tuner: ring or "
                    "tree; AllToAll is pairwise)")
       ->capture_default_str();
-  cmd_->add_option("--gpu", o.gpu, "GPU: a100, h100, h200, b200 (NVLink rate and efficiency)")
+  cmd_->add_option("--gpu", o.gpu, "GPU: a100, h100, h800, h200, b200 (NVLink rate and efficiency)")
       ->capture_default_str();
   cmd_->add_option("--proto", o.proto, "Protocol: simple, ll, ll128 or auto (the tuner)")
       ->capture_default_str();

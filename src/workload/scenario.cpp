@@ -674,6 +674,10 @@ Result<bool> validate_fit(const Scenario& s, const topology::Topology& topo,
     return bad("parallel.ep must divide model.experts and the data parallel size");
   }
   if (m.experts == 0 && p.ep > 1) return bad("parallel.ep > 1 needs an MoE model");
+  if (s.moe.overlap != "none" && s.step_mode == "whole") {
+    return bad("moe.overlap " + s.moe.overlap +
+               " needs step.mode memoized (allowed with whole: none)");
+  }
   if (m.precision == "fp8" && s.gpu.fp8_flops <= 0) {
     return bad("model.precision fp8: " + s.gpu.name + " has no FP8");
   }
