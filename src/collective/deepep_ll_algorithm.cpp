@@ -1,8 +1,10 @@
 // DeepEP's low-latency kernels (the ep_dispatch_ll and ep_combine_ll kinds), as DeepEP's
 // documentation describes them: pure RDMA, no forwarding. A GPU writes each token straight to
 // each of its top_k experts (no deduplication per GPU or server: top_k / n of its bytes to
-// every GPU) through its own NIC to the destination's, across rails when they differ; peers in
-// its server over NVLink. Writes are GPU-initiated (IBGDA: no proxy), in pieces of
+// every GPU) over RDMA, peers in its server over NVLink. A destination on another rail is reached
+// through the source server's GPU on that rail (an NVLink hop first: the planes of a
+// rail-optimized or multi-plane fabric do not meet, and the DeepSeek-V3 report forwards
+// cross-plane traffic inside the node). Writes are GPU-initiated (IBGDA: no proxy), in pieces of
 // coll.p2p.net_chunk with coll.slots x coll.p2p.channels_per_peer in flight per connection. The
 // kernel's own time beside the transfers (launch, the per-expert counts the receivers wait for,
 // packing) is coll.ep.ll_overhead, before the first write. Combine moves the same pattern at
@@ -28,6 +30,7 @@ class DeepepLlRun final : public AlgorithmRun {
   struct Flow {
     std::uint32_t src = 0;
     std::uint32_t dst = 0;
+    std::uint32_t via = 0;  // the GPU whose NIC posts it (src, or its server's on dst's rail)
     std::uint32_t endpoint = 0;
     std::int64_t pieces = 0;
     std::int64_t sent = 0;
@@ -37,6 +40,7 @@ class DeepepLlRun final : public AlgorithmRun {
   enum Event : std::uint32_t {
     kBegin = 1,  // GPU `index`'s kernel starts writing
     kArrive,     // `piece` bytes reached GPU `index` over NVLink
+    kPost,       // flow `index`'s next piece crossed NVLink to its posting GPU
   };
   [[nodiscard]] std::int64_t piece_of(std::int64_t i) const {
     const std::int64_t c = core_.params().p2p_net_chunk;
@@ -74,7 +78,13 @@ DeepepLlRun::DeepepLlRun(CollectiveCore& core)
       f.src = s;
       f.dst = d;
       f.pieces = ceil_div(per_peer_, p.p2p_net_chunk);
-      f.endpoint = nic::endpoint_of(core_.add_connection(core_.gpu(s).nic, core_.gpu(d).nic), 0);
+      f.via = s;
+      const std::uint32_t first = s / G_ * G_;
+      for (std::uint32_t k = first; k < std::min(first + G_, n_); ++k) {
+        if (core_.gpu(k).local == core_.gpu(d).local) f.via = k;
+      }
+      f.endpoint =
+          nic::endpoint_of(core_.add_connection(core_.gpu(f.via).nic, core_.gpu(d).nic), 0);
       flows_.push_back(f);
     }
   }
@@ -99,6 +109,11 @@ void DeepepLlRun::start(nic::Verbs& v) {
 void DeepepLlRun::begin(nic::Verbs& v, std::uint32_t g) {
   if (per_peer_ == 0) return;
   received(v, g, per_peer_);  // its own experts' share
+  // The network's writes first (their NVLink hops ahead of the server's own copies on the
+  // GPU's NVLink egress), so the NIC starts at once.
+  for (std::uint32_t fi = 0; fi < flows_.size(); ++fi) {
+    if (flows_[fi].src == g) send(v, fi);
+  }
   const std::int64_t chunk = core_.params().p2p_nvl_chunk;
   for (std::uint32_t d = 0; d < n_; ++d) {
     if (d == g || core_.gpu(d).server != core_.gpu(g).server) continue;
@@ -108,16 +123,19 @@ void DeepepLlRun::begin(nic::Verbs& v, std::uint32_t g) {
       core_.schedule(v, at - v.now(), TimerPayload{.event = kArrive, .index = d, .piece = b});
     }
   }
-  for (std::uint32_t fi = 0; fi < flows_.size(); ++fi) {
-    if (flows_[fi].src == g) send(v, fi);
-  }
 }
 
 void DeepepLlRun::send(nic::Verbs& v, std::uint32_t fi) {
   Flow& f = flows_[fi];
   const CollectiveParams& p = core_.params();
   while (f.sent < f.pieces && f.sent - f.acked < std::int64_t{p.slots} * p.p2p_channels_per_peer) {
-    core_.post_network(v, f.src, f.endpoint, rdma_bytes(piece_of(f.sent++)));
+    const std::int64_t b = piece_of(f.sent++);
+    if (f.via == f.src) {
+      core_.post_network(v, f.src, f.endpoint, rdma_bytes(b));
+    } else {
+      const SimTime at = core_.nvlink_hop(f.src, v.now(), core_.wire_bytes(b));
+      core_.schedule(v, at - v.now(), TimerPayload{.event = kPost, .index = fi, .piece = b});
+    }
   }
 }
 
@@ -134,6 +152,9 @@ void DeepepLlRun::on_timer(nic::Verbs& v, const TimerPayload& t) {
       break;
     case kArrive:
       received(v, t.index, t.piece);
+      break;
+    case kPost:
+      core_.post_network(v, flows_[t.index].via, flows_[t.index].endpoint, rdma_bytes(t.piece));
       break;
     default:
       fatal("collective: deepep_ll: unknown timer event " + std::to_string(t.event));

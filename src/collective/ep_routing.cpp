@@ -44,9 +44,10 @@ EpLoads ep_loads(Kind kind, std::int64_t bytes, int gpus, int gpus_per_server,
   EpLoads l;
   if (kind == Kind::kEpDispatchLl || kind == Kind::kEpCombineLl) {
     // top_k / gpus of S to every GPU.
+    // Off-rail peers through the server's GPU on their rail: (G - 1) / G of them cross NVLink.
     const double per_peer = S * std::max(p.ep_top_k, 1) / gpus;
     l.nic = per_peer * (gpus - G);
-    l.nvlink = per_peer * (G - 1);
+    l.nvlink = per_peer * (G - 1) + l.nic * (G - 1) / G;
     return l;
   }
   l.nic = S * (N - 1) * r.p_server;

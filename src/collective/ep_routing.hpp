@@ -24,7 +24,8 @@ EpRoute ep_route(int gpus, int gpus_per_server, const CollectiveParams& p);
 /// symmetry, into) its NIC, and bytes over its NVLink egress (and ingress). Normal kernels: each
 /// token once per other server it needs, to the GPU of the same local index, which forwards it
 /// to the GPUs of its experts there; low-latency kernels: each (token, expert) pair straight to
-/// the expert's GPU, NVLink inside the server. The GPU's own share stays in its memory.
+/// the expert's GPU, NVLink inside the server, off-rail peers through the server's GPU on their
+/// rail (an NVLink hop first). The GPU's own share stays in its memory.
 struct EpLoads {
   double nic = 0;
   double nvlink = 0;

@@ -7,7 +7,7 @@
 // from the bytes.
 #include <gtest/gtest.h>
 
-#include <numeric>
+#include <cstdio>
 
 #include "src/collective/ep_routing.hpp"
 #include "stepsim/collective/collective_app.hpp"
@@ -116,6 +116,9 @@ void check_e3(bool packet) {
     const CollectiveParams p = deepep_params(4);
     const double d = seconds(Kind::kEpDispatch, row.ep, 4096 * kFp8, p, packet);
     const double c = seconds(Kind::kEpCombine, row.ep, 4096 * kBf16, p, packet);
+    std::printf("E3 %s EP%d: dispatch %.1f GB/s (published %.0f), combine %.1f (%.0f)\n",
+                packet ? "packet" : "analytical", row.ep, deepep_gbs(row.ep, kFp8, d, p),
+                row.dispatch, deepep_gbs(row.ep, kBf16, c, p), row.combine);
     EXPECT_NEAR(deepep_gbs(row.ep, kFp8, d, p), row.dispatch, 0.10 * row.dispatch) << row.ep;
     EXPECT_NEAR(deepep_gbs(row.ep, kBf16, c, p), row.combine, 0.10 * row.combine) << row.ep;
   }
@@ -142,6 +145,8 @@ void check_e4(bool packet) {
     const CollectiveParams p = deepep_params(0);
     const double d = seconds(Kind::kEpDispatchLl, row.ep, 128 * kFp8, p, packet) * 1e6;
     const double c = seconds(Kind::kEpCombineLl, row.ep, 128 * kBf16, p, packet) * 1e6;
+    std::printf("E4 %s EP%d: dispatch %.1f us (published %.0f), combine %.1f (%.0f)\n",
+                packet ? "packet" : "analytical", row.ep, d, row.dispatch_us, c, row.combine_us);
     EXPECT_NEAR(d, row.dispatch_us, 0.15 * row.dispatch_us) << row.ep;
     EXPECT_NEAR(c, row.combine_us, 0.15 * row.combine_us) << row.ep;
   }
