@@ -109,7 +109,7 @@ struct CollectiveParams {
   int ep_max_nodes = 0;  ///< node-limited routing: servers a token may reach (0: no limit)
   /// DeepEP low-latency kernels: the kernel's own time beside its transfers (launch, the
   /// per-expert counts the receivers wait for, packing), each dispatch or combine.
-  SimTime ep_ll_overhead = SimTime::us(25);
+  SimTime ep_ll_overhead = SimTime::us(20);
   /// DeepEP's achieved fraction of the NIC's RDMA goodput (its per-token metadata, chunk tail
   /// signalling, GPU-issued writes): each RDMA piece occupies the NIC as payload / this.
   double ep_rdma_efficiency = 0.888;
