@@ -175,6 +175,7 @@ class Deepep final : public CollectiveAlgorithm {
   [[nodiscard]] AlgorithmSupport support() const override {
     AlgorithmSupport s;
     s.tuned = true;  // the only candidate for its kinds under coll.algorithm auto
+    s.protocols = {Protocol::kSimple};  // DeepEP's own kernels, not NCCL's protocols
     s.kinds = {Kind::kEpDispatch, Kind::kEpCombine};
     return s;
   }

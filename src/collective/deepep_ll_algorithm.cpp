@@ -183,6 +183,7 @@ class DeepepLl final : public CollectiveAlgorithm {
   [[nodiscard]] AlgorithmSupport support() const override {
     AlgorithmSupport s;
     s.tuned = true;  // the only candidate for its kinds under coll.algorithm auto
+    s.protocols = {Protocol::kSimple};  // DeepEP's own kernels, not NCCL's protocols
     s.kinds = {Kind::kEpDispatchLl, Kind::kEpCombineLl};
     return s;
   }

@@ -136,7 +136,7 @@ config::ParamTable scenario_param_table(Scenario& s) {
          "optimizer HBM bytes per parameter of the shard");
 
   // The GPU: a preset, then any of its numbers. The collective layer's gpu.* keys follow it.
-  t.add({"gpu.model", "a shipped GPU (a100, h100, h200, b200); keys given after it override",
+  t.add({"gpu.model", "a shipped GPU (a100, h100, h800, h200, b200); keys given after it override",
          [&s](const std::string& name) -> Result<bool> {
            auto g = gpu::gpu_preset(name);
            if (!g) return g.error();

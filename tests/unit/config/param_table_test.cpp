@@ -44,7 +44,7 @@ TEST(ParamTable, EveryCollectiveKeyRoundTripsThroughItsText) {
             "sharp, nvls_sharp, auto)");
   bad = t.apply("gpu.model=v100");
   ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.error().message, "gpu.model: unknown GPU 'v100' (allowed: a100, h100, h200, b200)");
+  EXPECT_EQ(bad.error().message, "gpu.model: unknown GPU 'v100' (allowed: a100, h100, h800, h200, b200)");
 }
 
 TEST(ParamTable, SetsFieldsAndRejectsOutOfRangeValuesNamingTheKey) {
