@@ -109,10 +109,14 @@ BenchNcclCommand::BenchNcclCommand(CLI::App& parent) {
       "printed as nccl-tests prints it (out-of-place and in-place columns; every other line "
       "starts with '#'). Takes nccl-tests' flags.");
   cmd_->add_option("collective", kind_,
-                   "allreduce, allgather, reducescatter, alltoall, broadcast, reduce or sendrecv")
+                   "allreduce, allgather, reducescatter, alltoall, broadcast, reduce or sendrecv; "
+                   "or DeepEP's expert-parallel kernels (size: one GPU's tokens x bytes per token; "
+                   "routing: coll.ep.*): ep_dispatch, ep_combine (normal), ep_dispatch_ll, "
+                   "ep_combine_ll (low latency)")
       ->required()
       ->check(CLI::IsMember({"allreduce", "allgather", "reducescatter", "alltoall", "broadcast",
-                             "reduce", "sendrecv"}));
+                             "reduce", "sendrecv", "ep_dispatch", "ep_combine", "ep_dispatch_ll",
+                             "ep_combine_ll"}));
   add_nccl_tests_flags();
   add_sim_options();
   last_value_wins(*cmd_);

@@ -162,6 +162,10 @@ void print_time_went(const workload::StepResult& r) {
     if (r.collectives[g] == 0 || g == static_cast<int>(CommGroup::kPp)) continue;
     std::printf("exposed %-12s %s\n", group_name(g), sim_text(r.exposed_s[g]).c_str());
   }
+  if (r.ep_hidden_s > 0) {
+    std::printf("hidden ep            %s  (moe.overlap: beside another pass)\n",
+                sim_text(r.ep_hidden_s).c_str());
+  }
   std::printf("pipeline bubble      %s  (waiting for other stages and pipeline sends)\n",
               sim_text(r.bubble_s).c_str());
   std::printf("optimizer            %s\n", sim_text(r.optimizer_s).c_str());
@@ -285,6 +289,7 @@ nlohmann::json step_json(const StepReport& rep) {
   j["compute_s"] = r.compute_s;
   j["bubble_s"] = r.bubble_s;
   j["optimizer_s"] = r.optimizer_s;
+  if (r.ep_hidden_s > 0) j["ep_hidden_s"] = r.ep_hidden_s;
   for (int g = 0; g < workload::kCommGroups; ++g) {
     j["exposed_s"][group_name(g)] = r.exposed_s[g];
     j["busbw_gbs"][group_name(g)] = r.busbw_gbs[g];

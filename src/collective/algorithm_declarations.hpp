@@ -14,6 +14,8 @@ const CollectiveAlgorithm& nvls_algorithm();
 const CollectiveAlgorithm& sharp_algorithm();
 const CollectiveAlgorithm& nvls_tree_algorithm();
 const CollectiveAlgorithm& nvls_sharp_algorithm();
+const CollectiveAlgorithm& deepep_algorithm();
+const CollectiveAlgorithm& deepep_ll_algorithm();
 
 /// NVLS needs more than two GPUs in the NVLink domain (NCCL transport/nvls.cc: no NVLS at
 /// gpuCount <= 2); forcing it below is a user error.

@@ -8,8 +8,9 @@ namespace stepsim::collective {
 
 const std::vector<const CollectiveAlgorithm*>& collective_algorithms() {
   static const std::vector<const CollectiveAlgorithm*> all = {
-      &ring_algorithm(), &chain_algorithm(),     &pairwise_algorithm(), &tree_algorithm(),
-      &nvls_algorithm(), &nvls_tree_algorithm(), &sharp_algorithm(),    &nvls_sharp_algorithm(),
+      &ring_algorithm(),   &chain_algorithm(),     &pairwise_algorithm(), &tree_algorithm(),
+      &nvls_algorithm(),   &nvls_tree_algorithm(), &sharp_algorithm(),    &nvls_sharp_algorithm(),
+      &deepep_algorithm(), &deepep_ll_algorithm(),
   };
   return all;
 }

@@ -11,6 +11,7 @@
 #include <map>
 #include <utility>
 
+#include "src/collective/ep_routing.hpp"
 #include "stepsim/collective/collective_app.hpp"
 #include "stepsim/nic/rdma_host.hpp"
 
@@ -86,6 +87,28 @@ std::pair<double, double> p2p_seconds(const topology::Topology& topo, const Comm
   return {t, proxy};
 }
 
+// DeepEP's dispatch and combine (ep_routing.hpp): the busiest NIC's and NVLink's bytes, after
+// one network hop (one-way, `net`) and one NVLink hop; the low-latency kernels add their own
+// time (coll.ep.ll_overhead).
+void ep_bound(const topology::Topology& topo, const Communicator& comm, Kind kind,
+              std::int64_t bytes, const CollectiveParams& params,
+              const fabric::FabricParams& fabric, double net, kernels::AlphaBeta& ab) {
+  const int n = comm.size();
+  const EpLoads l = ep_loads(kind, bytes, n, static_cast<int>(comm.gpus_per_server), params);
+  const double nic =
+      static_cast<double>(
+          fabric::rdma_goodput(topo.link_rate(topo.ports[comm.gpus[0].nic].link), fabric.mtu)
+              .bits_per_second()) /
+      8 * params.ep_rdma_efficiency;
+  const double nvl = static_cast<double>(params.nvlink_payload().bits_per_second()) / 8;
+  const double t = std::max(l.nic / nic, l.nvlink / nvl);
+  const bool ll = kind == Kind::kEpDispatchLl || kind == Kind::kEpCombineLl;
+  ab.latency_s = net + params.nvlink_latency.seconds() + (ll ? params.ep_ll_overhead.seconds() : 0);
+  ab.chain_s = ab.latency_s;
+  ab.bytes = static_cast<double>(bytes);
+  ab.rate = t > 0 ? ab.bytes / t : nvl;
+}
+
 }  // namespace
 
 kernels::AlphaBeta analytical_bound(const topology::Topology& topo, const fabric::Routing& routing,
@@ -150,6 +173,7 @@ kernels::AlphaBeta analytical_bound(const topology::Topology& topo, const fabric
       ab.rate = ab.bytes / wire;
     }
   }
+  if (is_ep_kind(kind)) ep_bound(topo, comm, kind, bytes, params, fabric, net, ab);
   return ab;
 }
 

@@ -17,9 +17,13 @@ Result<Kind> parse_kind(const std::string& name) {
   if (name == "alltoall") return Kind::kAllToAll;
   if (name == "alltoallv") return Kind::kAllToAllv;
   if (name == "sendrecv") return Kind::kSendRecv;
+  if (name == "ep_dispatch") return Kind::kEpDispatch;
+  if (name == "ep_combine") return Kind::kEpCombine;
+  if (name == "ep_dispatch_ll") return Kind::kEpDispatchLl;
+  if (name == "ep_combine_ll") return Kind::kEpCombineLl;
   return Error{"unknown collective '" + name +
                "' (allowed: allreduce, reducescatter, allgather, broadcast, reduce, alltoall, "
-               "alltoallv, sendrecv)"};
+               "alltoallv, sendrecv, ep_dispatch, ep_combine, ep_dispatch_ll, ep_combine_ll)"};
 }
 
 std::string kind_name(Kind k) {
@@ -42,6 +46,14 @@ std::string kind_name(Kind k) {
       return "sendrecv";
     case Kind::kSend:
       return "send";
+    case Kind::kEpDispatch:
+      return "ep_dispatch";
+    case Kind::kEpCombine:
+      return "ep_combine";
+    case Kind::kEpDispatchLl:
+      return "ep_dispatch_ll";
+    case Kind::kEpCombineLl:
+      return "ep_combine_ll";
   }
   return "?";
 }
@@ -66,6 +78,10 @@ double busbw_factor(Kind k, int n) {
     case Kind::kReduce:
     case Kind::kSendRecv:
     case Kind::kSend:
+    case Kind::kEpDispatch:
+    case Kind::kEpCombine:
+    case Kind::kEpDispatchLl:
+    case Kind::kEpCombineLl:
       return 1.0;
   }
   return 1.0;
@@ -254,6 +270,15 @@ config::ParamTable collective_param_table(CollectiveParams& p) {
             "(NCCL_COLLNET_ENABLE)");
   t.bytes("coll.sharp.window", p.sharp_window, 64, std::int64_t{1} << 32,
           "SHARP: bytes a GPU may have in its tree before results come back");
+  t.integer("coll.ep.experts", p.ep_experts, 0, 1 << 20,
+            "expert parallelism (ep_* collectives): routed experts over the GPUs (0: one each)");
+  t.integer("coll.ep.top_k", p.ep_top_k, 1, 1 << 10, "expert parallelism: experts per token");
+  t.integer("coll.ep.max_nodes", p.ep_max_nodes, 0, 1 << 16,
+            "expert parallelism: servers a token may reach (node-limited routing; 0: any)");
+  t.time("coll.ep.ll_overhead", p.ep_ll_overhead, SimTime::zero(), max_time,
+         "expert parallelism, low-latency kernels: the kernel's time beside its transfers");
+  t.real("coll.ep.rdma_efficiency", p.ep_rdma_efficiency, 0.05, 1.0,
+         "expert parallelism: DeepEP's achieved fraction of the NIC's RDMA goodput");
   return t;
 }
 

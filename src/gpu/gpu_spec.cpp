@@ -33,6 +33,9 @@
 // 832.9, -20.5%: both data sheets give the same dense FP8 peak, so GB300's measured gain is in
 // what the peaks do not show). G3 (GB200, MXFP8) is a prediction. BF16 and NVLink factors:
 // H100's (no measurement here); B300 takes H100's throughout.
+// h800: H100's SXM die and rates with a narrower NVLink, taken as DeepEP's "~160 GB/s NVLink
+// maximum bandwidth" per GPU per direction (DeepEP README, the H800 servers of its benchmarks),
+// with NVLink 4's efficiency and H100's GEMM factors.
 #include "stepsim/gpu/gpu_spec.hpp"
 
 namespace stepsim::gpu {
@@ -43,6 +46,8 @@ const std::vector<GpuSpec>& gpu_presets() {
       {"a100", 312e12, 0, 2.039e12, 80 * kGiB, DataRate::gbps(2'400), 0.773, 0, 8, 0.656, 0.656,
        108},
       {"h100", 989e12, 1979e12, 3.35e12, 80 * kGiB, DataRate::gbps(3'600), 0.817, 0.85, 8, 0.648,
+       0.471, 132},
+      {"h800", 989e12, 1979e12, 3.35e12, 80 * kGiB, DataRate::gbps(1'280), 0.817, 0.85, 8, 0.648,
        0.471, 132},
       {"h200", 989e12, 1979e12, 4.8e12, 141 * kGiB, DataRate::gbps(3'600), 0.817, 0.85, 8, 0.648,
        0.471, 132},

@@ -112,7 +112,7 @@ double attention_fwd_seconds(const Scenario& s) {
   const double pair = 2.0 * static_cast<double>(m.qk_dim() + m.v_dim());
   if (s.compute.attention == "formula") {
     const double T = static_cast<double>(p.micro_batch) * m.seq_len / p.cp;
-    if (!m.mla()) return 4 * T * m.seq_len * m.hidden / p.tp / peak16;
+    if (!m.mla()) return 4 * T * m.seq_len * static_cast<double>(m.attn_width()) / p.tp / peak16;
     return pair * T * m.seq_len * m.heads / p.tp / peak16;
   }
   const double eff = s.compute.attention_efficiency > 0 ? s.compute.attention_efficiency
@@ -172,9 +172,10 @@ void attention_linears(const ModelSpec& m, double T, double tp, LinearGroups& li
         {T, H * (m.qk_nope_dim + m.v_head_dim) / tp, static_cast<double>(m.kv_lora_rank)});
     lin[1].push_back({T, h, H * m.v_head_dim / tp});
   } else {
-    const double qkv_out = h + 2.0 * m.kv() * static_cast<double>(m.head_dim());
+    const double q = static_cast<double>(m.attn_width());
+    const double qkv_out = q + 2.0 * m.kv() * static_cast<double>(m.head_dim());
     lin[0].push_back({T, qkv_out / tp, h});
-    lin[1].push_back({T, h, h / tp});
+    lin[1].push_back({T, h, q / tp});
   }
 }
 

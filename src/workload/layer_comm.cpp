@@ -3,6 +3,7 @@
 // (CommOp::overlap_s, from layer_costs).
 #include "stepsim/workload/layer_comm.hpp"
 
+#include "src/workload/moe/moe_dispatcher.hpp"
 #include "stepsim/workload/compute_cost.hpp"
 
 namespace stepsim::workload {
@@ -45,10 +46,11 @@ std::vector<CommOp> layer_collectives(const Scenario& s, const Placement& place,
         {fwd ? Kind::kAllGather : Kind::kReduceScatter, kv, place.cp_group(stage), CommGroup::kCp});
   }
   if (m.experts > 0 && moe_layer && p.ep > 1) {
-    const auto bytes =
-        static_cast<std::int64_t>(static_cast<double>(act) * m.top_k * m.capacity_factor / p.tp);
-    for (int i = 0; i < 2; ++i) {
-      ops.push_back({Kind::kAllToAll, bytes, place.dp_group(stage, 1, p.ep), CommGroup::kEp});
+    const MoeTokens tokens{static_cast<double>(T) * m.capacity_factor / p.tp, m.hidden,
+                           m.precision == "fp8"};
+    const MoeDispatcher* d = find_moe_dispatcher(s.moe.dispatcher);
+    for (const CommOp& op : d->ops(tokens, s, place.dp_group(stage, 1, p.ep), fwd)) {
+      ops.push_back(op);
     }
   }
   return ops;

@@ -27,7 +27,8 @@ MemoizedExecutor::MemoizedExecutor(const Scenario& s, CommModel& comm, Progress 
       shape_(pipeline_shape(s)),
       place_{s.par.tp, s.par.cp, s.par.data_parallel(), s.par.pp},
       lc_{layer_costs(s, false), layer_costs(s, true)},
-      send_bytes_(pipeline_send_bytes(s)) {
+      send_bytes_(pipeline_send_bytes(s)),
+      ep_overlap_(s, shape_) {
   const int P = shape_.stages;
   trace_.stages.resize(idx(P));
   stages_.reserve(idx(P));
@@ -211,16 +212,28 @@ Result<bool> MemoizedExecutor::run_layer(int st, const PipelinePass& pass, int l
   g.compute += dt;
   r.end_s = g.t;
   trace_.ops.push_back(r);
-  if (auto ok = layer_comm(st, pass.kind, r); !ok) return ok;
+  // moe.overlap 1f1b: the partner pass's compute of this layer runs beside its EP collectives.
+  const double beside =
+      ep_overlap_.partnered(st, pass)
+          ? layer_pass_seconds(s_, lc, shape_, st, pass.chunk,
+                               fwd ? PassKind::kBackward : PassKind::kForward, layer)
+          : 0.0;
+  if (auto ok = layer_comm(st, pass.kind, r, beside); !ok) return ok;
   // The last backward of the chunk on this stage: its gradients are complete.
   if (!fwd && pass.micro == shape_.micro_batches - 1) return add_gradients(st, pass.chunk, layer);
   return true;
 }
 
-Result<bool> MemoizedExecutor::layer_comm(int st, PassKind kind, const OpRecord& base) {
+Result<bool> MemoizedExecutor::layer_comm(int st, PassKind kind, const OpRecord& base,
+                                          double beside_s) {
   const std::size_t moe = s_.model.moe_layer(static_cast<int>(base.layer)) ? 1 : 0;
-  for (const CommOp& op : layer_ops_[idx(kind)][moe][idx(st)]) {
-    if (auto ok = blocking(st, op, base); !ok) return ok;
+  const auto& ops = layer_ops_[idx(kind)][moe][idx(st)];
+  // The partner's compute is shared by this pass's EP collectives (dispatch and combine).
+  const auto ep = std::count_if(ops.begin(), ops.end(),
+                                [](const CommOp& op) { return op.group == CommGroup::kEp; });
+  for (const CommOp& op : ops) {
+    const double beside = op.group == CommGroup::kEp && ep > 0 ? beside_s / ep : 0.0;
+    if (auto ok = blocking(st, op, base, beside); !ok) return ok;
   }
   return true;
 }
@@ -325,11 +338,20 @@ Result<double> MemoizedExecutor::run_comm(int st, const CommOp& op, double start
 }
 
 // A collective on the compute stream: the stream waits for it.
-Result<bool> MemoizedExecutor::blocking(int st, const CommOp& op, const OpRecord& base) {
+Result<bool> MemoizedExecutor::blocking(int st, const CommOp& op, const OpRecord& base,
+                                        double beside_s) {
   StageTime& g = stages_[idx(st)].time;
   auto cost = run_comm(st, op, g.t);
   if (!cost) return cost.error();
   double exposed = *cost;
+  if (beside_s > 0) {
+    // moe.overlap: hidden behind the partner pass; its compute slowed by the SMs held.
+    const auto [left, slower] = ep_overlap_.split(exposed, beside_s);
+    g.t += slower;
+    g.compute += slower;
+    g.ep_hidden += exposed - left;
+    exposed = left;
+  }
   if (op.overlap_s > 0) {
     // Megatron's TP overlap: the GEMM beside it runs now (it is not in the layer's compute).
     const double both = overlapped_seconds(exposed, op.overlap_s, op.overlap_chunks);

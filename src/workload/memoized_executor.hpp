@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "src/workload/memoized_comm.hpp"
+#include "src/workload/moe/ep_overlap.hpp"
 #include "src/workload/step_executor.hpp"
 #include "stepsim/workload/compute_cost.hpp"
 #include "stepsim/workload/data_parallel_comm.hpp"
@@ -61,12 +62,12 @@ class MemoizedExecutor final : public StepExecutor {
   Result<bool> fsdp_wait(int st, int k, int n_layers, double& next_ready);
   Result<double> fsdp_gather(int st);
   Result<bool> run_layer(int st, const PipelinePass& pass, int layer, OpRecord r);
-  Result<bool> layer_comm(int st, PassKind kind, const OpRecord& base);
+  Result<bool> layer_comm(int st, PassKind kind, const OpRecord& base, double beside_s = 0);
   Result<bool> add_gradients(int st, int chunk, int layer);
   Result<bool> reduce_buckets(int st, GradClass cls, double at, bool flush);
   Result<bool> param_gather(int st, double params);
   Result<double> run_comm(int st, const CommOp& op, double start);
-  Result<bool> blocking(int st, const CommOp& op, const OpRecord& base);
+  Result<bool> blocking(int st, const CommOp& op, const OpRecord& base, double beside_s = 0);
   Error interrupt();
 
   double& finished(PassKind kind, int st, int c, int mb);
@@ -78,6 +79,7 @@ class MemoizedExecutor final : public StepExecutor {
   Placement place_;
   std::array<LayerCosts, 2> lc_;  // a dense layer's, an MoE layer's (the same for a dense model)
   std::int64_t send_bytes_ = 0;   // one pipeline send
+  EpOverlap ep_overlap_;          // moe.overlap
   // The TP / CP / EP collectives of a layer's pass, by stage and pass kind.
   std::vector<std::vector<CommOp>> layer_ops_[2][2];  // [pass kind][MoE layer][stage]
   std::vector<Stage> stages_;

@@ -13,7 +13,7 @@ std::int64_t ModelSpec::attention_params() const {
     return q + h * (kv_lora_rank + qk_rope_dim) +
            std::int64_t{kv_lora_rank} * H * (qk_nope_dim + v_head_dim) + H * v_head_dim * h;
   }
-  return 2 * h * h + 2 * h * (std::int64_t{kv()} * head_dim());
+  return 2 * h * attn_width() + 2 * h * (std::int64_t{kv()} * head_dim());
 }
 
 std::int64_t ModelSpec::attention_replicated_params() const {
@@ -69,7 +69,7 @@ double ModelSpec::model_flops_per_token() const {
   const double h = hidden;
   // The attention core: 2 s H (qk + v) per token forward, 3 x that with the backward.
   const double core = mla() ? 6.0 * L * seq_len * heads * static_cast<double>(qk_dim() + v_dim())
-                            : 12.0 * L * h * seq_len;
+                            : 12.0 * L * static_cast<double>(attn_width()) * seq_len;
   return 6.0 * (active_params() + (1 + mtp_layers) * h * vocab) + core;
 }
 

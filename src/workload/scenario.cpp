@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 
+#include "src/workload/moe/moe_dispatcher.hpp"
 #include "stepsim/config/yaml_input.hpp"
 
 #include "stepsim/fabric/fabric_samples.hpp"
@@ -61,6 +62,8 @@ config::ParamTable scenario_param_table(Scenario& s) {
   t.integer("model.kv_lora_rank", m.kv_lora_rank, 1, 1 << 20, "MLA: key/value latent");
   t.integer("model.qk_nope_dim", m.qk_nope_dim, 1, 1 << 12, "MLA: per-head dims without RoPE");
   t.integer("model.qk_rope_dim", m.qk_rope_dim, 0, 1 << 12, "MLA: per-head RoPE dims");
+  t.integer("model.head_dim", m.attn_head_dim, 0, 1 << 12,
+            "mha: dimensions per attention head; 0 = hidden / heads");
   t.integer("model.v_head_dim", m.v_head_dim, 1, 1 << 12, "MLA: per-head value dims");
   t.integer("model.mtp_layers", m.mtp_layers, 0, 64,
             "multi-token prediction modules on the last stage (a layer and the output layer each)");
@@ -71,6 +74,16 @@ config::ParamTable scenario_param_table(Scenario& s) {
   t.integer("parallel.vpp", p.vpp, 1, 1 << 10, "virtual stages per GPU (interleaved 1F1B)");
   t.integer("parallel.cp", p.cp, 1, 1 << 16, "context parallel size");
   t.integer("parallel.ep", p.ep, 1, 1 << 16, "expert parallel size");
+  t.choice("moe.dispatcher", s.moe.dispatcher, moe_dispatcher_names(),
+           "MoE token dispatch: alltoall (NCCL), deepep (DeepEP's normal kernels: RDMA once per "
+           "server, then NVLink) or deepep_ll (its low-latency kernels: pure RDMA)");
+  t.integer("moe.max_nodes_per_token", s.moe.max_nodes_per_token, 0, 1 << 16,
+            "node-limited routing: servers a token's experts may span (0: any)");
+  t.choice("moe.overlap", s.moe.overlap, {"none", "1f1b"},
+           "none (the all-to-alls block compute) or 1f1b (Megatron's EP overlap: one "
+           "micro-batch's dispatch/combine beside another's forward/backward)");
+  t.integer("moe.comm_sms", s.moe.comm_sms, 0, 1024,
+            "SMs the EP kernels take from the compute they overlap");
   t.integer("parallel.dp", p.dp, 0, 1 << 24, "data parallel size; 0 = gpus / (tp pp cp)");
   t.integer("parallel.gpus", p.gpus, 0, 1 << 24, "GPUs; 0 = tp pp cp dp");
   t.integer("parallel.micro_batch", p.micro_batch, 1, std::int64_t{1} << 30,
@@ -562,6 +575,10 @@ Result<Scenario> load_scenario(const std::string& path, const std::vector<std::s
   if (topo.is_relative() && !(from_command_line && std::filesystem::is_regular_file(topo))) {
     s.topology = (std::filesystem::path(path).parent_path() / topo).lexically_normal().string();
   }
+  // The ep_* collectives route as the model does.
+  s.coll.ep_experts = s.model.experts;
+  s.coll.ep_top_k = s.model.top_k;
+  s.coll.ep_max_nodes = s.moe.max_nodes_per_token;
   if (auto ok = s.coll.validate(); !ok) return ok.error();
   if (auto ok = s.nic.validate(); !ok) return ok.error();
   if (auto ok = s.fabric.validate(); !ok) return ok.error();
@@ -575,7 +592,9 @@ Result<bool> validate_model(const Scenario& s, const topology::Topology& /*topo*
                             const std::string& where) {
   const ModelSpec& m = s.model;
   auto bad = [&](const std::string& msg) { return Error{where + msg}; };
-  if (m.hidden % m.heads != 0) return bad("model.heads must divide model.hidden");
+  if (m.attn_head_dim == 0 && m.hidden % m.heads != 0) {
+    return bad("model.heads must divide model.hidden (or give model.head_dim)");
+  }
   if (m.heads % m.kv() != 0) return bad("model.kv_heads must divide model.heads");
   if (m.experts > 0 && m.top_k > m.experts) return bad("model.top_k exceeds model.experts");
   if (m.experts == 0 && (m.shared_experts > 0 || m.dense_layers > 0 || m.dense_ffn > 0)) {
@@ -687,6 +706,10 @@ Result<bool> validate_fit(const Scenario& s, const topology::Topology& topo,
     return bad("parallel.ep must divide model.experts and the data parallel size");
   }
   if (m.experts == 0 && p.ep > 1) return bad("parallel.ep > 1 needs an MoE model");
+  if (s.moe.overlap != "none" && s.step_mode == "whole") {
+    return bad("moe.overlap " + s.moe.overlap +
+               " needs step.mode memoized (allowed with whole: none)");
+  }
   if (gpu::peak_flops(s.gpu, m.precision) <= 0) {
     std::string allowed;
     for (const char* x : gpu::kPrecisions) {

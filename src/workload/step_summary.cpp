@@ -51,6 +51,8 @@ void reduce_stages(const StepTrace& t, std::size_t first, std::size_t n, R& r) {
   r.bubble_s = g.bubble;
   r.optimizer_s = g.optimizer;
   for (int i = 0; i < kCommGroups; ++i) r.exposed_s[i] = g.exposed[i];
+  // A job's result has no hidden EP time: jobs run the whole step, which has no moe.overlap.
+  if constexpr (requires { r.ep_hidden_s; }) r.ep_hidden_s = g.ep_hidden;
 }
 
 // Model FLOPs, tokens and MFU of one job's step (`s`: the job's scenario).

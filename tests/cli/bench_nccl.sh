@@ -44,7 +44,7 @@ expect_error "--algo: coll.algorithm: 'collnet' is not allowed (allowed: ring, t
   bench nccl allreduce --topology "$topo" --algo collnet
 expect_error "coll.algorithm: sharp needs whole servers, at least two" \
   bench nccl allreduce --topology "$topo" --gpus 8 --algo sharp
-expect_error "--gpu: gpu.model: unknown GPU 'v100' (allowed: a100, h100, h200, b200, b300, gb200, gb300)" \
+expect_error "--gpu: gpu.model: unknown GPU 'v100' (allowed: a100, h100, h800, h200, b200, b300, gb200, gb300)" \
   bench nccl allreduce --topology "$topo" --gpu v100
 expect_error "coll.algorithm: nvls needs NVLink SHARP, which a100 does not have" \
   bench nccl allreduce --topology "$topo" --gpus 8 --gpu a100 --algo nvls

@@ -29,7 +29,22 @@ enum class Kind : std::uint8_t {
   /// one way. Not an nccl-tests operation: `stepsim bench nccl` does not take it. (SendRecv over
   /// two GPUs is an exchange: each sends S to the other.)
   kSend,
+  /// Expert-parallel dispatch and combine as DeepEP's kernels run them (deepep_algorithm.cpp):
+  /// S is one GPU's token bytes (tokens x bytes per token); the routing is coll.ep.*. Normal
+  /// kernels: a token crosses RDMA once per destination node, to the GPU of the same local
+  /// index, then NVLink to its experts' GPUs.
+  kEpDispatch,
+  kEpCombine,
+  /// DeepEP's low-latency kernels (deepep_ll_algorithm.cpp): each token straight to each of its
+  /// experts' GPUs, over RDMA (NVLink inside the server).
+  kEpDispatchLl,
+  kEpCombineLl,
 };
+/// Whether `k` is one of the expert-parallel kinds.
+[[nodiscard]] inline bool is_ep_kind(Kind k) {
+  return k == Kind::kEpDispatch || k == Kind::kEpCombine || k == Kind::kEpDispatchLl ||
+         k == Kind::kEpCombineLl;
+}
 Result<Kind> parse_kind(const std::string& name);
 std::string kind_name(Kind k);
 /// nccl-tests' bus-bandwidth factor for `n` ranks: AllReduce 2(n-1)/n, ReduceScatter, AllGather
@@ -87,6 +102,17 @@ struct CollectiveParams {
   std::int64_t sharp_window = 4 << 20;       ///< bytes a GPU may have in a tree, unreduced
   int sharp_enable = 0;  ///< `--algo auto` may choose SHARP algorithms (NCCL_COLLNET_ENABLE)
   std::int64_t sharp_payload = 4096;  ///< payload per packet (run_collective: the MTU)
+  // Expert parallelism (the ep_* kinds): the routing of each GPU's tokens, balanced over the
+  // experts (DeepEP's tests and the benchmarks force-balance them).
+  int ep_experts = 0;    ///< routed experts over the communicator (0: one per GPU)
+  int ep_top_k = 8;      ///< experts per token
+  int ep_max_nodes = 0;  ///< node-limited routing: servers a token may reach (0: no limit)
+  /// DeepEP low-latency kernels: the kernel's own time beside its transfers (launch, the
+  /// per-expert counts the receivers wait for, packing), each dispatch or combine.
+  SimTime ep_ll_overhead = SimTime::us(20);
+  /// DeepEP's achieved fraction of the NIC's RDMA goodput (its per-token metadata, chunk tail
+  /// signalling, GPU-issued writes): each RDMA piece occupies the NIC as payload / this.
+  double ep_rdma_efficiency = 0.888;
 
   [[nodiscard]] Result<bool> validate() const;
   /// Wire bytes per payload byte and the per-hop latency of the protocol.

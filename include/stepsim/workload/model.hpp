@@ -41,18 +41,25 @@ struct ModelSpec {
   int qk_nope_dim = 128;   ///< MLA: per-head query/key dimension without RoPE
   int qk_rope_dim = 64;    ///< MLA: per-head (query) and shared (key) RoPE dimension
   int v_head_dim = 128;    ///< MLA: per-head value dimension
+  /// mha: dimensions per head (model.head_dim; 0: hidden / heads). Qwen3: 32 heads of 128 on a
+  /// 2,048 hidden, so the attention is wider than the hidden size.
+  int attn_head_dim = 0;
 
   [[nodiscard]] int kv() const { return kv_heads > 0 ? kv_heads : heads; }
-  [[nodiscard]] std::int64_t head_dim() const { return hidden / heads; }
+  [[nodiscard]] std::int64_t head_dim() const {
+    return attn_head_dim > 0 ? attn_head_dim : hidden / heads;
+  }
+  /// mha: the queries' (and the attention output's) width, heads x head_dim.
+  [[nodiscard]] std::int64_t attn_width() const { return std::int64_t{heads} * head_dim(); }
   [[nodiscard]] bool mla() const { return attention == "mla"; }
   /// Per-head dimension of queries and keys, and of values (head_dim, or MLA's).
   [[nodiscard]] std::int64_t qk_dim() const {
     return mla() ? qk_nope_dim + qk_rope_dim : head_dim();
   }
   [[nodiscard]] std::int64_t v_dim() const { return mla() ? v_head_dim : head_dim(); }
-  /// Q, K, V and output projections: 2 h^2 + 2 h (kv x head_dim). MLA: h q_lora + q_lora H
-  /// (nope + rope) (or h H (nope + rope) without q_lora), h (kv_lora + rope), kv_lora H (nope +
-  /// v), H v h.
+  /// Q, K, V and output projections: 2 h (heads x head_dim) + 2 h (kv x head_dim). MLA: h q_lora +
+  /// q_lora H (nope + rope) (or h H (nope + rope) without q_lora), h (kv_lora + rope), kv_lora H
+  /// (nope + v), H v h.
   [[nodiscard]] std::int64_t attention_params() const;
   /// The part of attention_params every TP rank holds whole: MLA's down projections.
   [[nodiscard]] std::int64_t attention_replicated_params() const;

@@ -92,6 +92,21 @@ struct ComputeParams {
   double optimizer_bytes = 36;
 };
 
+/// How the MoE layers' expert parallelism communicates (moe.*).
+struct MoeParams {
+  /// The dispatcher (src/workload/moe/): alltoall (NCCL's all-to-all), deepep (DeepEP's normal
+  /// kernels) or deepep_ll (its low-latency kernels).
+  std::string dispatcher = "alltoall";
+  int max_nodes_per_token = 0;  ///< node-limited routing: servers a token may reach (0: any)
+  /// none: the dispatch and combine block the compute stream; 1f1b: Megatron's EP A2A overlap
+  /// (overlap_moe_expert_parallel_comm), one micro-batch's all-to-alls beside another's
+  /// forward or backward in the 1F1B steady state.
+  std::string overlap = "none";
+  /// SMs the communication kernels hold while they run beside compute (DeepSeek-V3: 20); the
+  /// compute beside them runs on the rest.
+  int comm_sms = 20;
+};
+
 /// What the HDF5 file keeps (output.*).
 struct OutputParams {
   /// /flows rows: all, sampled (every row of 1 in `flows_sample` collectives, chosen by a hash
@@ -154,6 +169,7 @@ struct Scenario {
   Parallelism par;
   gpu::GpuSpec gpu = gpu::gpu_preset("h100").value();
   ComputeParams compute;
+  MoeParams moe;
   collective::CollectiveParams coll;
   nic::NicParams nic;
   fabric::FabricParams fabric;

@@ -125,6 +125,7 @@ struct StepResult {
   // The critical stage's time, which adds up to step_s:
   double compute_s = 0;                             ///< forward, backward, recompute
   double exposed_s[kCommGroups] = {0, 0, 0, 0, 0};  ///< comm the compute stream waited for
+  double ep_hidden_s = 0;  ///< moe.overlap: EP communication hidden behind another pass
   double bubble_s = 0;     ///< waiting for other stages (pipeline fill, drain, sends)
   double optimizer_s = 0;  ///< the optimizer step
   // Every collective of the step, by group: count, mean busbw, bytes.

@@ -21,6 +21,7 @@ struct StageTime {
   double bubble = 0;
   double optimizer = 0;
   double exposed[kCommGroups] = {0, 0, 0, 0, 0};
+  double ep_hidden = 0;  ///< moe.overlap: EP communication hidden behind another pass
 };
 
 /// A distinct collective (kind, size, GPUs) of the step: the record that first ran it, how many

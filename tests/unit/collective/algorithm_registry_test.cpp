@@ -30,10 +30,10 @@ CollectiveShape shape(Kind k, int gpus, std::uint32_t per_server, std::int64_t b
   return CollectiveShape::of(k, bytes, gpus, per_server);
 }
 
-TEST(AlgorithmRegistry, ListsEightAlgorithmsWithDescriptions) {
+TEST(AlgorithmRegistry, ListsTheAlgorithmsWithDescriptions) {
   EXPECT_EQ(names(collective_algorithms()),
             (std::vector<std::string>{"ring", "chain", "pairwise", "tree", "nvls", "nvls_tree",
-                                      "sharp", "nvls_sharp"}));
+                                      "sharp", "nvls_sharp", "deepep", "deepep_ll"}));
   for (const CollectiveAlgorithm* a : collective_algorithms()) {
     EXPECT_GT(a->description().size(), 20u) << a->name();
     EXPECT_FALSE(a->support().kinds.empty()) << a->name();

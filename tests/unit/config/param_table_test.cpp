@@ -45,7 +45,7 @@ TEST(ParamTable, EveryCollectiveKeyRoundTripsThroughItsText) {
   bad = t.apply("gpu.model=v100");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().message,
-            "gpu.model: unknown GPU 'v100' (allowed: a100, h100, h200, b200, b300, gb200, "
+            "gpu.model: unknown GPU 'v100' (allowed: a100, h100, h800, h200, b200, b300, gb200, "
             "gb300)");
 }
 
