@@ -1,5 +1,7 @@
 #include "src/cli/check_scenario.hpp"
 
+#include <filesystem>
+
 #include <yaml-cpp/yaml.h>
 
 #include <cstdio>
@@ -11,6 +13,8 @@
 namespace stepsim::cli {
 
 bool is_scenario_file(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return false;  // the loader says what it is
   try {
     const YAML::Node doc = YAML::LoadFile(path);
     return doc.IsMap() && (doc["model"] || doc["parallel"] || doc["jobs"]);

@@ -410,7 +410,9 @@ int RunCommand::execute_one(int rank, int ranks, RunOptions& o, nlohmann::json* 
       if (!o.no_output) outputs.push_back({"-o", h5_path(o)});
       if (!o.trace.empty()) outputs.push_back({"--trace", o.trace});
     } else {
-      if (!o.no_output) add_output(outputs, *cmd_, "-o", h5_path(o));
+      // An -o given empty is refused by name, not replaced by the default.
+      if (!o.no_output)
+        add_output(outputs, *cmd_, "-o", cmd_->count("-o") > 0 ? o.output : h5_path(o));
       add_output(outputs, *cmd_, "--json", o.json_path);
       add_output(outputs, *cmd_, "--trace", o.trace);
     }

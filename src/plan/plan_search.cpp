@@ -65,7 +65,9 @@ Result<Outcome> run_confirm(const workload::Scenario& base, const topology::Topo
     s.step_mode = "memoized";
     s.fidelity = confirm;
   }
-  pdes::MpiSync sync;
+  // MPI where a launcher started the processes, SerialSync for a lone process.
+  const std::unique_ptr<pdes::Sync> transport = pdes::make_sync();
+  pdes::Sync& sync = *transport;
   pdes::EngineOptions opts = cli::bench_engine_options(threads, SimTime::never(), false, rank);
   const bool whole = workload::runs_whole_step(s);
   opts.partitioner = whole ? "cyclic" : "metis";

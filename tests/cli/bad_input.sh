@@ -136,6 +136,6 @@ check "incomplete step: exit 1 ($rc), no MFU percentage" '[[ $rc -eq 1 && "$out"
 check "incomplete step: no tokens per second" '[[ "$out" == *"tokens per second    n/a (the step did not complete)"* ]]'
 
 # Unknown subcommands list the subcommands.
-expect_clean "'frobnicate' is not a subcommand; the subcommands are: bench, headroom, check, list, run" frobnicate
+expect_clean "'frobnicate' is not a subcommand; the subcommands are: bench, headroom, check, list, plan, run" frobnicate
 expect_clean "stepsim bench: 'frob' is not a subcommand; the subcommands are: phold, fabric, perftest, nccl" bench frob
 finish

@@ -38,7 +38,7 @@ TEST(Precision, BlackwellPresetsFromTheDataSheets) {
   EXPECT_DOUBLE_EQ(gpu::peak_flops(gb300, "bf16"), 360e15 / 72 / 2);
   EXPECT_DOUBLE_EQ(gpu::peak_flops(gb200, "nvfp4"), 720e15 / 72);
   EXPECT_DOUBLE_EQ(gpu::peak_flops(b300, "nvfp4"), 108e15 / 8);
-  EXPECT_EQ(gb300.hbm_bytes, 288'000'000'000);
+  EXPECT_EQ(gb300.hbm_bytes, 288 * (std::int64_t{1} << 30));  // binary, as the HBM stacks are built
   EXPECT_EQ(gb200.nvlink_domain, 72u);
   EXPECT_EQ(gb300.sms, 160);
   // NVLink 5: 1.8 TB/s per GPU, 900 GB/s per direction.
