@@ -51,12 +51,12 @@ TEST(SystemsValidation, GpuPeaksAloneDoNotPredictGb300) {
 }
 
 TEST(SystemsValidation, KnownMissesStayWhereTheyAre) {
-  // G3: Qwen3-30B-A3B on 8 GB200, MXFP8: published 39,936 tokens/s/GPU; the model is 41% fast
-  // (its attention at head dimension 64 instead of 128, and no cost for the MoE layer's token
-  // permutation and small grouped GEMMs).
+  // G3: Qwen3-30B-A3B on 8 GB200, MXFP8: published 39,936 tokens/s/GPU; the model is 20% fast
+  // (no cost for the MoE layer's token permutation, router and small grouped GEMMs; 41% with
+  // the head dimension taken as hidden / heads before model.head_dim).
   const double t = tokens_per_gpu("g3-qwen3-30b-a3b-mxfp8-gb200.yaml");
   EXPECT_GT(t, 1.10 * 39936);
-  EXPECT_LT(t, 1.50 * 39936);
+  EXPECT_LT(t, 1.30 * 39936);
 }
 
 }  // namespace
