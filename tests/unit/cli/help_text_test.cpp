@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <CLI/CLI.hpp>
-#include <regex>
+#include <cctype>
 #include <string>
 #include <vector>
 
@@ -55,12 +55,25 @@ class Commands {
   RunCommand run_;
 };
 
-// Names of `names` that `text` does not contain as a word ("ll" is not found in "ll128").
+bool word_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
+}
+
+// Whether `text` contains `word` as a word ("ll" is not found in "ll128" nor in "all").
+bool has_word(const std::string& text, const std::string& word) {
+  for (std::size_t at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) {
+    const bool starts = at == 0 || !word_char(text[at - 1]);
+    const std::size_t end = at + word.size();
+    if (starts && (end == text.size() || !word_char(text[end]))) return true;
+  }
+  return false;
+}
+
+// Names of `names` that `text` does not contain as a word.
 std::vector<std::string> missing(const std::string& text, const std::vector<std::string>& names) {
   std::vector<std::string> out;
   for (const std::string& n : names) {
-    if (!std::regex_search(text, std::regex("(^|[^a-z0-9_])" + n + "($|[^a-z0-9_])")))
-      out.push_back(n);
+    if (!has_word(text, n)) out.push_back(n);
   }
   return out;
 }
@@ -98,6 +111,13 @@ TEST(HelpText, RunFidelityAndGpuModelListTheScenarioTablesChoices) {
   const config::Param* gpu = table.find("gpu.model");
   ASSERT_NE(gpu, nullptr);
   EXPECT_EQ(missing(gpu->help, gpu_choices()), std::vector<std::string>{}) << gpu->help;
+}
+
+TEST(HelpText, AWordIsFoundOnlyWhole) {
+  EXPECT_TRUE(has_word("simple, ll or ll128", "ll"));
+  EXPECT_FALSE(has_word("simple or ll128 (all)", "ll"));
+  EXPECT_TRUE(has_word("ll128", "ll128"));
+  EXPECT_FALSE(has_word("nvls_tree", "nvls"));
 }
 
 TEST(HelpText, ListWordsJoinsWithCommasAndTheLastWord) {
