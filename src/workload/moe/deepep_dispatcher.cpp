@@ -3,8 +3,6 @@
 // moe.max_nodes_per_token), then NVLink to its experts' GPUs. The forward dispatch sends FP8
 // activations when the model runs in FP8 (DeepSeek-V3's recipe), BF16 otherwise; the combine
 // and both backward passes (the gradients) are BF16.
-#include <cmath>
-
 #include "src/workload/moe/moe_dispatcher.hpp"
 
 namespace stepsim::workload {
@@ -21,13 +19,7 @@ class Deepep final : public MoeDispatcher {
   [[nodiscard]] std::vector<CommOp> ops(const MoeTokens& t, const Scenario& /*s*/,
                                         const std::vector<std::uint32_t>& gpus,
                                         bool fwd) const override {
-    const auto bytes = [&](bool fp8) {
-      return std::llround(t.tokens * static_cast<double>(deepep_token_bytes(t.hidden, fp8)));
-    };
-    using collective::Kind;
-    const CommOp dispatch{Kind::kEpDispatch, bytes(fwd && t.fp8), gpus, CommGroup::kEp};
-    const CommOp combine{Kind::kEpCombine, bytes(false), gpus, CommGroup::kEp};
-    return {dispatch, combine};
+    return deepep_ops(t, gpus, fwd, collective::Kind::kEpDispatch, collective::Kind::kEpCombine);
   }
 };
 

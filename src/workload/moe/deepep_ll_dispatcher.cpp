@@ -3,8 +3,6 @@
 // experts' GPUs over RDMA (NVLink inside the server), for small token counts (decoding, small
 // micro-batches). Sizes as deepep: FP8 forward dispatch when the model runs in FP8, BF16
 // otherwise.
-#include <cmath>
-
 #include "src/workload/moe/moe_dispatcher.hpp"
 
 namespace stepsim::workload {
@@ -21,13 +19,8 @@ class DeepepLl final : public MoeDispatcher {
   [[nodiscard]] std::vector<CommOp> ops(const MoeTokens& t, const Scenario& /*s*/,
                                         const std::vector<std::uint32_t>& gpus,
                                         bool fwd) const override {
-    const auto bytes = [&](bool fp8) {
-      return std::llround(t.tokens * static_cast<double>(deepep_token_bytes(t.hidden, fp8)));
-    };
-    using collective::Kind;
-    const CommOp dispatch{Kind::kEpDispatchLl, bytes(fwd && t.fp8), gpus, CommGroup::kEp};
-    const CommOp combine{Kind::kEpCombineLl, bytes(false), gpus, CommGroup::kEp};
-    return {dispatch, combine};
+    return deepep_ops(t, gpus, fwd, collective::Kind::kEpDispatchLl,
+                      collective::Kind::kEpCombineLl);
   }
 };
 

@@ -1,5 +1,6 @@
 // The MoE dispatchers' list (moe_dispatcher.hpp) and what they share.
 #include <algorithm>
+#include <cmath>
 
 #include "src/workload/moe/moe_dispatcher.hpp"
 
@@ -26,6 +27,15 @@ std::vector<std::string> moe_dispatcher_names() {
 
 std::int64_t deepep_token_bytes(std::int64_t hidden, bool fp8) {
   return fp8 ? hidden + (hidden + 127) / 128 * 4 : hidden * 2;
+}
+
+std::vector<CommOp> deepep_ops(const MoeTokens& t, const std::vector<std::uint32_t>& gpus, bool fwd,
+                               collective::Kind dispatch, collective::Kind combine) {
+  const auto bytes = [&](bool fp8) {
+    return std::llround(t.tokens * static_cast<double>(deepep_token_bytes(t.hidden, fp8)));
+  };
+  return {CommOp{dispatch, bytes(fwd && t.fp8), gpus, CommGroup::kEp},
+          CommOp{combine, bytes(false), gpus, CommGroup::kEp}};
 }
 
 }  // namespace stepsim::workload

@@ -47,4 +47,10 @@ std::vector<std::string> moe_dispatcher_names();
 /// BF16.
 std::int64_t deepep_token_bytes(std::int64_t hidden, bool fp8);
 
+/// A DeepEP layer pass's two collectives, `dispatch` then `combine` (the normal or the
+/// low-latency kinds): the dispatch in FP8 on the forward pass of an FP8 model, BF16 otherwise;
+/// the combine BF16.
+std::vector<CommOp> deepep_ops(const MoeTokens& t, const std::vector<std::uint32_t>& gpus, bool fwd,
+                               collective::Kind dispatch, collective::Kind combine);
+
 }  // namespace stepsim::workload
