@@ -35,4 +35,12 @@ TunerCost ring_tuner_cost(const CollectiveShape& s, const TunerRates& r);
 /// The ring's chain: ring_steps, `servers` of every n over the network.
 BoundChain ring_bound_chain(const CollectiveShape& s);
 
+/// What DeepEP's two algorithms (normal and low-latency kernels) declare alike for their
+/// `kinds`: tuned (the only candidate for them under coll.algorithm auto) and the Simple
+/// protocol only (DeepEP's own kernels, not NCCL's protocols).
+AlgorithmSupport deepep_support(std::vector<Kind> kinds);
+/// Their tuner terms: the tuner has no routing, so S over the GPU's NIC between servers or
+/// NVLink inside one, in one step (the analytical bound prices the routed bytes, ep_routing.hpp).
+TunerCost deepep_tuner_cost(const CollectiveShape& s, const TunerRates& r);
+
 }  // namespace stepsim::collective

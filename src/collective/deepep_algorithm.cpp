@@ -10,6 +10,7 @@
 // dispatch at its own size (under balanced routing every NIC and NVLink carries the same bytes
 // either way; the real combine crosses NVLink first, then RDMA, reducing at the forwarder).
 #include <cmath>
+#include <utility>
 
 #include "src/collective/algorithm_declarations.hpp"
 #include "src/collective/collective_core.hpp"
@@ -164,6 +165,26 @@ void DeepepRun::on_completion(nic::Verbs& v, std::uint32_t endpoint, const nic::
   }
 }
 
+}  // namespace
+
+AlgorithmSupport deepep_support(std::vector<Kind> kinds) {
+  AlgorithmSupport s;
+  s.tuned = true;
+  s.protocols = {Protocol::kSimple};
+  s.kinds = std::move(kinds);
+  return s;
+}
+
+TunerCost deepep_tuner_cost(const CollectiveShape& s, const TunerRates& r) {
+  TunerCost c;
+  c.steps_inter = s.servers > 1 ? 1 : 0;
+  c.steps_intra = s.servers > 1 ? 0 : 1;
+  c.bandwidth = s.servers > 1 ? r.nic : r.nvlink;
+  return c;
+}
+
+namespace {
+
 class Deepep final : public CollectiveAlgorithm {
  public:
   [[nodiscard]] std::string name() const override { return "deepep"; }
@@ -173,20 +194,10 @@ class Deepep final : public CollectiveAlgorithm {
            "server to the GPU of its local index, then NVLink to its experts";
   }
   [[nodiscard]] AlgorithmSupport support() const override {
-    AlgorithmSupport s;
-    s.tuned = true;  // the only candidate for its kinds under coll.algorithm auto
-    s.protocols = {Protocol::kSimple};  // DeepEP's own kernels, not NCCL's protocols
-    s.kinds = {Kind::kEpDispatch, Kind::kEpCombine};
-    return s;
+    return deepep_support({Kind::kEpDispatch, Kind::kEpCombine});
   }
   [[nodiscard]] TunerCost tuner_cost(const CollectiveShape& s, const TunerRates& r) const override {
-    // The tuner has no routing: S over the GPU's NIC between servers, NVLink inside one, one
-    // step (the analytical bound prices the routed bytes, ep_routing.hpp).
-    TunerCost c;
-    c.steps_inter = s.servers > 1 ? 1 : 0;
-    c.steps_intra = s.servers > 1 ? 0 : 1;
-    c.bandwidth = s.servers > 1 ? r.nic : r.nvlink;
-    return c;
+    return deepep_tuner_cost(s, r);
   }
   [[nodiscard]] std::optional<BoundChain> bound_chain(const CollectiveShape& s) const override {
     // One RDMA hop, then one NVLink hop.

@@ -181,20 +181,10 @@ class DeepepLl final : public CollectiveAlgorithm {
            "each of its experts over RDMA (NVLink in the server)";
   }
   [[nodiscard]] AlgorithmSupport support() const override {
-    AlgorithmSupport s;
-    s.tuned = true;  // the only candidate for its kinds under coll.algorithm auto
-    s.protocols = {Protocol::kSimple};  // DeepEP's own kernels, not NCCL's protocols
-    s.kinds = {Kind::kEpDispatchLl, Kind::kEpCombineLl};
-    return s;
+    return deepep_support({Kind::kEpDispatchLl, Kind::kEpCombineLl});
   }
   [[nodiscard]] TunerCost tuner_cost(const CollectiveShape& s, const TunerRates& r) const override {
-    // The tuner has no routing: S over the GPU's NIC between servers, NVLink inside one, one
-    // step (the analytical bound prices the routed bytes, ep_routing.hpp).
-    TunerCost c;
-    c.steps_inter = s.servers > 1 ? 1 : 0;
-    c.steps_intra = s.servers > 1 ? 0 : 1;
-    c.bandwidth = s.servers > 1 ? r.nic : r.nvlink;
-    return c;
+    return deepep_tuner_cost(s, r);
   }
   [[nodiscard]] std::optional<BoundChain> bound_chain(const CollectiveShape& s) const override {
     return BoundChain{s.servers > 1 ? 1.0 : 0.0, s.servers > 1 ? 0.0 : 1.0, false};
