@@ -6,7 +6,8 @@ set -euo pipefail
 
 # Build: compilers, MPI, parallel HDF5, Kokkos, the header libraries; tests: GoogleTest, h5dump;
 # postproc/: Python with numpy, h5py, matplotlib; jobs/ and their tests: a one-node Slurm
-# (scripts/slurm-local.sh) from munge, slurmctld, slurmd and the client commands.
+# (scripts/slurm-local.sh) from munge, slurmctld, slurmd and the client commands; strace for
+# the test that no MPI helper process starts where one rank runs (cli.serial).
 packages=(
   cmake g++ make
   libopenmpi-dev openmpi-bin
@@ -16,6 +17,7 @@ packages=(
   libyaml-cpp-dev libcli11-dev librandom123-dev libmetis-dev nlohmann-json3-dev
   python3 python3-numpy python3-h5py python3-matplotlib
   munge slurmctld slurmd slurm-client
+  strace
 )
 
 missing=()
