@@ -44,7 +44,9 @@ std::vector<std::string> protocol_choices() {
   return out;
 }
 
-std::vector<std::string> gpu_choices() { return gpu::gpu_preset_names(); }
+std::vector<std::string> gpu_choices() {
+  return gpu::gpu_preset_names();
+}
 
 std::vector<std::string> partition_choices() {
   return pdes::partitioner_names();
