@@ -36,9 +36,9 @@ struct Shorthand {
   bool flag;  ///< a flag: sets the key to false
 };
 constexpr Shorthand kShorthands[] = {
-    {"--lb", "fabric.lb", "Load balancing", false},  // the choices come from the registry
+    {"--lb", "fabric.lb", "Load balancing", false},
     {"--flowlet-timeout", "fabric.flowlet_timeout", "flowlet: idle gap (a time)", false},
-    {"--routing", "fabric.routing", "minimal, or valiant (dragonfly)", false},
+    {"--routing", "fabric.routing", "Routing (valiant: dragonfly)", false},
     {"--mtu", "fabric.mtu", "Payload bytes per packet", false},
     {"--buffer", "fabric.buffer", "Shared buffer per switch", false},
     {"--ber", "fabric.ber", "Pre-FEC BER on every link (default: the topology's)", false},
@@ -53,9 +53,7 @@ constexpr Shorthand kShorthands[] = {
 
 // The default text of a key (what `stepsim list fabric` prints).
 std::string default_of(const config::ParamTable& table, const std::string& key) {
-  for (const config::Param& p : table.params()) {
-    if (p.key == key) return p.get();
-  }
+  if (const config::Param* p = table.find(key)) return p->get();
   fatal("bench fabric: no fabric key " + key);
 }
 
@@ -110,7 +108,10 @@ BenchFabricCommand::BenchFabricCommand(CLI::App& parent) {
     std::string& value = shorthand_values_[s.option];
     value = default_of(table, s.key);
     std::string help = s.help;
-    if (std::string(s.key) == "fabric.lb") help += ": " + list_words(lb_choices());
+    // A key with a list of values (fabric.lb: the registry's policies) names them.
+    if (const auto allowed = table.choices(s.key); !allowed.empty()) {
+      help += ": " + list_words(allowed);
+    }
     cmd_->add_option(s.option, value, help + " (= --set " + s.key + "=VALUE)")
         ->capture_default_str();
   }

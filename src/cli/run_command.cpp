@@ -383,7 +383,7 @@ int write_h5(int rank, const StepReport& rep) {
   meta.threads = opt.threads;
   meta.gpu_stride = static_cast<std::uint32_t>(p.tp * p.cp * p.data_parallel());
   meta.wall_s = rep.wall_s;
-  add_memory_meta(s, scenario_memory(s), meta);
+  add_memory_meta(s, rep.memory, meta);
   if (auto ok = output::write_step_h5(path, meta, rep.r, MPI_COMM_WORLD, &rep.run.topo,
                                       rep.samples_written);
       !ok) {
@@ -401,7 +401,8 @@ int RunCommand::execute_one(int rank, int ranks, RunOptions& o, nlohmann::json* 
   prof.phase("set-up", "scenario, topology, input and output checks");
   auto run = load_run(o);
   if (!run) return user_error(rank, run.error().message);
-  if (auto ok = check_gpu_memory(run->scenario, scenario_memory(run->scenario), rank); !ok) {
+  const std::vector<JobMemory> memory = scenario_memory(run->scenario);
+  if (auto ok = check_gpu_memory(run->scenario, memory, rank); !ok) {
     return user_error(rank, ok.error().message);
   }
   {  // Every output is checked before the step is simulated, not found unwritable after it.
@@ -437,7 +438,7 @@ int RunCommand::execute_one(int rank, int ranks, RunOptions& o, nlohmann::json* 
   auto res = simulate(o, *run, rank, wall_s, samples_written, prof);
   if (!res) return user_error(rank, res.error().message);
   prof.phase("output", "the HDF5 file, --trace, --json");
-  const StepReport rep{o, *run, *res, ranks, wall_s, samples_written};
+  const StepReport rep{o, *run, *res, ranks, wall_s, samples_written, memory};
   if (!o.no_output) {
     if (const int rc = write_h5(rank, rep); rc != kExitOk) return rc;
   }

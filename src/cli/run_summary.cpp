@@ -253,7 +253,7 @@ nlohmann::json parallel_json(const workload::Parallelism& p) {
 
 void print_summary(const StepReport& rep) {
   print_headline(rep);
-  print_memory(rep.run.scenario, scenario_memory(rep.run.scenario), false);
+  print_memory(rep.run.scenario, rep.memory, false);
   print_time_went(rep.r);
   print_collectives(rep.r);
   print_fabric(rep);
@@ -306,7 +306,7 @@ nlohmann::json step_json(const StepReport& rep) {
   j["flows_sample"] = r.flows_sample;
   j["events"] = r.events;
   j["engine"] = engine_json(rep.opt.partition, rep.ranks, r.engine);
-  j["memory"] = memory_json(rep.run.scenario, scenario_memory(rep.run.scenario));
+  j["memory"] = memory_json(rep.run.scenario, rep.memory);
   j["wall_s"] = rep.wall_s;
   j["digest"] = digest_hex(r.digest);
   for (const workload::JobResult& x : r.jobs) {

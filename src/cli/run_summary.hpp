@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "src/cli/memory_report.hpp"
 #include "src/cli/run_command.hpp"
 #include "stepsim/topology/topology.hpp"
 #include "stepsim/workload/scenario.hpp"
@@ -29,6 +30,7 @@ struct StepReport {
   int ranks = 1;
   double wall_s = 0;
   bool samples_written = false;  ///< the file exists with /nodes, /ports, /samples (whole step)
+  const std::vector<JobMemory>& memory;  ///< each job's memory per stage, estimated once per run
 };
 
 /// A whole step run with step.fold none that could fold `rails` rails: what to do about it.

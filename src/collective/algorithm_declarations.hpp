@@ -42,5 +42,8 @@ AlgorithmSupport deepep_support(std::vector<Kind> kinds);
 /// Their tuner terms: the tuner has no routing, so S over the GPU's NIC between servers or
 /// NVLink inside one, in one step (the analytical bound prices the routed bytes, ep_routing.hpp).
 TunerCost deepep_tuner_cost(const CollectiveShape& s, const TunerRates& r);
+/// What a DeepEP piece of `payload` bytes occupies on the NIC: its wire bytes over
+/// coll.ep.rdma_efficiency.
+std::int64_t deepep_rdma_bytes(const CollectiveCore& core, std::int64_t payload);
 
 }  // namespace stepsim::collective

@@ -50,10 +50,8 @@ class DeepepRun final : public AlgorithmRun {
     return std::llround(static_cast<double>(piece) * ratio_);
   }
   [[nodiscard]] std::uint32_t first_of(std::uint32_t gpu) const { return gpu / G_ * G_; }
-  // What a piece occupies on the NIC: its payload over coll.ep.rdma_efficiency.
   [[nodiscard]] std::int64_t rdma_bytes(std::int64_t payload) const {
-    return std::llround(static_cast<double>(core_.wire_bytes(payload)) /
-                        core_.params().ep_rdma_efficiency);
+    return deepep_rdma_bytes(core_, payload);
   }
   void send(nic::Verbs& v, std::uint32_t flow);
   // GPU `from` sends `bytes` to each other GPU of its server over NVLink, in NVLink chunks, and
@@ -173,6 +171,11 @@ AlgorithmSupport deepep_support(std::vector<Kind> kinds) {
   s.protocols = {Protocol::kSimple};
   s.kinds = std::move(kinds);
   return s;
+}
+
+std::int64_t deepep_rdma_bytes(const CollectiveCore& core, std::int64_t payload) {
+  return std::llround(static_cast<double>(core.wire_bytes(payload)) /
+                      core.params().ep_rdma_efficiency);
 }
 
 TunerCost deepep_tuner_cost(const CollectiveShape& s, const TunerRates& r) {

@@ -46,10 +46,8 @@ class DeepepLlRun final : public AlgorithmRun {
     const std::int64_t c = core_.params().p2p_net_chunk;
     return std::clamp<std::int64_t>(per_peer_ - i * c, 0, c);
   }
-  // What a piece occupies on the NIC: its payload over coll.ep.rdma_efficiency.
   [[nodiscard]] std::int64_t rdma_bytes(std::int64_t payload) const {
-    return std::llround(static_cast<double>(core_.wire_bytes(payload)) /
-                        core_.params().ep_rdma_efficiency);
+    return deepep_rdma_bytes(core_, payload);
   }
   void send(nic::Verbs& v, std::uint32_t flow);
   void begin(nic::Verbs& v, std::uint32_t gpu);

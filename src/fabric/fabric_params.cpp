@@ -78,7 +78,8 @@ config::ParamTable fabric_param_table(FabricParams& p) {
            p.lb.policy = name;
            return true;
          },
-         [&p] { return p.lb.policy; }});
+         [&p] { return p.lb.policy; }},
+        load_balancer_names());
   t.time("fabric.flowlet_timeout", p.lb.flowlet_timeout, SimTime::ns(1), SimTime::s(1),
          "flowlet: idle gap after which a flow may take a new path");
   t.choice("fabric.routing", p.routing, {"minimal", "valiant"},

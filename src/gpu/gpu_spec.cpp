@@ -84,9 +84,9 @@ std::vector<std::string> gpu_preset_names() {
 }
 
 std::string gpu_preset_list() {
-  std::string names;
-  for (const GpuSpec& g : gpu_presets()) names += (names.empty() ? "" : ", ") + g.name;
-  return names;
+  std::string list;
+  for (const std::string& n : gpu_preset_names()) list += (list.empty() ? "" : ", ") + n;
+  return list;
 }
 
 Result<GpuSpec> gpu_preset(const std::string& name) {

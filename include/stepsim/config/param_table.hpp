@@ -29,6 +29,11 @@ struct Param {
 class ParamTable {
  public:
   void add(Param p) { params_.push_back(std::move(p)); }
+  /// A parameter with its own setter whose values are a list (help texts list them).
+  void add(Param p, std::vector<std::string> allowed) {
+    choices_.emplace_back(p.key, std::move(allowed));
+    add(std::move(p));
+  }
   [[nodiscard]] const std::vector<Param>& params() const { return params_; }
   /// The parameter `key`, or null.
   [[nodiscard]] const Param* find(const std::string& key) const;
