@@ -248,6 +248,10 @@ int PlanCommand::execute(int rank, int ranks) {
   base.memory.check = "warn";  // the planner counts what does not fit; it is not an error here
   auto topo = topology::load_topology(base.topology);
   if (!topo) return user_error(rank, "topology: " + topo.error().message);
+  // Once for the search: each layout's validate_layout() leaves it out.
+  if (auto ok = workload::validate_fabric(base, *topo); !ok) {
+    return user_error(rank, ok.error().message);
+  }
   const int gpus = opt_.gpus > 0 ? opt_.gpus : base.par.world();
   if (static_cast<std::size_t>(gpus) > topo->gpu_count()) {
     return user_error(rank, "--gpus: " + std::to_string(gpus) + " GPUs, but " + base.topology +

@@ -31,7 +31,7 @@ Result<workload::Scenario> layout_scenario(const workload::Scenario& base,
                                            const topology::Topology& topo, const Layout& l) {
   workload::Scenario s = base;
   apply_layout(l, s);
-  if (auto ok = workload::validate(s, topo); !ok) return ok.error();
+  if (auto ok = workload::validate_layout(s, topo); !ok) return ok.error();
   return s;
 }
 

@@ -35,12 +35,15 @@ MemoizedExecutor::MemoizedExecutor(const Scenario& s, CommModel& comm, Progress 
   for (int st = 0; st < P; ++st) {
     stages_.emplace_back(GradientBuckets(s, place_, st));
     stages_.back().passes = stage_schedule(shape_, st);
-    stages_.back().fsdp_gather = fsdp_gather_op(s, place_, st);
+    stages_.back().fsdp_gather.op = fsdp_gather_op(s, place_, st);
   }
   for (PassKind k : {PassKind::kForward, PassKind::kBackward}) {
     for (int st = 0; st < P; ++st) {
       for (const bool moe : {false, true}) {
-        layer_ops_[idx(k)][moe ? 1 : 0].push_back(layer_collectives(s, place_, st, k, moe));
+        std::vector<StableOp>& ops = layer_ops_[idx(k)][moe ? 1 : 0].emplace_back();
+        for (CommOp& op : layer_collectives(s, place_, st, k, moe)) {
+          ops.emplace_back().op = std::move(op);
+        }
       }
     }
     fin_[idx(k)].assign(idx(P * shape_.chunks * shape_.micro_batches), -1.0);
@@ -105,13 +108,21 @@ Result<double> MemoizedExecutor::input_ready(int st, const PipelinePass& pass) {
   const double done = finished(in.kind, in.stage, in.chunk, pass.micro);
   if (done < 0) return -1.0;
   if (in.stage == st) return done;
-  const CommOp send{Kind::kSend,
-                    send_bytes_,
-                    {place_.rank(0, 0, 0, in.stage), place_.rank(0, 0, 0, st)},
-                    CommGroup::kPp};
-  auto d = run_comm(in.stage, send, done);
+  auto d = run_comm(in.stage, pipeline_send(in.stage, st), done);
   if (!d) return d.error();
   return done + *d;
+}
+
+// The send of an activation (or its gradient) from stage `from` to stage `to`.
+MemoizedExecutor::StableOp& MemoizedExecutor::pipeline_send(int from, int to) {
+  auto [it, fresh] = sends_.try_emplace({from, to});
+  if (fresh) {
+    it->second.op = CommOp{Kind::kSend,
+                           send_bytes_,
+                           {place_.rank(0, 0, 0, from), place_.rank(0, 0, 0, to)},
+                           CommGroup::kPp};
+  }
+  return it->second;
 }
 
 // The compute stream idles until the pass's input is in: a bubble.
@@ -227,12 +238,12 @@ Result<bool> MemoizedExecutor::run_layer(int st, const PipelinePass& pass, int l
 Result<bool> MemoizedExecutor::layer_comm(int st, PassKind kind, const OpRecord& base,
                                           double beside_s) {
   const std::size_t moe = s_.model.moe_layer(static_cast<int>(base.layer)) ? 1 : 0;
-  const auto& ops = layer_ops_[idx(kind)][moe][idx(st)];
+  auto& ops = layer_ops_[idx(kind)][moe][idx(st)];
   // The partner's compute is shared by this pass's EP collectives (dispatch and combine).
   const auto ep = std::count_if(ops.begin(), ops.end(),
-                                [](const CommOp& op) { return op.group == CommGroup::kEp; });
-  for (const CommOp& op : ops) {
-    const double beside = op.group == CommGroup::kEp && ep > 0 ? beside_s / ep : 0.0;
+                                [](const StableOp& op) { return op.op.group == CommGroup::kEp; });
+  for (StableOp& op : ops) {
+    const double beside = op.op.group == CommGroup::kEp && ep > 0 ? beside_s / ep : 0.0;
     if (auto ok = blocking(st, op, base, beside); !ok) return ok;
   }
   return true;
@@ -312,6 +323,44 @@ Result<double> MemoizedExecutor::run_comm(int st, const CommOp& op, double start
   auto c = comm_.cost(op);
   if (!c) return c.error();
   if (c->stopped) return interrupt();
+  const auto id = static_cast<std::uint32_t>(trace_.colls.size());
+  const std::uint32_t* hit = recent_.find(op);
+  const std::uint32_t index = hit != nullptr ? *hit : distinct_index(op, *c, id);
+  record(st, op, start, *c, index);
+  return c->seconds;
+}
+
+// The same for a collective built once: the comm model and the distinct collectives are asked
+// the first time only.
+Result<double> MemoizedExecutor::run_comm(int st, StableOp& op, double start) {
+  if (op.known) {
+    record(st, op.op, start, op.cost, op.distinct);
+    return op.cost.seconds;
+  }
+  if (op.op.bytes <= 0 || op.op.gpus.size() < 2) return 0.0;
+  auto c = comm_.cost(op.op);
+  if (!c) return c.error();
+  if (c->stopped) return interrupt();
+  const auto id = static_cast<std::uint32_t>(trace_.colls.size());
+  op.distinct = distinct_index(op.op, *c, id);
+  op.cost = *c;
+  op.known = true;
+  record(st, op.op, start, *c, op.distinct);
+  return c->seconds;
+}
+
+// The index of `op` among the step's distinct collectives (a new one: `id` is its first record).
+std::uint32_t MemoizedExecutor::distinct_index(const CommOp& op, const CommCost& c,
+                                               std::uint32_t id) {
+  const auto next = static_cast<std::uint32_t>(trace_.distinct.size());
+  auto [it, first] = distinct_.emplace(key_of(op), next);
+  if (first) trace_.distinct.push_back(DistinctCollective{id, 0, c});
+  recent_.put(op, it->second);
+  return it->second;
+}
+
+void MemoizedExecutor::record(int st, const CommOp& op, double start, const CommCost& c,
+                              std::uint32_t distinct) {
   CollectiveRecord rec;
   rec.id = static_cast<std::uint32_t>(trace_.colls.size());
   rec.stage = static_cast<std::uint32_t>(st);
@@ -320,28 +369,18 @@ Result<double> MemoizedExecutor::run_comm(int st, const CommOp& op, double start
   rec.bytes = op.bytes;
   rec.gpus = static_cast<std::uint32_t>(op.gpus.size());
   rec.start_s = start;
-  rec.end_s = start + c->seconds;
-  rec.busbw_gbs = c->busbw_gbs;
+  rec.end_s = start + c.seconds;
+  rec.busbw_gbs = c.busbw_gbs;
   trace_.colls.push_back(rec);
-  std::uint32_t index = 0;
-  if (const std::uint32_t* hit = recent_.find(op)) {
-    index = *hit;
-  } else {
-    const auto next = static_cast<std::uint32_t>(trace_.distinct.size());
-    auto [it, first] = distinct_.emplace(key_of(op), next);
-    if (first) trace_.distinct.push_back(DistinctCollective{rec.id, 0, *c});
-    index = it->second;
-    recent_.put(op, index);
-  }
-  ++trace_.distinct[index].repeats;
-  return c->seconds;
+  ++trace_.distinct[distinct].repeats;
 }
 
 // A collective on the compute stream: the stream waits for it.
-Result<bool> MemoizedExecutor::blocking(int st, const CommOp& op, const OpRecord& base,
+Result<bool> MemoizedExecutor::blocking(int st, StableOp& stable, const OpRecord& base,
                                         double beside_s) {
+  const CommOp& op = stable.op;
   StageTime& g = stages_[idx(st)].time;
-  auto cost = run_comm(st, op, g.t);
+  auto cost = run_comm(st, stable, g.t);
   if (!cost) return cost.error();
   double exposed = *cost;
   if (beside_s > 0) {

@@ -18,6 +18,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <utility>
 #include <vector>
 
 #include "src/workload/memoized_comm.hpp"
@@ -42,6 +43,16 @@ class MemoizedExecutor final : public StepExecutor {
   Result<StepTrace> run() override;
 
  private:
+  // A collective the executor builds once and asks for again and again (a layer's TP/CP/EP
+  // collectives, a pipeline send, FSDP's gather): after the first time, its cost and its index
+  // among the distinct collectives are kept beside it, so a repeat costs no lookup by GPU list.
+  // The comm models memoize by (kind, size, GPUs), so the kept cost is the one they would give.
+  struct StableOp {
+    CommOp op;
+    bool known = false;
+    CommCost cost;
+    std::uint32_t distinct = 0;
+  };
   // One stage's compute stream, data-parallel stream and gradient buckets.
   struct Stage {
     explicit Stage(GradientBuckets b) : buckets(std::move(b)) {}
@@ -50,7 +61,7 @@ class MemoizedExecutor final : public StepExecutor {
     StageTime time;           // time.t: the compute stream
     double dp_free = 0;       // when the data-parallel stream is free
     GradientBuckets buckets;  // gradients not yet reduced
-    CommOp fsdp_gather;       // FSDP: one layer's parameter gather
+    StableOp fsdp_gather;     // FSDP: one layer's parameter gather
     double first_fwd_s = -1;  // the first forward pass (what hides the parameter gather)
   };
 
@@ -67,7 +78,11 @@ class MemoizedExecutor final : public StepExecutor {
   Result<bool> reduce_buckets(int st, GradClass cls, double at, bool flush);
   Result<bool> param_gather(int st, double params);
   Result<double> run_comm(int st, const CommOp& op, double start);
-  Result<bool> blocking(int st, const CommOp& op, const OpRecord& base, double beside_s = 0);
+  Result<double> run_comm(int st, StableOp& op, double start);
+  void record(int st, const CommOp& op, double start, const CommCost& c, std::uint32_t distinct);
+  std::uint32_t distinct_index(const CommOp& op, const CommCost& c, std::uint32_t id);
+  Result<bool> blocking(int st, StableOp& op, const OpRecord& base, double beside_s = 0);
+  StableOp& pipeline_send(int from, int to);
   Error interrupt();
 
   double& finished(PassKind kind, int st, int c, int mb);
@@ -81,7 +96,8 @@ class MemoizedExecutor final : public StepExecutor {
   std::int64_t send_bytes_ = 0;   // one pipeline send
   EpOverlap ep_overlap_;          // moe.overlap
   // The TP / CP / EP collectives of a layer's pass, by stage and pass kind.
-  std::vector<std::vector<CommOp>> layer_ops_[2][2];  // [pass kind][MoE layer][stage]
+  std::vector<std::vector<StableOp>> layer_ops_[2][2];  // [pass kind][MoE layer][stage]
+  std::map<std::pair<int, int>, StableOp> sends_;       // pipeline sends by (from, to) stage
   std::vector<Stage> stages_;
   // Completion (arrival at the consumer excluded) of each forward and backward pass, by stage,
   // chunk and micro-batch; -1 before it ran.

@@ -718,7 +718,6 @@ Result<bool> validate_fit(const Scenario& s, const topology::Topology& topo,
     return bad("model.precision " + m.precision + ": " + s.gpu.name + " has no " + m.precision +
                " peak (allowed on it: " + allowed + ")");
   }
-  if (auto ok = nic::check_nic_model(s.nic.model, topo); !ok) return bad(ok.error().message);
   std::uint32_t per_server = 0;
   for (topology::NodeId v = 0; v < topo.nodes.size(); ++v) {
     if (topo.is_server(v)) per_server = std::max(per_server, topo.nodes[v].gpus);
@@ -727,7 +726,6 @@ Result<bool> validate_fit(const Scenario& s, const topology::Topology& topo,
     return bad("parallel: " + std::to_string(p.world()) + " GPUs, but " + s.topology + " has " +
                std::to_string(topo.gpu_count()));
   }
-  if (auto ok = fabric::check_switch_buffer(s.fabric, topo); !ok) return bad(ok.error().message);
   if (static_cast<std::uint32_t>(p.tp) > per_server || per_server % p.tp != 0) {
     return bad("parallel.tp (" + std::to_string(p.tp) + ") must divide the " +
                std::to_string(per_server) + " GPUs of a server (TP stays on NVLink)");
@@ -735,17 +733,38 @@ Result<bool> validate_fit(const Scenario& s, const topology::Topology& topo,
   return true;
 }
 
-// validate() of one job; errors start with `where`.
-Result<bool> validate_job(const Scenario& s, const topology::Topology& topo,
-                          const std::string& where) {
-  for (auto* check :
-       {validate_model, validate_sizes, validate_layers, validate_batch, validate_fit}) {
-    if (auto ok = check(s, topo, where); !ok) return ok;
+// The NIC and the switches on the topology (the parallel layout plays no part).
+Result<bool> validate_fabric(const Scenario& s, const topology::Topology& topo,
+                             const std::string& where) {
+  if (auto ok = nic::check_nic_model(s.nic.model, topo); !ok)
+    return Error{where + ok.error().message};
+  if (auto ok = fabric::check_switch_buffer(s.fabric, topo); !ok) {
+    return Error{where + ok.error().message};
   }
   return true;
 }
 
+// validate() of one job; errors start with `where`. `fabric`: validate_fabric too.
+Result<bool> validate_job(const Scenario& s, const topology::Topology& topo,
+                          const std::string& where, bool fabric = true) {
+  for (auto* check :
+       {validate_model, validate_sizes, validate_layers, validate_batch, validate_fit}) {
+    if (auto ok = check(s, topo, where); !ok) return ok;
+  }
+  if (fabric) return validate_fabric(s, topo, where);
+  return true;
+}
+
 }  // namespace
+
+Result<bool> validate_fabric(const Scenario& s, const topology::Topology& topo) {
+  return validate_fabric(s, topo, s.source + ": ");
+}
+
+Result<bool> validate_layout(const Scenario& s, const topology::Topology& topo) {
+  if (!s.jobs.empty() || s.step_fold != "none") return validate(s, topo);
+  return validate_job(s, topo, s.source + ": ", false);
+}
 
 Result<bool> validate(const Scenario& s, const topology::Topology& topo) {
   if (s.step_fold != "none" && !runs_whole_step(s)) {

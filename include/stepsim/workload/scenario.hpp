@@ -231,4 +231,12 @@ Result<Scenario> load_scenario(const std::string& path, const std::vector<std::s
 /// parallel ranks, the GPUs exist. The error says which key and why.
 Result<bool> validate(const Scenario& s, const topology::Topology& topo);
 
+/// The part of validate() that the parallel layout plays no part in: the NIC model on the
+/// topology, the switch buffer against PFC's headroom on every link.
+Result<bool> validate_fabric(const Scenario& s, const topology::Topology& topo);
+
+/// validate() of a scenario that differs from one that passed validate() on `topo` only in its
+/// parallel layout (the planner's candidates): validate_fabric() is not repeated.
+Result<bool> validate_layout(const Scenario& s, const topology::Topology& topo);
+
 }  // namespace stepsim::workload
