@@ -50,7 +50,7 @@ void add_memory(const workload::Scenario& s, Candidate& c) {
 Result<Outcome> run_analytical(const workload::Scenario& s, const topology::Topology& topo,
                                const std::shared_ptr<workload::AnalyticalCache>& cache) {
   auto comm = workload::make_analytical_comm(topo, s, cache);
-  auto r = workload::run_step(s, topo, *comm);
+  auto r = workload::run_step_totals(s, topo, *comm);
   if (!r) return r.error();
   return outcome_of(*r, s);
 }

@@ -20,10 +20,12 @@ std::size_t idx(PassKind k) {
 }
 }  // namespace
 
-MemoizedExecutor::MemoizedExecutor(const Scenario& s, CommModel& comm, Progress progress)
+MemoizedExecutor::MemoizedExecutor(const Scenario& s, CommModel& comm, Progress progress,
+                                   bool records)
     : s_(s),
       comm_(comm),
       progress_(std::move(progress)),
+      records_(records),
       shape_(pipeline_shape(s)),
       place_{s.par.tp, s.par.cp, s.par.data_parallel(), s.par.pp},
       lc_{layer_costs(s, false), layer_costs(s, true)},
@@ -136,7 +138,7 @@ void MemoizedExecutor::wait_until(int st, const PipelinePass& pass, double ready
   w.chunk = static_cast<std::uint32_t>(pass.chunk);
   w.start_s = g.t;
   w.end_s = ready;
-  trace_.ops.push_back(w);
+  add_op(w);
   g.bubble += ready - g.t;
   g.t = ready;
 }
@@ -213,7 +215,7 @@ Result<bool> MemoizedExecutor::run_layer(int st, const PipelinePass& pass, int l
     g.t += lc.recompute_s;
     g.compute += lc.recompute_s;
     r.end_s = g.t;
-    trace_.ops.push_back(r);
+    add_op(r);
     if (auto ok = layer_comm(st, PassKind::kForward, r); !ok) return ok;
     r.kind = OpKind::kBackward;
   }
@@ -222,7 +224,7 @@ Result<bool> MemoizedExecutor::run_layer(int st, const PipelinePass& pass, int l
   g.t += dt;
   g.compute += dt;
   r.end_s = g.t;
-  trace_.ops.push_back(r);
+  add_op(r);
   // moe.overlap 1f1b: the partner pass's compute of this layer runs beside its EP collectives.
   const double beside =
       ep_overlap_.partnered(st, pass)
@@ -293,7 +295,7 @@ Result<bool> MemoizedExecutor::finish_stage(int st) {
   r.start_s = g.time.t;
   g.time.t += opt;
   r.end_s = g.time.t;
-  trace_.ops.push_back(r);
+  add_op(r);
   g.time.optimizer = opt;
   if (s_.par.zero == 1 || s_.par.zero == 2) return param_gather(st, params);
   return true;
@@ -323,7 +325,7 @@ Result<double> MemoizedExecutor::run_comm(int st, const CommOp& op, double start
   auto c = comm_.cost(op);
   if (!c) return c.error();
   if (c->stopped) return interrupt();
-  const auto id = static_cast<std::uint32_t>(trace_.colls.size());
+  const std::uint32_t id = next_id_;
   const std::uint32_t* hit = recent_.find(op);
   const std::uint32_t index = hit != nullptr ? *hit : distinct_index(op, *c, id);
   record(st, op, start, *c, index);
@@ -341,7 +343,7 @@ Result<double> MemoizedExecutor::run_comm(int st, StableOp& op, double start) {
   auto c = comm_.cost(op.op);
   if (!c) return c.error();
   if (c->stopped) return interrupt();
-  const auto id = static_cast<std::uint32_t>(trace_.colls.size());
+  const std::uint32_t id = next_id_;
   op.distinct = distinct_index(op.op, *c, id);
   op.cost = *c;
   op.known = true;
@@ -361,8 +363,11 @@ std::uint32_t MemoizedExecutor::distinct_index(const CommOp& op, const CommCost&
 
 void MemoizedExecutor::record(int st, const CommOp& op, double start, const CommCost& c,
                               std::uint32_t distinct) {
+  ++trace_.distinct[distinct].repeats;
+  const std::uint32_t id = next_id_++;
+  if (!records_) return;
   CollectiveRecord rec;
-  rec.id = static_cast<std::uint32_t>(trace_.colls.size());
+  rec.id = id;
   rec.stage = static_cast<std::uint32_t>(st);
   rec.group = op.group;
   rec.kind = op.kind;
@@ -372,7 +377,6 @@ void MemoizedExecutor::record(int st, const CommOp& op, double start, const Comm
   rec.end_s = start + c.seconds;
   rec.busbw_gbs = c.busbw_gbs;
   trace_.colls.push_back(rec);
-  ++trace_.distinct[distinct].repeats;
 }
 
 // A collective on the compute stream: the stream waits for it.
@@ -397,7 +401,7 @@ Result<bool> MemoizedExecutor::blocking(int st, StableOp& stable, const OpRecord
     OpRecord c = base;
     c.start_s = g.t;
     c.end_s = g.t + op.overlap_s;
-    trace_.ops.push_back(c);
+    add_op(c);
     g.compute += op.overlap_s;
     g.t += op.overlap_s;
     exposed = both - op.overlap_s;
@@ -408,7 +412,7 @@ Result<bool> MemoizedExecutor::blocking(int st, StableOp& stable, const OpRecord
   r.group = op.group;
   r.start_s = g.t;
   r.end_s = g.t + exposed;
-  trace_.ops.push_back(r);
+  add_op(r);
   g.t += exposed;
   g.exposed[static_cast<int>(op.group)] += exposed;
   return true;

@@ -36,7 +36,9 @@ class MemoizedExecutor final : public StepExecutor {
  public:
   /// The executor of `s`'s step (which passed validate()), costing collectives with `comm`;
   /// `progress` may be empty.
-  MemoizedExecutor(const Scenario& s, CommModel& comm, Progress progress);
+  /// `records` false: the trace keeps the stages' times and the distinct collectives but no op
+  /// or collective records (a listing pass, the planner's scoring).
+  MemoizedExecutor(const Scenario& s, CommModel& comm, Progress progress, bool records = true);
 
   /// Runs every stage's schedule, then the data-parallel tail, the optimizer and the parameter
   /// gather (once).
@@ -84,12 +86,17 @@ class MemoizedExecutor final : public StepExecutor {
   Result<bool> blocking(int st, StableOp& op, const OpRecord& base, double beside_s = 0);
   StableOp& pipeline_send(int from, int to);
   Error interrupt();
+  void add_op(const OpRecord& r) {
+    if (records_) trace_.ops.push_back(r);
+  }
 
   double& finished(PassKind kind, int st, int c, int mb);
 
   const Scenario& s_;
   CommModel& comm_;
   Progress progress_;
+  bool records_;
+  std::uint32_t next_id_ = 0;  // the next collective record's id (kept or not)
   PipelineShape shape_;
   Placement place_;
   std::array<LayerCosts, 2> lc_;  // a dense layer's, an MoE layer's (the same for a dense model)

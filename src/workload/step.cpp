@@ -8,18 +8,32 @@
 
 namespace stepsim::workload {
 
-Result<StepResult> run_step(const Scenario& s, const topology::Topology& topo, CommModel& comm,
-                            const std::function<bool(double)>& progress) {
+namespace {
+
+Result<StepResult> run_memoized(const Scenario& s, const topology::Topology& topo, CommModel& comm,
+                                const std::function<bool(double)>& progress, bool records) {
   if (comm.wants_all_ops()) {
     ListingComm listing;
-    MemoizedExecutor first(s, listing, {});
+    MemoizedExecutor first(s, listing, {}, false);
     if (auto ok = first.run(); !ok) return ok.error();
     if (auto ok = comm.prepare(listing.ops); !ok) return ok.error();
   }
-  MemoizedExecutor step(s, comm, progress);
+  MemoizedExecutor step(s, comm, progress, records);
   auto trace = step.run();
   if (!trace) return trace.error();
   return summarize_step(s, topo, std::move(trace).value());
+}
+
+}  // namespace
+
+Result<StepResult> run_step(const Scenario& s, const topology::Topology& topo, CommModel& comm,
+                            const std::function<bool(double)>& progress) {
+  return run_memoized(s, topo, comm, progress, true);
+}
+
+Result<StepResult> run_step_totals(const Scenario& s, const topology::Topology& topo,
+                                   CommModel& comm) {
+  return run_memoized(s, topo, comm, {}, false);
 }
 
 Result<StepResult> run_whole_step(const Scenario& s, const topology::Topology& topo,

@@ -32,6 +32,12 @@ namespace stepsim::workload {
 Result<StepResult> run_step(const Scenario& s, const topology::Topology& topo, CommModel& comm,
                             const std::function<bool(double)>& progress = {});
 
+/// run_step without the op and collective records: StepResult::ops and ::colls are empty, and
+/// so is what is reduced from them (bus bandwidths and latencies by group); the step time, its
+/// split, MFU and the digest are run_step's. For scoring many layouts (`stepsim plan`).
+Result<StepResult> run_step_totals(const Scenario& s, const topology::Topology& topo,
+                                   CommModel& comm);
+
 /// The whole step as one simulation (`step.mode: whole`, packet or cell fidelity): every GPU of
 /// the job (of every job of `s.jobs`) runs its stage's schedule on the PDES and all collectives
 /// share the NICs, NVLink and fabric (src/workload/whole_step/whole_step.hpp says how). `folded`
