@@ -64,6 +64,7 @@ class MemoizedComm : public CommModel {
  public:
   MemoizedComm(const topology::Topology& topo, const Scenario& s) : topo_(topo), s_(s) {}
   Result<CommCost> cost(const CommOp& op) override;
+  [[nodiscard]] bool repeats_free() const override { return true; }
 
  protected:
   virtual Result<CommCost> compute(const CommOp& op, const collective::Communicator& comm) = 0;
@@ -81,6 +82,7 @@ class ListingComm final : public CommModel {
  public:
   Result<CommCost> cost(const CommOp& op) override;
   [[nodiscard]] std::string name() const override { return "listing"; }
+  [[nodiscard]] bool repeats_free() const override { return true; }
   std::vector<CommOp> ops;
 
  private:

@@ -332,9 +332,10 @@ Result<double> MemoizedExecutor::run_comm(int st, const CommOp& op, double start
   return c->seconds;
 }
 
-// The same for a collective built once: the comm model and the distinct collectives are asked
-// the first time only.
+// The same for a collective built once: the comm model (where its repeats are free) and the
+// distinct collectives are asked the first time only.
 Result<double> MemoizedExecutor::run_comm(int st, StableOp& op, double start) {
+  if (!comm_.repeats_free()) return run_comm(st, op.op, start);
   if (op.known) {
     record(st, op.op, start, op.cost, op.distinct);
     return op.cost.seconds;

@@ -77,6 +77,10 @@ class CommModel {
   /// first (the step's collectives do not depend on their times) and hands them to prepare().
   [[nodiscard]] virtual bool wants_all_ops() const { return false; }
   virtual Result<bool> prepare(const std::vector<CommOp>& /*ops*/) { return true; }
+  /// True: a collective asked for again (the same kind, size and GPUs) costs what it cost the
+  /// first time, and the model need not hear of the repeat, so the step may keep the cost and
+  /// not ask (the memoizing models). False (a model that records every call): asked every time.
+  [[nodiscard]] virtual bool repeats_free() const { return false; }
 };
 
 /// NCCL's cost model (collective::choose): no fabric, no contention.

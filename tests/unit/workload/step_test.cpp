@@ -227,6 +227,31 @@ TEST(Step, AStoppedCollectiveInterruptsTheStepWithWhatWasDone) {
   EXPECT_FALSE(r.ops.empty());
 }
 
+// The planner's scoring keeps no records but must not change the step: the same time, split,
+// MFU and digest as run_step, for a dense step with ZeRO 3's per-layer gathers, interleaving and
+// full recomputation (every path that asks for collectives over and over).
+TEST(Step, TotalsWithoutRecordsAreTheFullStepsNumbers) {
+  for (const char* layout : {"zero=3", "vpp=2", "recompute=full"}) {
+    Scenario s = tiny();
+    if (std::string(layout) == "zero=3") s.par.zero = 3;
+    if (std::string(layout) == "vpp=2") s.par.vpp = 2;
+    if (std::string(layout) == "recompute=full") s.par.recompute = "full";
+    const auto topo = topology::load_topology(s.topology).value();
+    auto full_comm = make_analytical_comm(topo, s);
+    auto totals_comm = make_analytical_comm(topo, s);
+    const StepResult full = run_step(s, topo, *full_comm).value();
+    const StepResult totals = run_step_totals(s, topo, *totals_comm).value();
+    EXPECT_FALSE(full.colls.empty()) << layout;
+    EXPECT_TRUE(totals.colls.empty() && totals.ops.empty()) << layout;
+    EXPECT_EQ(totals.step_s, full.step_s) << layout;
+    EXPECT_EQ(totals.mfu, full.mfu) << layout;
+    EXPECT_EQ(totals.bubble_s, full.bubble_s) << layout;
+    EXPECT_EQ(totals.compute_s, full.compute_s) << layout;
+    for (int g = 0; g < kCommGroups; ++g) EXPECT_EQ(totals.exposed_s[g], full.exposed_s[g]);
+    EXPECT_EQ(totals.digest, full.digest) << layout;
+  }
+}
+
 TEST(Step, TheProgressCallbackSeesEveryPassAndCanStopTheStep) {
   const Scenario s = pipeline_only();
   const auto topo = toy();
