@@ -36,6 +36,14 @@
 // h800: H100's SXM die and rates with a narrower NVLink, taken as DeepEP's "~160 GB/s NVLink
 // maximum bandwidth" per GPU per direction (DeepEP README, the H800 servers of its benchmarks),
 // with NVLink 4's efficiency and H100's GEMM factors.
+// moe_elementwise_bytes (an MoE layer's memory-bound work per routed token-expert pair and
+// hidden unit, docs/workload.md) is fitted on one Qwen3-30B-A3B step per GPU generation
+// (../shared/validation/moe.md and systems.md): Hopper 38.7 on E1 (BF16, EP16 over two DGX
+// H100 without overlap, 24.71 s), Blackwell 11.4 on G3 (MXFP8, 8 GB200, 39,936 tokens/s/GPU).
+// The kernels' traffic counted one by one (permute and unpermute, the weighted combine, the
+// routed SwiGLU) is about 10: Blackwell's software stack is near it, Hopper's E1 run spends
+// 3.9 times it (what it spends is not broken down in the source). A100 takes Hopper's.
+// E1 with overlap and E2 (FP8) are predictions.
 #include "stepsim/gpu/gpu_spec.hpp"
 
 namespace stepsim::gpu {
@@ -44,21 +52,21 @@ const std::vector<GpuSpec>& gpu_presets() {
   constexpr std::int64_t kGiB = std::int64_t{1} << 30;
   static const std::vector<GpuSpec> presets = {
       {"a100", 312e12, 0, 2.039e12, 80 * kGiB, DataRate::gbps(2'400), 0.773, 0, 8, 0.656, 0.656,
-       108},
+       108, 0, 0, 38.7},
       {"h100", 989e12, 1979e12, 3.35e12, 80 * kGiB, DataRate::gbps(3'600), 0.817, 0.85, 8, 0.648,
-       0.471, 132},
+       0.471, 132, 0, 0, 38.7},
       {"h800", 989e12, 1979e12, 3.35e12, 80 * kGiB, DataRate::gbps(1'280), 0.817, 0.85, 8, 0.648,
-       0.471, 132},
+       0.471, 132, 0, 0, 38.7},
       {"h200", 989e12, 1979e12, 4.8e12, 141 * kGiB, DataRate::gbps(3'600), 0.817, 0.85, 8, 0.648,
-       0.471, 132},
+       0.471, 132, 0, 0, 38.7},
       {"b200", 2250e12, 4500e12, 8.0e12, 180 * kGiB, DataRate::gbps(7'200), 0.817, 0.85, 8, 0.648,
-       0.471, 148, 4500e12, 9000e12},
+       0.471, 148, 4500e12, 9000e12, 11.4},
       {"b300", 2250e12, 4500e12, 8.0e12, 288 * kGiB, DataRate::gbps(7'200), 0.817, 0.85, 8, 0.648,
-       0.471, 160, 4500e12, 13500e12},
+       0.471, 160, 4500e12, 13500e12, 11.4},
       {"gb200", 2500e12, 5000e12, 8.0e12, 186 * kGiB, DataRate::gbps(7'200), 0.817, 0.85, 72, 0.648,
-       0.476, 148, 5000e12, 10000e12},
+       0.476, 148, 5000e12, 10000e12, 11.4},
       {"gb300", 2500e12, 5000e12, 8.0e12, 288 * kGiB, DataRate::gbps(7'200), 0.817, 0.85, 72, 0.648,
-       0.614, 160, 5000e12, 15000e12},
+       0.614, 160, 5000e12, 15000e12, 11.4},
   };
   return presets;
 }

@@ -263,7 +263,9 @@ LayerCosts layer_costs(const Scenario& s, bool moe_layer) {
   }
   const double attn = attention_fwd_seconds(s);
   const double attn_b = c.attention == "formula" ? 2 * attn : 2.5 * attn;
-  const double elem = c.elementwise_bytes * T * h / (p.sequence_parallel ? tp : 1) / hbm;
+  double elem = c.elementwise_bytes * T * h / (p.sequence_parallel ? tp : 1) / hbm;
+  // The routed pairs this GPU's experts take (EP spreads the group's T x top_k evenly).
+  if (moe) elem += s.gpu.moe_elementwise_bytes * T * m.top_k * m.capacity_factor * h / hbm;
   const double ovh = c.kernel_overhead.seconds();
   LayerCosts k;
   k.attn_fwd_s = attn;

@@ -157,6 +157,9 @@ config::ParamTable scenario_param_table(Scenario& s) {
          "achieved fraction of the BF16 peak of a wave of full GEMM tiles (fitted per GPU)");
   t.real("gpu.fp8_gemm_efficiency", s.gpu.fp8_gemm_efficiency, 0.01, 1.0,
          "achieved fraction of the FP8 peak of a wave of full GEMM tiles (fitted per GPU)");
+  t.real("gpu.moe_elementwise_bytes", s.gpu.moe_elementwise_bytes, 0, 1e4,
+         "an MoE layer's memory-bound HBM bytes per routed token-expert pair and hidden unit per "
+         "forward (permute, combine, routed activation, router; fitted per GPU generation)");
   t.bytes("gpu.hbm_bytes", s.gpu.hbm_bytes, 1 << 20, std::int64_t{1} << 50,
           "HBM capacity (the memory check's limit)");
   t.integer("gpu.sms", s.gpu.sms, 1, 1 << 12, "streaming multiprocessors (GEMM waves)");

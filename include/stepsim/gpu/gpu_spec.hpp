@@ -35,6 +35,11 @@ struct GpuSpec {
   /// scale per 32; NVFP4: FP4 (E2M1) elements with one E4M3 scale per 16 (Blackwell).
   double mxfp8_flops = 0;
   double nvfp4_flops = 0;
+  /// An MoE layer's memory-bound work (tokens permuted into expert order and back, the
+  /// weighted combine, the routed activation, the router) as HBM bytes per routed
+  /// (token, expert) pair and hidden unit in the forward (backward: twice). Fitted per GPU
+  /// generation on one MoE step (docs/workload.md).
+  double moe_elementwise_bytes = 0;
 };
 
 /// The GEMM precisions `model.precision` takes.

@@ -90,11 +90,13 @@ TEST(ComputeCost, MixtureOfExpertsCountsTheRoutedExperts) {
   s.model.top_k = 2;
   s.model.capacity_factor = 1.25;
   s.par.ep = 4;
+  s.gpu.moe_elementwise_bytes = 10;
   const double h = 1024, T = 4096;
   const double ffn = 2 * h * 4096 * 2 * 1.25 + h * 8;  // top-k experts and the router
   const double gemm = 2 * T * (4 * h * h + ffn) / 2 / 0.5e15;
   const double attn = 4 * T * 2048 * h / 2 / 0.5e15;
-  const double elem = 24 * T * h / (3e12 * 0.75);
+  // The dense elementwise work, and the routed pairs' (T x top_k x capacity factor, each h).
+  const double elem = 24 * T * h / (3e12 * 0.75) + 10 * T * 2 * 1.25 * h / (3e12 * 0.75);
   EXPECT_NEAR(layer_costs(s).fwd_s, gemm + attn + elem + 5e-6, 1e-12 * (gemm + attn));
   // Parameters: attention and router dense, the experts split over EP and TP.
   const LayerParams p = layer_params(s);
@@ -138,6 +140,7 @@ TEST(ComputeCost, MoeFeaturesAddUpToTheModelAndCostWhatTheyCompute) {
   s.model.attention = "mla";
   s.model.q_lora_rank = 256;
   s.model.kv_lora_rank = 128;
+  s.gpu.moe_elementwise_bytes = 0;  // the FLOPs alone below
   for (const PipelineShape shape : {PipelineShape{2, 1, 4}, PipelineShape{2, 2, 4}}) {
     double sum = 0;
     for (int st = 0; st < shape.stages; ++st) sum += stage_params(s, shape, st);

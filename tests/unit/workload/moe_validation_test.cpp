@@ -1,9 +1,10 @@
 // Published MoE training steps (../shared/validation/moe.md E1, E2) against the step model at
 // analytical fidelity, with the scenario files in workloads/validation/ (Qwen3-30B-A3B, EP16 on
-// two DGX H100, DeepEP's normal kernels). Nothing is fitted on them: the GEMM efficiency is
-// H100's (fitted on M3 and M6, mfu.md), the dispatch is DeepEP's (E3, E4). Both miss: the step
-// comes out 36% (E1) and more (E2) fast, its compute about half the measured (docs/workload.md,
-// "Published MoE cases"); they are held where they are so that a change shows.
+// two DGX H100, DeepEP's normal kernels). The GEMM efficiency is H100's (fitted on M3 and M6,
+// mfu.md), the dispatch DeepEP's (E3, E4); one number is fitted on E1 without overlap: Hopper's
+// MoE memory-bound work per routed token (gpu.moe_elementwise_bytes). E1 with overlap and its
+// gain are predictions; E2 (FP8) is one and misses, held where it is so that a change shows
+// (docs/workload.md, "Published MoE cases").
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -42,18 +43,27 @@ TEST(MoeValidation, E1_OverlapHidesEpTimeAndNeverSlows) {
   EXPECT_NEAR(none.exposed_s[ep] - f1b.exposed_s[ep], f1b.ep_hidden_s, 1e-9);
 }
 
-TEST(MoeValidation, E1_E2_KnownMissesHeldWhereTheyAre) {
-  // Published: 24.71 s without overlap, 20.99 s with; E2 8,960 tokens/s/GPU.
+TEST(MoeValidation, E1_WithinTenPercentAndTheOverlapsGain) {
+  // Published: 24.71 s without overlap (fitted), 20.99 s with it (predicted), 10% each; the
+  // overlap's gain 15% within 5 points.
   const double none = step(kE1).step_s;
   const double f1b = step(kE1, {"moe.overlap=1f1b"}).step_s;
-  const double e2 = 1024.0 * 4096 / step("e2-qwen3-30b-a3b-ep16-fp8-h100.yaml").step_s / 16;
-  std::printf("E1 %.2f s / %.2f s (gain %.1f%%), E2 %.0f tokens/s/GPU\n", none, f1b,
-              100 * (1 - f1b / none), e2);
-  EXPECT_NEAR(none, 15.79, 0.02 * 15.79);
-  EXPECT_NEAR(f1b, 11.96, 0.02 * 11.96);
-  EXPECT_NEAR(e2, 20500, 0.02 * 20500);
+  std::printf("E1 %.2f s / %.2f s (gain %.1f%%)\n", none, f1b, 100 * (1 - f1b / none));
+  EXPECT_NEAR(none, 24.71, 0.10 * 24.71);
+  EXPECT_NEAR(f1b, 20.99, 0.10 * 20.99);
+  EXPECT_NEAR(100 * (1 - f1b / none), 100 * (1 - 20.99 / 24.71), 5.0);
+  // Without the memory-bound work the step is 36% fast.
+  EXPECT_LT(step(kE1, {"gpu.moe_elementwise_bytes=0"}).step_s, 0.7 * 24.71);
   // NCCL's all-to-all moves each token once per expert across the servers: slower than DeepEP.
-  EXPECT_GT(step(kE1, {"moe.dispatcher=alltoall"}).step_s, 1.5 * none);
+  EXPECT_GT(step(kE1, {"moe.dispatcher=alltoall"}).step_s, 1.2 * none);
+}
+
+TEST(MoeValidation, E2_KnownMissHeldWhereItIs) {
+  // Published 8,960 tokens/s/GPU in FP8, below the BF16 run's 10,610: the model's FP8 GEMMs
+  // gain what the measured run does not (no cost of FP8 casts and scaling), 35% fast.
+  const double e2 = 1024.0 * 4096 / step("e2-qwen3-30b-a3b-ep16-fp8-h100.yaml").step_s / 16;
+  std::printf("E2 %.0f tokens/s/GPU\n", e2);
+  EXPECT_NEAR(e2, 12070, 0.02 * 12070);
 }
 
 }  // namespace
