@@ -31,7 +31,7 @@ check "cell: named" 'grep -q "fidelity cell (64KiB cells)" <<<"$cell1"'
 check "cell: every flow completes" 'grep -q "flows            16 of 16 complete" <<<"$cell1"'
 check "cell: the same digest at 2 ranks" '[[ "$(grep ^digest <<<"$cell1")" == "$(grep ^digest <<<"$cell2")" ]]'
 check "cell: fewer packet-hops" '[[ $(grep "^packet-hops " <<<"$cell1" | awk "{print \$2}" | tr -d ,) -lt $(echo "$reference" | awk "{print \$NF}" | tr -d ,) ]]'
-expect_error "--cell: cell must be 0 (packet fidelity) or from the mtu (4KiB) to 4MiB (got 2KiB)" \
+expect_error "--cell: fabric.cell: '2KiB' is out of range (from the mtu, 4KiB, to 4MiB)" \
   bench fabric --topology "$topo" --fidelity cell --cell 2KiB
 # Fabric keys (issue 13): a shorthand and its --set run the same; a --set key changes the run;
 # `stepsim list fabric` prints every key; keys outside fabric.* need --transport rdma.

@@ -49,7 +49,7 @@ expect_error "--set fabric.ecn_pmax: '2' is out of range (0..1)" \
 expect_error "PFC needs xon < xoff (got 200000B, 150000B)" \
   bench nccl allreduce --topology "$topo" --set fabric.pfc_xon=200KB
 expect_error "--root 16 is not a rank (0..15)" bench nccl broadcast --topology "$topo" --gpus 16 --root 16
-expect_error "--cell: cell must be 0 (packet fidelity) or from the mtu (4KiB) to 4MiB (got 1KiB)" \
+expect_error "--cell: fabric.cell: '1KiB' is out of range (from the mtu, 4KiB, to 4MiB)" \
   bench nccl allreduce --topology "$topo" --fidelity cell --cell 1KiB
 expect_error "--partition: unknown partitioner 'scotch' (allowed: block, cyclic, metis)" \
   bench nccl allreduce --topology "$topo" --partition scotch

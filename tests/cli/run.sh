@@ -12,6 +12,8 @@ check "summary lines" '[[ "$reference" == *"step time"*"MFU"*"digest"* ]]'
 check "breakdown lines" 'grep -q "^compute " <<<"$out" && grep -q "^exposed tp " <<<"$out" && grep -q "^pipeline bubble " <<<"$out" && grep -q "^busbw dp " <<<"$out"'
 out=$("$stepsim" list scenario 2>&1)
 check "list scenario: every section" 'grep -q "^  model.layers " <<<"$out" && grep -q "^  parallel.tp " <<<"$out" && grep -q "^  gpu.gemm_efficiency " <<<"$out" && grep -q "^  fidelity " <<<"$out"'
+check "list scenario: step.mode, step.fold, the output keys and moe" 'grep -q "^  step.mode  *memoized " <<<"$out" && grep -q "^  step.fold  *none " <<<"$out" && grep -q "^  output.flows  *auto " <<<"$out" && grep -q "^  output.sample_interval " <<<"$out" && grep -q "^  moe\." <<<"$out"'
+check "list scenario: each key once" '[[ -z "$(grep -E "^  [a-z_.]+ " <<<"$out" | awk "{print \$1}" | sort | uniq -d)" ]]'
 json=$(mktemp)
 out=$("$stepsim" run "$tiny" --quiet --fidelity ideal --set parallel.zero=0 --json "$json" 2>&1)
 check "ideal fidelity named" 'grep -q "fidelity ideal" <<<"$out"'
@@ -55,7 +57,12 @@ expect_error ":1: model.hiden" run "$bad"
 expect_error "parallel: 64 GPUs, but" run "$tiny" --set parallel.dp=8
 expect_error "model.layers: '-4' is out of range" run "$tiny" --set model.layers=-4
 expect_error "fidelity: 'flit' is not allowed (allowed: packet, cell, ideal, analytical)" run "$tiny" --fidelity flit
-expect_error "fabric.cell: '1KiB' is out of range" run "$tiny" --fidelity cell --set fabric.cell=1KiB
+expect_error "fabric.cell: '1KiB' is out of range (from the mtu, 4KiB, to 4MiB)" run "$tiny" --fidelity cell --set fabric.cell=1KiB
+# fabric.cell's one lower bound is the MTU, as for bench fabric --cell: 6 KiB cells run.
+out=$("$stepsim" run "$tiny" --quiet --no-output --fidelity cell --set fabric.cell=6KiB 2>&1); rc=$?
+check "run --set fabric.cell=6KiB runs in 6KiB cells" '[[ $rc -eq 0 ]] && grep -q "cell fidelity in 6KiB cells" <<<"$out"'
+expect_error "fabric.cell (6KiB) is out of range (from the mtu, 8KiB, to 4MiB)" \
+  run "$tiny" --no-output --fidelity cell --set fabric.cell=6KiB --set fabric.mtu=8KiB
 # The fabric's parameter table (issue 13): its keys and its buffer rule (issue 15) reach stepsim run.
 expect_error "fabric.buffer (--buffer): 1KiB is smaller than PFC XOFF + headroom" run "$tiny" --set fabric.buffer=1KiB
 expect_error "fabric.ecn_pmax: '2' is out of range (0..1)" run "$tiny" --set fabric.ecn_pmax=2
