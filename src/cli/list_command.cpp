@@ -1,6 +1,9 @@
 #include "src/cli/list_command.hpp"
 
+#include <algorithm>
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #include "src/cli/cli.hpp"
 #include "stepsim/collective/collective.hpp"
@@ -148,9 +151,18 @@ void list_scenario() {
       "sets them in sections; `stepsim run FILE --set key=value` overrides any. It also takes "
       "every key of `stepsim list collective` (coll.*) and `stepsim list nic`:\n");
   const config::ParamTable table = workload::scenario_param_table(d);
-  for (const char* prefix : {"model.", "parallel.", "compute.", "memory.", "gpu.", "fabric."}) {
-    print_params(table, prefix);
+  // Every key of the table once: the sections (model., parallel., ..., step., output.) in the
+  // order the table declares them, then the keys of no section (fidelity, end, ...).
+  std::vector<std::string> sections;
+  for (const config::Param& p : table.params()) {
+    const std::size_t dot = p.key.find('.');
+    if (dot == std::string::npos) continue;
+    std::string section = p.key.substr(0, dot + 1);
+    if (std::find(sections.begin(), sections.end(), section) == sections.end()) {
+      sections.push_back(std::move(section));
+    }
   }
+  for (const std::string& section : sections) print_params(table, section);
   for (const config::Param& p : table.params()) {
     if (p.key.find('.') == std::string::npos) {
       std::printf("  %-40s %-12s %s\n", p.key.c_str(), p.get().c_str(), p.help.c_str());

@@ -68,7 +68,7 @@ double since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-std::string duration_text(double s) {
+std::string plan_duration_text(double s) {
   char buf[64];
   if (s < 60) {
     std::snprintf(buf, sizeof buf, "%.0f s", s);
@@ -100,7 +100,7 @@ class Ticker {
     std::fprintf(stderr, "%sstepsim plan: %s %zu of %zu (%.1f %%)%s, %s elapsed, ETA %s%s",
                  tty_ ? "\r" : "", what, done, total,
                  total ? 100.0 * static_cast<double>(done) / total : 100.0, extra.c_str(),
-                 duration_text(el).c_str(), done > 0 ? duration_text(left).c_str() : "unknown",
+                 plan_duration_text(el).c_str(), done > 0 ? plan_duration_text(left).c_str() : "unknown",
                  tty_ ? "   " : "\n");
     drawn_ = tty_;
   }

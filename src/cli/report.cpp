@@ -79,15 +79,19 @@ void FidelityOptions::add(CLI::App* cmd, const std::vector<std::string>& allowed
                       "analytical: alpha-beta lower bound; docs/fidelity.md)")
       ->capture_default_str()
       ->check(CLI::IsMember(allowed));
-  cmd->add_option("--cell", cell, "Cell fidelity: payload bytes per cell (the MTU to 4MiB)")
-      ->capture_default_str();
+  cmd->add_option("--cell", cell,
+                  "Cell fidelity: payload bytes per cell, fabric.cell (from the MTU to 4MiB; "
+                  "default 64KiB)");
 }
 
 Result<bool> FidelityOptions::apply(fabric::FabricParams& fp) const {
   if (fidelity != "cell") return true;
-  auto bytes = parse_bytes(cell);
-  if (!bytes) return Error{"--cell: " + bytes.error().message};
-  fp.cell = *bytes;
+  if (!cell.empty()) {
+    if (auto ok = fabric::fabric_param_table(fp).set("fabric.cell", cell); !ok) {
+      return Error{"--cell: " + ok.error().message};
+    }
+  }
+  fp.use_cells();
   if (auto ok = fp.validate(); !ok) return Error{"--cell: " + ok.error().message};
   return true;
 }

@@ -25,11 +25,11 @@ pdes::EngineOptions bench_engine_options(int threads, SimTime end, bool progress
 /// --fidelity and --cell of a command that simulates the fabric (docs/fidelity.md).
 struct FidelityOptions {
   std::string fidelity = "packet";
-  std::string cell = "64KiB";
+  std::string cell;  ///< --cell; empty: fabric.cell's value (64KiB unless --set)
   /// Adds the options to `cmd`; `allowed` are the fidelities the command runs.
   void add(CLI::App* cmd, const std::vector<std::string>& allowed);
-  /// Cell fidelity: sets `fp.cell` (checked against the MTU and 4 MiB). The error is the user
-  /// error to print.
+  /// Cell fidelity: --cell sets fabric.cell (the fabric's table: from the MTU to 4 MiB) and the
+  /// NICs use it. The error is the user error to print.
   [[nodiscard]] Result<bool> apply(fabric::FabricParams& fp) const;
   /// "packet", "cell (64KiB cells)" or "analytical", for the reports.
   [[nodiscard]] std::string describe(const fabric::FabricParams& fp) const;

@@ -373,7 +373,7 @@ int write_h5(int rank, const StepReport& rep) {
   meta.scenario_text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   for (const std::string& kv : rep.run.sets) meta.sets += kv + "\n";
   meta.fidelity = s.fidelity;
-  meta.cell_bytes = s.fidelity == "cell" ? s.cell.count() : 0;
+  meta.cell_bytes = s.fidelity == "cell" ? s.fabric.cell_size.count() : 0;
   meta.model = run_model(s);
   meta.topology = rep.run.topo.name;
   meta.gpu = s.gpu.name;

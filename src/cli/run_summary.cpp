@@ -206,7 +206,7 @@ void print_fabric(const StepReport& rep) {
   const workload::Scenario& s = rep.run.scenario;
   const workload::StepResult& r = rep.r;
   const std::string cells =
-      s.fidelity == "cell" ? " in " + to_string(s.cell) + " cells" : std::string();
+      s.fidelity == "cell" ? " in " + to_string(s.fabric.cell_size) + " cells" : std::string();
   std::printf("# fabric (%s fidelity%s: %" PRIu64 " distinct collectives simulated)\n",
               s.fidelity.c_str(), cells.c_str(), r.distinct_collectives);
   if (r.folded_rails > 1) {
@@ -275,7 +275,7 @@ nlohmann::json step_json(const StepReport& rep) {
   j["gpus"] = run_gpus(s);
   j["gpu"] = s.gpu.name;
   j["fidelity"] = s.fidelity;
-  j["cell_bytes"] = s.fidelity == "cell" ? s.cell.count() : 0;
+  j["cell_bytes"] = s.fidelity == "cell" ? s.fabric.cell_size.count() : 0;
   j["folded_rails"] = r.folded_rails;
   j["foldable_rails"] = r.foldable_rails;
   j["complete"] = r.complete;

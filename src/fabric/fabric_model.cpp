@@ -43,7 +43,7 @@ FabricModel::FabricModel(const topology::Topology& topo, const Routing& routing,
     ack_hash_.push_back(tuple_hash(f.dst_nic, f.src_nic, f.entropy, f.label));
   }
   if (params_.routing == "valiant") valiant_ = std::make_unique<ValiantDetour>(topo_, routing_);
-  lanes_ = topo_.generator == "dragonfly";
+  lanes_ = topo_.traits.global_links;
   schedule_faults();
 }
 

@@ -83,7 +83,7 @@ Result<FabricRun> run_fabric(const topology::Topology& topo, const std::vector<F
                              pdes::EngineOptions engine_options, FabricSamples* samples) {
   if (auto ok = params.validate(); !ok) return ok.error();
   if (auto lb = make_load_balancer(params.lb, 0); !lb) return lb.error();
-  if (params.routing == "valiant" && topo.generator != "dragonfly") {
+  if (params.routing == "valiant" && !topo.traits.global_links) {
     return Error{"valiant routing needs a dragonfly topology ('" + topo.name + "' is a " +
                  topo.generator + ")"};
   }

@@ -70,7 +70,7 @@ void Routing::build_table(const topology::Topology& topo, const std::vector<Node
   // plain BFS would also take two or three global hops through third groups where they are as
   // short, and the virtual lanes that keep PFC deadlock-free (valiant_detour.hpp) count on one
   // global hop per minimal route.
-  const bool dragonfly = topo.generator == "dragonfly";
+  const bool dragonfly = topo.traits.global_links;
   auto usable = [&](NodeId v, NodeId w, std::uint32_t group) {
     const std::uint32_t gv = topo.nodes[v].group;
     const std::uint32_t gw = topo.nodes[w].group;

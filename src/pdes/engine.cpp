@@ -20,7 +20,9 @@ namespace stepsim::pdes {
 
 std::atomic<bool> Engine::stop_requested_{false};
 
-namespace {
+// Not in an anonymous namespace: Engine::Loop holds one (GCC's -Wsubobject-linkage in a unity
+// build, where this file is not the main file).
+namespace engine_detail {
 // A diagnostic (docs/engine.md): with STEPSIM_WINDOW_STATS set, each rank prints to stderr at the
 // end of a run how many windows committed how many of its events (powers of two) and how far g
 // advanced from one window to the next, in lookaheads (powers of two; sparse windows jump far).
@@ -62,7 +64,7 @@ struct WindowStats {
     }
   }
 };
-}  // namespace
+}  // namespace engine_detail
 
 // A diagnostic (docs/engine.md): STEPSIM_PARTITION_PROBE="metis:2,cyclic:4,..." makes a one-rank
 // run count each window's events by the parts of other partitions as well, and print at the end
@@ -296,7 +298,7 @@ struct Engine::Loop {
   Clock::time_point last_progress = start;
   Clock::time_point phase = start;
   RankStats mine;
-  WindowStats window_stats;
+  engine_detail::WindowStats window_stats;
 
   // Seconds since the last phase mark; moves the mark.
   double lap() {

@@ -17,6 +17,7 @@ constexpr std::uint64_t kMaxServers = 1u << 20;
 class Dragonfly final : public Generator {
  public:
   [[nodiscard]] std::string name() const override { return "dragonfly"; }
+  [[nodiscard]] TopologyTraits traits() const override { return {.global_links = true}; }
   [[nodiscard]] std::string description() const override {
     return "dragonfly (Kim 2008): groups of all-to-all routers, global links between all groups";
   }

@@ -17,6 +17,7 @@ namespace {
 class RailOptimized final : public Generator {
  public:
   [[nodiscard]] std::string name() const override { return "rail_optimized"; }
+  [[nodiscard]] TopologyTraits traits() const override { return {.rail_planes = true}; }
   [[nodiscard]] std::string description() const override {
     return "servers of G GPUs and N NICs, NIC i on plane i, one fat-tree (2 or 3 tiers) per plane";
   }

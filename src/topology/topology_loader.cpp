@@ -7,7 +7,7 @@
 namespace stepsim::topology {
 namespace {
 
-std::string join(const std::vector<std::string>& items) {
+std::string comma_list(const std::vector<std::string>& items) {
   std::string s;
   for (const auto& x : items) s += (s.empty() ? "" : ", ") + x;
   return s;
@@ -75,7 +75,7 @@ Result<bool> read_cable(const YAML::Node& cv, const std::string& source,
         } else if (field == "ber") {
           cable.ber = *text;
         } else {
-          return Error{field_at + ": unknown key (known keys: " + join(cable_keys()) + ")"};
+          return Error{field_at + ": unknown key (known keys: " + comma_list(cable_keys()) + ")"};
         }
         return true;
       });
@@ -91,7 +91,7 @@ Result<bool> read_cables(const YAML::Node& v, const std::string& source, const s
                             const YAML::Node& ck, const YAML::Node& cv) -> Result<bool> {
                           spec.lines[cls_path] = line_of(ck);
                           const auto cm =
-                              expect_map(cv, where(source, ck, cls_path), join(cable_keys()));
+                              expect_map(cv, where(source, ck, cls_path), comma_list(cable_keys()));
                           if (!cm) return cm;
                           return read_cable(cv, source, cls_path, spec.cables[cls], spec);
                         });
@@ -100,7 +100,7 @@ Result<bool> read_cables(const YAML::Node& v, const std::string& source, const s
 // topology.phy: the physical layer's keys, as text (checked by the generator).
 Result<bool> read_phy(const YAML::Node& v, const std::string& source, const std::string& path,
                       const std::string& at, TopologySpec& spec) {
-  const auto m = expect_map(v, at, join(phy_keys()));
+  const auto m = expect_map(v, at, comma_list(phy_keys()));
   if (!m) return m;
   return for_each_entry(v, source, path,
                         [&](const std::string& field, const std::string& field_path,

@@ -290,6 +290,7 @@ Result<Topology> generate_topology(const TopologySpec& spec) {
               : !spec.source.empty() ? stem(spec.source)
                                      : gen.name();
   topo.generator = gen.name();
+  topo.traits = gen.traits();
   topo.phy = *phy;
   for (const auto& c : gen.link_classes()) topo.link_classes.push_back(c.name);
   const auto links = read_cables(spec, gen, ber, topo);

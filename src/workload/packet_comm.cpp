@@ -17,7 +17,7 @@ class PacketComm final : public MemoizedComm {
   PacketComm(const topology::Topology& topo, const Scenario& s, pdes::Sync& sync,
              pdes::EngineOptions engine)
       : MemoizedComm(topo, s), sync_(sync), engine_(std::move(engine)), fabric_(s.fabric) {
-    if (s.fidelity == "cell") fabric_.cell = s.cell;
+    if (s.fidelity == "cell") fabric_.use_cells();
   }
   [[nodiscard]] std::string name() const override {
     return fabric_.cell.count() > 0 ? "cell" : "packet";

@@ -171,9 +171,7 @@ config::ParamTable scenario_param_table(Scenario& s) {
   for (const config::Param& x : nic.params()) t.add(x);
 
   const config::ParamTable fab = fabric::fabric_param_table(s.fabric);
-  for (const config::Param& x : fab.params()) t.add(x);
-  t.bytes("fabric.cell", s.cell, 8 << 10, fabric::kMaxCellBytes,
-          "cell fidelity: payload bytes per cell (cut-through, wire time of its MTU packets)");
+  for (const config::Param& x : fab.params()) t.add(x);  // fabric.cell among them
 
   MemoryParams& mem = s.memory;
   t.choice("memory.check", mem.check, {"error", "warn"},
@@ -584,7 +582,9 @@ Result<Scenario> load_scenario(const std::string& path, const std::vector<std::s
   s.coll.ep_max_nodes = s.moe.max_nodes_per_token;
   if (auto ok = s.coll.validate(); !ok) return ok.error();
   if (auto ok = s.nic.validate(); !ok) return ok.error();
-  if (auto ok = s.fabric.validate(); !ok) return ok.error();
+  fabric::FabricParams run_fabric = s.fabric;  // as the run builds it
+  if (s.fidelity == "cell") run_fabric.use_cells();
+  if (auto ok = run_fabric.validate(); !ok) return ok.error();
   return s;
 }
 

@@ -8,21 +8,11 @@ stepsim=$1; mpiexec=$2; topologies=$3; shift 3; mpiflags=("$@")
 source "$(dirname "$0")/lib.sh"
 topo=$topologies/toy-2server.yaml
 args=(bench nccl allreduce -b 64KiB -e 4MiB -f 8 --gpus 16 --topology "$topo" --quiet)
-reference=""
-for ranks in 1 2 4; do
-  for threads in 1 2; do
-    out=$("$mpiexec" -n "$ranks" "${mpiflags[@]}" "$stepsim" "${args[@]}" --threads "$threads" 2>&1)
-    line="$(grep -E '^ +[0-9]+ ' <<<"$out" | tr -s ' ') $(grep '^# digest' <<<"$out")"
-    if [[ -z "$reference" ]]; then
-      reference=$line
-      check "three rows and a digest" '[[ $(grep -cE "^ +[0-9]+ " <<<"$out") -eq 3 && "$line" == *digest* ]]'
-      # busbw = algbw x 2 x 15 / 16 (rows with algbw > 10 GB/s: enough printed digits).
-      check "busbw is algbw x 2(n-1)/n" 'awk '"'"'/^ +[0-9]+ / { if ($7 > 10 && ($8 / $7 < 1.870 || $8 / $7 > 1.880)) bad = 1 } END { exit bad }'"'"' <<<"$out"'
-    else
-      check "ranks $ranks threads $threads: '$line' vs '$reference'" '[[ "$line" == "$reference" ]]'
-    fi
-  done
-done
+summary() { echo "$(grep -E '^ +[0-9]+ ' <<<"$out" | tr -s ' ') $(grep '^# digest' <<<"$out")"; }
+run_matrix summary -- "${args[@]}"
+check "three rows and a digest" '[[ $(grep -cE "^ +[0-9]+ " <<<"$out") -eq 3 && "$reference" == *digest* ]]'
+# busbw = algbw x 2 x 15 / 16 (rows with algbw > 10 GB/s: enough printed digits).
+check "busbw is algbw x 2(n-1)/n" 'awk '"'"'/^ +[0-9]+ / { if ($7 > 10 && ($8 / $7 < 1.870 || $8 / $7 > 1.880)) bad = 1 } END { exit bad }'"'"' <<<"$out"'
 # nccl-tests' size suffixes (1M = 1048576) and SHARP's rows; its busbw beats the ring's here.
 out=$("$stepsim" bench nccl allreduce -b 1M -e 4M -f 4 --gpus 16 --algo sharp --topology "$topo" --quiet 2>&1)
 check "sharp: rows for 1M and 4M" '[[ $(grep -cE "^ +(1048576|4194304) " <<<"$out") -eq 2 ]]'
@@ -59,7 +49,7 @@ expect_error "--set fabric.ecn_pmax: '2' is out of range (0..1)" \
 expect_error "PFC needs xon < xoff (got 200000B, 150000B)" \
   bench nccl allreduce --topology "$topo" --set fabric.pfc_xon=200KB
 expect_error "--root 16 is not a rank (0..15)" bench nccl broadcast --topology "$topo" --gpus 16 --root 16
-expect_error "--cell: cell must be 0 (packet fidelity) or from the mtu (4KiB) to 4MiB (got 1KiB)" \
+expect_error "--cell: fabric.cell: '1KiB' is out of range (from the mtu, 4KiB, to 4MiB)" \
   bench nccl allreduce --topology "$topo" --fidelity cell --cell 1KiB
 expect_error "--partition: unknown partitioner 'scotch' (allowed: block, cyclic, metis)" \
   bench nccl allreduce --topology "$topo" --partition scotch

@@ -10,19 +10,9 @@ source "$(dirname "$0")/lib.sh"
 topo=$topologies/toy-2server-1.6t.yaml
 args=(bench perftest write_bw --topology "$topo" -s 64KiB -q 4 -n 50 --cc dcqcn --lb spray
       --retransmission selective --quiet)
-reference=""
-for ranks in 1 2 4; do
-  for threads in 1 2; do
-    out=$("$mpiexec" -n "$ranks" "${mpiflags[@]}" "$stepsim" "${args[@]}" --threads "$threads" 2>&1)
-    line="$(grep '^digest' <<<"$out") $(grep -E '^ +65536 ' <<<"$out")"
-    if [[ -z "$reference" ]]; then
-      reference=$line
-      check "a digest and a row for 64 KiB" '[[ "$line" == digest*65536* ]]'
-    else
-      check "ranks $ranks threads $threads: '$line' vs '$reference'" '[[ "$line" == "$reference" ]]'
-    fi
-  done
-done
+summary() { echo "$(grep '^digest' <<<"$out") $(grep -E '^ +65536 ' <<<"$out")"; }
+run_matrix summary -- "${args[@]}"
+check "a digest and a row for 64 KiB" '[[ "$reference" == digest*65536* ]]'
 # 1 MB WRITEs on one QP at 1.6T: >= 97% of 1600 x 4096 / 4178 = 1568.6 Gb/s, i.e. >= 1521.5.
 out=$("$stepsim" bench perftest write_bw --topology "$topo" -s 1MiB -n 100 --report_gbits --quiet 2>&1)
 bw=$(awk '$1 == 1048576 {print $4}' <<<"$out")

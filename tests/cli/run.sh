@@ -6,22 +6,14 @@ stepsim=$1; mpiexec=$2; workloads=$3; shift 3; mpiflags=("$@")
 source "$(dirname "$0")/lib.sh"
 cd "$(mktemp -d)" || exit 1  # the HDF5 files land here
 tiny=$workloads/tiny.yaml
-reference=""
-for ranks in 1 2 4; do
-  for threads in 1 2; do
-    out=$("$mpiexec" -n "$ranks" "${mpiflags[@]}" "$stepsim" run "$tiny" --quiet --threads "$threads" 2>&1)
-    line="$(grep -E '^(step time|MFU|digest)' <<<"$out" | tr -s ' ' | tr '\n' '|')"
-    if [[ -z "$reference" ]]; then
-      reference=$line
-      check "summary lines" '[[ "$line" == *"step time"*"MFU"*"digest"* ]]'
-      check "breakdown lines" 'grep -q "^compute " <<<"$out" && grep -q "^exposed tp " <<<"$out" && grep -q "^pipeline bubble " <<<"$out" && grep -q "^busbw dp " <<<"$out"'
-    else
-      check "ranks $ranks threads $threads: '$line' vs '$reference'" '[[ "$line" == "$reference" ]]'
-    fi
-  done
-done
+summary() { grep -E '^(step time|MFU|digest)' <<<"$out" | tr -s ' ' | tr '\n' '|'; }
+run_matrix summary -- run "$tiny" --quiet
+check "summary lines" '[[ "$reference" == *"step time"*"MFU"*"digest"* ]]'
+check "breakdown lines" 'grep -q "^compute " <<<"$out" && grep -q "^exposed tp " <<<"$out" && grep -q "^pipeline bubble " <<<"$out" && grep -q "^busbw dp " <<<"$out"'
 out=$("$stepsim" list scenario 2>&1)
 check "list scenario: every section" 'grep -q "^  model.layers " <<<"$out" && grep -q "^  parallel.tp " <<<"$out" && grep -q "^  gpu.gemm_efficiency " <<<"$out" && grep -q "^  fidelity " <<<"$out"'
+check "list scenario: step.mode, step.fold, the output keys and moe" 'grep -q "^  step.mode  *memoized " <<<"$out" && grep -q "^  step.fold  *none " <<<"$out" && grep -q "^  output.flows  *auto " <<<"$out" && grep -q "^  output.sample_interval " <<<"$out" && grep -q "^  moe\." <<<"$out"'
+check "list scenario: each key once" '[[ -z "$(grep -E "^  [a-z_.]+ " <<<"$out" | awk "{print \$1}" | sort | uniq -d)" ]]'
 json=$(mktemp)
 out=$("$stepsim" run "$tiny" --quiet --fidelity ideal --set parallel.zero=0 --json "$json" 2>&1)
 check "ideal fidelity named" 'grep -q "fidelity ideal" <<<"$out"'
@@ -49,19 +41,11 @@ out=$("$stepsim" run "$tiny" --quiet --no-output --fidelity analytical 2>&1)
 check "no profile unless asked" '! grep -q "^profile" <<<"$out"'
 # Cell fidelity: named with its cell size (summary and /meta), the same digest at 1, 2 and 4
 # ranks, and the partition line.
-cell_ref=""
-for ranks in 1 2 4; do
-  out=$("$mpiexec" -n "$ranks" "${mpiflags[@]}" "$stepsim" run "$tiny" --quiet --fidelity cell -o cell.h5 2>&1)
-  line="$(grep -E '^(step time|digest)' <<<"$out" | tr -s ' ' | tr '\n' '|')"
-  if [[ -z "$cell_ref" ]]; then
-    cell_ref=$line
-    check "cell fidelity: named with its cells" 'grep -q "cell fidelity in 64KiB cells" <<<"$out"'
-    check "cell fidelity: the partition line" 'grep -q "^# partition metis over 1 ranks" <<<"$out"'
-    check "cell fidelity: /meta says cell, 65536-byte cells" '[[ $(h5dump -a /meta/fidelity cell.h5 | grep -c "\"cell\"") -eq 1 && $(h5dump -a /meta/cell_bytes cell.h5 | grep -c "(0): 65536") -eq 1 ]]'
-  else
-    check "cell fidelity: ranks $ranks: '$line' vs '$cell_ref'" '[[ "$line" == "$cell_ref" ]]'
-  fi
-done
+cell_summary() { grep -E '^(step time|digest)' <<<"$out" | tr -s ' ' | tr '\n' '|'; }
+run_matrix cell_summary -t 1 -- run "$tiny" --quiet --fidelity cell -o "cell-r{R}.h5"
+check "cell fidelity: named with its cells" 'grep -q "cell fidelity in 64KiB cells" <<<"$out"'
+check "cell fidelity: the partition line" 'grep -q "^# partition metis over 1 ranks" <<<"$out"'
+check "cell fidelity: /meta says cell, 65536-byte cells" '[[ $(h5dump -a /meta/fidelity cell-r1.h5 | grep -c "\"cell\"") -eq 1 && $(h5dump -a /meta/cell_bytes cell-r1.h5 | grep -c "(0): 65536") -eq 1 ]]'
 check "json has step_s and mfu" '/usr/bin/python3 -c "import json,sys; j=json.load(open(sys.argv[1])); assert j[\"step_s\"] > 0 and 0 < j[\"mfu\"] < 1 and j[\"fidelity\"] == \"ideal\"" "$json"'
 rm -f "$json"
 bad=$(mktemp --suffix=.yaml)
@@ -73,7 +57,12 @@ expect_error ":1: model.hiden" run "$bad"
 expect_error "parallel: 64 GPUs, but" run "$tiny" --set parallel.dp=8
 expect_error "model.layers: '-4' is out of range" run "$tiny" --set model.layers=-4
 expect_error "fidelity: 'flit' is not allowed (allowed: packet, cell, ideal, analytical)" run "$tiny" --fidelity flit
-expect_error "fabric.cell: '1KiB' is out of range" run "$tiny" --fidelity cell --set fabric.cell=1KiB
+expect_error "fabric.cell: '1KiB' is out of range (from the mtu, 4KiB, to 4MiB)" run "$tiny" --fidelity cell --set fabric.cell=1KiB
+# fabric.cell's one lower bound is the MTU, as for bench fabric --cell: 6 KiB cells run.
+out=$("$stepsim" run "$tiny" --quiet --no-output --fidelity cell --set fabric.cell=6KiB 2>&1); rc=$?
+check "run --set fabric.cell=6KiB runs in 6KiB cells" '[[ $rc -eq 0 ]] && grep -q "cell fidelity in 6KiB cells" <<<"$out"'
+expect_error "fabric.cell (6KiB) is out of range (from the mtu, 8KiB, to 4MiB)" \
+  run "$tiny" --no-output --fidelity cell --set fabric.cell=6KiB --set fabric.mtu=8KiB
 # The fabric's parameter table (issue 13): its keys and its buffer rule (issue 15) reach stepsim run.
 expect_error "fabric.buffer (--buffer): 1KiB is smaller than PFC XOFF + headroom" run "$tiny" --set fabric.buffer=1KiB
 expect_error "fabric.ecn_pmax: '2' is out of range (0..1)" run "$tiny" --set fabric.ecn_pmax=2

@@ -4,7 +4,6 @@
 #include <mpi.h>
 
 #include "stepsim/bench/phold.hpp"
-#include "stepsim/pdes/all_gather.hpp"
 #include "stepsim/pdes/engine.hpp"
 #include "stepsim/pdes/mpi_sync.hpp"
 #include "tests/support/test_models.hpp"
@@ -130,7 +129,7 @@ TEST(EngineMpi, AllGatherConcatenatesEveryRanksRecordsInRankOrder) {
   const auto me = static_cast<std::uint32_t>(sync.rank());
   std::vector<Rec> mine;
   for (std::uint32_t i = 0; i <= me; ++i) mine.push_back(Rec{me, i, 1000 * me + i});
-  const std::vector<Rec> all = all_gather(sync, mine);
+  const std::vector<Rec> all = sync.all_gather(mine);
   int failures = 0;
   std::size_t k = 0;
   for (std::uint32_t r = 0; r < static_cast<std::uint32_t>(sync.size()); ++r) {

@@ -64,6 +64,11 @@ struct FabricParams {
   /// frame through the fabric (cut-through, PFC, ECN, CC, LB as for packets) with the wire time of
   /// the MTU packets it stands for (wire_bytes). 0: packet fidelity.
   Bytes cell = Bytes(0);
+  /// fabric.cell: the cell that cell fidelity uses (`cell` takes it: use_cells()). From the MTU
+  /// up: a cell stands for whole MTU packets (their wire time), so none is smaller than one.
+  Bytes cell_size = Bytes(64 << 10);
+  /// Cell fidelity: the NICs cut data into cells of cell_size bytes.
+  void use_cells() { cell = cell_size; }
   bool fec = true;           ///< KP4 FEC on every link (off: raw BER hits packets)
   int burst_symbols = 1;     ///< FEC error bursts (1 = independent bit errors)
   double ber_override = -1;  ///< >= 0: this pre-FEC BER on every link

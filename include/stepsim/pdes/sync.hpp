@@ -3,7 +3,9 @@
 /// collectives. SerialSync is the one-rank case; MpiSync (mpi_sync.hpp) the distributed one.
 
 #include <cstdint>
+#include <cstring>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 #include "stepsim/pdes/event.hpp"
@@ -37,7 +39,33 @@ class Sync {
   /// Every rank's `mine` (same length on all ranks), concatenated in rank order, on rank 0;
   /// empty on the other ranks.
   virtual std::vector<double> gather(std::span<const double> mine) = 0;
+
+  /// Every rank's records `mine` (trivially copyable; any count on each rank), concatenated in
+  /// rank order, on every rank: the records each rank owns (a trace's rows, found on its servers
+  /// only), so the result does not depend on how LPs were spread over the ranks once the caller
+  /// sorts it. Over allreduce_sum; called at the end of a run, not per event.
+  template <class T>
+  std::vector<T> all_gather(const std::vector<T>& mine);
+  /// all_gather of 64-bit words: each rank's words at their place and zeros elsewhere, summed
+  /// over the ranks.
+  std::vector<std::uint64_t> all_gather_words(const std::vector<std::uint64_t>& mine);
 };
+
+template <class T>
+std::vector<T> Sync::all_gather(const std::vector<T>& mine) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  constexpr std::size_t kWords = (sizeof(T) + 7) / 8;
+  std::vector<std::uint64_t> words(mine.size() * kWords, 0);
+  for (std::size_t i = 0; i < mine.size(); ++i) {
+    std::memcpy(&words[i * kWords], static_cast<const void*>(&mine[i]), sizeof(T));
+  }
+  const std::vector<std::uint64_t> all = all_gather_words(words);
+  std::vector<T> out(all.size() / kWords);
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    std::memcpy(static_cast<void*>(&out[i]), &all[i * kWords], sizeof(T));
+  }
+  return out;
+}
 
 /// One rank, no communication.
 class SerialSync final : public Sync {

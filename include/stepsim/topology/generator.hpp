@@ -73,6 +73,8 @@ class Generator {
   [[nodiscard]] virtual std::string name() const = 0;
   /// One line: what it models.
   [[nodiscard]] virtual std::string description() const = 0;
+  /// What its clusters are (global links, rail planes); the models read these, never the name.
+  [[nodiscard]] virtual TopologyTraits traits() const { return {}; }
   /// Declared parameters, in the order a listing shows them.
   [[nodiscard]] virtual std::vector<ParamSpec> params() const = 0;
   /// Declared link classes; links[i] passed to build() is class i.

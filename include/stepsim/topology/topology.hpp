@@ -79,10 +79,24 @@ SimTime cable_latency(const PhyParams& phy, CableKind cable, Length length);
 /// Human name of a cable kind ("dac", "aoc", "optics").
 const char* to_string(CableKind c);
 
+/// What a generator's clusters are, for the models that depend on their shape (routing,
+/// deadlock-free lanes, rail folding) instead of the generator's name: a new generator of the
+/// same shape declares the same traits (Generator::traits) and gets the same behaviour.
+struct TopologyTraits {
+  /// Groups of switches joined by global links (a dragonfly's): minimal routes take one global
+  /// hop (routing), PFC runs two virtual lanes so that a detour cannot deadlock, and valiant
+  /// routing is possible.
+  bool global_links = false;
+  /// Rail planes: NIC k of every server on plane k, the planes disjoint (rail-optimized), so the
+  /// whole step may fold its rails (step.fold rails).
+  bool rail_planes = false;
+};
+
 /// The whole cluster. Built by a generator (see generator.hpp and topology_spec.hpp).
 struct Topology {
   std::string name;
   std::string generator;  ///< what built it ("fat_tree", "rail_optimized", "dragonfly")
+  TopologyTraits traits;  ///< what it is (the generator's traits())
   std::vector<Node> nodes;
   std::vector<Port> ports;
   std::vector<Link> links;

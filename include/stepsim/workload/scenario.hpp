@@ -176,10 +176,9 @@ struct Scenario {
   /// Path, made usable from the current directory by load_scenario: a relative one is relative to
   /// the scenario file, or to the current directory when `--set topology=` names a file there.
   std::string topology;
-  /// packet (each collective at packet level), cell (the same in cells of `cell` bytes), ideal
-  /// (NCCL's cost model) or analytical (alpha-beta lower bound)
+  /// packet (each collective at packet level), cell (the same in cells of fabric.cell_size
+  /// bytes), ideal (NCCL's cost model) or analytical (alpha-beta lower bound)
   std::string fidelity = "packet";
-  Bytes cell = Bytes(64 << 10);  ///< cell fidelity: payload bytes per cell
   /// Packet fidelity: a collective runs together with its copies on the other TP (and CP)
   /// ranks, which share the NICs and the fabric with it.
   bool concurrent = true;

@@ -21,7 +21,7 @@ Result<bool> rails_alike(const StepPlan& p, const Scenario& s, const topology::T
   if (!s.slow_gpus.empty()) return fold_refused("a straggler (--slow-gpu) makes its rail differ");
   if (!s.fabric.faults.empty()) return fold_refused("a link fault makes its plane differ");
   if (!s.nic.pcie_faults.empty()) return fold_refused("a NIC fault makes its rail differ");
-  if (topo.generator != "rail_optimized") {
+  if (!topo.traits.rail_planes) {
     return fold_refused("topology " + topo.name + " (kind " + topo.generator +
                         ") has no separate rail planes; it needs kind rail_optimized");
   }

@@ -5,7 +5,6 @@
 
 #include "src/workload/memoized_comm.hpp"
 #include "src/workload/whole_step/runtime.hpp"
-#include "stepsim/pdes/all_gather.hpp"
 #include "stepsim/pdes/stat_reduce.hpp"
 
 namespace stepsim::workload::whole_step {
@@ -177,11 +176,11 @@ LogHistogram StepApp::collect_records(pdes::Sync& sync, StepTrace& trace) {
     flows.insert(flows.end(), ss.flows.begin(), ss.flows.end());
     fct.merge(ss.fct);
   }
-  trace.ops = pdes::all_gather(sync, ops);
+  trace.ops = sync.all_gather(ops);
   std::stable_sort(trace.ops.begin(), trace.ops.end(), [](const OpRecord& a, const OpRecord& b) {
     return std::tie(a.job, a.stage) < std::tie(b.job, b.stage);
   });
-  std::vector<FlowRow> all_flows = pdes::all_gather(sync, flows);
+  std::vector<FlowRow> all_flows = sync.all_gather(flows);
   std::sort(all_flows.begin(), all_flows.end(), [](const FlowRow& a, const FlowRow& b) {
     return std::tie(a.collective, a.src_nic, a.dst_nic, a.messages) <
            std::tie(b.collective, b.src_nic, b.dst_nic, b.messages);

@@ -25,7 +25,7 @@ Result<StepTrace> run_whole_step_trace(const Scenario& s, const topology::Topolo
   if (foldable && plan.foldable > 1) foldable(plan.foldable);
   whole_step::StepApp app(plan, s);
   fabric::FabricParams fabric = s.fabric;
-  if (s.fidelity == "cell") fabric.cell = s.cell;
+  if (s.fidelity == "cell") fabric.use_cells();
   engine.end = std::min(engine.end, s.end);
   engine.progress_work = [&app] { return app.delivered_bytes(); };
   if (progress) {

@@ -11,7 +11,7 @@
 namespace stepsim::cc {
 namespace {
 
-constexpr double kLine = 400e9;
+constexpr double kHpccLine = 400e9;
 const CcPath kPath{DataRate::gbps(400), SimTime::us(2)};  // W_init = 400 Gb/s x 2 us = 100 kB
 
 TEST(Hpcc, RegistryCreatesHpccAtLineRateWithOneBdpWindow) {
@@ -39,8 +39,8 @@ struct Statement {
   double eta = 0.95;
   int max_stage = 5;
   double t = 2e-6;
-  double w_init = kLine * 2e-6 / 8;
-  double w_ai = kLine / 2000 * 2e-6 / 8;
+  double w_init = kHpccLine * 2e-6 / 8;
+  double w_ai = kHpccLine / 2000 * 2e-6 / 8;
   double w = w_init, wc = w_init, u = 0;
   int inc_stage = 0;
   std::int64_t last_update_seq = 0;
@@ -188,11 +188,11 @@ TEST(Hpcc, FourSendersConvergeToFullUseSmallQueueAndFairShares) {
   constexpr int kSenders = 4;
   constexpr int kStepsPerRtt = 10;
   constexpr int kRtts = 200;
-  const double c = kLine;
+  const double c = kHpccLine;
   const SimTime dt = kPath.base_rtt / kStepsPerRtt;
   const double t = kPath.base_rtt.seconds();
   HpccParams p;
-  p.rate_ai = DataRate::bps(static_cast<std::int64_t>(kLine * (1 - p.eta) / 8));
+  p.rate_ai = DataRate::bps(static_cast<std::int64_t>(kHpccLine * (1 - p.eta) / 8));
   struct Ack {
     std::int64_t acked;
     double utilization;

@@ -44,11 +44,11 @@ constexpr std::int64_t kGiB = std::int64_t{1} << 30;
 TEST(LargeMessage, BusBandwidthDoesNotDependOnSize) {
   // NVLink-bound cases (800G rails: the tree's chains, NVLS's and NVLS-tree's switch traffic).
   const auto rail = load("rail-128gpu-800g.yaml");
-  struct Case {
+  struct SizeCase {
     const char* algo;
     int gpus;
   };
-  for (const Case& c : {Case{"tree", 32}, Case{"nvls", 8}, Case{"nvls_tree", 32}}) {
+  for (const SizeCase& c : {SizeCase{"tree", 32}, SizeCase{"nvls", 8}, SizeCase{"nvls_tree", 32}}) {
     const double one = busbw(rail, c.algo, c.gpus, kGiB, true);
     const double four = busbw(rail, c.algo, c.gpus, 4 * kGiB, true);
     std::printf("%s on %d GPUs: 1 GiB %.2f, 4 GiB %.2f GB/s\n", c.algo, c.gpus, one / 1e9,

@@ -415,6 +415,13 @@ TEST(FabricModel, ValiantDetoursThroughAThirdGroupOnADragonfly) {
   const auto err = run_fabric(ft, {flow(0, ft.port_id(0, 0), ft.port_id(2, 0), 4096)}, p, sync, {});
   ASSERT_FALSE(err.ok());
   EXPECT_NE(err.error().message.find("valiant routing needs a dragonfly"), std::string::npos);
+  // The dragonfly's trait, not its generator's name, is what valiant routing needs.
+  topology::Topology unnamed = topo;
+  ASSERT_TRUE(unnamed.traits.global_links);
+  unnamed.traits.global_links = false;
+  const auto refused = run_fabric(unnamed, flows, p, sync, {});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("valiant routing needs a dragonfly"), std::string::npos);
 }
 
 TEST(FabricModel, ValiantOnADragonflyDoesNotDeadlock) {

@@ -11,7 +11,7 @@
 namespace stepsim::nic {
 namespace {
 
-constexpr std::int64_t kMtu = 4096;
+constexpr std::int64_t kStrategyMtu = 4096;
 
 std::unique_ptr<RetransmissionStrategy> make(const std::string& name, std::uint32_t window = 16,
                                              std::uint32_t threshold = 3) {
@@ -25,8 +25,8 @@ QueuePair sent_ten() {
   QueuePair qp;
   qp.bring_up();
   Wqe w;
-  w.wr.bytes = 10 * kMtu;
-  qp.rq.number(w, kMtu);
+  w.wr.bytes = 10 * kStrategyMtu;
+  qp.rq.number(w, kStrategyMtu);
   qp.rq.sq.push(w);
   qp.rq.next_psn = qp.rq.max_sent = 10;
   qp.rq.cursor = 1;

@@ -200,7 +200,8 @@ TEST(Transport, ACompletionQueueThatOverflowsPutsTheQpInError) {
     pdes::SerialSync sync;
     pdes::EngineOptions opt;
     opt.end = SimTime::ms(1);
-    auto r = run_rdma(topo, c, nic, {}, &app, sync, opt);
+    const fabric::FabricParams fp;  // named: a `{}` temporary trips GCC 12's maybe-uninitialized
+    auto r = run_rdma(topo, c, nic, fp, &app, sync, opt);
     ASSERT_TRUE(r.ok());
     const QpStats& q = r->rdma.endpoints[0];
     if (posted <= nic.cq_depth) {

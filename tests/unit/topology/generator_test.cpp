@@ -44,6 +44,30 @@ TEST(GeneratorRegistry, DeclarationsAreCoherent) {
   }
 }
 
+// What each kind is: a dragonfly has global links between groups (one global hop per minimal
+// route, two PFC lanes, valiant routing), a rail-optimized cluster has rail planes (the whole
+// step folds its rails), a fat tree neither; the built topology carries its generator's traits.
+TEST(GeneratorRegistry, TraitsSayWhatEachKindIsAndTheTopologyCarriesThem) {
+  const auto traits = [](const std::string& kind) {
+    return find_generator(kind).value()->traits();
+  };
+  EXPECT_TRUE(traits("dragonfly").global_links);
+  EXPECT_FALSE(traits("dragonfly").rail_planes);
+  EXPECT_TRUE(traits("rail_optimized").rail_planes);
+  EXPECT_FALSE(traits("rail_optimized").global_links);
+  EXPECT_FALSE(traits("fat_tree").global_links);
+  EXPECT_FALSE(traits("fat_tree").rail_planes);
+  TopologySpec spec;
+  spec.kind = "rail_optimized";
+  spec.port = "400G";
+  spec.params = {
+      {"servers", "2"}, {"gpus_per_server", "8"}, {"switch_radix", "64"}, {"tiers", "2"}};
+  const auto t = generate_topology(spec);
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  EXPECT_TRUE(t->traits.rail_planes);
+  EXPECT_FALSE(t->traits.global_links);
+}
+
 TEST(GeneratorParams, ErrorsNameWhereTheValueCameFrom) {
   GeneratorParams p;
   p.set("k", 5, "f.yaml:3: topology.k");

@@ -274,6 +274,15 @@ TEST(WholeStepPlan, RailFoldingRefusesWhatMakesTheRailsDiffer) {
               std::string::npos)
         << msg;
   }
+  // Folding reads the topology's traits, not its generator's name: the same rail-optimized
+  // cluster without the rail-planes trait is refused, and a fat tree that declared rail planes
+  // would fold.
+  {
+    topology::Topology no_planes = toy;
+    ASSERT_TRUE(no_planes.traits.rail_planes);
+    no_planes.traits.rail_planes = false;
+    EXPECT_NE(refusal(base, no_planes).find("has no separate rail planes"), std::string::npos);
+  }
   // Every refusal names the way out; with step.fold none the same scenarios run unfolded.
   Scenario s = base;
   s.slow_gpus = {{3, 1.5}};
