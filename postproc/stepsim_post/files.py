@@ -73,7 +73,7 @@ def open_h5(path):
                         f"writing): read it when its run has finished")
     except (OSError, RuntimeError, ValueError) as e:
         text = str(e)
-        if "lock" in text:
+        if "unable to lock file" in text:
             raise UserError(f"{path}: is being written (another process holds it open for "
                             f"writing): read it when its run has finished")
         if "already open for write" in text or "consistency flags" in text:
