@@ -17,7 +17,7 @@ check "cmake --install" '[[ $rc -eq 0 ]]'
 mv "$work/staged" "$work/prefix"  # a relocated prefix: nothing may point back to where it was
 p=$work/prefix
 check "installed: bin/stepsim, bin/stepsim-post, share/stepsim/{topologies,workloads,params,postproc}" \
-  '[[ -x $p/bin/stepsim && -x $p/bin/stepsim-post && -f $p/share/stepsim/topologies/toy-2server.yaml && -f $p/share/stepsim/workloads/tiny.yaml && -f $p/share/stepsim/params/hpcc.yaml && -f $p/share/stepsim/postproc/stepsim_post.py ]]'
+  '[[ -x $p/bin/stepsim && -x $p/bin/stepsim-post && -f $p/share/stepsim/topologies/toy-2server.yaml && -f $p/share/stepsim/workloads/tiny.yaml && -f $p/share/stepsim/params/hpcc.yaml && -f $p/share/stepsim/postproc/stepsim_post/__main__.py && ! -e $p/share/stepsim/postproc/stepsim_post/__pycache__ ]]'
 ref=$("$build/apps/stepsim" run "$src/workloads/tiny.yaml" --quiet --no-output | grep '^digest ')
 ref16=$("$build/apps/stepsim" run "$src/workloads/tiny.yaml" --quiet --no-output \
   --set topology=../topologies/toy-2server-1.6t.yaml | grep '^digest ')
@@ -43,6 +43,10 @@ r=$("$p/bin/stepsim" bench perftest write_lat -s 256 -n 20 2>&1)
 [[ $? -eq 0 && $r == *digest* ]] && echo "ok bench perftest: default topology from the installed data files" || fail "bench perftest: $r"
 r=$("$p/bin/stepsim-post" report tiny.h5 2>&1)
 [[ $? -eq 0 && $r == *tiny-gpt* ]] && echo "ok stepsim-post report from bin/" || fail "stepsim-post report: $r"
+r=$(STEPSIM_PYTHON=/nonexistent/python3 "$p/bin/stepsim-post" report tiny.h5 2>&1)
+[[ $? -eq 2 && $r == *"/nonexistent/python3 is not executable"* ]] && echo "ok stepsim-post runs STEPSIM_PYTHON" || fail "STEPSIM_PYTHON=/nonexistent/python3: $r"
+read -r py <"$p/share/stepsim/postproc/stepsim-post.python"
+[[ -x $py ]] && "$py" -c "import h5py, numpy, matplotlib" && echo "ok stepsim-post.python: the configured Python, with h5py" || fail "stepsim-post.python: $py"
 '
 hidden=0
 # A build tree inside the source tree is hidden with it; one elsewhere gets its own tmpfs.
@@ -58,6 +62,6 @@ else
 fi
 echo "$results"
 check "source tree hidden (root: $hidden)" '[[ $hidden == 0 ]] || ! grep -q "still visible" <<<"$results"'
-check "6 checks ran" '[[ $(grep -c "^ok " <<<"$results") -eq 6 ]]'
+check "8 checks ran" '[[ $(grep -c "^ok " <<<"$results") -eq 8 ]]'
 check "no failure" '! grep -q "^FAIL" <<<"$results"'
 finish

@@ -23,7 +23,7 @@ check "ranks recorded in /meta" '[[ $(h5dump -a /meta/ranks "$dir/r4.h5" | grep 
 out=$("$post" report "$dir/r1.h5" 2>&1)
 check "report: the step time stepsim printed ($printed)" 'grep -qE "^step time +$printed" <<<"$out"'
 check "report: busbw per group" 'grep -q "^busbw dp" <<<"$out" && grep -q "^busbw tp" <<<"$out"'
-check "report: tokens/s, FCT, ECN, retransmissions, overrides" 'grep -qE "^tokens/s +[0-9,]+$" <<<"$out" && grep -qE "^FCT p50/p99/max +[0-9.]+ / [0-9.]+ / [0-9.]+ us" <<<"$out" && grep -qE "^ECN-marked packets +[0-9,]+ received" <<<"$out" && grep -qE "^retransmitted packets +[0-9,]+$" <<<"$out" && grep -qE "^overrides \(--set\) +none$" <<<"$out"'
+check "report: tokens/s, FCT, ECN, retransmissions, overrides" 'grep -qE "^tokens/s \(cluster\) +[0-9,]+$" <<<"$out" && grep -qE "^tokens/s per GPU +[0-9.e+]+$" <<<"$out" && grep -qE "^message FCT p50/p99/max +[0-9.]+ / [0-9.]+ / [0-9.]+ us" <<<"$out" && grep -qE "^ECN-marked packets +[0-9,]+ received" <<<"$out" && grep -qE "^retransmitted packets +[0-9,]+$" <<<"$out" && grep -qE "^overrides \(--set\) +none$" <<<"$out"'
 "$stepsim" run "$tiny" --quiet --set parallel.global_batch=16 -o "$dir/b16.h5" >/dev/null 2>&1
 out=$("$post" compare "$dir/r1.h5" "$dir/b16.h5" 2>&1)
 check "compare: the --set override and per-row ratios" 'grep -qE "^overrides \(--set\) +none +parallel.global_batch=16" <<<"$out" && awk "/^step time / { exit !(\$NF + 0 > 1.2) }" <<<"$out" && [[ $(grep -cE " [0-9]+\.[0-9]{4}$" <<<"$out") -ge 8 ]]'
@@ -50,7 +50,7 @@ check "plots of the packet step: names, units, compute read back, heatmap scale 
 out=$(/usr/bin/python3 "$(dirname "$0")/postproc_plots.py" "$postdir" "$dir/gpt3.h5" --compute-bound 2>&1)
 check "plots of compute-bound GPT-3 (analytical): compute drawn as compute, nothing empty" '[[ -z "$out" ]]'
 out=$("$post" report "$dir/gpt3.h5" 2>&1)
-check "report at analytical fidelity says what is not recorded" 'grep -q "^FCT p50/p99/max *not recorded at analytical fidelity" <<<"$out"'
+check "report at analytical fidelity says what is not recorded" 'grep -q "^message FCT p50/p99/max *not recorded at analytical fidelity" <<<"$out"'
 # Broken files and outputs: one message, exit 2, no traceback.
 broken() {  # NAME PYTHON-MUTATION: a copy of r1.h5 changed by the mutation (f: the h5py file)
   cp "$dir/r1.h5" "$dir/$1.h5"

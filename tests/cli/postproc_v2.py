@@ -205,7 +205,7 @@ def write_step(path, schema=2, samples=True, bins=50, seed=1, samples_mutation=N
 
 
 def run(*args):
-    p = subprocess.run([sys.executable, os.path.join(POSTDIR, "stepsim_post.py"), *args],
+    p = subprocess.run([sys.executable, os.path.join(POSTDIR, "stepsim_post", "__main__.py"), *args],
                        capture_output=True, text=True)
     return p.returncode, p.stdout, p.stderr
 
