@@ -45,7 +45,10 @@ BenchNcclCommand::BenchNcclCommand(CLI::App& parent) {
       "nccl",
       "nccl-tests on the simulated GPUs, NVLink, NICs and fabric: one collective per size, "
       "printed as nccl-tests prints it (out-of-place and in-place columns; every other line "
-      "starts with '#'). Takes nccl-tests' flags.");
+      "starts with '#'). Takes nccl-tests' flags. Default fabric: "
+      "topologies/rail-128gpu-800g.yaml, "
+      "no congestion control, ECMP (bench perftest: the 1.6T two-server toy; a scenario names "
+      "its own topology and cc).");
   cmd_->add_option("collective", kind_,
                    "allreduce, allgather, reducescatter, alltoall, broadcast, reduce or sendrecv; "
                    "or DeepEP's expert-parallel kernels (size: one GPU's tokens x bytes per token; "
