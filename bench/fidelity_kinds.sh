@@ -14,7 +14,7 @@ for kind in allreduce reducescatter allgather alltoall broadcast sendrecv; do
   for size in 1MiB 256MiB; do
     declare -A t
     for fid in packet cell analytical; do
-      row=$("$build/apps/stepsim" bench nccl "$kind" -b "$size" -e "$size" --gpus "$gpus" \
+      row=$("$build/apps/stepsim" bench nccl "$kind" -b "$size" -e "$size" --gpus "$gpus" --algo ring --proto simple \
         --topology "$topo" --fidelity "$fid" --quiet 2>&1 | grep -E '^ +[0-9]+ ')
       t[$fid]=$(awk '{print $6}' <<<"$row")
       [[ $fid == packet ]] && busbw=$(awk '{print $8}' <<<"$row")

@@ -11,6 +11,6 @@ algo=${3:-ring}
 for ranks in 1 2; do
   echo "## ranks $ranks"
   stepsim_mpirun -np "$ranks" \
-    "$build/apps/stepsim" bench nccl allreduce -b "$size" -e "$size" --gpus 1024 --algo "$algo" \
+    "$build/apps/stepsim" bench nccl allreduce -b "$size" -e "$size" --gpus 1024 --algo "$algo" --proto "$([[ $algo == auto ]] && echo auto || echo simple)" \
     --topology "$STEPSIM_ROOT/topologies/rail-1024gpu-1.6t.yaml" --quiet 2>&1 | grep -vE '^#$|^#  Rank'
 done

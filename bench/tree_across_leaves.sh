@@ -18,7 +18,7 @@ for g in 8 1; do
   for size in $sizes; do
     bw=()
     for servers in 8 64 512; do
-      bw+=("$("$build/apps/stepsim" bench nccl allreduce --algo tree -b "$size" -e "$size" \
+      bw+=("$("$build/apps/stepsim" bench nccl allreduce --algo tree --proto simple -b "$size" -e "$size" \
         --fidelity cell --cell "$cell" --topology "$topo" --gpus $((g * servers)) --quiet |
         awk '/^ +[0-9]+ +[0-9]+ +float/ {print $8}')")
     done

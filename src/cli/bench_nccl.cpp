@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "src/cli/bench_nccl_types.hpp"
 #include "src/cli/bench_output.hpp"
 #include "src/cli/choices.hpp"
 #include "src/cli/cli.hpp"
@@ -22,92 +23,32 @@
 namespace stepsim::cli {
 namespace {
 
-// nccl-tests' data types (-d) and their element sizes.
-struct DataType {
-  const char* name;
-  int bytes;
-};
-constexpr std::array<DataType, 10> kDataTypes{{{"int8", 1},
-                                               {"uint8", 1},
-                                               {"int32", 4},
-                                               {"uint32", 4},
-                                               {"int64", 8},
-                                               {"uint64", 8},
-                                               {"half", 2},
-                                               {"float", 4},
-                                               {"double", 8},
-                                               {"bfloat16", 2}}};
-constexpr std::array<const char*, 6> kOps{{"sum", "prod", "max", "min", "avg", "mulsum"}};
 // Iterations simulated per size at most (-w + -n x -m): each holds its own collective's state.
 constexpr int kMaxIterations = 10000;
 
 using collective::Kind;
 
-bool reduces(Kind k) {
-  return k == Kind::kAllReduce || k == Kind::kReduceScatter || k == Kind::kReduce;
-}
-bool rooted(Kind k) {
-  return k == Kind::kBroadcast || k == Kind::kReduce;
-}
-// The collectives whose buffers are split across the ranks: their sizes are a multiple of the
-// ranks and nccl-tests' count column is the per-rank count.
-bool split(Kind k) {
-  return k == Kind::kAllGather || k == Kind::kReduceScatter || k == Kind::kAllToAll;
-}
-
 }  // namespace
 
-// One size's outcome, printed as nccl-tests' row.
-struct BenchNcclCommand::Row {
-  std::int64_t bytes = 0;
-  double time_us = 0;
-  double algbw = 0;
-  double busbw = 0;
-  std::int64_t wrong = 0;  // elements that never arrived (GPUs that did not finish x count)
-};
+std::vector<std::string> nccl_datatype_names() {
+  std::vector<std::string> out;
+  for (const NcclDataType& t : kNcclDataTypes) out.emplace_back(t.name);
+  return out;
+}
 
-struct BenchNcclCommand::Setup {
-  Kind kind = Kind::kAllReduce;
-  collective::CollectiveParams cp;
-  nic::NicParams nic;
-  fabric::FabricParams fp;
-  topology::Topology topo;
-  collective::Communicator comm;
-  int gpus = 16;
-  int elem = 4;  // bytes per element of -d
-  std::int64_t lo = 0;
-  std::int64_t hi = 0;
-  std::int64_t step = 0;
-  std::vector<std::int64_t> sizes;
-  SimTime end;
-  bool iterate = false;  // -n, -w or -m given: warm-up and timed iterations in one run
-  int warmup = 0;        // iterations simulated before the timed ones (-w, when iterating)
-  int timed = 1;         // timed iterations (-n x -m; 1 without -n/-w/-m)
-  [[nodiscard]] std::int64_t count(std::int64_t bytes) const {
-    return split(kind) ? bytes / elem / gpus : bytes / elem;
-  }
-};
-
-struct BenchNcclCommand::Totals {
-  std::uint64_t digest = 0;
-  double busbw_sum = 0;
-  std::size_t rows = 0;
-  int wrong_rows = 0;
-  bool completed = true;
-  bool stalled = false;
-  double wall = 0;
-  std::uint64_t events = 0;
-  nic::EngineTally engine;
-  std::vector<std::string> tuner;  // "size algorithm/protocol" with --algo/--proto auto
-  nlohmann::json rows_json = nlohmann::json::array();
-};
+std::vector<std::string> nccl_op_names() {
+  return {kNcclOps.begin(), kNcclOps.end()};
+}
 
 BenchNcclCommand::BenchNcclCommand(CLI::App& parent) {
   cmd_ = parent.add_subcommand(
       "nccl",
       "nccl-tests on the simulated GPUs, NVLink, NICs and fabric: one collective per size, "
       "printed as nccl-tests prints it (out-of-place and in-place columns; every other line "
-      "starts with '#'). Takes nccl-tests' flags.");
+      "starts with '#'). Takes nccl-tests' flags. Default fabric: "
+      "topologies/rail-128gpu-800g.yaml, "
+      "no congestion control, ECMP (bench perftest: the 1.6T two-server toy; a scenario names "
+      "its own topology and cc).");
   cmd_->add_option("collective", kind_,
                    "allreduce, allgather, reducescatter, alltoall, broadcast, reduce or sendrecv; "
                    "or DeepEP's expert-parallel kernels (size: one GPU's tokens x bytes per token; "
@@ -118,6 +59,7 @@ BenchNcclCommand::BenchNcclCommand(CLI::App& parent) {
                              "reduce", "sendrecv", "ep_dispatch", "ep_combine", "ep_dispatch_ll",
                              "ep_combine_ll"}));
   add_nccl_tests_flags();
+  add_accepted_flags();
   add_sim_options();
   last_value_wins(*cmd_);
 }
@@ -135,7 +77,8 @@ void BenchNcclCommand::add_nccl_tests_flags() {
                    "Multiplication factor between sizes (default: linear steps of -i)")
       ->check(finite_range(1.01, 1024.0));
   cmd_->add_option("-t,--nthreads", f.threads,
-                   "nccl-tests threads per process: with -g, --gpus defaults to -t x -g")
+                   "nccl-tests threads per process: the GPUs are --np x -t x -g, as nccl-tests "
+                   "counts them")
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 20));
   cmd_->add_option("-g,--ngpus", f.gpus_per_thread, "nccl-tests GPUs per thread (see -t)")
@@ -144,7 +87,8 @@ void BenchNcclCommand::add_nccl_tests_flags() {
   cmd_->add_option("-n,--iters", f.iters,
                    "Timed iterations per size. Given (or -w, -m), each size simulates -w warm-up "
                    "then -n x -m timed iterations back to back in one run, and time is the timed "
-                   "ones' average; without them one iteration is simulated")
+                   "ones' average; without them one iteration is simulated (on an idle fabric "
+                   "each is the same) and the header says so")
       ->capture_default_str()
       ->check(CLI::Range(1, kMaxIterations));
   cmd_->add_option("-w,--warmup_iters", f.warmup_iters,
@@ -172,15 +116,48 @@ void BenchNcclCommand::add_nccl_tests_flags() {
                    "iteration when its GPUs finished the last, the host barrier is not modelled)")
       ->capture_default_str()
       ->check(CLI::Range(0, 1));
-  cmd_->add_option("-o,--op", f.op, "Reduction: sum, prod, max, min, avg or mulsum (redop column)")
+  cmd_->add_option("-o,--op", f.op,
+                   "Reduction: " + list_words(nccl_op_names()) +
+                       " (redop column), or all: one sweep of the sizes per op")
       ->capture_default_str();
   cmd_->add_option("-d,--datatype", f.datatype,
-                   "Data type: int8, uint8, int32, uint32, int64, uint64, half, float, double, "
-                   "bfloat16 (element size: sizes are whole elements, count column)")
+                   "Data type: " + list_words(nccl_datatype_names()) +
+                       " (element size: sizes are whole elements, count column), or all: one "
+                       "sweep per type")
       ->capture_default_str();
   cmd_->add_option("-r,--root", f.root, "Root rank (broadcast, reduce)")->capture_default_str();
   cmd_->add_option("-J,--json,--output_file", sim_.json_path,
                    "Also write the results as JSON to this file");
+}
+
+// nccl-tests' flags that change nothing the simulation models: accepted, each printing a note.
+void BenchNcclCommand::add_accepted_flags() {
+  NcclTestsFlags& f = flags_;
+  const auto zero_one = CLI::Range(0, 1);
+  cmd_->add_option("-p,--parallel_init", f.parallel_init,
+                   "0 or 1: NCCL's initialisation is not simulated (a note)")
+      ->check(zero_one);
+  cmd_->add_option("-G,--cudagraph", f.cudagraph,
+                   "CUDA graph launches: not modelled, each collective keeps its launch latency "
+                   "(a note)")
+      ->check(CLI::Range(0, 1 << 20));
+  cmd_->add_option("-C,--report_cputime", f.report_cputime,
+                   "0 or 1: there is no host CPU simulated, time is the GPUs' (a note)")
+      ->check(zero_one);
+  cmd_->add_option("-T,--timeout", f.timeout,
+                   "Seconds of wall-clock time: not applied, --end bounds each size's simulated "
+                   "time (a note)")
+      ->check(CLI::Range(0, 1 << 30));
+  cmd_->add_option("-N,--run_cycles", f.run_cycles,
+                   "Cycles (0: forever): every cycle is the same deterministic simulation, one is "
+                   "run and printed (a note)")
+      ->check(CLI::Range(0, 1 << 30));
+  cmd_->add_option("-R,--local_register", f.local_register,
+                   "0, 1 or 2: buffer registration is not modelled (a note)")
+      ->check(CLI::Range(0, 2));
+  cmd_->add_option("-y,--stream_null", f.stream_null,
+                   "0 or 1: CUDA streams are not modelled (a note)")
+      ->check(zero_one);
 }
 
 void BenchNcclCommand::add_sim_options() {
@@ -188,20 +165,31 @@ void BenchNcclCommand::add_sim_options() {
   cmd_->add_option("--topology", o.topology,
                    "Topology file (default: topologies/rail-128gpu-800g.yaml of the data files)");
   cmd_->add_option("--gpus", o.gpus,
-                   "GPUs in the communicator, the first servers' (default: -t x -g when given, "
-                   "else 16)");
+                   "GPUs in the communicator, the first servers' (default: --np x -t x -g when "
+                   "one of them is given, else 16)");
+  cmd_->add_option("--np", o.procs,
+                   "nccl-tests' MPI processes: `mpirun -np 16 all_reduce_perf -g 1` is `--np 16 "
+                   "-g 1` (16 GPUs). stepsim's own mpirun -n only splits the simulation")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 20));
   cmd_->add_option("--algo", o.algo,
                    "Algorithm: " + list_words(algorithm_choices()) +
-                       " (auto: NCCL's tuner among the algorithms that run the collective; "
-                       "AllToAll is pairwise)")
+                       " (auto: NCCL's tuner among the algorithms that run the collective, per "
+                       "size; AllToAll is pairwise). Given, it forces one as NCCL_ALGO does; "
+                       "without it NCCL_ALGO from the environment is honoured")
       ->capture_default_str();
   cmd_->add_option("--gpu", o.gpu,
                    "GPU: " + list_words(gpu_choices()) + " (NVLink rate and efficiency)")
       ->capture_default_str();
   cmd_->add_option("--proto", o.proto,
-                   "Protocol: " + list_words(protocol_choices()) + " (auto: the tuner)")
+                   "Protocol: " + list_words(protocol_choices()) +
+                       " (auto: the tuner). Given, it forces one as NCCL_PROTO does; without it "
+                       "NCCL_PROTO is honoured")
       ->capture_default_str();
-  cmd_->add_option("--channels", o.channels, "Channels (rings)")->capture_default_str();
+  cmd_->add_option("--channels", o.channels,
+                   "Channels (rings); without it NCCL_NCHANNELS, NCCL_MIN_NCHANNELS and "
+                   "NCCL_MAX_NCHANNELS are honoured")
+      ->capture_default_str();
   cmd_->add_option("--cc", o.cc, "Congestion control of the NICs: " + list_words(cc_choices()))
       ->capture_default_str();
   cmd_->add_option("--lb", o.lb, "Load balancing: " + list_words(lb_choices()))
@@ -229,18 +217,31 @@ Result<bool> BenchNcclCommand::load_parameters(Setup& s) const {
   if (!sim_.nic_config.empty()) {
     if (auto ok = nic_table.load_yaml_file(sim_.nic_config); !ok) return ok.error();
   }
-  const std::pair<const char*, const std::string*> shorthands[] = {
-      {"--gpu", &sim_.gpu}, {"--algo", &sim_.algo}, {"--proto", &sim_.proto}};
-  const char* keys[] = {"gpu.model", "coll.algorithm", "coll.protocol"};
-  for (std::size_t i = 0; i < 3; ++i) {
-    if (auto ok = coll_table.set(keys[i], *shorthands[i].second); !ok) {
-      return Error{std::string(shorthands[i].first) + ": " + ok.error().message};
+  // The command line forces; without it NCCL's environment does, as NCCL reads it.
+  const NcclEnv& env = s.env;
+  const std::string algo = given("--algo") || !env.algo ? sim_.algo : *env.algo;
+  const std::string proto = given("--proto") || !env.proto ? sim_.proto : *env.proto;
+  const int channels = given("--channels") ? sim_.channels : env.channels_or(sim_.channels);
+  const std::array<std::pair<const char*, std::string>, 4> shorthands{
+      {{"gpu.model", sim_.gpu},
+       {"coll.algorithm", algo},
+       {"coll.protocol", proto},
+       {"coll.channels", std::to_string(channels)}}};
+  const std::array<const char*, 4> sources{
+      "--gpu", given("--algo") || !env.algo ? "--algo" : "NCCL_ALGO",
+      given("--proto") || !env.proto ? "--proto" : "NCCL_PROTO",
+      given("--channels") || (!env.channels && !env.min_channels && !env.max_channels)
+          ? "--channels"
+          : "NCCL_NCHANNELS"};
+  for (std::size_t i = 0; i < shorthands.size(); ++i) {
+    if (auto ok = coll_table.set(shorthands[i].first, shorthands[i].second); !ok) {
+      return Error{std::string(sources[i]) + ": " + ok.error().message};
     }
   }
-  if (auto ok = coll_table.set("coll.channels", std::to_string(sim_.channels)); !ok) {
-    return Error{"--channels: " + ok.error().message};
-  }
-  if (cmd_->count("--cc") > 0 || sim_.nic_config.empty()) {
+  if (env.collnet) s.cp.sharp_enable = *env.collnet;
+  // NCCL_NVLS_ENABLE=0: the tuner has no NVLS candidate, as on a GPU without NVLink SHARP.
+  const bool nvls_off = env.nvls && *env.nvls == 0;
+  if (given("--cc") || sim_.nic_config.empty()) {
     if (auto ok = nic_table.set("cc.algorithm", sim_.cc); !ok) {
       return Error{"--cc: " + ok.error().message};
     }
@@ -252,6 +253,13 @@ Result<bool> BenchNcclCommand::load_parameters(Setup& s) const {
     auto ok = coll ? coll_table.apply(kv) : fabric ? fabric_table.apply(kv) : nic_table.apply(kv);
     if (!ok) return Error{"--set " + ok.error().message};
   }
+  if (nvls_off) {
+    if (s.cp.algorithm.rfind("nvls", 0) == 0) {
+      return Error{std::string(sources[1]) + ": " + s.cp.algorithm +
+                   " uses NVLS, which NCCL_NVLS_ENABLE=0 turns off"};
+    }
+    s.cp.nvls_efficiency = 0;
+  }
   if (auto ok = s.cp.validate(); !ok) return ok.error();
   if (auto ok = s.nic.validate(); !ok) return ok.error();
   if (auto ok = sim_.fidelity.apply(s.fp); !ok) return ok.error();
@@ -260,7 +268,8 @@ Result<bool> BenchNcclCommand::load_parameters(Setup& s) const {
 }
 
 // nccl-tests' sizes: from -b to -e times -f, or plus -i without -f; each rounded down to whole
-// elements (and, for the split collectives, to a multiple of the ranks).
+// elements (and, for the split collectives, to a multiple of the ranks). One sweep per data type
+// and op: -d all and -o all run every one, types outermost, as nccl-tests does.
 Result<bool> BenchNcclCommand::sweep(Setup& s) const {
   const std::pair<const char*, const std::string*> texts[] = {{"--minbytes", &flags_.min_bytes},
                                                               {"--maxbytes", &flags_.max_bytes},
@@ -281,17 +290,57 @@ Result<bool> BenchNcclCommand::sweep(Setup& s) const {
     return Error{"--minbytes/--maxbytes/--stepbytes: " + std::to_string(std::llround(n)) +
                  " sizes (allowed: up to 100000)"};
   }
-  const std::int64_t unit = split(s.kind) ? std::int64_t{s.elem} * s.gpus : s.elem;
-  for (double x = static_cast<double>(s.lo); x <= static_cast<double>(s.hi) * 1.0000001;) {
-    const std::int64_t b = static_cast<std::int64_t>(x) / unit * unit;
-    if (s.sizes.empty() || b != s.sizes.back()) s.sizes.push_back(b);
-    if (linear) {
-      if (s.step < 1) break;
-      x += static_cast<double>(s.step);
-    } else {
-      if (x <= 0) break;
-      x *= flags_.step_factor;
+  std::vector<NcclDataType> types;
+  for (const NcclDataType& t : kNcclDataTypes) {
+    if (flags_.datatype == "all" || flags_.datatype == t.name) types.push_back(t);
+  }
+  if (types.empty()) {
+    std::vector<std::string> allowed = nccl_datatype_names();
+    allowed.emplace_back("all");
+    return Error{"--datatype: '" + flags_.datatype +
+                 "' is not a type (allowed: " + list_words(allowed) + ")"};
+  }
+  std::vector<std::string> ops;
+  for (const char* o : kNcclOps) {
+    if (flags_.op == "all" || flags_.op == o) ops.emplace_back(o);
+  }
+  if (ops.empty()) {
+    std::vector<std::string> allowed = nccl_op_names();
+    allowed.emplace_back("all");
+    return Error{"--op: '" + flags_.op + "' is not an op (allowed: " + list_words(allowed) + ")"};
+  }
+  if (!reduces(s.kind)) ops = {"none"};
+  for (const NcclDataType& t : types) {
+    for (const std::string& op : ops) {
+      NcclSweep w{t.name, t.bytes, op, {}};
+      const std::int64_t unit = split(s.kind) ? std::int64_t{t.bytes} * s.gpus : t.bytes;
+      for (double x = static_cast<double>(s.lo); x <= static_cast<double>(s.hi) * 1.0000001;) {
+        const std::int64_t b = static_cast<std::int64_t>(x) / unit * unit;
+        if (w.sizes.empty() || b != w.sizes.back()) w.sizes.push_back(b);
+        if (linear) {
+          if (s.step < 1) break;
+          x += static_cast<double>(s.step);
+        } else {
+          if (x <= 0) break;
+          x *= flags_.step_factor;
+        }
+      }
+      s.sweeps.push_back(std::move(w));
     }
+  }
+  return true;
+}
+
+Result<bool> BenchNcclCommand::check_iterations(Setup& s) const {
+  s.iterate = given("--iters") || given("--warmup_iters") || given("--agg_iters");
+  if (!s.iterate) return true;
+  s.warmup = flags_.warmup_iters;
+  s.timed = flags_.iters * flags_.agg_iters;
+  const std::int64_t total = std::int64_t{flags_.iters} * flags_.agg_iters + flags_.warmup_iters;
+  if (total > kMaxIterations) {
+    return Error{"--iters/--warmup_iters/--agg_iters: " + std::to_string(total) +
+                 " iterations per size (allowed: -w + -n x -m up to " +
+                 std::to_string(kMaxIterations) + ")"};
   }
   return true;
 }
@@ -301,26 +350,16 @@ Result<BenchNcclCommand::Setup> BenchNcclCommand::prepare() const {
   auto kind = collective::parse_kind(kind_);
   if (!kind) return kind.error();
   s.kind = *kind;
-  const auto type = std::find_if(kDataTypes.begin(), kDataTypes.end(),
-                                 [&](const DataType& t) { return flags_.datatype == t.name; });
-  if (type == kDataTypes.end()) {
-    return Error{"--datatype: '" + flags_.datatype +
-                 "' is not a type (allowed: int8, uint8, int32, uint32, int64, uint64, half, "
-                 "float, double, bfloat16)"};
-  }
-  s.elem = type->bytes;
-  if (std::find_if(kOps.begin(), kOps.end(), [&](const char* o) { return flags_.op == o; }) ==
-      kOps.end()) {
-    return Error{"--op: '" + flags_.op +
-                 "' is not an op (allowed: sum, prod, max, min, avg, mulsum)"};
-  }
-  const bool nccl_ranks = cmd_->count("--ngpus") > 0 || cmd_->count("--nthreads") > 0;
-  s.gpus = sim_.gpus > 0 ? sim_.gpus : nccl_ranks ? flags_.threads * flags_.gpus_per_thread : 16;
-  if (cmd_->count("--gpus") > 0 && sim_.gpus < 1) return Error{"--gpus: must be >= 1"};
+  // nccl-tests' count: processes x threads x GPUs per thread.
+  const bool nccl_ranks = given("--ngpus") || given("--nthreads") || given("--np");
+  s.procs = sim_.procs;
+  s.gpus = sim_.gpus > 0 ? sim_.gpus
+           : nccl_ranks  ? sim_.procs * flags_.threads * flags_.gpus_per_thread
+                         : 16;
+  if (given("--gpus") && sim_.gpus < 1) return Error{"--gpus: must be >= 1"};
   auto end = parse_time(sim_.end);
   if (!end) return Error{"--end: " + end.error().message};
   s.end = *end;
-  if (auto ok = load_parameters(s); !ok) return ok.error();
   const std::string path =
       sim_.topology.empty() ? data_dir() + "/topologies/rail-128gpu-800g.yaml" : sim_.topology;
   auto topo = topology::load_topology(path);
@@ -329,157 +368,22 @@ Result<BenchNcclCommand::Setup> BenchNcclCommand::prepare() const {
   auto comm = collective::make_communicator(s.topo, s.gpus);
   if (!comm) return comm.error();
   s.comm = std::move(comm).value();
+  const int servers = static_cast<int>(
+      (static_cast<std::uint32_t>(s.gpus) + s.comm.gpus_per_server - 1) / s.comm.gpus_per_server);
+  auto env = read_nccl_env(servers);
+  if (!env) return env.error();
+  s.env = std::move(env).value();
+  if (auto ok = load_parameters(s); !ok) return ok.error();
   if (flags_.root < 0 || flags_.root >= s.gpus) {
     return Error{"--root " + std::to_string(flags_.root) + " is not a rank (0.." +
                  std::to_string(s.gpus - 1) + ")"};
   }
-  s.iterate =
-      cmd_->count("--iters") + cmd_->count("--warmup_iters") + cmd_->count("--agg_iters") > 0;
-  if (s.iterate) {
-    s.warmup = flags_.warmup_iters;
-    s.timed = flags_.iters * flags_.agg_iters;
-    if (std::int64_t{flags_.iters} * flags_.agg_iters + flags_.warmup_iters > kMaxIterations) {
-      return Error{
-          "--iters/--warmup_iters/--agg_iters: " +
-          std::to_string(std::int64_t{flags_.iters} * flags_.agg_iters + flags_.warmup_iters) +
-          " iterations per size (allowed: -w + -n x -m up to " + std::to_string(kMaxIterations) +
-          ")"};
-    }
-  }
+  if (auto ok = check_iterations(s); !ok) return ok.error();
   if (auto p = pdes::make_partitioner(sim_.partition); !p) {
     return Error{"--partition: " + p.error().message};
   }
   if (auto ok = sweep(s); !ok) return ok.error();
   return s;
-}
-
-namespace {
-
-// "#  Rank  r Group  0 Pid  0 on serverN device  d [0x00] <GPU> (simulated)" per GPU.
-void print_devices(const collective::Communicator& comm, const std::string& gpu) {
-  std::printf("# Using devices\n");
-  for (int r = 0; r < comm.size(); ++r) {
-    const collective::Gpu& g = comm.gpus[static_cast<std::size_t>(r)];
-    const std::string host = "server" + std::to_string(g.server);
-    std::printf("#  Rank %2d Group %2d Pid %6d on %10s device %2u [0x%02x] %s (simulated)\n", r, 0,
-                0, host.c_str(), g.local, 0, gpu.c_str());
-  }
-}
-
-// nccl-tests' three header lines of the table.
-void print_table_header() {
-  std::printf(
-      "#\n# %10s  %12s  %8s  %6s  %6s           out-of-place                       "
-      "in-place          \n",
-      "", "", "", "", "");
-  std::printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s  %7s  %6s  %6s %6s\n", "size",
-              "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw",
-              "busbw", "#wrong");
-  std::printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %5s  %7s  %6s  %6s  %5s\n", "(B)",
-              "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)",
-              "");
-}
-
-}  // namespace
-
-void BenchNcclCommand::print_preamble(const Setup& s) const {
-  const bool linear = flags_.step_factor <= 1;
-  char step[64];
-  if (linear) {
-    std::snprintf(step, sizeof step, "%lld(bytes)", static_cast<long long>(s.step));
-  } else {
-    std::snprintf(step, sizeof step, "%g(factor)", flags_.step_factor);
-  }
-  const int threads = s.gpus % flags_.threads == 0 ? flags_.threads : 1;
-  std::printf(
-      "# nThread %d nGpus %d minBytes %lld maxBytes %lld step: %s warmup iters: %d iters: "
-      "%d agg iters: %d validation: %d graph: 0\n",
-      threads, s.gpus / threads, static_cast<long long>(s.lo), static_cast<long long>(s.hi), step,
-      flags_.warmup_iters, flags_.iters, flags_.agg_iters, flags_.check > 0 ? 1 : 0);
-  if (flags_.blocking != 0) {
-    std::printf("# Blocking Enabled: wait for completion and barrier after each collective\n");
-  }
-  const bool pairwise = s.kind == Kind::kAllToAll || s.kind == Kind::kSendRecv;
-  std::printf(
-      "#\n# stepsim bench nccl %s: %d GPUs %s (%u per server) on %s, algo %s, proto %s, "
-      "channels %d, cc %s, lb %s, fidelity %s\n#\n",
-      kind_.c_str(), s.gpus, s.cp.gpu.c_str(), s.comm.gpus_per_server, s.topo.name.c_str(),
-      pairwise ? "pairwise" : s.cp.algorithm.c_str(), s.cp.protocol.c_str(), s.cp.channels,
-      s.nic.cc.algorithm.c_str(), sim_.lb.c_str(), sim_.fidelity.describe(s.fp).c_str());
-  if (s.iterate && sim_.fidelity.fidelity == "analytical") {
-    std::printf("# iterations: analytical fidelity: every iteration is the same bound\n#\n");
-  } else if (s.iterate) {
-    static constexpr std::array<const char*, 4> kAverage{"rank 0's", "average", "minimum",
-                                                         "maximum"};
-    std::printf(
-        "# iterations: %d warm-up + %d x %d timed per size, back to back in one run; time: the "
-        "timed ones' per iteration, %s over the GPUs\n#\n",
-        s.warmup, flags_.iters, flags_.agg_iters,
-        cmd_->count("--average") > 0 ? kAverage[static_cast<std::size_t>(flags_.average)]
-                                     : "the last GPU's");
-  }
-  print_devices(s.comm, s.cp.gpu);
-  print_table_header();
-}
-
-namespace {
-
-// One row: the parameters, then out-of-place and in-place (the simulation moves the same data
-// either way, so both columns hold the same run).
-void print_row(const BenchNcclCommand::Row& r, std::int64_t count, const char* type, const char* op,
-               int root, bool check) {
-  std::printf("%12lld  %12lld  %8s  %6s  %6d", static_cast<long long>(r.bytes),
-              static_cast<long long>(count), type, op, root);
-  for (int placement = 0; placement < 2; ++placement) {
-    std::printf("  %s  %s  %s", fit_number(r.time_us, 7).c_str(), fit_number(r.algbw, 6).c_str(),
-                fit_number(r.busbw, 6).c_str());
-    if (check) {
-      std::printf("  %6lld", static_cast<long long>(r.wrong));
-    } else {
-      std::printf("    N/A");
-    }
-  }
-  std::printf("\n");
-}
-
-}  // namespace
-
-void BenchNcclCommand::print_footer(const Totals& t, int ranks) const {
-  std::printf("# Out of bounds values : %d %s\n", t.wrong_rows, t.wrong_rows > 0 ? "FAILED" : "OK");
-  std::printf("# Avg bus bandwidth    : %g \n#\n",
-              t.rows > 0 ? t.busbw_sum / static_cast<double>(t.rows) : 0.0);
-  if (!t.completed) std::printf("# status: INTERRUPTED\n");
-  if (t.stalled) {
-    std::printf(
-        "# status: INCOMPLETE (a collective never finished on every GPU: see #wrong and the drop "
-        "counters of --json)\n");
-  }
-  for (const std::string& line : t.tuner) std::printf("# tuner: %s\n", line.c_str());
-  print_engine_line("# engine: ", ranks, sim_.threads, t.events, t.wall);
-  if (t.events > 0) print_partition("partition " + sim_.partition, t.engine);
-  std::printf("# digest           %s\n", digest_hex(t.digest).c_str());
-}
-
-int BenchNcclCommand::write_json_file(int rank, int ranks, const Setup& s, const Totals& t) const {
-  nlohmann::json j;
-  j["benchmark"] = "nccl";
-  j["collective"] = kind_;
-  j["gpus"] = s.gpus;
-  j["topology"] = s.topo.name;
-  j["protocol"] = s.cp.protocol;
-  j["channels"] = s.cp.channels;
-  j["datatype"] = flags_.datatype;
-  j["op"] = flags_.op;
-  j["iters"] = flags_.iters;
-  j["warmup_iters"] = flags_.warmup_iters;
-  j["fidelity"] = sim_.fidelity.fidelity;
-  j["cell_bytes"] = s.fp.cell.count();
-  j["rows"] = t.rows_json;
-  j["wall_s"] = t.wall;
-  j["events"] = t.events;
-  j["engine"] = engine_json(sim_.partition, ranks, t.engine);
-  j["digest"] = digest_hex(t.digest);
-  return write_json(rank, sim_.json_path, j);
 }
 
 namespace {
@@ -565,14 +469,18 @@ Result<bool> BenchNcclCommand::simulate_size(const Setup& s, Row& row, Totals& t
   // The engine ran dry but a GPU never finished: packets were lost where nothing resends them
   // (SHARP's in-network packets) or a QP failed.
   t.stalled = t.stalled || (r.rdma.stats.completed && !last.complete());
-  const double time_ps = iteration_time_ps(last.gpu_done_ps, t0, s.timed,
-                                           cmd_->count("--average") > 0 ? flags_.average : -1);
+  const double time_ps =
+      iteration_time_ps(last.gpu_done_ps, t0, s.timed, given("--average") ? flags_.average : -1);
   row.time_us = time_ps * 1e-6;
   row.algbw = time_ps > 0 ? static_cast<double>(row.bytes) / (time_ps * 1e-12) / 1e9 : 0.0;
-  row.wrong = r.rdma.stats.completed ? unfinished * s.count(row.bytes) : 0;
+  row.unfinished = r.rdma.stats.completed ? unfinished : 0;
+  row.choice = r.choice.algorithm + "/" + r.choice.protocol;
   if (s.cp.algorithm == "auto" || s.cp.protocol == "auto") {
-    t.tuner.push_back(std::to_string(row.bytes) + " " + r.choice.algorithm + "/" +
-                      r.choice.protocol);
+    char line[160];
+    std::snprintf(line, sizeof line, "%12lld B  %-16s (predicted %.2f us)",
+                  static_cast<long long>(row.bytes), row.choice.c_str(),
+                  r.choice.predicted_s * 1e6);
+    t.tuner.emplace_back(line);
   }
   extra = {{"network_bytes", last.network_bytes},
            {"nvlink_bytes", last.nvlink_bytes},
@@ -605,26 +513,55 @@ Result<bool> BenchNcclCommand::simulate_size(const Setup& s, Row& row, Totals& t
 namespace {
 
 // Analytical fidelity: every size's alpha-beta bound at once (kernels::alpha_beta), in seconds.
-std::vector<double> analytical_times(const topology::Topology& topo,
-                                     const collective::Communicator& comm, Kind kind,
-                                     const std::vector<std::int64_t>& sizes,
-                                     const collective::CollectiveParams& cp,
-                                     const fabric::FabricParams& fp) {
-  const fabric::Routing routing(topo);
+std::map<std::int64_t, double> analytical_times(const BenchNcclCommand::Setup& s) {
+  std::vector<std::int64_t> sizes;
+  for (const NcclSweep& w : s.sweeps) sizes.insert(sizes.end(), w.sizes.begin(), w.sizes.end());
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  const fabric::Routing routing(s.topo);
   std::vector<kernels::AlphaBeta> in;
   for (std::int64_t b : sizes)
-    in.push_back(collective::analytical_bound(topo, routing, comm, kind, b, cp, fp));
+    in.push_back(collective::analytical_bound(s.topo, routing, s.comm, s.kind, b, s.cp, s.fp));
   std::vector<double> out(in.size());
   kernels::alpha_beta(in, out);
-  return out;
+  std::map<std::int64_t, double> bounds;
+  for (std::size_t i = 0; i < sizes.size(); ++i) bounds.emplace(sizes[i], out[i]);
+  return bounds;
 }
 
 }  // namespace
 
+// One size of a sweep: simulated (or its analytical bound) unless an earlier sweep ran the same
+// size; `rows` keeps every size's row and JSON by its bytes.
+Result<bool> BenchNcclCommand::run_size(const Setup& s, std::int64_t bytes, Totals& t,
+                                        SizeCache& rows,
+                                        const std::map<std::int64_t, double>& bounds,
+                                        pdes::Sync& sync, const pdes::EngineOptions& opts) const {
+  if (rows.count(bytes) > 0) return true;
+  Row row;
+  row.bytes = bytes;
+  nlohmann::json extra = {{"complete", true}};
+  bool running = true;
+  if (auto b = bounds.find(bytes); b != bounds.end()) {
+    row.time_us = b->second * 1e6;
+    row.algbw = static_cast<double>(bytes) / b->second / 1e9;
+    t.digest = hash_combine(t.digest, static_cast<std::uint64_t>(std::llround(b->second * 1e12)));
+  } else {
+    auto ran = simulate_size(s, row, t, extra, sync, opts);
+    if (!ran) return ran.error();
+    running = *ran;
+  }
+  row.busbw = row.algbw * collective::busbw_factor(s.kind, s.gpus);
+  rows.emplace(bytes, std::make_pair(row, std::move(extra)));
+  return running;
+}
+
 int BenchNcclCommand::execute(int rank, int ranks) {
   auto prepared = prepare();
   if (!prepared) return user_error(rank, prepared.error().message);
-  const Setup& s = *prepared;
+  Setup setup = std::move(prepared).value();
+  add_notes(setup, ranks);
+  const Setup& s = setup;
   std::vector<OutputFile> outputs;
   add_output(outputs, *cmd_, "--json", sim_.json_path);
   if (auto ok = check_outputs_once(outputs, {sim_.topology}, rank); !ok)
@@ -633,45 +570,40 @@ int BenchNcclCommand::execute(int rank, int ranks) {
     return user_error(rank, ok.error().message);
   const std::unique_ptr<pdes::Sync> transport = pdes::make_sync();
   pdes::Sync& sync = *transport;
+  std::size_t sizes = 0;
+  for (const NcclSweep& w : s.sweeps) sizes += w.sizes.size();
   pdes::EngineOptions opts =
-      bench_engine_options(sim_.threads, s.end, !sim_.quiet && s.sizes.size() == 1, rank);
+      bench_engine_options(sim_.threads, s.end, !sim_.quiet && sizes == 1, rank);
   opts.partitioner = sim_.partition;
-  const std::vector<double> bound_s =
-      sim_.fidelity.fidelity == "analytical"
-          ? analytical_times(s.topo, s.comm, s.kind, s.sizes, s.cp, s.fp)
-          : std::vector<double>{};
+  const std::map<std::int64_t, double> bounds = sim_.fidelity.fidelity == "analytical"
+                                                    ? analytical_times(s)
+                                                    : std::map<std::int64_t, double>{};
   if (rank == 0) print_preamble(s);
   Totals t;
-  const char* op = reduces(s.kind) ? flags_.op.c_str() : "none";
+  SizeCache rows;
   const int root = rooted(s.kind) ? flags_.root : -1;
   bool running = true;
-  for (std::size_t i = 0; i < s.sizes.size() && running; ++i) {
-    Row row;
-    row.bytes = s.sizes[i];
-    nlohmann::json j = {{"bytes", row.bytes}, {"count", s.count(row.bytes)}};
-    nlohmann::json extra = {{"complete", true}};
-    if (!bound_s.empty()) {
-      row.time_us = bound_s[i] * 1e6;
-      row.algbw = static_cast<double>(row.bytes) / bound_s[i] / 1e9;
-      t.digest =
-          hash_combine(t.digest, static_cast<std::uint64_t>(std::llround(bound_s[i] * 1e12)));
-    } else {
-      auto ran = simulate_size(s, row, t, extra, sync, opts);
+  for (const NcclSweep& w : s.sweeps) {
+    for (std::size_t i = 0; i < w.sizes.size() && running; ++i) {
+      auto ran = run_size(s, w.sizes[i], t, rows, bounds, sync, opts);
       if (!ran) return user_error(rank, ran.error().message);
       running = *ran;
+      auto& [r, extra] = rows.at(w.sizes[i]);
+      Row row = r;
+      const std::int64_t count = s.count(row.bytes, w.elem);
+      row.wrong = std::int64_t{row.unfinished} * count;
+      t.busbw_sum += row.busbw;
+      ++t.rows;
+      t.wrong_rows += flags_.check > 0 && row.wrong > 0 ? 1 : 0;
+      if (rank != 0) continue;
+      print_row(row, w, count, root);
+      nlohmann::json j = {{"bytes", row.bytes},     {"count", count},
+                          {"type", w.type},         {"redop", w.op},
+                          {"time_us", row.time_us}, {"algbw_gbs", row.algbw},
+                          {"busbw_gbs", row.busbw}, {"wrong", row.wrong}};
+      j.update(extra);
+      t.rows_json.push_back(j);
     }
-    row.busbw = row.algbw * collective::busbw_factor(s.kind, s.gpus);
-    t.busbw_sum += row.busbw;
-    ++t.rows;
-    t.wrong_rows += flags_.check > 0 && row.wrong > 0 ? 1 : 0;
-    if (rank != 0) continue;
-    print_row(row, s.count(row.bytes), flags_.datatype.c_str(), op, root, flags_.check > 0);
-    j.update({{"time_us", row.time_us},
-              {"algbw_gbs", row.algbw},
-              {"busbw_gbs", row.busbw},
-              {"wrong", row.wrong}});
-    j.update(extra);
-    t.rows_json.push_back(j);
   }
   finish_progress();
   if (rank != 0) return t.completed ? kExitOk : interrupted_exit_code();

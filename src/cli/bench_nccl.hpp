@@ -7,16 +7,20 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
+#include <nlohmann/json.hpp>
 
 #include "src/cli/report.hpp"
 #include "stepsim/pdes/engine.hpp"
 #include "stepsim/pdes/sync.hpp"
 
 namespace stepsim::cli {
+
+struct NcclSweep;
 
 /// nccl-tests' own flags, with its defaults (nccl-tests README).
 struct NcclTestsFlags {
@@ -35,15 +39,24 @@ struct NcclTestsFlags {
   std::string op = "sum";          ///< -o
   std::string datatype = "float";  ///< -d
   int root = 0;                    ///< -r
+  // Accepted, each with a one-line note of what the simulation does instead.
+  int parallel_init = 0;   ///< -p
+  int cudagraph = 0;       ///< -G
+  int report_cputime = 0;  ///< -C
+  int timeout = 0;         ///< -T (seconds)
+  int run_cycles = 1;      ///< -N
+  int local_register = 0;  ///< -R
+  int stream_null = 0;     ///< -y
 };
 
 /// stepsim's options of the benchmark: what is simulated and how.
 struct NcclSimOptions {
   std::string topology;  ///< default: the source tree's topologies/rail-128gpu-800g.yaml
-  int gpus = 0;          ///< --gpus (0: -g x -t if given, else 16)
-  std::string algo = "ring";
+  int gpus = 0;          ///< --gpus (0: --np x -t x -g if one is given, else 16)
+  int procs = 1;         ///< --np: nccl-tests' processes (mpirun -np N all_reduce_perf)
+  std::string algo = "auto";
   std::string gpu = "h100";
-  std::string proto = "simple";
+  std::string proto = "auto";
   int channels = 8;
   std::string cc = "none";
   std::string lb = "ecmp";
@@ -69,15 +82,25 @@ class BenchNcclCommand {
  private:
   void add_nccl_tests_flags();
   void add_sim_options();
+  void add_accepted_flags();
   [[nodiscard]] Result<Setup> prepare() const;
   [[nodiscard]] Result<bool> load_parameters(Setup& s) const;
+  [[nodiscard]] Result<bool> apply_env(Setup& s) const;
   [[nodiscard]] Result<bool> sweep(Setup& s) const;
+  [[nodiscard]] Result<bool> check_iterations(Setup& s) const;
+  void add_notes(Setup& s, int ranks) const;
   void print_preamble(const Setup& s) const;
+  void print_row(const Row& r, const NcclSweep& w, std::int64_t count, int root) const;
   void print_footer(const Totals& t, int ranks) const;
   [[nodiscard]] Result<bool> simulate_size(const Setup& s, Row& row, Totals& t,
                                            nlohmann::json& extra, pdes::Sync& sync,
                                            const pdes::EngineOptions& opts) const;
+  using SizeCache = std::map<std::int64_t, std::pair<Row, nlohmann::json>>;
+  [[nodiscard]] Result<bool> run_size(const Setup& s, std::int64_t bytes, Totals& t,
+                                      SizeCache& rows, const std::map<std::int64_t, double>& bounds,
+                                      pdes::Sync& sync, const pdes::EngineOptions& opts) const;
   [[nodiscard]] int write_json_file(int rank, int ranks, const Setup& s, const Totals& t) const;
+  [[nodiscard]] bool given(const char* option) const { return cmd_->count(option) > 0; }
 
   CLI::App* cmd_;
   std::string kind_;

@@ -98,6 +98,14 @@ const char* banner(nic::PerftestKind k) {
       return "Send Latency Test";
     case nic::PerftestKind::kReadBw:
       return "RDMA_Read BW Test";
+    case nic::PerftestKind::kSendBw:
+      return "Send BW Test";
+    case nic::PerftestKind::kReadLat:
+      return "RDMA_Read Latency Test";
+    case nic::PerftestKind::kAtomicBw:
+      return "Atomic FETCH_AND_ADD BW Test";
+    case nic::PerftestKind::kAtomicLat:
+      return "Atomic FETCH_AND_ADD Latency Test";
   }
   return "";
 }
@@ -107,7 +115,7 @@ constexpr const char* kRule =
 
 // One latency or bandwidth row with perftest's columns; returns its numbers for --json.
 nlohmann::json print_row(const nic::PerftestResult& pr, std::int64_t bytes, int iterations,
-                         bool latency, bool gbits, const std::string& output) {
+                         bool latency, bool gbits, bool no_peak, const std::string& output) {
   const std::vector<std::int64_t>& s = pr.samples_ps;
   nlohmann::json row = {{"bytes", bytes},
                         {"iterations", iterations},
@@ -140,7 +148,7 @@ nlohmann::json print_row(const nic::PerftestResult& pr, std::int64_t bytes, int 
   }
   // MB/sec is 2^20 bytes per second (perftest's), Gb/sec 10^9 bits per second.
   const double unit = gbits ? 1e9 / 8 : 1048576.0;
-  const double peak = pr.peak_messages_per_s() * static_cast<double>(bytes) / unit;
+  const double peak = no_peak ? 0.0 : pr.peak_messages_per_s() * static_cast<double>(bytes) / unit;
   const double average = pr.gbps() * 1e9 / 8 / unit;
   row.update({{"bw_peak", peak},
               {"bw_average", average},
@@ -163,11 +171,22 @@ BenchPerftestCommand::BenchPerftestCommand(CLI::App& parent) {
       "perftest",
       "perftest on the simulated RDMA NICs, transport and fabric, between two NIC ports of a "
       "topology, like ib_write_lat / ib_write_bw / ib_send_lat / ib_read_bw: perftest's flags, "
-      "defaults and output blocks.");
-  cmd_->add_option("test", test_, "write_lat, write_bw, send_lat or read_bw")
+      "defaults and output blocks. Default fabric: the 1.6T two-server toy, no congestion "
+      "control (perftest's idle pair; bench nccl and scenarios name theirs).");
+  std::vector<std::string> names = nic::perftest_kind_names();
+  const std::size_t n = names.size();
+  for (std::size_t i = 0; i < n; ++i) names.push_back("ib_" + names[i]);
+  cmd_->add_option("test", test_,
+                   list_words(nic::perftest_kind_names()) +
+                       ", or perftest's program names (ib_write_bw = write_bw). Atomics "
+                       "(fetch-and-add, 8 B) run as 8-byte RDMA Reads on the wire")
       ->required()
-      ->check(CLI::IsMember({"write_lat", "write_bw", "send_lat", "read_bw"}));
+      ->check(CLI::IsMember(names));
+  cmd_->add_option("server", flags_.server,
+                   "The server's address as perftest's client takes it: accepted and ignored "
+                   "(a note), --to names the server's NIC");
   add_perftest_flags();
+  add_accepted_flags();
   add_sim_options();
   last_value_wins(*cmd_);
 }
@@ -188,7 +207,9 @@ void BenchPerftestCommand::add_perftest_flags() {
   cmd_->add_option("-t,--tx-depth", f.tx_depth, "Outstanding work requests per QP (bandwidth)")
       ->capture_default_str()
       ->check(CLI::Range(1, 65536));
-  cmd_->add_option("-m,--mtu", f.mtu, "Payload bytes per packet")->capture_default_str();
+  cmd_->add_option("-m,--mtu", f.mtu,
+                   "Payload bytes per packet, an IB/RoCE MTU: 256, 512, 1024, 2048 or 4096")
+      ->capture_default_str();
   cmd_->add_option("-I,--inline_size,--inline", f.inline_size,
                    "BlueFlame inline up to this many bytes (default: 220 for latency tests, 0 "
                    "for bandwidth tests, as perftest)");
@@ -214,6 +235,40 @@ void BenchPerftestCommand::add_perftest_flags() {
                    "average), latency (latency tests, t_typical)")
       ->check(CLI::IsMember({"bandwidth", "message_rate", "latency"}));
   cmd_->add_option("--json", sim_.json_path, "Also write the results as JSON to this file");
+}
+
+// perftest's flags that change nothing modelled (a note each), and the ones honoured: -N, -u,
+// --use_cuda.
+void BenchPerftestCommand::add_accepted_flags() {
+  PerftestFlags& f = flags_;
+  cmd_->add_flag("-R,--rdma_cm", f.rdma_cm, "Connect with rdma_cm (a note: QPs start connected)");
+  cmd_->add_option("-p,--port", f.port, "TCP port of the handshake (a note)")
+      ->check(CLI::Range(1, 65535));
+  cmd_->add_option("-i,--ib-port", f.ib_port, "Port of the device (a note: --from/--to name it)")
+      ->check(CLI::Range(1, 255));
+  cmd_->add_option("-l,--post_list", f.post_list,
+                   "Work requests per post call (a note: each is posted on its own)")
+      ->check(CLI::Range(1, 65536));
+  cmd_->add_option("-Q,--cq-mod", f.cq_mod, "Completions every N work requests (a note)")
+      ->check(CLI::Range(1, 65536));
+  cmd_->add_flag("-N,--noPeak", f.no_peak, "No peak bandwidth: BW peak is printed as 0");
+  cmd_->add_flag("-U,--report-both", f.report_both,
+                 "Report both directions separately (a note: -b prints their sum)");
+  cmd_->add_flag("-H,--report-histogram", f.histogram,
+                 "Latency histogram (a note: the percentiles and --json's samples are printed)");
+  cmd_->add_flag("-e,--events", f.events, "Wait for completions by events (a note: polled)");
+  cmd_->add_flag("-C,--report-cycles", f.cycles,
+                 "Times in CPU cycles (a note: there is no CPU clock, times are in usec)");
+  cmd_->add_option("-S,--sl", f.sl, "Service level (a note)")->check(CLI::Range(0, 15));
+  cmd_->add_option("-T,--tos", f.tos, "Type of service (a note)")->check(CLI::Range(0, 255));
+  cmd_->add_option("-u,--qp-timeout", f.qp_timeout,
+                   "QP timeout exponent: the retransmission timeout is 4.096 us x 2^u (IB's "
+                   "local ACK timeout; --rto overrides)")
+      ->check(CLI::Range(0, 31));
+  cmd_->add_option("--use_cuda", f.use_cuda, "GPU buffers: GPUDirect RDMA (as --memory gpudirect)")
+      ->expected(0, 1);
+  cmd_->add_flag("--run_infinitely", f.run_infinitely,
+                 "Run until stopped (a note: one -D duration, or -n iterations, is simulated)");
 }
 
 void BenchPerftestCommand::add_sim_options() {
@@ -261,7 +316,8 @@ void BenchPerftestCommand::add_sim_options() {
 // then --set.
 Result<bool> BenchPerftestCommand::load_parameters(Setup& s) const {
   s.nic.cc.algorithm = "none";
-  if (s.latency) s.nic.inline_threshold = 220;
+  // Ping-pong latency tests inline up to 220 B; reads and atomics carry no inline data.
+  if (s.latency && !nic::perftest_one_sided_latency(s.kind)) s.nic.inline_threshold = 220;
   const config::ParamTable table = nic::nic_param_table(s.nic);
   if (!sim_.nic_config.empty()) {
     if (auto ok = table.load_yaml_file(sim_.nic_config); !ok) return ok.error();
@@ -276,13 +332,23 @@ Result<bool> BenchPerftestCommand::load_parameters(Setup& s) const {
       return Error{std::string(option) + ": " + ok.error().message};
     }
   }
+  if (cmd_->count("--qp-timeout") > 0 && cmd_->count("--rto") == 0) {
+    // IB's local ACK timeout: 4.096 us x 2^u.
+    s.nic.rto = SimTime::ns(4096) * (std::int64_t{1} << flags_.qp_timeout);
+  }
+  if (cmd_->count("--use_cuda") > 0 && cmd_->count("--memory") == 0) {
+    if (auto ok = table.set("nic.memory", "gpudirect"); !ok) {
+      return Error{"--use_cuda: " + ok.error().message};
+    }
+  }
   for (const std::string& kv : sim_.sets) {
     if (auto ok = table.apply(kv); !ok) return Error{"--set " + ok.error().message};
   }
   if (auto ok = s.nic.validate(); !ok) return ok.error();
   auto mtu = parse_binary_size(flags_.mtu);
-  if (!mtu || *mtu < 1) {
-    return Error{"--mtu: " + (mtu ? std::string("must be >= 1 byte") : mtu.error().message)};
+  if (!mtu || (*mtu != 256 && *mtu != 512 && *mtu != 1024 && *mtu != 2048 && *mtu != 4096)) {
+    return Error{"--mtu: '" + flags_.mtu +
+                 "' is not an IB/RoCE MTU (allowed: 256, 512, 1024, 2048, 4096)"};
   }
   s.fp.mtu = Bytes(*mtu);
   s.fp.lb.policy = sim_.lb;
@@ -326,12 +392,17 @@ Result<bool> BenchPerftestCommand::place(Setup& s) const {
 
 Result<BenchPerftestCommand::Setup> BenchPerftestCommand::prepare() const {
   Setup s;
-  auto kind = nic::parse_perftest_kind(test_);
+  auto kind = nic::parse_perftest_kind(test_.rfind("ib_", 0) == 0 ? test_.substr(3) : test_);
   if (!kind) return kind.error();
   s.kind = *kind;
-  s.latency = s.kind == nic::PerftestKind::kWriteLat || s.kind == nic::PerftestKind::kSendLat;
+  s.latency = nic::perftest_is_latency(s.kind);
+  const bool atomic =
+      s.kind == nic::PerftestKind::kAtomicBw || s.kind == nic::PerftestKind::kAtomicLat;
   if (flags_.bidirectional && s.latency) {
-    return Error{"--bidirectional: bandwidth tests only (write_bw, read_bw)"};
+    return Error{"--bidirectional: bandwidth tests only (write_bw, read_bw, send_bw, atomic_bw)"};
+  }
+  if (atomic && ((!flags_.size.empty() && flags_.size != "8") || flags_.all)) {
+    return Error{"--size: atomics are 8 bytes (perftest's fetch-and-add)"};
   }
   if (flags_.connection != "RC") {
     return Error{"--connection: '" + flags_.connection + "' is not modelled (allowed: RC)"};
@@ -343,7 +414,8 @@ Result<BenchPerftestCommand::Setup> BenchPerftestCommand::prepare() const {
   }
   if (s.latency && flags_.qps != 1) return Error{"--qp: latency tests use one QP"};
   s.iterations = flags_.iterations > 0 ? flags_.iterations : s.latency ? 1000 : 5000;
-  auto size = parse_binary_size(flags_.size.empty() ? (s.latency ? "2" : "65536") : flags_.size);
+  const char* fallback = atomic ? "8" : s.latency ? "2" : "65536";
+  auto size = parse_binary_size(flags_.size.empty() ? fallback : flags_.size);
   if (!size || *size < 1) {
     return Error{"--size: " + (size ? std::string("must be >= 1 byte") : size.error().message)};
   }
@@ -379,8 +451,34 @@ Result<BenchPerftestCommand::Setup> BenchPerftestCommand::prepare() const {
 }
 
 // perftest's parameter block and the table's header.
+std::vector<std::string> BenchPerftestCommand::notes() const {
+  std::vector<std::string> out;
+  const auto given = [&](const char* o) { return cmd_->count(o) > 0; };
+  if (!flags_.server.empty()) {
+    out.push_back("server " + flags_.server + " ignored: --to names the server's NIC");
+  }
+  const std::pair<const char*, const char*> accepted[] = {
+      {"--rdma_cm", "-R: QPs start connected, rdma_cm is not simulated"},
+      {"--port", "-p: the TCP handshake is not simulated"},
+      {"--ib-port", "-i: --from and --to name the NIC ports"},
+      {"--post_list", "-l: each work request is posted on its own"},
+      {"--cq-mod", "-Q: every work request completes on its own"},
+      {"--report-both", "-U: -b prints both directions' sum"},
+      {"--report-histogram", "-H: no histogram; the percentiles are printed"},
+      {"--events", "-e: completions are polled"},
+      {"--report-cycles", "-C: no CPU clock, times are in usec"},
+      {"--sl", "-S: the service level is not modelled"},
+      {"--tos", "-T: the type of service is not modelled"},
+      {"--run_infinitely", "--run_infinitely: one run (-D or -n) is simulated"}};
+  for (const auto& [option, text] : accepted) {
+    if (given(option)) out.emplace_back(text);
+  }
+  return out;
+}
+
 void BenchPerftestCommand::print_preamble(const Setup& s) const {
   if (!flags_.output.empty()) return;
+  for (const std::string& n : notes()) std::printf(" note: %s\n", n.c_str());
   std::printf("%s                    %s\n", kRule, banner(s.kind));
   std::printf(" Dual-port       : OFF\t\tDevice         : mlx5_%s\n",
               s.from.substr(s.from.find(':') + 1).c_str());
@@ -519,8 +617,8 @@ int BenchPerftestCommand::execute(int rank, int ranks) {
             ? static_cast<int>(pr.messages / (s.latency ? 1 : std::int64_t{flags_.qps} * sides))
             : s.iterations;
     if (rank == 0) {
-      t.rows.push_back(
-          print_row(pr, bytes, iterations, s.latency, flags_.report_gbits, flags_.output));
+      t.rows.push_back(print_row(pr, bytes, iterations, s.latency, flags_.report_gbits,
+                                 flags_.no_peak, flags_.output));
     }
     if (!t.last.stats.completed) break;
   }

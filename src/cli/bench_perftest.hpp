@@ -37,6 +37,23 @@ struct PerftestFlags {
   int gid_index = 0;           ///< -x (RoCE's GID index: accepted, no effect)
   std::string connection = "RC";  ///< -c: only RC is modelled
   std::string output;  ///< --output bandwidth|message_rate|latency: print that number only
+  // Accepted with a note (nothing of theirs is modelled), or honoured as said.
+  bool rdma_cm = false;         ///< -R
+  int port = 18515;             ///< -p
+  int ib_port = 1;              ///< -i
+  int post_list = 1;            ///< -l
+  int cq_mod = 100;             ///< -Q
+  bool no_peak = false;         ///< -N: honoured (BW peak printed as 0)
+  bool report_both = false;     ///< -U
+  bool histogram = false;       ///< -H
+  bool events = false;          ///< -e
+  bool cycles = false;          ///< -C
+  int sl = 0;                   ///< -S
+  int tos = -1;                 ///< -T
+  int qp_timeout = -1;          ///< -u: honoured, transport.rto = 4.096 us x 2^u
+  std::string use_cuda;         ///< --use_cuda: honoured, GPUDirect buffers
+  bool run_infinitely = false;  ///< --run_infinitely
+  std::string server;           ///< the server's address: accepted and ignored (--to is it)
 };
 
 /// stepsim's options of the benchmark: where it runs and what is simulated.
@@ -73,6 +90,8 @@ class BenchPerftestCommand {
 
  private:
   void add_perftest_flags();
+  void add_accepted_flags();
+  [[nodiscard]] std::vector<std::string> notes() const;
   void add_sim_options();
   [[nodiscard]] Result<Setup> prepare() const;
   [[nodiscard]] Result<bool> load_parameters(Setup& s) const;

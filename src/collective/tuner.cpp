@@ -20,7 +20,12 @@ std::vector<const CollectiveAlgorithm*> priced(const CollectiveParams& p,
 }
 
 std::vector<std::string> protocols_of(const CollectiveParams& p, const CollectiveAlgorithm& a) {
-  if (p.protocol != "auto") return {p.protocol};
+  if (p.protocol != "auto") {
+    // A forced protocol (NCCL_PROTO): the algorithms that do not run it are not candidates.
+    const auto forced = parse_protocol(p.protocol);
+    if (p.algorithm == "auto" && forced && !a.support().has_protocol(*forced)) return {};
+    return {p.protocol};
+  }
   std::vector<std::string> out;
   for (Protocol q : a.support().protocols) out.push_back(protocol_name(q));
   return out;

@@ -9,26 +9,38 @@
 
 namespace stepsim::nic {
 
+namespace {
+
+constexpr std::array<const char*, 8> kKindNames{"write_lat", "write_bw", "send_lat",  "read_bw",
+                                                "send_bw",   "read_lat", "atomic_bw", "atomic_lat"};
+
+}  // namespace
+
+std::vector<std::string> perftest_kind_names() {
+  return {kKindNames.begin(), kKindNames.end()};
+}
+
 Result<PerftestKind> parse_perftest_kind(const std::string& name) {
-  if (name == "write_lat") return PerftestKind::kWriteLat;
-  if (name == "write_bw") return PerftestKind::kWriteBw;
-  if (name == "send_lat") return PerftestKind::kSendLat;
-  if (name == "read_bw") return PerftestKind::kReadBw;
-  return Error{"unknown perftest '" + name + "' (allowed: write_lat, write_bw, send_lat, read_bw)"};
+  for (std::size_t i = 0; i < kKindNames.size(); ++i) {
+    if (name == kKindNames[i]) return static_cast<PerftestKind>(i);
+  }
+  std::string allowed;
+  for (const char* n : kKindNames) allowed += (allowed.empty() ? "" : ", ") + std::string(n);
+  return Error{"unknown perftest '" + name + "' (allowed: " + allowed + ")"};
 }
 
 std::string perftest_kind_name(PerftestKind k) {
-  switch (k) {
-    case PerftestKind::kWriteLat:
-      return "write_lat";
-    case PerftestKind::kWriteBw:
-      return "write_bw";
-    case PerftestKind::kSendLat:
-      return "send_lat";
-    case PerftestKind::kReadBw:
-      return "read_bw";
-  }
-  return "?";
+  const auto i = static_cast<std::size_t>(k);
+  return i < kKindNames.size() ? kKindNames[i] : "?";
+}
+
+bool perftest_is_latency(PerftestKind k) {
+  return k == PerftestKind::kWriteLat || k == PerftestKind::kSendLat ||
+         perftest_one_sided_latency(k);
+}
+
+bool perftest_one_sided_latency(PerftestKind k) {
+  return k == PerftestKind::kReadLat || k == PerftestKind::kAtomicLat;
 }
 
 Perftest::Perftest(PerftestSpec spec, const topology::Topology& topo) : spec_(spec) {
@@ -68,8 +80,14 @@ void Perftest::post(Verbs& verbs, Side& side, int qp) {
     case PerftestKind::kWriteBw:
       wr.opcode = Opcode::kWrite;
       break;
+    case PerftestKind::kSendBw:
+      wr.opcode = Opcode::kSend;
+      break;
     case PerftestKind::kReadBw:
-      wr.opcode = Opcode::kRead;
+    case PerftestKind::kReadLat:
+    case PerftestKind::kAtomicBw:
+    case PerftestKind::kAtomicLat:
+      wr.opcode = Opcode::kRead;  // an atomic is an 8-byte read on the wire
       break;
   }
   const int side_index = side.client ? 0 : 1;
@@ -123,6 +141,18 @@ void Perftest::on_cq(Verbs& verbs, std::uint32_t endpoint) {
         continue;
       }
       side.last_done = c.done.picoseconds();
+      if (perftest_one_sided_latency(spec_.kind)) {
+        // A read (or atomic) completes at the client when its response arrived: the whole
+        // round trip is the sample, as perftest's read and atomic latencies.
+        if (c.recv || !side.client) continue;
+        side.samples.push_back(c.done.picoseconds() - side.round_start);
+        ++side.messages;
+        if (more(verbs, side, qp)) {
+          side.round_start = c.done.picoseconds();
+          post(verbs, side, qp);
+        }
+        continue;
+      }
       if (is_latency()) {
         if (!c.recv) continue;
         if (side.client) {

@@ -16,7 +16,7 @@ check "busbw is algbw x 2(n-1)/n" 'awk '"'"'/^ +[0-9]+ / { if ($7 > 10 && ($8 / 
 # nccl-tests' size suffixes (1M = 1048576) and SHARP's rows; its busbw beats the ring's here.
 out=$("$stepsim" bench nccl allreduce -b 1M -e 4M -f 4 --gpus 16 --algo sharp --topology "$topo" --quiet 2>&1)
 check "sharp: rows for 1M and 4M" '[[ $(grep -cE "^ +(1048576|4194304) " <<<"$out") -eq 2 ]]'
-ring=$("$stepsim" bench nccl allreduce -b 4M -e 4M --gpus 16 --topology "$topo" --quiet 2>&1)
+ring=$("$stepsim" bench nccl allreduce -b 4M -e 4M --gpus 16 --algo ring --proto simple --topology "$topo" --quiet 2>&1)
 check "sharp's 4M busbw above the ring's" '[[ $(awk "/^ +4194304 /{print \$8}" <<<"$out" | cut -d. -f1) -gt $(awk "/^ +4194304 /{print \$8}" <<<"$ring" | cut -d. -f1) ]]'
 # The algorithms' registry: every algorithm with its description and what it supports.
 out=$("$stepsim" list algorithms 2>&1)
@@ -74,7 +74,7 @@ out=$("$stepsim" bench nccl allreduce -b 1M -e 16M -f 2 --gpus 16 "${fast[@]}" 2
 check "parser: 5 rows, 13 columns, in-place = out-of-place, closing lines" '/usr/bin/python3 "$parse" --rows 5 <<<"$out"'
 check "every non-table line starts with #" '[[ $(grep -vcE "^#|^ +[0-9]+ " <<<"$out") -eq 0 ]]'
 check "the digest is a comment line" 'grep -qE "^# digest +[0-9a-f]{16}$" <<<"$out"'
-check "the preamble names the GPUs" '[[ $(grep -c "^#  Rank" <<<"$out") -eq 16 ]] && grep -q "^# nThread 1 nGpus 16 minBytes 1048576 maxBytes 16777216 step: 2(factor) warmup iters: 5 iters: 20" <<<"$out"'
+check "the preamble names the GPUs" '[[ $(grep -c "^#  Rank" <<<"$out") -eq 16 ]] && grep -q "^# nThread 1 nGpus 16 minBytes 1048576 maxBytes 16777216 step: 2(factor) warmup iters: 0 iters: 1 agg iters: 1" <<<"$out"'
 out=$("$stepsim" bench nccl allreduce "${fast[@]}" 2>&1)
 check "default sizes: one row of 32M (33554432)" '/usr/bin/python3 "$parse" --rows 1 --sizes 33554432 <<<"$out"'
 out=$("$stepsim" bench nccl allreduce -b 1M -e 4M -i 1M "${fast[@]}" 2>&1)
@@ -102,7 +102,7 @@ rm -f "$json"
 # idle fabric its average busbw is within 2% of the single run's; -n 2 -m 2 times the same run
 # as -n 4; -a orders min <= average <= max; the same rows and digest at 1 rank and 2 ranks x 2
 # threads.
-it=(bench nccl allreduce -b 4M -e 4M --gpus 16 --topology "$topo" --quiet)
+it=(bench nccl allreduce -b 4M -e 4M --gpus 16 --algo ring --proto simple --topology "$topo" --quiet)
 rows() { grep -E '^ +[0-9]+ |^# digest' <<<"$1" | tr -s ' '; }
 single=$("$stepsim" "${it[@]}" 2>&1)
 one=$("$stepsim" "${it[@]}" -n 1 -w 0 2>&1)
@@ -130,7 +130,7 @@ expect_error "coll.algorithm: sharp runs one iteration only" \
 expect_error "--iters/--warmup_iters/--agg_iters: 10005 iterations per size (allowed: -w + -n x -m up to 10000)" \
   bench nccl allreduce --topology "$topo" -n 10000
 expect_error "--datatype: 'fp128' is not a type (allowed: int8" bench nccl allreduce --topology "$topo" -d fp128
-expect_error "--op: 'xor' is not an op (allowed: sum, prod, max, min, avg, mulsum)" bench nccl allreduce --topology "$topo" -o xor
+expect_error "--op: 'xor' is not an op (allowed: sum, prod, max, min, avg, mulsum or all)" bench nccl allreduce --topology "$topo" -o xor
 expect_error "--maxbytes: '9999999999G' is out of range" bench nccl allreduce --topology "$topo" -e 9999999999G
 expect_error "--minbytes/--maxbytes: need minbytes <= maxbytes" bench nccl allreduce --topology "$topo" -b 2M -e 1M
 expect_error "--minbytes/--maxbytes/--stepbytes: 8388607 sizes (allowed: up to 100000)" bench nccl allreduce --topology "$topo" -b 1 -e 8M -i 1

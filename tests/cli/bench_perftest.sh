@@ -50,7 +50,7 @@ out=$("$stepsim" bench perftest write_bw --topology "$topo" -s 64KiB -n 20 --nic
 check "a --nic-config file sets cc and rto" 'grep -q "cc hpcc, gbn, rto 20us" <<<"$out"'
 out=$("$stepsim" bench perftest write_bw --topology "$topo" -s 64KiB -n 20 --nic-config "$cfg" --cc dcqcn --set transport.rto=30us --quiet 2>&1)
 check "options override the file, --set overrides options" 'grep -q "cc dcqcn, gbn, rto 30us" <<<"$out"'
-expect_error "read_lat" bench perftest read_lat --topology "$topo"
+expect_error "frob_lat" bench perftest frob_lat --topology "$topo"
 # Cell fidelity: 1 MiB WRITEs at the bandwidth of packet level within 1%.
 pk=$("$stepsim" bench perftest write_bw --topology "$topo" -s 1MiB -n 50 --quiet 2>&1)
 ce=$("$stepsim" bench perftest write_bw --topology "$topo" -s 1MiB -n 50 --quiet --fidelity cell 2>&1)
@@ -91,7 +91,7 @@ check "-b: both ways ~2x one way ($bb vs $bu Gb/s)" 'awk -v b="$bb" -v u="$bu" "
 check "-b: named in the test line" 'grep -q "200 iterations, bidirectional" <<<"$bi"'
 out=$("$stepsim" bench perftest read_bw --topology "$topo" -s 64K -n 100 --report_gbits -b --quiet 2>&1)
 check "read_bw -b: bandwidth columns" '/usr/bin/python3 "$parse" --kind bw --bytes 65536 --iters 100 --unit Gb/sec <<<"$out"'
-expect_error "--bidirectional: bandwidth tests only (write_bw, read_bw)" bench perftest write_lat --topology "$topo" -b
+expect_error "--bidirectional: bandwidth tests only (write_bw, read_bw, send_bw, atomic_bw)" bench perftest write_lat --topology "$topo" -b
 # -D: a duration instead of -n; the messages completed within it over it, within 2% of the -n
 # run's bandwidth once the first message's latency is small against the duration (4 QPs).
 nrun=$("$stepsim" bench perftest write_bw --topology "$topo" -s 64K -q 4 -n 100 --report_gbits --quiet 2>&1)

@@ -25,7 +25,25 @@
 
 namespace stepsim::nic {
 
-enum class PerftestKind : std::uint8_t { kWriteLat, kWriteBw, kSendLat, kReadBw };
+/// perftest's tests. Atomics (fetch-and-add, 8 B) run as 8-byte RDMA Reads: the same request and
+/// response on the wire; the responder's atomic unit is not modelled.
+enum class PerftestKind : std::uint8_t {
+  kWriteLat,
+  kWriteBw,
+  kSendLat,
+  kReadBw,
+  kSendBw,
+  kReadLat,
+  kAtomicBw,
+  kAtomicLat
+};
+/// The names, in the enum's order: write_lat, write_bw, send_lat, read_bw, send_bw, read_lat,
+/// atomic_bw, atomic_lat.
+std::vector<std::string> perftest_kind_names();
+/// Latency tests: write_lat and send_lat ping-pong (half the round trip), read_lat and
+/// atomic_lat one-sided (the whole round trip, as perftest reports them).
+[[nodiscard]] bool perftest_is_latency(PerftestKind k);
+[[nodiscard]] bool perftest_one_sided_latency(PerftestKind k);
 Result<PerftestKind> parse_perftest_kind(const std::string& name);
 std::string perftest_kind_name(PerftestKind k);
 
@@ -89,9 +107,7 @@ class Perftest final : public RdmaApp {
     bool client = false;
     bool ran = false;
   };
-  [[nodiscard]] bool is_latency() const {
-    return spec_.kind == PerftestKind::kWriteLat || spec_.kind == PerftestKind::kSendLat;
-  }
+  [[nodiscard]] bool is_latency() const { return perftest_is_latency(spec_.kind); }
   void post(Verbs& verbs, Side& side, int qp);
   void start_bandwidth(Verbs& verbs, Side& side);
   /// Whether `side` posts another work request on `qp` (iterations or duration left).

@@ -10,6 +10,7 @@
 
 #include "src/cli/bench_fabric.hpp"
 #include "src/cli/bench_nccl.hpp"
+#include "src/cli/bench_nccl_types.hpp"
 #include "src/cli/bench_perftest.hpp"
 #include "src/cli/bench_phold.hpp"
 #include "src/cli/check_command.hpp"
@@ -97,6 +98,11 @@ TEST(HelpText, EveryRegisteredNameIsInTheHelpOfEveryOptionThatTakesIt) {
   expect_lists(c, "bench nccl", "--algo", algorithm_choices());
   expect_lists(c, "bench nccl", "--proto", protocol_choices());
   expect_lists(c, "bench nccl", "--gpu", gpu_choices());
+  // nccl-tests' data types (with fp8) and ops, and "all" for a sweep of each.
+  expect_lists(c, "bench nccl", "--datatype", nccl_datatype_names());
+  expect_lists(c, "bench nccl", "--op", nccl_op_names());
+  for (const char* option : {"--datatype", "--op"})
+    expect_lists(c, "bench nccl", option, {"all"});
   for (const char* path : {"bench phold", "bench fabric", "bench nccl", "check", "run"})
     expect_lists(c, path, "--partition", partition_choices());
 }

@@ -1,0 +1,38 @@
+#pragma once
+// NCCL's environment variables that `bench nccl` honours, read as NCCL reads them (NCCL's
+// environment-variable documentation): NCCL_ALGO and NCCL_PROTO force the tuner's algorithm and
+// protocol, NCCL_NCHANNELS / NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS the channels,
+// NCCL_COLLNET_ENABLE lets the tuner use SHARP, NCCL_NVLS_ENABLE=0 turns NVLS off. Each one set
+// gives the line NCCL prints with NCCL_DEBUG=INFO ("NCCL_ALGO set by environment to Ring").
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "stepsim/core/result.hpp"
+
+namespace stepsim::cli {
+
+struct NcclEnv {
+  std::optional<std::string> algo;   ///< NCCL_ALGO as stepsim names it (ring, tree, ...)
+  std::optional<std::string> proto;  ///< NCCL_PROTO: simple, ll or ll128
+  std::optional<int> channels;       ///< NCCL_NCHANNELS
+  std::optional<int> min_channels;   ///< NCCL_MIN_NCHANNELS
+  std::optional<int> max_channels;   ///< NCCL_MAX_NCHANNELS
+  std::optional<int> collnet;        ///< NCCL_COLLNET_ENABLE (0 or 1)
+  std::optional<int> nvls;           ///< NCCL_NVLS_ENABLE (0; 1 and 2 enable)
+  std::vector<std::string> info;     ///< "NCCL_X set by environment to V", one per variable set
+
+  /// The channels NCCL would open: NCCL_NCHANNELS if set, else `fallback` clamped into
+  /// [NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS].
+  [[nodiscard]] int channels_or(int fallback) const;
+};
+
+/// Reads the variables through `get` (std::getenv by default). `servers` is the communicator's
+/// server count: NCCL_ALGO=NVLS across servers is NVLS with SHARP between them (nvls_sharp).
+/// An unknown value, a list, or MIN above MAX is an error naming the variable and its values.
+Result<NcclEnv> read_nccl_env(int servers,
+                              const std::function<const char*(const char*)>& get = nullptr);
+
+}  // namespace stepsim::cli
