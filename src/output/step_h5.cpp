@@ -70,7 +70,7 @@ bool attr_number(hid_t obj, const char* name, hid_t type, T value) {
   return attr >= 0 && H5Awrite(attr, type, &value) >= 0;
 }
 
-struct Field {
+struct StepField {
   const char* name;
   std::size_t offset;
   hid_t type;
@@ -79,12 +79,13 @@ struct Field {
 // A table: rows [n * rank / ranks, n * (rank + 1) / ranks) from this rank, collectively.
 template <class Row>
 bool write_table(hid_t file, const char* name, const std::vector<Row>& rows,
-                 const std::vector<Field>& fields, const std::string& doc, int rank, int ranks) {
+                 const std::vector<StepField>& fields, const std::string& doc, int rank,
+                 int ranks) {
   // Rows have no padding, so the file's type is the memory's: no conversion, which parallel
   // writes through filters need (and no stray padding bytes in the file).
   Handle mem(H5Tcreate(H5T_COMPOUND, sizeof(Row)), H5Tclose);
   std::size_t size = 0;
-  for (const Field& f : fields) {
+  for (const StepField& f : fields) {
     H5Tinsert(mem, f.name, f.offset, f.type);
     size += H5Tget_size(f.type);
   }
@@ -109,7 +110,7 @@ bool write_table(hid_t file, const char* name, const std::vector<Row>& rows,
 }
 
 #define STEPSIM_FIELD(Row, member, type) \
-  Field {                                \
+  StepField {                            \
 #member, offsetof(Row, member), type \
   }
 
@@ -313,7 +314,7 @@ bool write_flows(hid_t file, const workload::StepResult& r, int rank, int ranks)
                          f.dst_gpu, static_cast<std::uint16_t>(f.group),
                          static_cast<std::uint16_t>(f.kind), f.job});
   }
-  std::vector<Field> flow_columns = {
+  std::vector<StepField> flow_columns = {
       STEPSIM_FIELD(Flow, collective, u32), STEPSIM_FIELD(Flow, repeats, u32),
       STEPSIM_FIELD(Flow, group, u16),      STEPSIM_FIELD(Flow, kind, u16),
       STEPSIM_FIELD(Flow, stage, u32),      STEPSIM_FIELD(Flow, src_nic, u32),

@@ -12,7 +12,7 @@
 namespace stepsim::topology {
 namespace {
 
-constexpr std::uint64_t kMaxServers = 1u << 20;
+constexpr std::uint64_t kMaxDragonflyServers = 1u << 20;
 
 class Dragonfly final : public Generator {
  public:
@@ -52,11 +52,11 @@ class Dragonfly final : public Generator {
                                         " (a = " + std::to_string(a) + " routers x h = " +
                                         std::to_string(h) + " global links per group)");
     }
-    if (g64 * a * p > kMaxServers) {
-      return params.error("groups", std::to_string(g64) + " groups x " + std::to_string(a) +
-                                        " routers x " + std::to_string(p) +
-                                        " hosts = " + std::to_string(g64 * a * p) +
-                                        " servers, more than " + std::to_string(kMaxServers));
+    if (g64 * a * p > kMaxDragonflyServers) {
+      return params.error("groups",
+                          std::to_string(g64) + " groups x " + std::to_string(a) + " routers x " +
+                              std::to_string(p) + " hosts = " + std::to_string(g64 * a * p) +
+                              " servers, more than " + std::to_string(kMaxDragonflyServers));
     }
     const auto g = static_cast<std::uint32_t>(g64);
     const std::uint32_t radix = p + (a - 1) + h;
