@@ -184,10 +184,12 @@ void add_links(const DistinctCollective& d, std::vector<LinkRow>& links) {
 // the order the collectives first ran.
 void reduce_fabric(const StepTrace& t, const topology::Topology& topo, StepResult& r) {
   std::vector<LinkRow> links(topo.ports.size());
+  // No collective records (run_step_totals): no flow rows either (they take their records' times).
+  const bool records = !t.colls.empty();
   const std::vector<std::uint32_t> gpu_of_port =
-      t.distinct.empty() ? std::vector<std::uint32_t>() : collective::gpu_of_nic_ports(topo);
+      records ? collective::gpu_of_nic_ports(topo) : std::vector<std::uint32_t>();
   for (const DistinctCollective& d : t.distinct) {
-    add_flows(d, t.colls[d.first], gpu_of_port, r.flows);
+    if (records) add_flows(d, t.colls[d.first], gpu_of_port, r.flows);
     add_links(d, links);
   }
   r.flows.insert(r.flows.end(), t.flows.begin(), t.flows.end());

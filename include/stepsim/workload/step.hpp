@@ -33,8 +33,8 @@ Result<StepResult> run_step(const Scenario& s, const topology::Topology& topo, C
                             const std::function<bool(double)>& progress = {});
 
 /// run_step without the op and collective records: StepResult::ops and ::colls are empty, and
-/// so is what is reduced from them (bus bandwidths and latencies by group); the step time, its
-/// split, MFU and the digest are run_step's. For scoring many layouts (`stepsim plan`).
+/// so is what is reduced from them (bus bandwidths and latencies by group, flow rows); the step
+/// time, its split, MFU and the digest are run_step's. For scoring many layouts (`stepsim plan`).
 Result<StepResult> run_step_totals(const Scenario& s, const topology::Topology& topo,
                                    CommModel& comm);
 
