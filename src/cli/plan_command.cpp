@@ -100,8 +100,8 @@ class Ticker {
     std::fprintf(stderr, "%sstepsim plan: %s %zu of %zu (%.1f %%)%s, %s elapsed, ETA %s%s",
                  tty_ ? "\r" : "", what, done, total,
                  total ? 100.0 * static_cast<double>(done) / total : 100.0, extra.c_str(),
-                 plan_duration_text(el).c_str(), done > 0 ? plan_duration_text(left).c_str() : "unknown",
-                 tty_ ? "   " : "\n");
+                 plan_duration_text(el).c_str(),
+                 done > 0 ? plan_duration_text(left).c_str() : "unknown", tty_ ? "   " : "\n");
     drawn_ = tty_;
   }
   void end() {

@@ -101,8 +101,7 @@ TEST(HelpText, EveryRegisteredNameIsInTheHelpOfEveryOptionThatTakesIt) {
   // nccl-tests' data types (with fp8) and ops, and "all" for a sweep of each.
   expect_lists(c, "bench nccl", "--datatype", nccl_datatype_names());
   expect_lists(c, "bench nccl", "--op", nccl_op_names());
-  for (const char* option : {"--datatype", "--op"})
-    expect_lists(c, "bench nccl", option, {"all"});
+  for (const char* option : {"--datatype", "--op"}) expect_lists(c, "bench nccl", option, {"all"});
   for (const char* path : {"bench phold", "bench fabric", "bench nccl", "check", "run"})
     expect_lists(c, path, "--partition", partition_choices());
 }
