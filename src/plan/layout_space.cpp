@@ -1,5 +1,6 @@
 #include "src/plan/layout_space.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace stepsim::plan {
@@ -110,7 +111,11 @@ void apply_layout(const Layout& l, workload::Scenario& s) {
 std::vector<Layout> enumerate_layouts(const workload::Scenario& s, const SpaceOptions& o) {
   const workload::ModelSpec& m = s.model;
   std::vector<Layout> out;
-  for (int tp : divisors(o.nvlink)) {
+  // The largest TP first: a search stopped early (SIGTERM, a time limit) has then looked at the
+  // sizes that win for large models, not only TP 1 and 2.
+  std::vector<int> tps = divisors(o.nvlink);
+  std::reverse(tps.begin(), tps.end());
+  for (int tp : tps) {
     if (m.heads % tp != 0 || o.gpus % tp != 0) continue;
     for (int cp : o.cp) {
       if (m.seq_len % cp != 0 || o.gpus % (tp * cp) != 0) continue;

@@ -54,8 +54,9 @@ struct SpaceOptions {
 };
 
 /// Every candidate layout of `s` (its model, its uneven first/last stage) under `o`, in a fixed
-/// order. Candidates pass the cheap arithmetic rules (sizes divide, layers split over the
-/// virtual stages, the batch over micro-batches and DP); validate() has the last word.
+/// order (TP from the largest down, then CP, PP and VPP up). Candidates pass the cheap arithmetic
+/// rules (sizes divide, layers split over the virtual stages, the batch over micro-batches and DP);
+/// validate() has the last word.
 std::vector<Layout> enumerate_layouts(const workload::Scenario& s, const SpaceOptions& o);
 
 }  // namespace stepsim::plan
