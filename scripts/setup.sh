@@ -5,7 +5,7 @@
 set -euo pipefail
 
 # Build: compilers, MPI, parallel HDF5, Kokkos, the header libraries; tests: GoogleTest, h5dump;
-# postproc/: Python with numpy, h5py, matplotlib; jobs/ and their tests: a one-node Slurm
+# postproc/: Python with numpy, h5py, matplotlib and pytest (its unit tests); jobs/ and their tests: a one-node Slurm
 # (scripts/slurm-local.sh) from munge, slurmctld, slurmd and the client commands; strace for
 # the test that no MPI helper process starts where one rank runs (cli.serial).
 packages=(
@@ -15,7 +15,7 @@ packages=(
   libtrilinos-kokkos-dev
   libgtest-dev
   libyaml-cpp-dev libcli11-dev librandom123-dev libmetis-dev nlohmann-json3-dev
-  python3 python3-numpy python3-h5py python3-matplotlib
+  python3 python3-numpy python3-h5py python3-matplotlib python3-pytest
   munge slurmctld slurmd slurm-client
   strace
 )

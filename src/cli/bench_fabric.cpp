@@ -1,4 +1,5 @@
 #include "src/cli/bench_fabric.hpp"
+#include "src/cli/data_dir.hpp"
 
 #include <algorithm>
 #include <cinttypes>
@@ -353,8 +354,8 @@ int BenchFabricCommand::execute(int rank, int ranks) {
   Inputs in;
   if (auto ok = parse_inputs(rank, in); !ok) return user_error(rank, ok.error().message);
   const std::int64_t rss_before = current_rss_bytes();
-  auto topo = topology::load_topology(topology_);
-  if (!topo) return user_error(rank, topo.error().message);
+  auto topo = topology::load_topology(find_data_file(topology_, "topologies"));
+  if (!topo) return user_error(rank, not_found_note(topo.error(), topology_, "topologies").message);
   if (auto ok = check_topology(*topo, ranks); !ok) return user_error(rank, ok.error().message);
   auto flows = fabric::make_flows(*topo, traffic_);
   if (!flows) return user_error(rank, "traffic: " + flows.error().message);

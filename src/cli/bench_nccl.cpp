@@ -360,10 +360,10 @@ Result<BenchNcclCommand::Setup> BenchNcclCommand::prepare() const {
   auto end = parse_time(sim_.end);
   if (!end) return Error{"--end: " + end.error().message};
   s.end = *end;
-  const std::string path =
-      sim_.topology.empty() ? data_dir() + "/topologies/rail-128gpu-800g.yaml" : sim_.topology;
+  const std::string path = sim_.topology.empty() ? data_dir() + "/topologies/rail-128gpu-800g.yaml"
+                                                 : find_data_file(sim_.topology, "topologies");
   auto topo = topology::load_topology(path);
-  if (!topo) return topo.error();
+  if (!topo) return not_found_note(topo.error(), sim_.topology, "topologies");
   s.topo = std::move(topo).value();
   auto comm = collective::make_communicator(s.topo, s.gpus);
   if (!comm) return comm.error();

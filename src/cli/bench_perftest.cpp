@@ -441,10 +441,10 @@ Result<BenchPerftestCommand::Setup> BenchPerftestCommand::prepare() const {
     if (cmd_->count("--end") == 0) s.end = std::max(s.end, s.duration * 2 + SimTime::ms(1));
   }
   if (auto ok = load_parameters(s); !ok) return ok.error();
-  const std::string path =
-      sim_.topology.empty() ? data_dir() + "/topologies/toy-2server-1.6t.yaml" : sim_.topology;
+  const std::string path = sim_.topology.empty() ? data_dir() + "/topologies/toy-2server-1.6t.yaml"
+                                                 : find_data_file(sim_.topology, "topologies");
   auto topo = topology::load_topology(path);
-  if (!topo) return topo.error();
+  if (!topo) return not_found_note(topo.error(), sim_.topology, "topologies");
   s.topo = std::move(topo).value();
   if (auto ok = place(s); !ok) return ok.error();
   return s;

@@ -1,4 +1,5 @@
 #include "src/cli/check_command.hpp"
+#include "src/cli/data_dir.hpp"
 
 #include <cstdio>
 #include <string>
@@ -178,6 +179,12 @@ CheckCommand::CheckCommand(CLI::App& parent) {
 }
 
 int CheckCommand::execute(int rank, int ranks) {
+  // A shipped scenario or topology by its name, from any directory (src/cli/data_dir.hpp).
+  if (const std::string w = find_data_file(file_, "workloads"); w != file_) {
+    file_ = w;
+  } else {
+    file_ = find_data_file(file_, "topologies");
+  }
   if (is_scenario_file(file_)) return check_scenario(file_, sets_, rank);
   if (!sets_.empty()) return user_error(rank, "--set: " + file_ + " is a topology, not a scenario");
   std::vector<std::string> partitioners = pdes::partitioner_names();
@@ -187,7 +194,7 @@ int CheckCommand::execute(int rank, int ranks) {
     partitioners = {partition_};
   }
   const auto loaded = topology::load_topology(file_);
-  if (!loaded) return user_error(rank, loaded.error().message);
+  if (!loaded) return user_error(rank, not_found_note(loaded.error(), file_, "topologies").message);
   if (auto ok = check_fabric_memory(*loaded, ranks); !ok)
     return user_error(rank, ok.error().message);
   if (rank != 0) return kExitOk;

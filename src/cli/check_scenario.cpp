@@ -1,4 +1,5 @@
 #include "src/cli/check_scenario.hpp"
+#include "src/cli/data_dir.hpp"
 
 #include <filesystem>
 
@@ -24,11 +25,14 @@ bool is_scenario_file(const std::string& path) {
 }
 
 int check_scenario(const std::string& path, const std::vector<std::string>& sets, int rank) {
-  auto loaded = workload::load_scenario(path, sets);
+  auto loaded = load_scenario_file(path, sets);
   if (!loaded) return user_error(rank, loaded.error().message);
   const workload::Scenario& s = *loaded;
   auto topo = topology::load_topology(s.topology);
-  if (!topo) return user_error(rank, "topology: " + topo.error().message);
+  if (!topo) {
+    return user_error(
+        rank, "topology: " + not_found_note(topo.error(), s.topology, "topologies").message);
+  }
   if (auto ok = workload::validate(s, *topo); !ok) return user_error(rank, ok.error().message);
   const std::vector<JobMemory> m = scenario_memory(s);
   if (rank == 0) {

@@ -6,6 +6,14 @@
 #include "stepsim/version.hpp"
 
 namespace stepsim::cli {
+namespace {
+
+bool is_file(const std::filesystem::path& p) {
+  std::error_code ec;
+  return std::filesystem::is_regular_file(p, ec);
+}
+
+}  // namespace
 
 std::string data_dir() {
   // An installed binary: the data directory at the same place relative to the executable as
@@ -17,6 +25,48 @@ std::string data_dir() {
     if (std::filesystem::is_directory(installed / "topologies", ec)) return installed.string();
   }
   return kSourceDir;
+}
+
+std::string find_data_file(const std::string& path, const std::string& subdir) {
+  const std::filesystem::path p(path);
+  std::error_code ec;
+  if (path.empty() || p.is_absolute() || std::filesystem::exists(p, ec)) return path;
+  const std::filesystem::path data(data_dir());
+  for (const std::filesystem::path& c : {data / p, data / subdir / p}) {
+    if (is_file(c)) return c.lexically_normal().string();
+  }
+  return path;
+}
+
+Error not_found_note(Error e, const std::string& path, const std::string& subdir) {
+  const std::filesystem::path p(path);
+  std::error_code ec;
+  if (path.empty() || p.is_absolute() || std::filesystem::exists(p, ec)) return e;
+  if (e.message.find("no such file") == std::string::npos) return e;
+  const std::filesystem::path data(data_dir());
+  e.message += " (looked in the current directory, " + data.string() + " and " +
+               (data / subdir).string() + ")";
+  return e;
+}
+
+Result<workload::Scenario> load_scenario_file(const std::string& path,
+                                              const std::vector<std::string>& sets) {
+  auto loaded = workload::load_scenario(find_data_file(path, "workloads"), sets);
+  if (!loaded) return not_found_note(loaded.error(), path, "workloads");
+  workload::Scenario s = std::move(loaded).value();
+  // A --set topology=NAME found neither here nor beside the scenario: the shipped one.
+  std::error_code ec;
+  if (!std::filesystem::exists(s.topology, ec)) {
+    for (auto kv = sets.rbegin(); kv != sets.rend(); ++kv) {
+      if (!kv->starts_with("topology=")) continue;
+      const std::string named = kv->substr(9);
+      if (const std::string found = find_data_file(named, "topologies"); found != named) {
+        s.topology = found;
+      }
+      break;
+    }
+  }
+  return s;
 }
 
 }  // namespace stepsim::cli

@@ -1,4 +1,5 @@
 #include "src/cli/plan_command.hpp"
+#include "src/cli/data_dir.hpp"
 
 #include <mpi.h>
 #include <unistd.h>
@@ -237,7 +238,7 @@ int nvlink_domain(const topology::Topology& topo) {
 
 int PlanCommand::execute(int rank, int ranks) {
   install_stop_handlers();
-  auto loaded = workload::load_scenario(opt_.scenario, opt_.sets);
+  auto loaded = load_scenario_file(opt_.scenario, opt_.sets);
   if (!loaded) return user_error(rank, loaded.error().message);
   workload::Scenario base = std::move(loaded).value();
   if (!base.jobs.empty()) {

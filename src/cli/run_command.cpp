@@ -1,4 +1,5 @@
 #include "src/cli/run_command.hpp"
+#include "src/cli/data_dir.hpp"
 
 #include <unistd.h>
 
@@ -220,11 +221,12 @@ Result<bool> apply_step_faults(const RunOptions& opt, workload::Scenario& s,
 Result<LoadedRun> load_run(const RunOptions& opt) {
   std::vector<std::string> sets = opt.sets;
   if (!opt.fidelity.empty()) sets.push_back("fidelity=" + opt.fidelity);
-  auto loaded = workload::load_scenario(opt.scenario, sets);
+  auto loaded = load_scenario_file(opt.scenario, sets);
   if (!loaded) return loaded.error();
   auto sc = std::move(loaded).value();
   auto topo = topology::load_topology(sc.topology);
-  if (!topo) return Error{"topology: " + topo.error().message};
+  if (!topo)
+    return Error{"topology: " + not_found_note(topo.error(), sc.topology, "topologies").message};
   if (auto ok = workload::validate(sc, *topo); !ok) return ok.error();
   if (auto ok = apply_step_faults(opt, sc, *topo); !ok) return ok.error();
   return LoadedRun{std::move(sets), std::move(sc), std::move(topo).value()};

@@ -3,7 +3,9 @@
 # P/share/stepsim/workloads/tiny.yaml (its topology relative to the scenario) with the build
 # tree's digest, `bench perftest` finds its default topology among the installed data files,
 # `--set topology=FILE` takes FILE from the current directory when it exists there (else from the
-# scenario's directory), and P/bin/stepsim-post reads the output. As root the source and build
+# scenario's directory), a shipped scenario or topology is found by its name from any directory
+# (and a missing one is reported with where it was looked for), and P/bin/stepsim-post reads
+# the output. As root the source and build
 # trees are hidden from the binary (an empty tmpfs over them in a private mount namespace).
 set -uo pipefail
 build=$1; src=$2
@@ -39,6 +41,14 @@ r=$("$p/bin/stepsim" run "$p/share/stepsim/workloads/tiny.yaml" --quiet --no-out
 [[ $? -eq 0 && $(grep "^digest " <<<"$r") == "$ref16" ]] && echo "ok --set topology=PATH relative to the scenario" || fail "--set topology=../topologies/...: $r"
 r=$("$p/bin/stepsim" run "$p/share/stepsim/workloads/tiny.yaml" --quiet --no-output --set topology=nowhere.yaml 2>&1)
 [[ $? -eq 2 && $r == *"share/stepsim/workloads/nowhere.yaml"* ]] && echo "ok --set topology=missing: user error naming the path" || fail "--set topology=nowhere.yaml: $r"
+r=$("$p/bin/stepsim" run tiny.yaml --quiet --no-output 2>&1)
+[[ $? -eq 0 && $(grep "^digest " <<<"$r") == "$ref" ]] && echo "ok run tiny.yaml by name: the installed workloads/" || fail "run tiny.yaml by name: $r"
+r=$("$p/bin/stepsim" check toy-2server.yaml 2>&1)
+[[ $? -eq 0 && $r == *toy-2server* ]] && echo "ok check toy-2server.yaml by name: the installed topologies/" || fail "check toy-2server.yaml by name: $r"
+r=$("$p/bin/stepsim" run tiny.yaml --quiet --no-output --set topology=toy-2server-1.6t.yaml 2>&1)
+[[ $? -eq 0 && $(grep "^digest " <<<"$r") == "$ref16" ]] && echo "ok --set topology=NAME: the installed topologies/" || fail "--set topology=toy-2server-1.6t.yaml: $r"
+r=$("$p/bin/stepsim" run nowhere.yaml --quiet --no-output 2>&1)
+[[ $? -eq 2 && $r == *"nowhere.yaml"*"looked in the current directory, $p/share/stepsim and $p/share/stepsim/workloads"* ]] && echo "ok run nowhere.yaml: says where it looked" || fail "run nowhere.yaml: $r"
 r=$("$p/bin/stepsim" bench perftest write_lat -s 256 -n 20 2>&1)
 [[ $? -eq 0 && $r == *digest* ]] && echo "ok bench perftest: default topology from the installed data files" || fail "bench perftest: $r"
 r=$("$p/bin/stepsim-post" report tiny.h5 2>&1)
@@ -62,6 +72,6 @@ else
 fi
 echo "$results"
 check "source tree hidden (root: $hidden)" '[[ $hidden == 0 ]] || ! grep -q "still visible" <<<"$results"'
-check "8 checks ran" '[[ $(grep -c "^ok " <<<"$results") -eq 8 ]]'
+check "12 checks ran" '[[ $(grep -c "^ok " <<<"$results") -eq 12 ]]'
 check "no failure" '! grep -q "^FAIL" <<<"$results"'
 finish
