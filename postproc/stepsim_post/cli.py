@@ -46,6 +46,8 @@ def main(argv):
                     help="queue_depth: the K ports with the largest queue (default 8)")
     pl.add_argument("--max-ports", type=positive_int, default=128, metavar="N",
                     help="link_util, pfc_pause: at most N rows, the busiest (default 128)")
+    pl.add_argument("--max-flows", type=positive_int, default=200, metavar="N",
+                    help="flow_gantt: at most N bars, the flows that end last (default 200)")
     pl.set_defaults(run=cmd_plot)
     c = sub.add_parser("compare", help="steps side by side, with ratios to the first")
     c.add_argument("files", nargs="+", metavar="FILE",

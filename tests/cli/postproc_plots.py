@@ -6,7 +6,9 @@ Usage: postproc_plots.py POSTPROC_DIR FILE.h5 [--compute-bound]
   compute of such a step);
 - every plot carries the run name (suptitle), a title, and axis labels with units or says what
   is unavailable;
-- link heatmap: its colour scale ends at the busiest link and its ticks name the ports.
+- link heatmap: a row per tier, labelled with the tier and its own ports' names, colour scale
+  0-100 % of each port's capacity, cells equal to the ports' busy share of the step;
+- timeline: forward and backward in different colours.
 Exit 0 when every check holds; otherwise prints the failures and exits 1."""
 
 import sys
@@ -68,6 +70,7 @@ def main(argv):
             check("(" in ax.get_xlabel() and "(" in ax.get_ylabel() or plot == "timeline",
                   f"{plot}: axis labels without units: {ax.get_xlabel()!r}, {ax.get_ylabel()!r}")
         if plot == "timeline":
+            check(sp.OP_COLORS[0] != sp.OP_COLORS[1], "timeline: forward and backward look alike")
             st = int(meta["critical_stage"])
             drawn = bar_widths(ax, {f"forward:{st}", f"backward:{st}"})
             want = float(meta["compute_s"])
@@ -84,13 +87,25 @@ def main(argv):
                       f"timeline: compute is {share:.2f} of the pixels of stage {st}'s compute "
                       f"lane, {want / step:.2f} of the step")
         if plot == "link_heatmap" and len(tables["links"]):
-            util = 100 * tables["links"]["busy_s"] / float(meta["step_s"])
-            vmax = ax.images[0].get_clim()[1]
-            check(abs(vmax - float(util.max())) < 1e-9, f"heatmap: scale ends at {vmax}, "
-                                                         f"busiest link {util.max()}")
-            ticks = [t.get_text() for t in ax.get_xticklabels()]
-            check(all(t.startswith("n") and "/p" in t for t in ticks),
-                  f"heatmap: ticks {ticks[:4]} do not name ports")
+            links = tables["links"]
+            rows = [a for a in fig.axes if a.images]
+            tiers = sorted(set(int(t) for t in links["tier"]))
+            check(len(rows) == len(tiers), f"heatmap: {len(rows)} rows for {len(tiers)} tiers")
+            for a, t in zip(rows, tiers):
+                sel = links[links["tier"] == t]
+                sel = sel[np.argsort(sel["port"], kind="stable")]
+                want_util = 100 * sel["busy_s"] / float(meta["step_s"])
+                got = a.images[0].get_array()
+                check(a.images[0].get_clim() == (0, 100),
+                      f"heatmap: colour scale {a.images[0].get_clim()}, not 0-100 % of capacity")
+                check(np.allclose(np.asarray(got).ravel(), want_util),
+                      f"heatmap: tier {t}'s cells are not its ports' busy share")
+                ticks = [x.get_text() for x in a.get_xticklabels()]
+                names = {f"n{int(n)}/p{int(p)}" for n, p in zip(sel["node"], sel["port"])}
+                check(ticks and all(x in names for x in ticks),
+                      f"heatmap: tier {t}'s ticks {ticks[:4]} are not its own ports")
+                check([x.get_text() for x in a.get_yticklabels()] == [sp.TIERS[t]],
+                      f"heatmap: tier {t}'s row is not labelled {sp.TIERS[t]}")
         if plot == "link_heatmap" and not len(tables["links"]):
             check("packet fidelity only" in texts, "heatmap: empty without saying why")
         matplotlib.pyplot.close(fig)

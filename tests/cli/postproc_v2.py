@@ -303,6 +303,15 @@ def main(argv):
           "flow_gantt --collective 3: its three timed flows, the untimed one counted",
           f"{n} bars; {ax.get_title()}")
     plt.close(fig)
+    # At most --max-flows bars: the flows that end last, the title saying so.
+    timed3 = sorted((r[8], r[6]) for r in flow_rows() if r[0] == 3 and r[6] >= 0 and r[8] >= r[6])
+    fig, ax = sp.gantt_figure(meta, tables, name, sp.plot_options(v2, collective=3, max_flows=2))
+    t0 = min(s for _, s in timed3[-2:])
+    ends = sorted(round((b.get_x() + b.get_width()) * 1e12 + t0) for b in ax.containers[0].patches)
+    check(ends == [e for e, _ in timed3[-2:]] and "the 2 that end last drawn" in ax.get_title(),
+          "flow_gantt --max-flows 2: the two flows that end last, said in the title",
+          f"ends {ends}, want {[e for e, _ in timed3[-2:]]}; {ax.get_title()}")
+    plt.close(fig)
     expect_error("--collective 9: no such collective", "plot", v2, "flow_gantt", "--collective",
                  "9", "-o", tmp)
     expect_error("--collective 4: ", "plot", v2, "flow_gantt", "--collective", "4", "-o", tmp)

@@ -120,7 +120,7 @@ def cmd_plot(args):
     if unknown:
         raise UserError(f"plot kind '{unknown[0]}' unknown (kinds: {', '.join(PLOT_KINDS)})")
     opts = plot_options(args.file, args.collective, parse_tiers(args.tier), args.top,
-                        args.max_ports)
+                        args.max_ports, args.max_flows)
     meta, tables = load(args.file)
     kinds, skipped = list(dict.fromkeys(args.kinds)), {}
     if kinds:

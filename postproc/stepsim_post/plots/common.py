@@ -10,9 +10,9 @@ GROUPS = ["tp", "cp", "ep", "pp", "dp"]
 GROUP_COLORS = {0: "#7f7f7f", 1: "#2ca02c", 2: "#ff7f0e", 3: "#9467bd", 4: "#1f77b4"}
 
 
-# The op timeline's colours: compute (forward, backward) in blues, the optimizer purple,
-# blocking communication red, waiting for another stage light gray.
-OP_COLORS = {0: "#1f77b4", 1: "#6baed6", 2: "#9467bd", 3: "#d62728", 4: "#d9d9d9"}
+# The op timeline's colours: forward blue, backward green (told apart at a glance), the
+# optimizer purple, blocking communication red, waiting for another stage light gray.
+OP_COLORS = {0: "#1f77b4", 1: "#2ca02c", 2: "#9467bd", 3: "#d62728", 4: "#d9d9d9"}
 # The op timeline's two lanes per stage (y offsets from the stage's row): compute on top, the
 # blocking communication and waits below, so that neither can cover the other.
 COMPUTE_LANE = (-0.02, 0.4)
@@ -46,7 +46,15 @@ def _time_ticks(ax, span_s, axis="x"):
 def _finish_log_x(ax, drawn, xlabel, ylabel, missing):
     """Labels a log-x plot with a legend, or says what is `missing` when nothing was drawn."""
     if drawn:
+        from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
         ax.set_xscale("log")
+        # Plain numbers (20, 50, 100, not 2x10^1), and ticks at 1-2-5 when the data span less
+        # than three decades (a default log axis then labels one tick or none).
+        lo, hi = ax.dataLim.intervalx
+        few = lo > 0 and hi / lo < 1e3
+        ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0) if few else (1.0,)))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
         ax.legend()
@@ -61,10 +69,10 @@ MAX_COLUMNS = 1000
 SCALE_PERCENTILE = 99
 
 
-def plot_options(file, collective=None, tiers=None, top=8, max_ports=128):
+def plot_options(file, collective=None, tiers=None, top=8, max_ports=128, max_flows=200):
     """What the plots of schema version 2 take besides the tables (the `plot` options)."""
     return argparse.Namespace(file=file, collective=collective, tiers=tiers, top=top,
-                              max_ports=max_ports)
+                              max_ports=max_ports, max_flows=max_flows)
 
 
 def need_v2(path, meta, kind):
@@ -102,7 +110,8 @@ def output_dir(path):
 def save(fig, directory, stem, name):
     import matplotlib.pyplot as plt
     path = os.path.join(directory, f"{stem}_{name}.png")
-    fig.tight_layout()
+    if fig.get_layout_engine() is None:  # a figure with its own layout (constrained) keeps it
+        fig.tight_layout()
     try:
         fig.savefig(path, dpi=110)
     except OSError as e:

@@ -68,6 +68,10 @@ def gantt_figure(meta, tables, name, opts):
     sel = flows[flows["collective"] == cid] if cid is not None else flows[:0]
     ok = timed(sel)
     drawn = sel[ok]
+    timed_n = len(drawn)
+    cap = getattr(opts, "max_flows", None) or timed_n
+    if timed_n > cap:  # the flows that end last: the tail that sets the collective's time
+        drawn = drawn[np.argsort(drawn["end_ps"], kind="stable")[timed_n - cap:]]
     if len(drawn):
         fig_h = min(30.0, 2.2 + 0.2 * len(drawn))
     fig, ax = plt.subplots(figsize=(12, fig_h))
@@ -83,11 +87,13 @@ def gantt_figure(meta, tables, name, opts):
     kname = KINDS[k] if k < len(KINDS) else str(k)
     reps = int(sel["repeats"].max()) if len(sel) else 1
     title = (f"flows of collective {cid}: {gname} {kname}, {int(c['gpus'])} GPUs, S = "
-             f"{_fmt_bytes(float(c['bytes']))}; {len(drawn)} flows")
+             f"{_fmt_bytes(float(c['bytes']))}; {timed_n} flows")
+    if len(drawn) < timed_n:
+        title += f", the {len(drawn)} that end last drawn (--max-flows)"
     if reps > 1:
         title += f", the first of {reps} repetitions"
-    if len(sel) > len(drawn):
-        title += f"; {len(sel) - len(drawn)} without times not drawn"
+    if len(sel) > timed_n:
+        title += f"; {len(sel) - timed_n} without times not drawn"
     ax.set_title(title, fontsize="medium")
     if not len(drawn):
         _unavailable(ax, f"the {len(sel)} flows of collective {cid} carry no times")

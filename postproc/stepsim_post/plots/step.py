@@ -25,13 +25,24 @@ def timeline_figure(meta, tables, name, opts=None):
     fig, ax = plt.subplots(figsize=(12, 1.5 + 0.7 * stages))
     for k in (4, 3, 2, 0, 1):
         sel = ops[ops["kind"] == k]
-        y0, h = COMPUTE_LANE if k in (0, 1, 2) else COMM_LANE
+        compute = k in (0, 1, 2)
+        y0, h = COMPUTE_LANE if compute else COMM_LANE
         for st in np.unique(sel["stage"]):
             s2 = sel[sel["stage"] == st]
+            # Communication and waits keep a hairline outline in their own lane: at scale a
+            # 1 ms collective in a 10 s step is narrower than a pixel and would vanish.
             ax.broken_barh(list(zip(s2["start_s"], s2["end_s"] - s2["start_s"])),
-                           (float(st) + y0, h), facecolors=OP_COLORS[k], edgecolors="none",
-                           linewidth=0, label=f"{OP_KINDS[k]}:{int(st)}")
+                           (float(st) + y0, h), facecolors=OP_COLORS[k],
+                           edgecolors="none" if compute else OP_COLORS[k],
+                           linewidth=0 if compute else 0.4, label=f"{OP_KINDS[k]}:{int(st)}")
     span = max(float(meta["step_s"]), float(ops["end_s"].max()) if len(ops) else 0) or 1
+    for st in range(stages):  # each stage's exposed communication and waits, in numbers
+        s2 = ops[ops["stage"] == st]
+        comm = float((s2["end_s"] - s2["start_s"])[s2["kind"] == 3].sum())
+        wait = float((s2["end_s"] - s2["start_s"])[s2["kind"] == 4].sum())
+        ax.text(1.0, st + COMM_LANE[0] + COMM_LANE[1] / 2,
+                f" comm {100 * comm / span:.1f}%, wait {100 * wait / span:.1f}%",
+                transform=ax.get_yaxis_transform(), va="center", ha="left", fontsize="x-small")
     ax.set_xlim(0, span)
     _time_ticks(ax, span)
     ax.set_ylim(-0.5, stages - 0.5)
@@ -47,7 +58,7 @@ def timeline_figure(meta, tables, name, opts=None):
                  f'{fmt_time(float(meta["compute_s"]))} on the critical stage')
     ax.legend([plt.Rectangle((0, 0), 1, 1, color=OP_COLORS[k]) for k in OP_COLORS],
               ["forward (compute)", "backward (compute)", "optimizer", "blocking comm", "wait"],
-              loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small")
+              loc="upper left", bbox_to_anchor=(1.17, 1.0), fontsize="small")
     if not len(ops):
         _unavailable(ax, "no ops recorded")
     fig.suptitle(name, fontsize="medium")
@@ -75,45 +86,48 @@ def cdf_figure(meta, tables, name, opts=None):
 
 
 def heatmap_figure(meta, tables, name, opts=None):
-    """Link utilization by tier and sending port, on a colour scale from 0 to the busiest
-    link, with the ports' names."""
+    """Link utilization: each sending port's busy time over the step, as a share of that
+    port's capacity (0 to 100 %: the same colour means the same load on a 100G and a 1.6T
+    port), one row of ports per tier of the sending node (leaf, spine, ...), each row with its
+    own port names."""
     import matplotlib.pyplot as plt
     import numpy as np
     links = tables["links"]
-    fig, ax = plt.subplots(figsize=(11, 3.5))
-    ax.set_title("link utilization: busy time of each sending port over the step")
     step = float(meta["step_s"])
+    title = "link utilization: busy time of each sending port over the step"
     if not len(links) or step <= 0:
+        fig, ax = plt.subplots(figsize=(11, 3.5))
+        ax.set_title(title)
         _unavailable(ax, f"no link counters: /links is recorded at packet fidelity only "
                          f"(this run: {meta['fidelity']} fidelity)")
         fig.suptitle(name, fontsize="medium")
         return fig, ax
     tiers = sorted(set(int(t) for t in links["tier"]))
-    width = max(int((links["tier"] == t).sum()) for t in tiers)
-    grid = np.full((len(tiers), width), np.nan)
-    labels = [[""] * width for _ in tiers]
-    for row, t in enumerate(tiers):
+    fig, axes = plt.subplots(len(tiers), 1, figsize=(11, 1.2 + 1.5 * len(tiers)),
+                             squeeze=False, layout="constrained")
+    axes = axes[:, 0]
+    im = None
+    for ax, t in zip(axes, tiers):
         sel = links[links["tier"] == t]
-        sel = sel[np.argsort(sel["port"])]
-        grid[row, :len(sel)] = 100 * sel["busy_s"] / step
-        for i, (n, p) in enumerate(zip(sel["node"], sel["port"])):
-            labels[row][i] = f"n{int(n)}/p{int(p)}"
-    vmax = float(np.nanmax(grid)) or 1.0
-    im = ax.imshow(grid, aspect="auto", vmin=0, vmax=vmax, cmap="viridis",
-                   interpolation="nearest")
-    ax.set_yticks(range(len(tiers)), [TIERS[t] if t < len(TIERS) else str(t) for t in tiers])
-    # Port names along x (node/port of the first tier's row), at most 24 of them.
-    step_ticks = max(1, width // 24)
-    ticks = list(range(0, width, step_ticks))
-    ax.set_xticks(ticks, [labels[0][i] or str(i) for i in ticks], rotation=60, fontsize="x-small")
-    for row in range(len(tiers)):
-        ax.text(width - 0.5, row, f" max {np.nanmax(grid[row]):.1f} %", va="center",
+        sel = sel[np.argsort(sel["port"], kind="stable")]
+        util = 100 * sel["busy_s"] / step
+        im = ax.imshow(util[None, :], aspect="auto", vmin=0, vmax=100, cmap="viridis",
+                       interpolation="nearest")
+        tier = TIERS[t] if t < len(TIERS) else f"tier {t}"
+        ax.set_yticks([0], [tier])
+        every = max(1, -(-len(sel) // 24))  # at most 24 port names per row
+        ticks = list(range(0, len(sel), every))
+        ax.set_xticks(ticks, [f"n{int(sel['node'][i])}/p{int(sel['port'][i])}" for i in ticks],
+                      rotation=60, fontsize="x-small")
+        ax.text(len(sel) - 0.5, 0, f" max {float(util.max()):.1f} %", va="center",
                 fontsize="x-small", color="white", ha="right")
-    fig.colorbar(im, ax=ax, label="busy (% of the step)")
-    ax.set_ylabel("tier of the sending node")
-    ax.set_xlabel(f"sending port (node/port, sorted by port; row: {', '.join(TIERS[t] if t < len(TIERS) else str(t) for t in tiers)})")
+        ax.set_xlabel(f"{tier} ports (node/port, by port"
+                      f"{f'; one in {every} named' if every > 1 else ''})", fontsize="small")
+    axes[0].set_title(title)
+    axes[0].set_ylabel("tier of the sending node", fontsize="small")
+    fig.colorbar(im, ax=list(axes), label="busy (% of the port's capacity)")
     fig.suptitle(name, fontsize="medium")
-    return fig, ax
+    return fig, axes[0]
 
 
 def busbw_figure(meta, tables, name, opts=None):
