@@ -91,7 +91,9 @@ SlurmctldDebug=info
 SlurmdDebug=info
 AccountingStorageType=accounting_storage/none
 JobAcctGatherType=jobacct_gather/none
-JobCompType=jobcomp/none
+# Finished jobs in a text file, read by sacct -c (no slurmdbd here).
+JobCompType=jobcomp/filetxt
+JobCompLoc=$dir/log/jobcomp.txt
 MailProg=/bin/true
 # Finished jobs stay visible to scontrol (state, exit code) for 10 minutes.
 MinJobAge=600

@@ -64,7 +64,7 @@ digest_of() { grep -E '^digest ' "$1" | tr -s ' '; }
 # ended_as ID STATE CODE: the job's state and exit code ("2:0": exit 2, no signal).
 ended_as() { [[ $(job_field "$1" JobState) == "$2" && $(job_field "$1" ExitCode) == "$3" ]]; }
 # sweep_ids OUTPUT: "ARRAY COMPARE" from jobs/submit_sweep.sh's last line.
-sweep_ids() { sed -nE 's/^sweep: array job ([0-9]+) .* comparison job ([0-9]+)$/\1 \2/p' <<<"$1"; }
+sweep_ids() { sed -nE 's/^sweep: array job ([0-9]+) .* comparison job ([0-9]+); logs in .*$/\1 \2/p' <<<"$1"; }
 
 # 1. One step of workloads/tiny.yaml on 2 ranks (srun --mpi=pmix): the digest of mpirun's run.
 ref=$("$mpiexec" -n 2 "${mpiflags[@]}" "$stepsim" run workloads/tiny.yaml --quiet --no-output |
@@ -77,7 +77,7 @@ long=$(OUT=$work/long.h5 sbatch --parsable -o "$work/long-%j.log" jobs/step.sbat
 nopmix=$(SLURM_MPI_TYPE=none OUT=$work/nopmix.h5 sbatch --parsable -o "$work/nopmix-%j.log" \
   jobs/step.sbatch workloads/tiny.yaml)
 # 3. The tiny sweep, and 4. a sweep whose second variant is a bad option.
-sweep=$(RESULTS=$work/sweep jobs/submit_sweep.sh --tiny)
+sweep=$(RESULTS=$work/sweep LOGS=$work/logs jobs/submit_sweep.sh --tiny --comment=stepsim-test -n 2)
 printf 'baseline\nbroken fabric.lb=nonsense\n' >"$work/bad.txt"
 bad=$(SCENARIO=workloads/tiny.yaml VARIANTS=$work/bad.txt RESULTS=$work/bad jobs/submit_sweep.sh)
 
@@ -124,6 +124,12 @@ check "tiny sweep: comparison COMPLETED, exit 0:0" \
   'ended_as "$compare" COMPLETED 0:0'
 check "tiny sweep: compare.md has every variant, nothing missing" \
   '[[ $(grep -cE "^## (1.6t|spray|hpcc)$" <<<"$out") -eq 3 ]] && ! grep -q missing <<<"$out"'
+check "tiny sweep: --comment reaches the comparison job, -n 2 only the array" \
+  '[[ $(job_field "$compare" Comment) == stepsim-test && $(job_field "$compare" NumTasks) == 1 && $(job_field "${array}_0" NumTasks) == 2 ]]'
+check "tiny sweep: the logs in LOGS" \
+  '[[ -s $work/logs/stepsim-sweep-${array}_0.log && -s $work/logs/stepsim-compare-$compare.log ]]'
+check "sacct -c (the local Slurm's job completion log): the step COMPLETED 0:0" \
+  '[[ $(sacct -c -n -j "$step" -o JobID,State,ExitCode | awk "\$1 == $step {print \$2, \$3}") == "COMPLETED 0:0" ]]'
 check "tiny sweep: every variant's HDF5 complete" \
   '(for n in baseline 1.6t spray hpcc; do h5dump -a /meta/complete "$work/sweep/$n.h5" | grep -q "(0): 1" || exit 1; done)'
 
