@@ -107,14 +107,18 @@ StepProgress::StepProgress(Options o)
                   o_.work->network_bytes() / 1e9, WorkCurve::kTimeShare * 100);
     counts = w;
   }
-  std::fprintf(o_.out,
-               "progress: the ETA counts %s against an estimate of the step, its "
-               "time at ideal fidelity: %s%s (a packet or cell step may take longer or "
-               "shorter); %s\n",
-               counts.c_str(), sim_text(o_.expected_s).c_str(), took,
-               o_.interval_s > 0
-                   ? ("a line every " + interval_text(o_.interval_s) + " (--progress)").c_str()
-                   : "a line per report (--progress 0)");
+  const std::string every = o_.interval_s > 0
+                                ? "a line every " + interval_text(o_.interval_s) + " (--progress)"
+                                : "a line per report (--progress 0)";
+  if (o_.expected_s > 0) {
+    std::fprintf(o_.out,
+                 "progress: the ETA counts %s against an estimate of the step, its "
+                 "time at ideal fidelity: %s%s (a packet or cell step may take longer or "
+                 "shorter); %s\n",
+                 counts.c_str(), sim_text(o_.expected_s).c_str(), took, every.c_str());
+  } else {
+    std::fprintf(o_.out, "progress: no estimate of the step (no ETA): %s\n", every.c_str());
+  }
   std::fflush(o_.out);
   if (o_.watchdog && o_.interval_s > 0) watchdog_ = std::thread([this] { watch(); });
 }
@@ -206,10 +210,12 @@ std::string StepProgress::line(double wall_s, bool terminal) const {
     std::snprintf(buf, sizeof buf, "sim %s of the estimate %s, %.1f%% of the work",
                   sim_text(sim_).c_str(), sim_text(o_.expected_s).c_str(), e.fraction * 100);
     s += buf;
-  } else if (sim_ > 0) {
+  } else if (sim_ > 0 && o_.expected_s > 0) {
     std::snprintf(buf, sizeof buf, "sim %s, %.1f%% of the estimate %s", sim_text(sim_).c_str(),
                   e.fraction * 100, sim_text(o_.expected_s).c_str());
     s += buf;
+  } else if (sim_ > 0) {
+    s += "sim " + sim_text(sim_);
   } else {
     s += "no simulated time yet (setting up or in the first collective)";
   }
@@ -238,6 +244,7 @@ std::string StepProgress::line(double wall_s, bool terminal) const {
     }
   }
   s += "; wall " + duration_text(wall_s);
+  if (!(o_.expected_s > 0)) return s;  // no estimate, no ETA
   return terminal ? "ETA " + eta_text(e, true) + "; " + s : s + "; ETA " + eta_text(e, false);
 }
 

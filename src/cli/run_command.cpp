@@ -301,13 +301,20 @@ Result<workload::StepResult> simulate(const RunOptions& opt, const LoadedRun& ru
   const auto per_stage = [](const workload::Scenario& js) {
     return static_cast<double>(js.par.tp) * js.par.cp * js.par.data_parallel();
   };
-  auto ideal_comm = workload::make_ideal_comm(run.topo, s);
-  CrossServerRecorder ideal_cross(run.topo, *ideal_comm);
-  auto ideal = workload::run_step(s, run.topo, ideal_cross);
-  if (!ideal) return ideal.error();
-  work_ok = work->add_job(ideal->colls, ideal_cross.cross, per_stage(s));
-  double ideal_step_s = ideal->step_s;
-  for (std::size_t k = 1; k < run.scenario.jobs.size(); ++k) {
+  // At analytical fidelity the step itself takes about as long as the estimate would: it runs
+  // without one (a third of the run's CPU time saved; BENCHMARKS.md).
+  const bool estimate = s.fidelity != "analytical";
+  std::unique_ptr<workload::CommModel> ideal_comm;
+  double ideal_step_s = 0;
+  if (estimate) {
+    ideal_comm = workload::make_ideal_comm(run.topo, s);
+    CrossServerRecorder ideal_cross(run.topo, *ideal_comm);
+    auto ideal = workload::run_step(s, run.topo, ideal_cross);
+    if (!ideal) return ideal.error();
+    work_ok = work->add_job(ideal->colls, ideal_cross.cross, per_stage(s));
+    ideal_step_s = ideal->step_s;
+  }
+  for (std::size_t k = 1; estimate && k < run.scenario.jobs.size(); ++k) {
     const workload::Scenario js = workload::job_scenario(run.scenario, k);
     auto job_comm = workload::make_ideal_comm(run.topo, js);
     CrossServerRecorder job_cross(run.topo, *job_comm);
@@ -318,7 +325,7 @@ Result<workload::StepResult> simulate(const RunOptions& opt, const LoadedRun& ru
   }
   work->finish(ideal_step_s);
   const double ideal_wall_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      estimate ? std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() : -1;
   prof.phase("engine run", "");
   if (auto p = pdes::make_partitioner(opt.partition); !p) {
     std::string m = p.error().message;

@@ -102,6 +102,34 @@ TEST(StepProgress, LogLinesAtTheIntervalWithAnHonestEta) {
       << lines.back();
 }
 
+// Without an estimate (analytical fidelity runs without the ideal pass): the first line says
+// so, the lines give the simulated time and passes but no share of an estimate and no ETA, and
+// the last line no ratio.
+TEST(StepProgress, WithoutAnEstimateNoShareAndNoEta) {
+  Fixture fx;
+  {
+    StepProgress p(fx.options(/*expected_s=*/0, /*interval_s=*/10));
+    auto pass = p.on_pass();
+    for (int i = 1; i <= 30; ++i) {
+      fx.now = i;
+      EXPECT_TRUE(pass(0.1 * i));
+    }
+    p.finish(3.0, "done");
+  }
+  const std::vector<std::string> lines = fx.lines();
+  ASSERT_GE(lines.size(), 3U);
+  EXPECT_EQ(lines.front().rfind("progress: no estimate of the step (no ETA): a line every", 0), 0U)
+      << lines.front();
+  EXPECT_EQ(count_prefix(lines, "progress: sim "), 3);
+  for (const std::string& l : lines) {
+    EXPECT_EQ(l.find("estimate 0"), std::string::npos) << l;
+    if (l.rfind("progress: sim ", 0) == 0) {
+      EXPECT_EQ(l.find("ETA"), std::string::npos) << l;
+    }
+  }
+  EXPECT_EQ(lines.back().rfind("progress: done: sim 3.0000 s; wall ", 0), 0U) << lines.back();
+}
+
 // Engine reports of a whole-step run: the step's simulated time, events and events/s (between
 // the last two reports, whatever single-collective runs reported meanwhile).
 TEST(StepProgress, WholeStepEngineReports) {
