@@ -239,6 +239,10 @@ Result<bool> BenchNcclCommand::load_parameters(Setup& s) const {
     }
   }
   if (env.collnet) s.cp.sharp_enable = *env.collnet;
+  // A list or an exclusion leaves the choice to the tuner, among what it allows (--algo and
+  // --proto force as before).
+  if (!given("--algo")) s.cp.tuner_excluded_algorithms = env.algo_excluded;
+  if (!given("--proto")) s.cp.tuner_excluded_protocols = env.proto_excluded;
   // NCCL_NVLS_ENABLE=0: the tuner has no NVLS candidate, as on a GPU without NVLink SHARP.
   const bool nvls_off = env.nvls && *env.nvls == 0;
   if (given("--cc") || sim_.nic_config.empty()) {

@@ -71,8 +71,12 @@ void BenchNcclCommand::add_notes(Setup& s, int ranks) const {
     note("-R", f.local_register, "buffer registration is not modelled (the same transfers)");
   }
   if (given("--stream_null")) note("-y", f.stream_null, "CUDA streams are not modelled");
-  if (given("--algo") && s.env.algo) s.notes.push_back("--algo overrides NCCL_ALGO");
-  if (given("--proto") && s.env.proto) s.notes.push_back("--proto overrides NCCL_PROTO");
+  if (given("--algo") && (s.env.algo || !s.env.algo_excluded.empty())) {
+    s.notes.push_back("--algo overrides NCCL_ALGO");
+  }
+  if (given("--proto") && (s.env.proto || !s.env.proto_excluded.empty())) {
+    s.notes.push_back("--proto overrides NCCL_PROTO");
+  }
   if (given("--channels") && (s.env.channels || s.env.min_channels || s.env.max_channels)) {
     s.notes.push_back("--channels overrides NCCL_NCHANNELS/NCCL_MIN_NCHANNELS/NCCL_MAX_NCHANNELS");
   }

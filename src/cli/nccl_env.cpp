@@ -46,6 +46,52 @@ Result<int> whole_number(const char* var, const std::string& text, int lo, int h
 }
 
 constexpr const char* kAlgos = "Ring, Tree, NVLS, NVLSTree, CollNetDirect or CollNetChain";
+constexpr const char* kProtos = "Simple, LL or LL128";
+
+// Every name NCCL_ALGO can give, in stepsim's algorithms (NVLS is both nvls and nvls_sharp: a
+// list does not know the server count of every collective).
+const std::vector<std::string>& nccl_algorithms() {
+  static const std::vector<std::string> all{"ring",       "tree",      "nvls",
+                                            "nvls_sharp", "nvls_tree", "sharp"};
+  return all;
+}
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::size_t at = 0;
+  while (true) {
+    const std::size_t comma = s.find(',', at);
+    out.push_back(s.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
+    if (comma == std::string::npos) return out;
+    at = comma + 1;
+  }
+}
+
+// A list ("a,b": only those) or an exclusion ("^a,b") of `var` as the names excluded out of
+// `all`; `map` gives a name's stepsim names (none: unknown).
+Result<std::vector<std::string>> excluded(
+    const char* var, const std::string& v, const std::vector<std::string>& all,
+    const std::function<std::vector<std::string>(const std::string&)>& map, const char* allowed) {
+  const bool exclude = v.starts_with("^");
+  std::vector<std::string> named;
+  for (const std::string& item : split(exclude ? v.substr(1) : v)) {
+    const std::vector<std::string> m = map(item);
+    if (m.empty()) {
+      return Error{std::string(var) + ": '" + item + "' in '" + v + "' is not allowed (allowed: " +
+                   allowed + ", as one name, a list a,b or an " + "exclusion ^a,b)"};
+    }
+    named.insert(named.end(), m.begin(), m.end());
+  }
+  std::vector<std::string> out;
+  for (const std::string& a : all) {
+    const bool in = std::find(named.begin(), named.end(), a) != named.end();
+    if (in == exclude) out.push_back(a);
+  }
+  if (out.size() == all.size()) {
+    return Error{std::string(var) + ": '" + v + "' leaves the tuner nothing to choose"};
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -68,21 +114,49 @@ Result<NcclEnv> read_nccl_env(int servers, const std::function<const char*(const
     env.info.push_back(std::string(var) + " set by environment to " + v);
   };
   if (auto v = value("NCCL_ALGO")) {
-    if (v->find_first_of(",^:;") != std::string::npos) {
+    if (v->find_first_of(":;") != std::string::npos) {
       return Error{
           "NCCL_ALGO: '" + *v +
-          "': stepsim forces one algorithm, not a list or an exclusion (allowed: " + kAlgos + ")"};
+          "': per-collective algorithms (allreduce:tree;...) are not supported (allowed: " +
+          kAlgos + ", as one name, a list a,b or an exclusion ^a,b)"};
     }
-    env.algo = algorithm_of(*v, servers);
-    if (!env.algo) return Error{"NCCL_ALGO: '" + *v + "' is not allowed (allowed: " + kAlgos + ")"};
+    if (v->find_first_of(",^") != std::string::npos) {
+      auto ex = excluded(
+          "NCCL_ALGO", *v, nccl_algorithms(),
+          [](const std::string& n) -> std::vector<std::string> {
+            const std::string l = lower(n);
+            if (l == "nvls") return {"nvls", "nvls_sharp"};
+            const auto a = algorithm_of(n, 1);
+            return a ? std::vector<std::string>{*a} : std::vector<std::string>{};
+          },
+          kAlgos);
+      if (!ex) return ex.error();
+      env.algo_excluded = std::move(ex).value();
+    } else {
+      env.algo = algorithm_of(*v, servers);
+      if (!env.algo) {
+        return Error{"NCCL_ALGO: '" + *v + "' is not allowed (allowed: " + kAlgos + ")"};
+      }
+    }
     note("NCCL_ALGO", *v);
   }
   if (auto v = value("NCCL_PROTO")) {
-    env.proto = protocol_of(*v);
-    if (!env.proto) {
-      return Error{"NCCL_PROTO: '" + *v +
-                   "' is not allowed (allowed: one of Simple, LL or LL128; stepsim forces one "
-                   "protocol, not a list)"};
+    if (v->find_first_of(",^") != std::string::npos) {
+      auto ex = excluded(
+          "NCCL_PROTO", *v, {"simple", "ll", "ll128"},
+          [](const std::string& n) -> std::vector<std::string> {
+            const auto p = protocol_of(n);
+            return p ? std::vector<std::string>{*p} : std::vector<std::string>{};
+          },
+          kProtos);
+      if (!ex) return ex.error();
+      env.proto_excluded = std::move(ex).value();
+    } else {
+      env.proto = protocol_of(*v);
+      if (!env.proto) {
+        return Error{"NCCL_PROTO: '" + *v + "' is not allowed (allowed: " + kProtos +
+                     ", as one name, a list a,b or an exclusion ^a,b)"};
+      }
     }
     note("NCCL_PROTO", *v);
   }

@@ -147,6 +147,8 @@ std::vector<const CollectiveAlgorithm*> tuner_candidates(const CollectiveShape& 
     const AlgorithmSupport sup = a->support();
     if (sup.needs_nvls && p.nvls_efficiency <= 0) continue;
     if (sup.needs_sharp && p.sharp_enable == 0) continue;
+    const auto& ex = p.tuner_excluded_algorithms;
+    if (std::find(ex.begin(), ex.end(), a->selected_by()) != ex.end()) continue;
     out.push_back(a);
   }
   return out;

@@ -122,6 +122,11 @@ Result<CollectiveParams> prepare_collective(const topology::Topology& topo,
   const DataRate goodput = DataRate::bps(static_cast<std::int64_t>(
       static_cast<double>(nic_goodput.bits_per_second()) * nic_share(comm)));
   choice = choose(spec.kind, spec.bytes, comm.size(), comm.gpus_per_server, params, goodput);
+  if (choice.algorithm.empty()) {
+    return Error{"the tuner has no algorithm and protocol left for " + kind_name(spec.kind) +
+                 " on " + std::to_string(comm.size()) + " GPUs after the exclusions (NCCL_ALGO, " +
+                 "NCCL_PROTO)"};
+  }
   CollectiveParams chosen = params;
   chosen.algorithm = choice.algorithm;
   chosen.protocol = choice.protocol;

@@ -2,6 +2,7 @@
 // declares its cost terms (CollectiveAlgorithm::tuner_cost); the tuner prices each with every
 // protocol it runs and keeps the fastest. Simplified: one transport latency per network step
 // (2.5 us NIC to NIC through a leaf), no per-channel or per-rank adjustments.
+#include <algorithm>
 #include <vector>
 
 #include "stepsim/collective/collective_algorithm.hpp"
@@ -27,7 +28,12 @@ std::vector<std::string> protocols_of(const CollectiveParams& p, const Collectiv
     return {p.protocol};
   }
   std::vector<std::string> out;
-  for (Protocol q : a.support().protocols) out.push_back(protocol_name(q));
+  const auto& ex = p.tuner_excluded_protocols;
+  for (Protocol q : a.support().protocols) {
+    if (std::find(ex.begin(), ex.end(), protocol_name(q)) == ex.end()) {
+      out.push_back(protocol_name(q));
+    }
+  }
   return out;
 }
 

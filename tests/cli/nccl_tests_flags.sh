@@ -2,7 +2,7 @@
 # `stepsim bench nccl` as nccl-tests users type it: the default is NCCL's tuner (--algo auto
 # --proto auto), at 8 B ring/LL (NCCL's tuner prices Simple's base and per-hop latency far above
 # LL's) and at 8 GiB in one H100 server NVLS (busbw above the ring's); --algo/--proto and
-# NCCL_ALGO / NCCL_PROTO force, NCCL's channel, CollNet and NVLS variables are honoured and
+# NCCL_ALGO / NCCL_PROTO force (one name) or restrict the tuner (a list, or ^ and a list), NCCL's channel, CollNet and NVLS variables are honoured and
 # printed as NCCL prints them; nccl-tests' flags -p -G -C -T -N -R -y are accepted with a note,
 # -d all / -o all sweep every type and op, the fp8 types, --np counts processes as mpirun -np;
 # and what was simulated (-n/-w/-m) is in the header and the JSON. Bad values: exit 2.
@@ -50,6 +50,18 @@ out=$(NCCL_NCHANNELS=2 "$stepsim" "${one[@]}" 2>&1)
 check "NCCL_NCHANNELS=2: channels 2" 'grep -q "channels 2," <<<"$out"'
 out=$(NCCL_ALGO=Tree "$stepsim" "${one[@]}" --algo ring 2>&1)
 check "--algo ring overrides NCCL_ALGO, with a note" 'grep -q "algo ring," <<<"$out" && grep -q "^# note: --algo overrides NCCL_ALGO" <<<"$out"'
+# Lists and exclusions, as NCCL reads them: the tuner chooses among what they leave.
+out=$(NCCL_ALGO=^NVLS "$stepsim" "${big[@]}" 2>&1)
+check "NCCL_ALGO=^NVLS: the tuner does not choose NVLS at 8 GiB, and says the variable" \
+  'grep -qE "^# tuner: +8589934592 B" <<<"$out" && ! grep -qE "^# tuner: .*nvls" <<<"$out" && grep -qxF "# NCCL INFO NCCL_ALGO set by environment to ^NVLS" <<<"$out"'
+out=$(NCCL_ALGO=NVLS,Ring "$stepsim" "${big[@]}" 2>&1)
+check "NCCL_ALGO=NVLS,Ring: NVLS still chosen at 8 GiB" 'grep -qE "^# tuner: +8589934592 B +nvls/simple" <<<"$out"'
+out=$(NCCL_PROTO=^LL "$stepsim" bench nccl allreduce -b 8 -e 8 --gpus 16 "${q[@]}" 2>&1)
+check "NCCL_PROTO=^LL: at 8 B the tuner takes another protocol than LL" \
+  'grep -qE "^# tuner: +8 B +[a-z_]+/(simple|ll128) " <<<"$out"'
+out=$(NCCL_PROTO=LL128,Simple NCCL_ALGO=Ring "$stepsim" bench nccl allreduce -b 8 -e 8 --gpus 16 "${q[@]}" 2>&1)
+check "NCCL_ALGO=Ring NCCL_PROTO=LL128,Simple: ring with one of those" \
+  'grep -qE "^# tuner: +8 B +ring/(simple|ll128) " <<<"$out"'
 out=$(NCCL_NVLS_ENABLE=0 "$stepsim" "${big[@]}" 2>&1)
 check "NCCL_NVLS_ENABLE=0: the tuner does not choose NVLS at 8 GiB" 'grep -qE "^# tuner: +8589934592 B" <<<"$out" && ! grep -qE "^# tuner: .*nvls" <<<"$out"'
 ag=(bench nccl allgather -b 256M -e 256M --gpus 16 "${q[@]}")
@@ -89,8 +101,12 @@ check "-w 2 -n 3 -m 2: the header's line" 'grep -q "warmup iters: 2 iters: 3 agg
 check "-w 2 -n 3 -m 2: 8 iterations simulated (JSON)" '/usr/bin/python3 -c "import json,sys; j=json.load(open(sys.argv[1])); assert j[\"simulated_iterations_per_size\"] == 8 and j[\"rows\"][0][\"simulated_iterations\"] == 8 and j[\"agg_iters\"] == 2, j" "$json"'
 rm -f "$json"
 # Bad values: one message, exit 2.
-export NCCL_ALGO=Ring,Tree
-expect_error "NCCL_ALGO: 'Ring,Tree': stepsim forces one algorithm" bench nccl allreduce "${q[@]}"
+export NCCL_ALGO="allreduce:tree;broadcast:ring"
+expect_error "NCCL_ALGO: 'allreduce:tree;broadcast:ring': per-collective algorithms" bench nccl allreduce "${q[@]}"
+export NCCL_ALGO=Ring,PAT
+expect_error "NCCL_ALGO: 'PAT' in 'Ring,PAT' is not allowed" bench nccl allreduce "${q[@]}"
+export NCCL_ALGO=^Ring,Tree,NVLS,NVLSTree,CollNetDirect
+expect_error "NCCL_ALGO: '^Ring,Tree,NVLS,NVLSTree,CollNetDirect' leaves the tuner nothing to choose" bench nccl allreduce "${q[@]}"
 export NCCL_ALGO=PAT
 expect_error "NCCL_ALGO: 'PAT' is not allowed (allowed: Ring, Tree, NVLS, NVLSTree, CollNetDirect or CollNetChain)" bench nccl allreduce "${q[@]}"
 export NCCL_ALGO=NVLS NCCL_NVLS_ENABLE=0

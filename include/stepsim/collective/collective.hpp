@@ -64,6 +64,10 @@ std::string protocol_name(Protocol p);
 struct CollectiveParams {
   std::string algorithm = "ring";   ///< ring, tree, nvls, sharp (AllReduce) or auto; AllToAll: p2p
   std::string protocol = "simple";  ///< simple, ll, ll128 or auto
+  /// With "auto": algorithms and protocols the tuner must not choose (NCCL_ALGO=^NVLS,
+  /// NCCL_PROTO=LL,LL128 as NCCL reads them: a list allows only its names).
+  std::vector<std::string> tuner_excluded_algorithms;
+  std::vector<std::string> tuner_excluded_protocols;
   int channels = 8;                 ///< parallel rings (NCCL channels), each on a rail
   std::int64_t chunk = 512 * 1024;  ///< bytes per pipelined piece of a step
   int slots = 8;                    ///< pieces in flight per channel (NCCL_STEPS)
