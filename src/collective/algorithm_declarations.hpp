@@ -24,6 +24,20 @@ inline constexpr int kNvlsMinGpus = 3;
 /// NVLS against 2(G-1)/G S in a ring, as much or more at G <= 3, and NVLS runs slower per byte.
 inline constexpr int kNvlsTunedMinGpus = 4;
 
+/// NVLS across servers runs at the one-server NVLS bus bandwidth, not above it. NCCL's tuning.cc
+/// prices NVLS on any number of nodes from the one NVLink SHARP rate per channel (busBw = nChannels
+/// x min(2 x bwIntra x nvlsEfficiency x (nCh-1)/nCh, bwInter); the rank count enters only the
+/// busbw-to-algbw ratio n / 2(n-1)), so its time for the NVLink part is 2(n-1)/n S / busbw_1 with
+/// busbw_1 the one-server NVLS busbw 2(G-1)/G x rate x G/(G+1). NVLink still carries (G+1)/G S per
+/// GPU, so the NVLS pieces move at rate x (G-1)/G x n/(n-1): 1 at n = G, 7/8 for many servers of
+/// 8. (Without it, busbw rose with the server count to 2G/(G+1) x rate, 14% above one server's.)
+inline double nvls_across_servers_scale(int gpus_per_server, int gpus) {
+  if (gpus <= gpus_per_server || gpus_per_server <= 1) return 1.0;
+  const double g = gpus_per_server;
+  const double n = gpus;
+  return (g - 1.0) / g * n / (n - 1.0);
+}
+
 /// The ring's bandwidth per GPU: min(GPUs per server x NIC, NVLink) between servers, NVLink
 /// inside one.
 double ring_bandwidth(const CollectiveShape& s, const TunerRates& r);

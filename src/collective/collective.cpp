@@ -259,6 +259,13 @@ config::ParamTable collective_param_table(CollectiveParams& p) {
          "per-hop overhead, LL128 over NVLink");
   t.time("coll.overhead.net_ll128", p.net_overhead_ll128, SimTime::zero(), max_time,
          "per-hop overhead, LL128 over the network");
+  t.time("coll.overhead.nvls", p.nvls_overhead, SimTime::zero(), max_time,
+         "NVLS-tree: overhead of the NVLS round inside a server (reduce + multicast)");
+  t.time("coll.overhead.nvls_tree_net", p.nvls_tree_net_overhead, SimTime::zero(), max_time,
+         "NVLS-tree: per-hop overhead above the transport over the network");
+  t.bytes("coll.nvls.chunk", p.nvls_chunk, 64, std::int64_t{1} << 30,
+          "NVLS-tree: bytes per pipelined piece (NCCL_NVLS_CHUNKSIZE; 64 KiB at most from 4 "
+          "servers)");
   t.rate("coll.sharp.alu", p.sharp_alu,
          "SHARP: a switch's reduction throughput (bytes in); 0 = the sum of its port rates");
   t.time("coll.sharp.latency", p.sharp_latency, SimTime::zero(), max_time,

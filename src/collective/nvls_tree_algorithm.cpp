@@ -99,8 +99,10 @@ NvlsTreeRun::NvlsTreeRun(CollectiveCore& core) : AlgorithmRun(core), n_(core.siz
   STEPSIM_CHECK(n_ % static_cast<int>(G_) == 0 && n_ > static_cast<int>(G_),
                 "NVLS-tree runs over whole servers, at least two");
   servers_ = static_cast<std::uint32_t>(n_) / G_;
+  // NVLS across servers, as nvls_sharp: no faster than one server's NVLS busbw (NCCL's tuning.cc).
   core_.set_nvlink_rate(DataRate::bps(static_cast<std::int64_t>(
-      static_cast<double>(p.nvlink_payload().bits_per_second()) * p.nvls_efficiency)));
+      static_cast<double>(p.nvlink_payload().bits_per_second()) * p.nvls_efficiency *
+      nvls_across_servers_scale(static_cast<int>(G_), n_))));
   // The NVLS heads: the first GPU of the server on each of its NICs (NCCL: one head per NIC).
   std::vector<topology::PortId> nics;
   for (std::uint32_t k = 0; k < G_; ++k) {
@@ -114,9 +116,10 @@ NvlsTreeRun::NvlsTreeRun(CollectiveCore& core) : AlgorithmRun(core), n_(core.siz
   // Channels in pairs (tree 0, tree 1), at least 64 KiB per channel as the tree.
   channels_ = 2 * core_.channels_for_size(/*per_gpu=*/false);
   share_ = ceil_div(ceil_div(std::max<std::int64_t>(core_.spec().bytes, 0), channels_), heads_);
-  // NCCL's enqueue.cc for NVLS_TREE: smaller chunks while a (channel, head) share holds fewer
-  // than 32, 16, 4, 1 of them, down to 256, 128, 64, 32 KiB, so the tree's pipeline fills.
-  chunk_ = p.chunk;
+  // NCCL's chunk for NVLS_TREE (transport/nvls.cc, Hopper): the NVLS chunk (128 KiB), at most
+  // 64 KiB from 4 servers; then enqueue.cc's: smaller chunks while a (channel, head) share holds
+  // fewer than 32, 16, 4, 1 of them, down to 256, 128, 64, 32 KiB, so the tree's pipeline fills.
+  chunk_ = servers_ >= 4 ? std::min<std::int64_t>(p.nvls_chunk, 64 << 10) : p.nvls_chunk;
   const std::int64_t ops = std::int64_t{channels_} * heads_;
   const std::int64_t bytes = std::max<std::int64_t>(core_.spec().bytes, 0);
   for (const auto& [times, size] : {std::pair<std::int64_t, std::int64_t>{32, 256 << 10},
@@ -182,7 +185,7 @@ void NvlsTreeRun::issue(nic::Verbs& v, std::uint32_t t) {
       in = std::max(in, core_.nvlink_hop(nd.server * G_ + k, v.now(), core_.wire_bytes(bytes)));
     }
     const SimTime ready = in + p.reduce_rate.serialization_time(Bytes(bytes * G_)) +
-                          p.nvlink_latency + p.hop_overhead(true);
+                          p.nvlink_latency + p.nvls_overhead / 2;
     core_.schedule(v, ready - v.now(), TimerPayload{.event = kLocal, .index = t});
     ++nd.issued;
   }
@@ -211,7 +214,7 @@ void NvlsTreeRun::progress(nic::Verbs& v, std::uint32_t t) {
   // The head stores each final piece once; the NVSwitch multicasts it to the server's GPUs.
   while (nd.mc < down) {
     const SimTime at = core_.nvlink_hop(nd.gpu, v.now(), core_.wire_bytes(piece_bytes(nd.mc))) +
-                       core_.params().hop_overhead(true);
+                       core_.params().nvls_overhead / 2;
     core_.schedule(v, at - v.now(), TimerPayload{.event = kMc, .index = t});
     ++nd.mc;
   }
@@ -260,7 +263,7 @@ void NvlsTreeRun::on_completion(nic::Verbs& v, std::uint32_t endpoint, const nic
     // Up from a child: reduced, then counted; down from the parent: counted after the overhead.
     const std::int64_t i = e.arrived++;
     const CollectiveParams& p = core_.params();
-    SimTime delay = p.hop_overhead(false);
+    SimTime delay = p.nvls_tree_net_overhead;
     if (ref.edge != kUp) delay += p.reduce_rate.serialization_time(Bytes(piece_bytes(i)));
     core_.schedule(v, delay, TimerPayload{.event = kRecv, .index = ref.node, .edge = ref.edge});
   } else {
@@ -291,12 +294,19 @@ class NvlsTree final : public CollectiveAlgorithm {
     // NVLink: (G+1)/G S per GPU at the NVLS rate; a head's NIC: S/G on two servers (each is the
     // root of one tree), 2 S/G beyond (inner in one tree, leaf in the other). NCCL's tuning.cc:
     // min(bwIntra, nNodes <= 2 ? bwInter : bwInter / 2). Latency: NCCL's intraLat + 2 log2(m)
-    // x interLat.
+    // x interLat with NVLS-tree's own step latencies (25 us, 20.9 us; the run's overheads plus
+    // the transport).
     const int G = s.gpus_per_server;
-    const double nv = (G + 1.0) / G / (r.nvlink * r.nvls_efficiency);
+    const double nv =
+        (G + 1.0) / G / (r.nvlink * r.nvls_efficiency * nvls_across_servers_scale(G, s.gpus));
     const double net = (s.servers <= 2 ? 1.0 : 2.0) / G / r.nic;
     const double depth = std::ceil(std::log2(s.servers));
-    return TunerCost{2, 2 * depth, busbw_factor(s.kind, s.gpus) / std::max(nv, net)};
+    constexpr double kNvlinkTransport = 0.5e-6;  // the run's NVLink and NIC-to-NIC latencies
+    constexpr double kNetTransport = 2.5e-6;
+    TunerCost c{0, 0, busbw_factor(s.kind, s.gpus) / std::max(nv, net)};
+    c.latency =
+        kNvlinkTransport + r.nvls_overhead_s + 2 * depth * (kNetTransport + r.nvls_tree_net_s);
+    return c;
   }
   [[nodiscard]] std::optional<BoundChain> bound_chain(const CollectiveShape& /*s*/) const override {
     return std::nullopt;  // moves less than a ring or tree

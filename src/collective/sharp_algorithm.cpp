@@ -81,11 +81,12 @@ SharpRun::SharpRun(CollectiveCore& core, bool nvls)
       all_gather_(core.spec().kind != Kind::kReduceScatter),
       gather_(core.spec().kind == Kind::kAllGather) {
   const CollectiveParams& p = core_.params();
+  STEPSIM_CHECK(n_ % core_.comm().gpus_per_server == 0, "SHARP runs over whole servers");
   if (nvls_) {
     core_.set_nvlink_rate(DataRate::bps(static_cast<std::int64_t>(
-        static_cast<double>(p.nvlink_payload().bits_per_second()) * p.nvls_efficiency)));
+        static_cast<double>(p.nvlink_payload().bits_per_second()) * p.nvls_efficiency *
+        nvls_across_servers_scale(static_cast<int>(core_.comm().gpus_per_server), n_))));
   }
-  STEPSIM_CHECK(n_ % core_.comm().gpus_per_server == 0, "SHARP runs over whole servers");
   servers_ = n_ / core_.comm().gpus_per_server;
   // AllGather: a GPU's own shard (nccl-tests' S is the gathered array); else the server's shard.
   seg_ = ceil_div(std::max<std::int64_t>(core_.spec().bytes, 0),
@@ -233,8 +234,10 @@ class Sharp final : public CollectiveAlgorithm {
       return TunerCost{1, 2, busbw_factor(s.kind, s.gpus) / std::max(nv, 1.0 / G / r.nic)};
     }
     const bool ar = s.kind == Kind::kAllReduce;
-    const double nv = nvls_ ? (ar ? G + 1.0 : G) / G / (r.nvlink * r.nvls_efficiency)
-                            : (ar ? 2.0 : 1.0) * (G - 1) / G / r.nvlink;
+    const double nv =
+        nvls_ ? (ar ? G + 1.0 : G) / G /
+                    (r.nvlink * r.nvls_efficiency * nvls_across_servers_scale(G, s.gpus))
+              : (ar ? 2.0 : 1.0) * (G - 1) / G / r.nvlink;
     const double net = 1.0 / G / r.nic;
     return TunerCost{ar ? 2.0 : 1.0, 2, busbw_factor(s.kind, s.gpus) / std::max(nv, net)};
   }

@@ -43,8 +43,12 @@ Choice choose(Kind kind, std::int64_t bytes, int gpus, std::uint32_t gpus_per_se
               const CollectiveParams& p, DataRate nic_rate) {
   const CollectiveShape s = CollectiveShape::of(kind, bytes, gpus, gpus_per_server);
   const TunerRates rates{static_cast<double>(p.nvlink_payload().bits_per_second()) / 8.0,
-                         static_cast<double>(nic_rate.bits_per_second()) / 8.0, p.nvls_efficiency,
-                         p.p2p_proxy_busy.seconds(), static_cast<double>(p.p2p_net_chunk)};
+                         static_cast<double>(nic_rate.bits_per_second()) / 8.0,
+                         p.nvls_efficiency,
+                         p.p2p_proxy_busy.seconds(),
+                         static_cast<double>(p.p2p_net_chunk),
+                         p.nvls_overhead.seconds(),
+                         p.nvls_tree_net_overhead.seconds()};
   // Transport latency of one step (what the simulator models under the overheads).
   const double net_latency = 2.5e-6;
   const double nvlink_latency = p.nvlink_latency.seconds();
@@ -56,7 +60,7 @@ Choice choose(Kind kind, std::int64_t bytes, int gpus, std::uint32_t gpus_per_se
       CollectiveParams q = p;
       q.protocol = pr;
       const double t =
-          q.base_latency().seconds() +
+          q.base_latency().seconds() + c.latency +
           c.steps_intra * (nvlink_latency + q.hop_overhead(true).seconds()) +
           c.steps_inter * (net_latency + q.hop_overhead(false).seconds()) +
           busbw_factor(kind, gpus) * static_cast<double>(bytes) / (c.bandwidth / q.wire_factor());

@@ -98,6 +98,14 @@ struct CollectiveParams {
   SimTime net_overhead_ll = SimTime::ns(200);
   SimTime nvlink_overhead_ll128 = SimTime::ns(1'400);
   SimTime net_overhead_ll128 = SimTime::ns(1'500);
+  // NVLS-tree's own step latencies (tuning.cc, Simple): NVLink 25 us for the NVLS round inside a
+  // server (the reduce and the multicast store, half each here), network 20.9 us per tree hop;
+  // minus the transport's own (NVLink 0.5 us, ~2.5 us NIC to NIC).
+  SimTime nvls_overhead = SimTime::ns(24'500);
+  SimTime nvls_tree_net_overhead = SimTime::ns(18'400);
+  /// NVLS chunk (NCCL_NVLS_CHUNKSIZE); NVLS-tree caps it at 64 KiB from 4 servers
+  /// (NCCL_NVLSTREE_MAX_CHUNKSIZE's default, transport/nvls.cc).
+  std::int64_t nvls_chunk = 128 * 1024;
   std::uint8_t prio = 3;  ///< traffic class of the collective's RDMA traffic
   // SHARP (in-network aggregation on the switches, algorithm "sharp").
   DataRate sharp_alu = DataRate::bps(0);     ///< a switch's reduction throughput; 0: its port rates

@@ -63,6 +63,8 @@ struct TunerRates {
   double nvls_efficiency = 0;  ///< NVLS traffic's rate relative to copies (gpu.nvls_efficiency)
   double p2p_proxy_s = 0;      ///< point to point: proxy busy seconds per network message, each end
   double p2p_net_chunk = 1;    ///< point to point: bytes per network message
+  double nvls_overhead_s = 0;  ///< NVLS-tree: the NVLS round's overhead (coll.overhead.nvls)
+  double nvls_tree_net_s = 0;  ///< NVLS-tree: per network hop (coll.overhead.nvls_tree_net)
 };
 
 /// The tuner's terms: time = base + steps_intra x (NVLink + overhead) + steps_inter x (network +
@@ -71,6 +73,7 @@ struct TunerCost {
   double steps_intra = 0;
   double steps_inter = 0;
   double bandwidth = 0;  ///< bytes per second
+  double latency = 0;    ///< seconds on top: an algorithm's own step latencies (NVLS-tree's)
 };
 
 /// The chain of hops a piece crosses one after another (the analytical bound's latency term).

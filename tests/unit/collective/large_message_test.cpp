@@ -7,6 +7,8 @@
 // so the pipeline's fill costs ~4x as much (issue 17: 335 against 366 GB/s at 1 GiB).
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include <cstdio>
 
 #include "stepsim/collective/collective_app.hpp"
@@ -54,7 +56,10 @@ TEST(LargeMessage, BusBandwidthDoesNotDependOnSize) {
     std::printf("%s on %d GPUs: 1 GiB %.2f, 4 GiB %.2f GB/s\n", c.algo, c.gpus, one / 1e9,
                 four / 1e9);
     EXPECT_GE(four, 0.99 * one) << c.algo << ": busbw falls with size";
-    EXPECT_LE(four, 1.01 * one) << c.algo << ": 1 GiB is far from the steady state";
+    // NVLS-tree pays NCCL's fill once (25 us + 2 log2(4) x 20.9 us = 108.6 us), ~2.4% of a
+    // 1 GiB run at 477 GB/s (4.4 ms) and ~0.6% of 4 GiB: 1 GiB may sit up to ~2% lower.
+    const double fill = std::string(c.algo) == "nvls_tree" ? 1.025 : 1.01;
+    EXPECT_LE(four, fill * one) << c.algo << ": 1 GiB is far from the steady state";
   }
 }
 

@@ -140,11 +140,37 @@ TEST(NvlsTree, BusBandwidthIsTheSlowerOfNvlinkAndTheHeadsNic) {
   const double nic = static_cast<double>(
                          fabric::rdma_goodput(DataRate::gbps(800), Bytes(4096)).bits_per_second()) /
                      8e9;
-  const double bound = 2.0 * (n - 1) / n / std::max((G + 1.0) / G / nvls, 2.0 / G / nic);
+  // NVLS across servers at no more than one server's NVLS busbw: rate x (G-1)/G x n/(n-1).
+  const double nvls_m = nvls * (G - 1.0) / G * n / (n - 1.0);
+  const double bound = 2.0 * (n - 1) / n / std::max((G + 1.0) / G / nvls_m, 2.0 / G / nic);
   EXPECT_LE(busbw, bound * 1.001);
   EXPECT_GE(busbw, bound * 0.85);
   const CollectiveRun ring = run(topo, n, Kind::kAllReduce, S, h100("ring"));
   EXPECT_GT(busbw, 1.2 * ring.result.algbw_gbs(S) * busbw_factor(Kind::kAllReduce, n));
+}
+
+TEST(NvlsTree, MediumMessagesPayNcclsNvlsTreeLatency) {
+  // A piece crosses one NVLS round inside its server (tuning.cc: 25 us for NVLS-tree, Simple) and
+  // 2 log2(m) network hops of 20.9 us each, so the run takes at least that fill on top of the
+  // bytes at the large-message rate: busbw(S) <= busbw_large x T / (T + L), T = 2(n-1)/n S /
+  // busbw_large, L = 25 + 2 log2(m) x 20.9 us (108.6 us on 4 servers). Before (the ring's 3.4 and
+  // 14 us per hop, 512 KiB chunks), 64 MiB ran at 283 GB/s against a bound of ~275.
+  const auto topo = load("h100-8k-400g.yaml");
+  const CollectiveParams p = h100("nvls_tree");
+  const int n = 32;
+  const std::int64_t big = 1024 * kMiB;
+  const std::int64_t mid = 64 * kMiB;
+  const CollectiveRun rl = run(topo, n, Kind::kAllReduce, big, p);
+  const CollectiveRun rm = run(topo, n, Kind::kAllReduce, mid, p);
+  ASSERT_TRUE(rl.result.complete());
+  ASSERT_TRUE(rm.result.complete());
+  const double f = busbw_factor(Kind::kAllReduce, n);
+  const double large = rl.result.algbw_gbs(big) * f * 1e9;
+  const double medium = rm.result.algbw_gbs(mid) * f * 1e9;
+  const double T = f * static_cast<double>(mid) / large;
+  const double L = 25e-6 + 2 * 2 * 20.9e-6;
+  EXPECT_LE(medium, large * T / (T + L) * 1.02);
+  EXPECT_GE(medium, large * T / (T + L) * 0.85);  // a latency, not a loss of bandwidth
 }
 
 TEST(NvlsSharp, NvlsInsideSharpBetween) {
@@ -161,6 +187,39 @@ TEST(NvlsSharp, NvlsInsideSharpBetween) {
   const CollectiveRun s = run(topo, m * G, Kind::kAllReduce, S, h100("sharp"));
   EXPECT_EQ(s.result.nvlink_bytes, static_cast<std::uint64_t>(m * 2 * (G - 1) * S));
   EXPECT_LT(r.result.time_ps, s.result.time_ps);
+}
+
+TEST(NvlsSharp, NeverAboveOneServersNvlsBusBandwidth) {
+  // NCCL's tuning.cc prices NVLS on several nodes from the same per-channel NVLink SHARP rate as
+  // on one (busBw = nChannels x min(intra, inter)), so NVLS with SHARP between servers does not
+  // exceed what NVLS reaches inside one server at the same size and GPUs per server; it reaches
+  // it where NVLink binds (800G rails: each NIC sends only S / G). Before, busbw rose with the
+  // server count towards 2G/(G+1) x rate: 519 / 545 GB/s on 2 / 8 servers against 486.
+  const auto topo = load("rail-128gpu-800g.yaml");
+  const int G = 8;
+  const std::int64_t S = 256 * kMiB;
+  const CollectiveRun one = run(topo, G, Kind::kAllReduce, S, h100("nvls"));
+  ASSERT_TRUE(one.result.complete());
+  const double nvls = one.result.algbw_gbs(S) * busbw_factor(Kind::kAllReduce, G);
+  for (const int m : {2, 8}) {
+    const CollectiveRun r = run(topo, m * G, Kind::kAllReduce, S, h100("nvls_sharp"));
+    ASSERT_TRUE(r.result.complete());
+    const double busbw = r.result.algbw_gbs(S) * busbw_factor(Kind::kAllReduce, m * G);
+    EXPECT_LE(busbw, nvls * 1.005) << m << " servers";
+    EXPECT_GE(busbw, nvls * 0.95) << m << " servers";
+  }
+  // The tuner prices it the same way: no higher busbw than one server's NVLS.
+  CollectiveParams p = h100("auto");
+  const TunerRates rates{.nvlink = static_cast<double>(p.nvlink_payload().bits_per_second()) / 8,
+                         .nic = 97.9e9,
+                         .nvls_efficiency = p.nvls_efficiency};
+  const double one_bw = find_algorithm("nvls", Kind::kAllReduce)
+                            ->tuner_cost(CollectiveShape::of(Kind::kAllReduce, S, G, G), rates)
+                            .bandwidth;
+  const double many_bw = find_algorithm("nvls_sharp", Kind::kAllReduce)
+                             ->tuner_cost(CollectiveShape::of(Kind::kAllReduce, S, 8 * G, G), rates)
+                             .bandwidth;
+  EXPECT_LE(many_bw, one_bw * 1.0001);
 }
 
 TEST(NvlsSharp, SharpReduceScatterSkipsTheAllGather) {
