@@ -11,10 +11,21 @@
 # (slurmctld's port, slurmd takes the next one; default 16817).
 # Exit codes: 0 done; 1 it cannot start here (the reason is on stderr: not root, packages
 # missing, a daemon failed; its log is named); 2 bad usage.
-set -euo pipefail
+set -Eeuo pipefail
 
 dir=${STEPSIM_SLURM_DIR:-/var/tmp/stepsim-slurm}
 port=${STEPSIM_SLURM_PORT:-16817}
+usage() {
+  echo "slurm-local: $*" >&2
+  echo "usage: scripts/slurm-local.sh start|stop|status|env" >&2
+  exit 2
+}
+[[ $# -le 1 ]] || usage "one command, not '$*'"
+[[ $port =~ ^[0-9]{1,5}$ && $port -ge 1024 && $port -le 65534 ]] ||
+  usage "STEPSIM_SLURM_PORT '$port' is not a port 1024..65534 (slurmd takes the next one)"
+[[ $dir == /* ]] || usage "STEPSIM_SLURM_DIR '$dir' is not an absolute path"
+# A command that fails under set -e says so (never an exit 1 without a word).
+trap 'echo "slurm-local: failed (exit $?) at line $LINENO: $BASH_COMMAND" >&2' ERR
 conf=$dir/slurm.conf
 sock=$dir/munge/munge.socket
 say() { echo "slurm-local: $*" >&2; }
@@ -225,10 +236,7 @@ stop() {
 case ${1:-} in
   start) start ;;
   stop) stop ;;
-  status) status ;;
+  status) status || exit 1 ;;
   env) echo "export SLURM_CONF=$conf" ;;
-  *)
-    echo "usage: scripts/slurm-local.sh start|stop|status|env" >&2
-    exit 2
-    ;;
+  *) usage "unknown command '${1:-}'" ;;
 esac

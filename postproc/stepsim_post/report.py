@@ -63,7 +63,10 @@ def headline_rows(meta, tables):
     partial = meta.get("partial", False)
     step = float(meta["step_s"])
     gpus = float(meta["gpus"])
-    rows = [("complete", f"NO (stopped early): {PARTIAL} result, no MFU or tokens/s"
+    status = meta.get("status")
+    status = status.decode() if isinstance(status, bytes) else status
+    why = f", {status}" if status and status != "complete" else ""
+    rows = [("complete", f"NO (stopped early{why}): {PARTIAL} result, no MFU or tokens/s"
              if partial else "yes", None)]
     if partial:  # the time simulated before the stop: no step time to compare
         rows.append(("step time", f"{fmt_time(step)} simulated ({PARTIAL}: stopped early)",

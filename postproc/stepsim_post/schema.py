@@ -119,6 +119,10 @@ def _check_figures(path, meta):
         if not math.isfinite(v) or v < 0:
             raise UserError(f"{path}: damaged: /meta {k} = {v!r} (a time in seconds)")
     meta["partial"] = complete == 0.0
+    status = meta.get("status")
+    if status is not None and (str(status) == "complete") != (complete == 1.0):
+        raise UserError(f"{path}: damaged: /meta status = {status!r} but complete = "
+                        f"{meta['complete']!r}")
     mfu = float(meta["mfu"])
     if not meta["partial"] and not (math.isfinite(mfu) and 0 <= mfu <= 1):
         raise UserError(f"{path}: damaged: /meta mfu = {mfu!r} in a complete step (a "

@@ -49,3 +49,15 @@ def test_compare_marks_the_partial_step_and_gives_it_no_headline_ratio(step, pos
 ])
 def test_impossible_figures_are_damage(step, post, meta, want):
     one_error(post("report", step(meta=meta)), want)
+
+
+def test_report_names_why_a_partial_step_stopped(step, post):
+    rc, out, err = post("report", step(meta=dict(complete=0, mfu=math.nan,
+                                                 status="interrupted")))
+    assert rc == 0 and not err
+    assert "stopped early, interrupted" in rows(out)["complete"]
+
+
+def test_a_status_that_contradicts_complete_is_damage(step, post):
+    one_error(post("report", step(meta=dict(complete=1, status="interrupted"))),
+              "damaged: /meta status = 'interrupted' but complete = ")

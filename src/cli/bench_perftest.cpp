@@ -414,6 +414,15 @@ Result<BenchPerftestCommand::Setup> BenchPerftestCommand::prepare() const {
   }
   if (s.latency && flags_.qps != 1) return Error{"--qp: latency tests use one QP"};
   s.iterations = flags_.iterations > 0 ? flags_.iterations : s.latency ? 1000 : 5000;
+  // Every work request is simulated and its completion kept: bound them (-D runs by time).
+  constexpr std::int64_t kMaxWorkRequests = 10'000'000;
+  const std::int64_t requests = std::int64_t{flags_.qps} * s.iterations;
+  if (flags_.duration.empty() && requests > kMaxWorkRequests) {
+    return Error{"-q x -n: " + std::to_string(flags_.qps) + " QPs x " +
+                 std::to_string(s.iterations) + " iterations = " + std::to_string(requests) +
+                 " work requests, more than " + std::to_string(kMaxWorkRequests) +
+                 " (each is simulated); lower -n or -q, or run for a time with -D"};
+  }
   const char* fallback = atomic ? "8" : s.latency ? "2" : "65536";
   auto size = parse_binary_size(flags_.size.empty() ? fallback : flags_.size);
   if (!size || *size < 1) {

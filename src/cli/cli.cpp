@@ -18,6 +18,7 @@
 #include "src/cli/list_command.hpp"
 #include "src/cli/plan_command.hpp"
 #include "src/cli/run_command.hpp"
+#include "stepsim/output/step_h5.hpp"
 #include "stepsim/pdes/engine.hpp"
 #include "stepsim/pdes/mpi_sync.hpp"
 #include "stepsim/version.hpp"
@@ -136,6 +137,7 @@ int run(int argc, char** argv, pdes::MpiSession& mpi) {
   if (headroom.selected()) return headroom.execute(rank);
   if (check.selected()) return check.execute(rank, mpi.size());
   if (list.selected()) return list.execute(rank);
+  output::init_hdf5();  // before MPI: src/output/step_h5.cpp says why
   if (mpi.launched()) mpi.start();
   const int ranks = mpi.size();
   if (phold.selected()) return phold.execute(mpi.rank(), ranks);

@@ -16,6 +16,7 @@
 #include "src/cli/report.hpp"
 #include "src/plan/layout_space.hpp"
 #include "src/plan/plan_search.hpp"
+#include "stepsim/output/text_file.hpp"
 #include "stepsim/pdes/engine.hpp"
 #include "stepsim/topology/topology_loader.hpp"
 #include "stepsim/workload/scenario.hpp"
@@ -218,10 +219,9 @@ Result<bool> confirm_best(const workload::Scenario& base, const topology::Topolo
 int write_text(int rank, const std::string& option, const std::string& path,
                const std::string& text) {
   if (rank != 0) return kExitOk;
-  std::ofstream out(path, std::ios::trunc);
-  out << text;
-  out.close();
-  if (!out) return user_error(rank, option + ": cannot write '" + path + "'");
+  if (auto ok = output::write_text_file(option, path, text); !ok) {
+    return user_error(rank, ok.error().message);
+  }
   return kExitOk;
 }
 

@@ -2,6 +2,7 @@
 
 #include "src/cli/cli.hpp"
 #include "src/cli/progress.hpp"
+#include "stepsim/output/text_file.hpp"
 
 #include <algorithm>
 #include <cinttypes>
@@ -64,9 +65,10 @@ pdes::EngineOptions bench_engine_options(int threads, SimTime end, bool progress
 }
 
 int write_json(int rank, const std::string& path, const nlohmann::json& j) {
-  std::ofstream out(path);
-  if (!out) return user_error(rank, "--json: cannot write '" + path + "'");
-  out << j.dump(2) << "\n";
+  if (rank != 0) return kExitOk;
+  if (auto ok = output::write_text_file("--json", path, j.dump(2) + "\n"); !ok) {
+    return user_error(rank, ok.error().message);
+  }
   return kExitOk;
 }
 

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "src/cli/cli.hpp"
 #include "src/cli/input_checks.hpp"
@@ -23,9 +24,11 @@
 #include "src/cli/work_curve.hpp"
 #include "stepsim/collective/collective.hpp"
 #include "stepsim/fabric/fabric_params.hpp"
+#include "stepsim/nic/pcie.hpp"
 #include "stepsim/output/chrome_trace.hpp"
 #include "stepsim/output/samples_h5.hpp"
 #include "stepsim/output/step_h5.hpp"
+#include "stepsim/output/text_file.hpp"
 #include "stepsim/pdes/mpi_sync.hpp"
 #include "stepsim/topology/topology_loader.hpp"
 #include "stepsim/version.hpp"
@@ -44,7 +47,16 @@ RunCommand::RunCommand(CLI::App& parent) {
   cmd_->add_option("--fidelity", opt_.fidelity,
                    "packet (every collective at packet level), cell (the same fabric in cells of "
                    "fabric.cell bytes, 64 KiB by default), ideal (NCCL's cost model) or "
-                   "analytical (alpha-beta lower bound)");
+                   "analytical (alpha-beta lower bound)")
+      ->check(
+          [](const std::string& v) {
+            return v.empty() ? std::string(
+                                   "an empty fidelity: give packet, cell, ideal or "
+                                   "analytical (or leave --fidelity out for the "
+                                   "scenario's)")
+                             : std::string();
+          },
+          "FIDELITY");
   cmd_->add_option("--threads", opt_.threads, "OpenMP threads per rank")->capture_default_str();
   cmd_->add_option("--partition", opt_.partition,
                    "Partitioner of LPs onto ranks: auto (cyclic for the whole step, metis "
@@ -117,7 +129,8 @@ Result<std::pair<std::uint32_t, std::string>> gpu_prefix(const std::string& text
 
 // --pcie-fault GPU:GEN@TIME: the link of that GPU's NIC drops to PCIe generation GEN.
 Result<bool> add_pcie_fault(const std::string& f, const JobGpus& gpus,
-                            const collective::Communicator& all, workload::Scenario& s) {
+                            const collective::Communicator& all, const topology::Topology& topo,
+                            workload::Scenario& s) {
   auto g = gpu_prefix(f, gpus, "--pcie-fault", "GPU:GEN@TIME (e.g. 12:gen4@2ms)");
   if (!g) return g.error();
   const std::string& rest = g->second;
@@ -130,7 +143,19 @@ Result<bool> add_pcie_fault(const std::string& f, const JobGpus& gpus,
                  "' is not GPU:GEN@TIME (GEN gen3..gen7, e.g. "
                  "12:gen4@2ms)"};
   }
-  s.nic.pcie_faults.push_back({all.gpus[g->first].nic, *when, gen[3] - '0'});
+  const topology::PortId nic = all.gpus[g->first].nic;
+  // A degrade trains the link down: a generation at or above the link's is no fault (the
+  // NIC's link as sized for its port, nic.pcie).
+  const topology::Port& port = topo.ports[nic];
+  const nic::PcieParams link = nic::size_for_port(
+      s.nic.pcie, port.link == topology::kNone ? DataRate() : topo.link_rate(port.link));
+  if (gen[3] - '0' >= link.gen) {
+    return Error{"--pcie-fault: '" + f + "': the link of GPU " + std::to_string(g->first) +
+                 "'s NIC is already gen" + std::to_string(link.gen) + "x" +
+                 std::to_string(link.lanes) + ": a fault trains it down to gen3..gen" +
+                 std::to_string(link.gen - 1)};
+  }
+  s.nic.pcie_faults.push_back({nic, *when, gen[3] - '0'});
   return true;
 }
 
@@ -203,7 +228,7 @@ Result<bool> apply_step_faults(const RunOptions& opt, workload::Scenario& s,
   auto all = collective::make_communicator(topo, static_cast<int>(gpus.count));
   if (!all) return all.error();
   for (const std::string& f : opt.pcie_faults) {
-    if (auto ok = add_pcie_fault(f, gpus, *all, s); !ok) return ok;
+    if (auto ok = add_pcie_fault(f, gpus, *all, topo, s); !ok) return ok;
   }
   for (const std::string& f : opt.slow_gpus) {
     if (auto ok = add_slow_gpu(f, gpus, s); !ok) return ok;
@@ -281,8 +306,11 @@ struct StepSamples {
   }
 };
 
+// `output_error`: the time series could not be written (a full disk): the step's results stand,
+// the file does not.
 Result<workload::StepResult> simulate(const RunOptions& opt, const LoadedRun& run, int rank,
-                                      double& wall_s, bool& samples_written, PhaseProfile& prof) {
+                                      double& wall_s, bool& samples_written,
+                                      std::optional<Error>& output_error, PhaseProfile& prof) {
   // Several jobs: the first job's scenario stands for the run where one is needed (the
   // progress estimate's pipeline, the folded collectives' TP/CP copies).
   const workload::Scenario s =
@@ -357,8 +385,8 @@ Result<workload::StepResult> simulate(const RunOptions& opt, const LoadedRun& ru
   // summary (docs/workload.md, Rail folding).
   req.foldable = [&progress](std::uint32_t rails) { progress.note("hint: " + fold_hint(rails)); };
   auto res = workload::simulate_step(run.scenario, run.topo, sync, std::move(req));
-  if (auto ok = samples.close(); !ok) return Error{"-o: " + ok.error().message};
-  samples_written = samples.file != nullptr;
+  if (auto ok = samples.close(); !ok) output_error = Error{"-o: " + ok.error().message};
+  samples_written = samples.file != nullptr && !output_error;
   if (res) {
     progress.finish(res->step_s, res->interrupted ? "stopped"
                                  : res->complete  ? "done"
@@ -370,8 +398,8 @@ Result<workload::StepResult> simulate(const RunOptions& opt, const LoadedRun& ru
   return res;
 }
 
-// The HDF5 file of the step (every rank takes part). Returns the exit code.
-int write_h5(int rank, const StepReport& rep) {
+// The HDF5 file of the step (every rank takes part): the error, if it could not be written.
+std::optional<Error> write_h5(int rank, const StepReport& rep) {
   const RunOptions& opt = rep.opt;
   const workload::Scenario& s = rep.run.scenario;
   const workload::Parallelism& p = s.par;
@@ -396,10 +424,10 @@ int write_h5(int rank, const StepReport& rep) {
   if (auto ok = output::write_step_h5(path, meta, rep.r, MPI_COMM_WORLD, &rep.run.topo,
                                       rep.samples_written);
       !ok) {
-    return user_error(rank, ok.error().message);
+    return ok.error();
   }
   if (rank == 0 && !opt.quiet) std::fprintf(stderr, "stepsim: wrote %s\n", path.c_str());
-  return kExitOk;
+  return std::nullopt;
 }
 
 }  // namespace
@@ -443,25 +471,32 @@ int RunCommand::execute_one(int rank, int ranks, RunOptions& o, nlohmann::json* 
   }
   double wall_s = 0;
   bool samples_written = false;
+  // An output that cannot be written (a full disk) loses only itself: the summary is still
+  // printed, then the error, and the exit code is 2.
+  std::optional<Error> output_error;
   prof.phase("ideal pass", "the step at ideal fidelity: its collectives, the progress estimate");
-  auto res = simulate(o, *run, rank, wall_s, samples_written, prof);
+  auto res = simulate(o, *run, rank, wall_s, samples_written, output_error, prof);
   if (!res) return user_error(rank, res.error().message);
   prof.phase("output", "the HDF5 file, --trace, --json");
   const StepReport rep{o, *run, *res, ranks, wall_s, samples_written, memory};
-  if (!o.no_output) {
-    if (const int rc = write_h5(rank, rep); rc != kExitOk) return rc;
-  }
-  if (!o.trace.empty() && rank == 0) {
+  if (!o.no_output && !output_error) output_error = write_h5(rank, rep);
+  if (!o.trace.empty() && rank == 0 && !output_error) {
     const workload::Parallelism& p = run->scenario.par;
     const auto stride = static_cast<std::uint32_t>(p.tp * p.cp * p.data_parallel());
-    if (auto ok = output::write_chrome_trace(o.trace, rep.r, stride); !ok) {
-      return user_error(rank, ok.error().message);
-    }
+    if (auto ok = output::write_chrome_trace(o.trace, rep.r, stride); !ok)
+      output_error = ok.error();
   }
   const bool interrupted = rep.r.interrupted;
-  if (rank != 0) return interrupted ? interrupted_exit_code() : kExitOk;
+  if (rank != 0) {
+    if (output_error) return kExitUserError;
+    return interrupted ? interrupted_exit_code() : kExitOk;
+  }
   prof.stop();
   print_summary(rep);
+  if (output_error) {
+    std::fflush(stdout);
+    return user_error(rank, output_error->message);
+  }
   if (sweep) {
     *row = step_json(rep);
     if (!o.no_output) (*row)["h5"] = h5_path(o);
@@ -480,10 +515,10 @@ namespace {
 
 // The sweep's table as CSV (rank 0). Returns the exit code.
 int write_csv(int rank, const std::string& path, const std::vector<nlohmann::json>& rows) {
-  std::ofstream out(path, std::ios::trunc);
-  out << sweep_csv(rows);
-  out.close();
-  if (!out) return user_error(rank, "--csv: cannot write '" + path + "'");
+  if (rank != 0) return kExitOk;
+  if (auto ok = output::write_text_file("--csv", path, sweep_csv(rows)); !ok) {
+    return user_error(rank, ok.error().message);
+  }
   return kExitOk;
 }
 

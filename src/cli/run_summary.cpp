@@ -6,6 +6,7 @@
 #include "src/cli/memory_report.hpp"
 #include "src/cli/progress.hpp"
 #include "src/cli/report.hpp"
+#include "stepsim/output/step_h5.hpp"
 #include "stepsim/version.hpp"
 
 namespace stepsim::cli {
@@ -59,17 +60,17 @@ const char* group_name(int g) {
 void print_heading(const StepReport& rep) {
   const workload::Scenario& s = rep.run.scenario;
   if (s.jobs.empty()) {
-    std::printf("# stepsim run %s: %s on %s, %d GPUs %s (%s), fidelity %s, ranks %d\n",
+    std::printf("# stepsim run %s: %s on %s, %d GPUs %s (%s), fidelity %s, step %s, ranks %d\n",
                 rep.opt.scenario.c_str(), s.model.name.c_str(), rep.run.topo.name.c_str(),
                 s.par.world(), s.gpu.name.c_str(), parallel_text(s.par).c_str(), s.fidelity.c_str(),
-                rep.ranks);
+                s.step_mode.c_str(), rep.ranks);
     return;
   }
   std::size_t gpus = 0;
   for (const workload::JobSpec& j : s.jobs) gpus += j.gpus.size();
-  std::printf("# stepsim run %s: %zu jobs on %s, %zu GPUs %s, fidelity %s, ranks %d\n",
+  std::printf("# stepsim run %s: %zu jobs on %s, %zu GPUs %s, fidelity %s, step %s, ranks %d\n",
               rep.opt.scenario.c_str(), s.jobs.size(), rep.run.topo.name.c_str(), gpus,
-              s.gpu.name.c_str(), s.fidelity.c_str(), rep.ranks);
+              s.gpu.name.c_str(), s.fidelity.c_str(), s.step_mode.c_str(), rep.ranks);
   for (const workload::JobSpec& j : s.jobs) {
     std::printf("# job %s: %s on GPUs %s (%zu GPUs; %s)\n", j.name.c_str(), j.model.name.c_str(),
                 j.gpus_text.c_str(), j.gpus.size(), parallel_text(j.par).c_str());
@@ -279,6 +280,7 @@ nlohmann::json step_json(const StepReport& rep) {
   j["folded_rails"] = r.folded_rails;
   j["foldable_rails"] = r.foldable_rails;
   j["complete"] = r.complete;
+  j["status"] = output::step_status(r);
   j["step_s"] = r.step_s;
   j["mfu"] = r.complete ? nlohmann::json(r.mfu) : nlohmann::json(nullptr);
   j["tokens_per_s_per_gpu"] =

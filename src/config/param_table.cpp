@@ -43,6 +43,13 @@ Error with_range(const Error& e, T lo, T hi, const std::string& unit = "") {
 Result<bool> ParamTable::set(const std::string& key, const std::string& text) const {
   for (const Param& p : params_) {
     if (p.key != key) continue;
+    if (text.size() > kMaxTextValueBytes) {
+      return Error{key + ": a value of " + std::to_string(text.size()) + " bytes (at most " +
+                   std::to_string(kMaxTextValueBytes) + ")"};
+    }
+    if (invalid_utf8_at(text) != std::string::npos) {
+      return Error{key + ": the value is not UTF-8 text"};
+    }
     auto r = p.set(text);
     if (!r) return Error{key + ": " + r.error().message};
     return true;

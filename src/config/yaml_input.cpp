@@ -15,10 +15,23 @@ std::string at_line(const std::string& source, const YAML::Mark& mark) {
   return mark.line >= 0 ? source + ":" + std::to_string(mark.line + 1) : source;
 }
 
+// The maps and lists already checked, by their position in the text (an alias is its anchor's
+// node, at the anchor's position): each is walked once, so nested aliases (a "billion laughs")
+// cost their text's size, not their expansion's.
+using Checked = std::unordered_map<std::size_t, std::vector<YAML::Node>>;
+
+bool checked_before(const YAML::Node& n, const Checked& done) {
+  const auto it = done.find(static_cast<std::size_t>(n.Mark().pos));
+  if (it == done.end()) return false;
+  return std::any_of(it->second.begin(), it->second.end(),
+                     [&n](const YAML::Node& d) { return d.is(n); });
+}
+
 // Walks the node graph depth first; `path` holds the maps and lists above `n`.
 Result<bool> check_node(const YAML::Node& n, const std::string& source,
-                        std::vector<YAML::Node>& path) {
+                        std::vector<YAML::Node>& path, Checked& done) {
   if (!n.IsMap() && !n.IsSequence()) return true;
+  if (checked_before(n, done)) return true;
   for (const YAML::Node& above : path) {
     if (above.is(n)) {
       return Error{at_line(source, n.Mark()) +
@@ -41,17 +54,18 @@ Result<bool> check_node(const YAML::Node& n, const std::string& source,
                        "' given twice in the same map (first at line " +
                        std::to_string(it->second) + ")"};
         }
-      } else if (auto r = check_node(kv.first, source, path); !r) {
+      } else if (auto r = check_node(kv.first, source, path, done); !r) {
         return r;
       }
-      if (auto r = check_node(kv.second, source, path); !r) return r;
+      if (auto r = check_node(kv.second, source, path, done); !r) return r;
     }
   } else {
     for (const YAML::Node& item : n) {
-      if (auto r = check_node(item, source, path); !r) return r;
+      if (auto r = check_node(item, source, path, done); !r) return r;
     }
   }
   path.pop_back();
+  done[static_cast<std::size_t>(n.Mark().pos)].push_back(n);
   return true;
 }
 
@@ -102,7 +116,82 @@ int unclosed_quote_line(const std::string& text) {
   return 0;
 }
 
+// Nesting of `text` in flow collections ([ and { outside quotes and comments) and in block
+// indentation (levels of increasing indent), the larger: what yaml-cpp's parser recurses on.
+int nesting_depth(const std::string& text) {
+  int flow = 0, deepest = 0;
+  std::vector<std::size_t> indents;  // the block levels open at the current line
+  bool line_start = true;
+  std::size_t col = 0;
+  char quote = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '\n') {
+      line_start = true;
+      col = 0;
+      continue;
+    }
+    if (line_start && (c == ' ' || c == '-')) {
+      ++col;
+      continue;
+    }
+    if (line_start && c != '#') {
+      while (!indents.empty() && indents.back() >= col) indents.pop_back();
+      indents.push_back(col);
+      deepest = std::max(deepest, static_cast<int>(indents.size()) + flow);
+    }
+    line_start = false;
+    if (quote != 0) {
+      if (c == quote) quote = 0;
+      continue;
+    }
+    if (c == '"' || c == '\'') {
+      quote = c;
+    } else if (c == '#') {
+      while (i + 1 < text.size() && text[i + 1] != '\n') ++i;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, static_cast<int>(indents.size()) + ++flow);
+    } else if ((c == ']' || c == '}') && flow > 0) {
+      --flow;
+    }
+  }
+  return deepest;
+}
+
 }  // namespace
+
+std::size_t invalid_utf8_at(const std::string& text) {
+  const auto* b = reinterpret_cast<const unsigned char*>(text.data());
+  const std::size_t n = text.size();
+  for (std::size_t i = 0; i < n;) {
+    const unsigned char c = b[i];
+    std::size_t len = 0;
+    std::uint32_t cp = 0;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    if ((c & 0xE0) == 0xC0) {
+      len = 2, cp = c & 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+      len = 3, cp = c & 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+      len = 4, cp = c & 0x07;
+    } else {
+      return i;
+    }
+    if (i + len > n) return i;
+    for (std::size_t k = 1; k < len; ++k) {
+      if ((b[i + k] & 0xC0) != 0x80) return i;
+      cp = (cp << 6) | (b[i + k] & 0x3F);
+    }
+    // Overlong forms, UTF-16 surrogates and code points past U+10FFFF are not UTF-8.
+    constexpr std::uint32_t kMin[5] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < kMin[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return i;
+    i += len;
+  }
+  return std::string::npos;
+}
 
 Result<std::string> read_input_file(const std::string& path, const std::string& what) {
   namespace fs = std::filesystem;
@@ -143,10 +232,20 @@ Result<YAML::Node> parse_yaml_document(const std::string& text, const std::strin
         1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(nul), '\n');
     return Error{source + ":" + std::to_string(line) + ": contains a NUL byte (not a text file)"};
   }
+  if (const auto bad = invalid_utf8_at(text); bad != std::string::npos) {
+    const auto line =
+        1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(bad), '\n');
+    return Error{source + ":" + std::to_string(line) + ": byte " + std::to_string(bad) +
+                 " is not UTF-8 text (save the file as UTF-8, e.g. iconv -f latin1 -t utf-8)"};
+  }
   std::vector<YAML::Node> docs;
   try {
     docs = YAML::LoadAll(text);
   } catch (const YAML::Exception& e) {
+    // yaml-cpp gives up on deep nesting with a bare "bad file": say the limit instead.
+    if (nesting_depth(text) > kMaxYamlDepth) {
+      return Error{source + ": nested more than " + std::to_string(kMaxYamlDepth) + " levels deep"};
+    }
     return Error{source + ":" + std::to_string(e.mark.line + 1) + ":" +
                  std::to_string(e.mark.column + 1) + ": YAML syntax error: " + e.msg};
   }
@@ -160,7 +259,8 @@ Result<YAML::Node> parse_yaml_document(const std::string& text, const std::strin
   }
   if (docs.empty()) return YAML::Node();
   std::vector<YAML::Node> path;
-  if (auto r = check_node(docs[0], source, path); !r) return r.error();
+  Checked done;
+  if (auto r = check_node(docs[0], source, path, done); !r) return r.error();
   return docs[0];
 }
 

@@ -132,9 +132,13 @@ void FabricSamples::drain(SimTime now, bool last) {
   } else {
     for (std::uint32_t lp = 0; lp < acc_.size(); ++lp) {
       Acc& a = acc_[lp];
+      // An idle port's open bin is its last row: rolling it on to the run's end would only
+      // close empty bins (and a drained engine's end is its horizon, `end`, an hour by default:
+      // at a 10 ns interval a bin index past 32 bits).
+      const bool idle = a.paused_classes == 0 && a.backlog == 0 && a.frame_done == a.frame_bytes;
       if (!now.is_never() && now.picoseconds() > 0) {
         // Up to the bin of the run's last instant (a bin starting at the end is empty).
-        if (now.picoseconds() > a.end) roll(lp, now.picoseconds() - 1);
+        if (now.picoseconds() > a.end && !idle) roll(lp, now.picoseconds() - 1);
         if (now.picoseconds() > a.mark) credit(a, now.picoseconds());
       }
       a.bytes += a.frame_bytes - a.frame_done;  // a frame still on the wire: its last bin

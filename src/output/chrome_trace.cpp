@@ -5,6 +5,7 @@
 #include <set>
 
 #include "stepsim/collective/collective.hpp"
+#include "stepsim/output/text_file.hpp"
 
 namespace stepsim::output {
 namespace {
@@ -106,11 +107,7 @@ Result<bool> write_chrome_trace(const std::string& path, const workload::StepRes
   nlohmann::json j;
   j["traceEvents"] = std::move(events);
   j["displayTimeUnit"] = "ms";
-  std::ofstream out(path);
-  if (!out) return Error{"--trace: cannot write '" + path + "'"};
-  out << j.dump() << "\n";
-  if (!out) return Error{"--trace: cannot write '" + path + "'"};
-  return true;
+  return write_text_file("--trace", path, j.dump() + "\n");
 }
 
 }  // namespace stepsim::output

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <functional>
+#include <limits>
 #include <vector>
 
 #include "stepsim/output/samples_h5.hpp"
@@ -132,7 +133,7 @@ bool write_jobs(hid_t file, const workload::StepResult& r, int rank, int ranks) 
     j.name.copy(x.name, kText - 1);
     j.gpus_text.copy(x.gpus_text, kText - 1);
     x.step_s = j.step_s;
-    x.mfu = r.complete ? j.mfu : 0;
+    x.mfu = r.complete ? j.mfu : std::numeric_limits<double>::quiet_NaN();
     x.model_flops = j.model_flops;
     x.tokens_per_step = j.tokens_per_step;
     x.compute_s = j.compute_s;
@@ -160,10 +161,31 @@ bool write_jobs(hid_t file, const workload::StepResult& r, int rank, int ranks) 
        STEPSIM_FIELD(Job, bubble_s, f64), STEPSIM_FIELD(Job, optimizer_s, f64),
        STEPSIM_FIELD(Job, exposed_s, exposed)},
       "a multi-job run (the scenario's jobs:): each job's step on the shared fabric, from time "
-      "0; gpus_text its GPUs as given, first_gpu the GPU of its stage 0; mfu 0 when the run did "
-      "not complete; exposed_s by group (tp, cp, ep, pp, dp) of its critical stage",
+      "0; gpus_text its GPUs as given, first_gpu the GPU of its stage 0; mfu NaN when the run "
+      "did not complete; exposed_s by group (tp, cp, ep, pp, dp) of its critical stage",
       rank, ranks);
 }
+
+}  // namespace
+
+void init_hdf5() {
+  // HDF5 1.10 closes open files again when it terminates (at exit, and at MPI_Finalize when MPI
+  // ran before it started), and a file whose close failed on a full disk crashes it there. The
+  // writers close every file themselves, once; started before MPI and without its exit handler,
+  // HDF5 never closes one again.
+  H5dont_atexit();
+  H5open();
+  if (std::getenv("STEPSIM_H5_ERRORS") == nullptr) H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+}
+
+const char* step_status(const workload::StepResult& r) {
+  if (r.complete) return "complete";
+  if (r.interrupted) return "interrupted";
+  if (r.failed_transfers > 0) return "failed_transfers";
+  return "stopped_at_end";
+}
+
+namespace {
 
 // /meta: the run's description and the step's summary figures, as attributes.
 Result<bool> write_meta(hid_t file, const RunMeta& meta, const workload::StepResult& r, int rank,
@@ -194,7 +216,10 @@ Result<bool> write_meta(hid_t file, const RunMeta& meta, const workload::StepRes
   ok = ok && attr_number(g, "events", H5T_NATIVE_UINT64, r.events);
   ok = ok && attr_number(g, "complete", H5T_NATIVE_INT, r.complete ? 1 : 0);
   ok = ok && attr_number(g, "step_s", H5T_NATIVE_DOUBLE, r.step_s);
-  ok = ok && attr_number(g, "mfu", H5T_NATIVE_DOUBLE, r.mfu);
+  ok = ok && attr_string(g, "status", step_status(r));
+  // A partial step has no MFU: the whole step's FLOPs over part of its time would overstate it.
+  const double mfu = r.complete ? r.mfu : std::numeric_limits<double>::quiet_NaN();
+  ok = ok && attr_number(g, "mfu", H5T_NATIVE_DOUBLE, mfu);
   ok = ok && attr_number(g, "model_flops", H5T_NATIVE_DOUBLE, r.model_flops);
   ok = ok && attr_number(g, "peak_flops", H5T_NATIVE_DOUBLE, r.peak_flops);
   ok = ok && attr_number(g, "critical_stage", H5T_NATIVE_UINT32, r.critical_stage);
@@ -414,22 +439,30 @@ Result<bool> write_step_h5(const std::string& path, const RunMeta& meta_in,
   Handle file(append ? H5Fopen(path.c_str(), H5F_ACC_RDWR, fapl)
                      : H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl),
               H5Fclose);
-  if (file < 0) return Error{"--output: cannot create HDF5 file '" + path + "'"};
+  if (!all_ok(file >= 0, comm)) return Error{"--output: cannot create HDF5 file '" + path + "'"};
   const Error failed{"--output: writing '" + path + "' failed"};
+  // Every rank learns of a failure on any (a full disk fails some ranks' writes only) before
+  // the next collective call, so none waits in a write the others left.
   auto meta_ok = write_meta(file, meta, r, rank, path);
-  if (!meta_ok) return meta_ok.error();
-  if (!*meta_ok) return failed;
-  const bool ok = write_ops(file, r, meta.gpu_stride, rank, ranks) &&
-                  write_collectives(file, r, rank, ranks) && write_flows(file, r, rank, ranks) &&
-                  write_links(file, r, rank, ranks) && write_jobs(file, r, rank, ranks) &&
-                  write_memory(file, meta, rank, ranks);
-  if (!ok) return failed;
+  if (!all_ok(meta_ok && *meta_ok, comm)) return meta_ok ? failed : meta_ok.error();
+  const std::function<bool()> tables[] = {
+      [&] { return write_ops(file, r, meta.gpu_stride, rank, ranks); },
+      [&] { return write_collectives(file, r, rank, ranks); },
+      [&] { return write_flows(file, r, rank, ranks); },
+      [&] { return write_links(file, r, rank, ranks); },
+      [&] { return write_jobs(file, r, rank, ranks); },
+      [&] { return write_memory(file, meta, rank, ranks); }};
+  for (const auto& table : tables) {
+    if (!all_ok(table(), comm)) return failed;
+  }
   if (topo != nullptr && !append) {
-    if (auto names = write_name_tables(file, *topo, comm); !names) {
-      return Error{"--output: writing '" + path + "' failed: " + names.error().message};
+    auto names = write_name_tables(file, *topo, comm);
+    if (!all_ok(names.ok(), comm)) {
+      return Error{"--output: writing '" + path +
+                   "' failed: " + (names ? std::string("on another rank") : names.error().message)};
     }
   }
-  if (H5Fflush(file, H5F_SCOPE_GLOBAL) < 0) return failed;
+  if (!all_ok(H5Fflush(file, H5F_SCOPE_GLOBAL) >= 0, comm)) return failed;
   return true;
 }
 

@@ -96,6 +96,23 @@ Result<ClosShape> make_clos_shape(const GeneratorParams& params, const std::stri
   return s;
 }
 
+Result<bool> check_breakout(const GeneratorParams& params, const ClosShape& shape,
+                            const Topology& topo, const ClosLinks& links) {
+  if (shape.breakout <= 1) return true;
+  const phy::PortSpec& leg = topo.port_types[links.server_leaf.port_type];
+  const phy::PortSpec& port = topo.port_types[links.leaf_spine.port_type];
+  const double legs = leg.data_rate().bits_per_second() * static_cast<double>(shape.breakout);
+  if (legs > port.data_rate().bits_per_second() * (1 + 1e-9)) {
+    return params.error("leaf_breakout",
+                        std::to_string(shape.breakout) + " legs of " + leg.name +
+                            " (cables.server_leaf.port) are faster than the leaf port they "
+                            "split (" +
+                            port.name + ", the leaf's fabric port): give the server links " +
+                            "at most 1/" + std::to_string(shape.breakout) + " of it");
+  }
+  return true;
+}
+
 Result<bool> check_nics(const GeneratorParams& params, std::uint32_t gpus, std::uint32_t nics) {
   if (nics > gpus || gpus % nics != 0) {
     std::string allowed;

@@ -62,6 +62,11 @@ struct ClosLinks {
   LinkSpec spine_core;
 };
 
+/// leaf_breakout b splits one leaf port (the leaf's fabric port: `leaf_spine`'s type) into b
+/// server legs: each leg (`server_leaf`'s port) may carry at most 1/b of it.
+Result<bool> check_breakout(const GeneratorParams& params, const ClosShape& shape,
+                            const Topology& topo, const ClosLinks& links);
+
 /// Builds one plane over servers [0, servers) (nodes that already exist): ports `nic` ..
 /// `nic` + rails - 1 of each server go to the leaves of its rail group, `down` servers per group
 /// in id order (NIC nic + i to leaf i of the group). Adds leaves, then spines (pod by pod), then

@@ -62,7 +62,9 @@ class FatTree final : public Generator {
     for (std::uint32_t s = 0; s < *servers; ++s) {
       topo.add_node(NodeKind::kServer, 0, nics, shape->pod_of(s), 0, gpus);
     }
-    build_clos_plane(topo, *shape, *servers, 0, 0, ClosLinks{links[0], links[1], links[2]});
+    const ClosLinks clos{links[0], links[1], links[2]};
+    if (auto ok = check_breakout(params, *shape, topo, clos); !ok) return ok.error();
+    build_clos_plane(topo, *shape, *servers, 0, 0, clos);
     return topo;
   }
 };

@@ -58,9 +58,10 @@ class RailOptimized final : public Generator {
     for (std::uint32_t s = 0; s < *servers; ++s) {
       topo.add_node(NodeKind::kServer, 0, nics, shape->pod_of(s), 0, gpus);
     }
+    const ClosLinks clos{links[0], links[1], links[2]};
+    if (auto ok = check_breakout(params, *shape, topo, clos); !ok) return ok.error();
     for (std::uint32_t plane = 0; plane < nics; ++plane) {
-      build_clos_plane(topo, *shape, *servers, plane, static_cast<std::uint16_t>(plane),
-                       ClosLinks{links[0], links[1], links[2]});
+      build_clos_plane(topo, *shape, *servers, plane, static_cast<std::uint16_t>(plane), clos);
     }
     return topo;
   }

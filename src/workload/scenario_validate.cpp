@@ -1,6 +1,7 @@
 // validate() (see scenario.hpp): the checks that need the whole scenario and its topology.
 #include <algorithm>
 #include <map>
+#include <set>
 #include <string>
 
 #include "stepsim/fabric/pfc_headroom.hpp"
@@ -180,6 +181,27 @@ Result<bool> validate_job(const Scenario& s, const topology::Topology& topo,
   return true;
 }
 
+// A job's GPUs server by server, each server's in increasing order: the job's ranks of one
+// server are then its consecutive ranks, so its TP (and CP) groups, the fastest in rank order,
+// stay on one server as NVLink and the communicators need (their server may come in any order).
+Result<bool> check_server_order(const std::string& key, const JobSpec& j,
+                                const std::vector<std::uint32_t>& server_of) {
+  std::set<std::uint32_t> done;  // servers whose GPUs the list has left
+  for (std::size_t i = 1; i < j.gpus.size(); ++i) {
+    const std::uint32_t a = j.gpus[i - 1], b = j.gpus[i];
+    const bool same = server_of[a] == server_of[b];
+    if (!same) done.insert(server_of[a]);
+    if ((same && b < a) || done.count(server_of[b]) > 0) {
+      return Error{key + ".gpus (" + j.gpus_text + "): GPU " + std::to_string(b) +
+                   " comes after GPU " + std::to_string(a) +
+                   ": list a job's GPUs server by server, each server's in increasing order "
+                   "(its TP and CP groups are consecutive ranks and must stay on one server; "
+                   "e.g. 8-15,0-7)"};
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 Result<bool> validate_fabric(const Scenario& s, const topology::Topology& topo) {
@@ -192,6 +214,17 @@ Result<bool> validate_layout(const Scenario& s, const topology::Topology& topo) 
 }
 
 Result<bool> validate(const Scenario& s, const topology::Topology& topo) {
+  // The whole step is one packet- or cell-level simulation: at ideal or analytical fidelity
+  // every collective is a formula and there is nothing for it to run (the memoized mode would
+  // run silently instead).
+  if (s.step_mode == "whole" && !runs_whole_step(s)) {
+    return Error{s.source +
+                 ": step.mode whole needs packet or cell fidelity (this run: "
+                 "fidelity " +
+                 s.fidelity +
+                 "); at ideal or analytical fidelity use step.mode "
+                 "memoized (the default), or add --fidelity cell"};
+  }
   if (s.step_fold != "none" && !runs_whole_step(s)) {
     return Error{s.source + ": step.fold " + s.step_fold +
                  " folds the whole step only (step.mode whole at packet or cell fidelity; this "
@@ -235,6 +268,7 @@ Result<bool> validate(const Scenario& s, const topology::Topology& topo) {
                      " GPUs of a server: a job takes whole servers"};
       }
     }
+    if (auto ok = check_server_order(s.source + ": " + key, j, server_of); !ok) return ok;
     if (auto ok = validate_job(job_scenario(s, k), topo, where); !ok) return ok;
   }
   return true;

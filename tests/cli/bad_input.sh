@@ -135,6 +135,65 @@ out=$("$stepsim" run "$tiny" --quiet --no-output --fidelity ideal --set end=1us 
 check "incomplete step: exit 1 ($rc), no MFU percentage" '[[ $rc -eq 1 && "$out" == *"MFU                  n/a (the step did not complete)"* && "$out" != *"MFU "*"%"* ]]'
 check "incomplete step: no tokens per second" '[[ "$out" == *"tokens per second    n/a (the step did not complete)"* ]]'
 
+# A partial step's file carries no MFU (NaN) and says why it stopped.
+out=$("$stepsim" run "$tiny" --quiet --fidelity ideal --set end=1us -o partial.h5 2>&1); rc=$?
+meta=$(h5dump -a /meta/mfu -a /meta/status -a /meta/complete partial.h5 2>&1)
+check "partial step file: mfu NaN, status stopped_at_end, complete 0 (exit $rc)" '[[ $rc -eq 1 && $(grep -A8 "\"mfu\"" <<<"$meta" | grep -ciE "nan") -ge 1 && "$meta" == *"\"stopped_at_end\""* ]]'
+out=$("$stepsim" run "$tiny" --quiet --fidelity ideal -o done.h5 2>&1)
+meta=$(h5dump -a /meta/status done.h5 2>&1)
+check "complete step file: status complete" '[[ "$meta" == *"\"complete\""* ]]'
+check "the header names the step mode" '[[ "$out" == *"fidelity ideal, step memoized, ranks "* ]]'
+
+# Combinations that cannot take effect.
+expect_clean "step.mode whole needs packet or cell fidelity (this run: fidelity ideal)" \
+  run "$tiny" --no-output --quiet --set fidelity=ideal --set step.mode=whole
+expect_clean "step.mode whole needs packet or cell fidelity (this run: fidelity analytical)" \
+  run "$tiny" --no-output --quiet --fidelity analytical --set step.mode=whole
+expect_clean "--fidelity: an empty fidelity" run "$tiny" --no-output --quiet --fidelity ""
+expect_clean "--pcie-fault: '1:gen6@1us': the link of GPU 1's NIC is already gen6x16" \
+  run "$tiny" --no-output --quiet --set step.mode=whole --pcie-fault 1:gen6@1us
+expect_clean "--pcie-fault: '1:gen7@1us': the link of GPU 1's NIC is already gen6x16" \
+  run "$tiny" --no-output --quiet --set step.mode=whole --pcie-fault 1:gen7@1us
+sed 's/server_leaf:.*/server_leaf: {port: 400G}/' "$src/tests/data/megascale-mini.yaml" > breakout.yaml
+expect_clean "topology.leaf_breakout: 2 legs of 400G (cables.server_leaf.port) are faster than the leaf port they split (400G" \
+  check breakout.yaml
+
+# A job's GPUs out of server order would split its TP groups over servers.
+printf 'model: {name: t, layers: 2, hidden: 256, heads: 4, ffn: 1024, vocab: 1000, seq_len: 128}\nparallel: {tp: 4, pp: 1, micro_batch: 1, global_batch: 4}\ntopology: %s\nfidelity: cell\nstep: {mode: whole}\njobs:\n  - name: a\n    gpus: 0,8,1,9,2,10,3,11,4,12,5,13,6,14,7,15\n' "$toy" > jobsplit.yaml
+expect_clean "jobs[0].gpus (0,8,1,9,2,10,3,11,4,12,5,13,6,14,7,15): GPU 1 comes after GPU 8: list a job's GPUs server by server" run jobsplit.yaml --no-output --quiet
+expect_clean "GPU 0 comes after GPU 1" run jobsplit.yaml --no-output --quiet --set jobs.a.gpus=1,0,2-15
+out=$("$stepsim" run jobsplit.yaml --no-output --quiet --set jobs.a.gpus=8-15,0-7 2>&1); rc=$?
+check "servers in any order: 8-15,0-7 runs (exit $rc)" '[[ $rc -eq 0 ]]'
+
+# A 10 ns sample interval over a whole step (a drained engine ends at its horizon, end: 1 h).
+out=$(timeout 120 "$stepsim" run "$tiny" --quiet -o s10ns.h5 --set step.mode=whole --set output.sample_interval=10ns 2>&1); rc=$?
+check "whole step, output.sample_interval 10ns: runs (exit $rc)" '[[ $rc -eq 0 ]] && h5ls s10ns.h5/samples | grep -q ports'
+
+# perftest: the work requests are bounded.
+expect_clean "-q x -n: 65536 QPs x 10000000 iterations = 655360000000 work requests, more than 10000000" \
+  bench perftest write_bw -q 65536 -n 10000000 --quiet
+
+# Text values: at most 4,096 bytes, UTF-8; YAML nesting and aliases.
+long=$(head -c 70000 /dev/zero | tr '\0' x)
+start=$SECONDS
+expect_clean "--set model.name: a value of 70000 bytes (at most 4096)" run "$tiny" --quiet -o long.h5 --set "model.name=$long"
+check "a 70 KB model.name: refused before simulating, no file ($((SECONDS - start)) s)" '[[ ! -e long.h5 && $((SECONDS - start)) -lt 30 ]]'
+expect_clean "--set model.name: the value is not UTF-8 text" run "$tiny" --no-output --quiet --set "model.name=$(printf 'caf\xe9')"
+sed "s/^  name: .*/  name: $(printf 'caf\xe9')/; s#^topology: .*#topology: $toy#" "$tiny" > latin1.yaml
+expect_clean "latin1.yaml:" run latin1.yaml --no-output --quiet
+expect_clean "is not UTF-8 text (save the file as UTF-8" run latin1.yaml --no-output --quiet
+python3 -c "print('model: ' + '[' * 3000 + ']' * 3000)" > deep.yaml
+expect_clean "deep.yaml: nested more than 64 levels deep" run deep.yaml --no-output
+python3 -c "print(''.join(' ' * i + 'k%d:' % i + chr(10) for i in range(3000)))" > deepblock.yaml
+expect_clean "deepblock.yaml: nested more than 64 levels deep" run deepblock.yaml --no-output
+python3 -c "
+lines = ['a0: &a0 [x, x, x, x, x, x, x, x, x, x]']
+lines += ['a%d: &a%d [%s]' % (i, i, ', '.join(['*a%d' % (i - 1)] * 10)) for i in range(1, 30)]
+print(chr(10).join(lines))" > bomb.yaml
+start=$SECONDS
+expect_clean "bomb.yaml:1: a0: expected a single value" run bomb.yaml --no-output
+check "an alias bomb (10^30 leaves) is checked in its text's time ($((SECONDS - start)) s)" '[[ $((SECONDS - start)) -lt 20 ]]'
+
 # Unknown subcommands list the subcommands.
 expect_clean "'frobnicate' is not a subcommand; the subcommands are: bench, headroom, check, list, plan, run" frobnicate
 expect_clean "stepsim bench: 'frob' is not a subcommand; the subcommands are: phold, fabric, perftest, nccl" bench frob

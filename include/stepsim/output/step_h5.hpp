@@ -61,6 +61,16 @@ struct RunMeta {
 /// its nodes and ports (samples_h5.hpp).
 /// `append`: the file exists (the whole step's /nodes, /ports and /samples, written while the
 /// run went): it is opened and the step's tables are added; the name tables are not rewritten.
+/// Starts HDF5 before MPI (call it first): the writers close their files themselves, and HDF5
+/// never closes one again at exit or MPI_Finalize (where a file that failed on a full disk would
+/// crash it).
+void init_hdf5();
+
+/// The step's `/meta status` (and the JSON's "status"): complete, interrupted (a signal),
+/// failed_transfers (RDMA transfers past their retry limit) or stopped_at_end (the scenario's
+/// `end`).
+const char* step_status(const workload::StepResult& r);
+
 Result<bool> write_step_h5(const std::string& path, const RunMeta& meta,
                            const workload::StepResult& r, MPI_Comm comm,
                            const topology::Topology* topo = nullptr, bool append = false);
