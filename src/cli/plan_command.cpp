@@ -179,8 +179,8 @@ Result<bool> confirm_best(const workload::Scenario& base, const topology::Topolo
     const plan::Layout& x = a.layout;
     const plan::Layout& y = b.layout;
     return x.tp == y.tp && x.pp == y.pp && x.vpp == y.vpp && x.cp == y.cp && x.ep == y.ep &&
-           x.dp == y.dp && x.micro_batch == y.micro_batch && x.global_batch == y.global_batch &&
-           a.analytical.step_s == b.analytical.step_s;
+           x.etp == y.etp && x.dp == y.dp && x.micro_batch == y.micro_batch &&
+           x.global_batch == y.global_batch && a.analytical.step_s == b.analytical.step_s;
   };
   std::vector<plan::Candidate*> best;
   for (plan::Candidate& c : p.rows) {

@@ -1,11 +1,13 @@
 #include "src/cli/run_summary.hpp"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 
 #include "src/cli/memory_report.hpp"
 #include "src/cli/progress.hpp"
 #include "src/cli/report.hpp"
+#include "src/workload/moe/routing.hpp"
 #include "stepsim/output/step_h5.hpp"
 #include "stepsim/version.hpp"
 
@@ -172,6 +174,18 @@ void print_time_went(const workload::StepResult& r) {
   std::printf("optimizer            %s\n", sim_text(r.optimizer_s).c_str());
 }
 
+// moe.routing other than balanced: the busiest EP rank's share and the tokens dropped.
+void print_routing(const workload::Scenario& s) {
+  if (s.model.experts == 0 || s.moe.routing == "balanced") return;
+  const workload::MoeLoad l = workload::moe_load(s);
+  std::printf("moe routing          %s: busiest EP rank %.2f%% of the tokens (even %.2f%%), %s\n",
+              s.moe.routing.c_str(), 100 * l.busiest_share, 100.0 / std::max(s.par.ep, 1),
+              s.moe.dropless ? "dropless"
+                             : ("capacity " + std::to_string(s.model.capacity_factor).substr(0, 4) +
+                                ", dropped " + std::to_string(100 * l.dropped).substr(0, 5) + "%")
+                                   .c_str());
+}
+
 // busbw per group, collective completion times and RDMA message completion times.
 void print_collectives(const workload::StepResult& r) {
   std::printf("# collectives (all stages)\n");
@@ -256,6 +270,7 @@ void print_summary(const StepReport& rep) {
   print_headline(rep);
   print_memory(rep.run.scenario, rep.memory, false);
   print_time_went(rep.r);
+  print_routing(rep.run.scenario);
   print_collectives(rep.r);
   print_fabric(rep);
 }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <string>
+#include <utility>
 
 namespace stepsim::plan {
 namespace {
@@ -29,11 +31,17 @@ bool layers_split(int layers, int pv, int first, int last) {
 void add_inner(const workload::Scenario& s, const SpaceOptions& o, Layout base,
                std::vector<Layout>& out) {
   const workload::ModelSpec& m = s.model;
-  std::vector<int> eps{1};
+  // EP under Megatron's MoE parallel folding: etp x ep divides tp cp dp; expert TP tp (0) or,
+  // with TP, 1.
+  std::vector<std::pair<int, int>> eps{{1, 0}};
   if (m.experts > 0) {
     eps.clear();
-    for (int e : divisors(m.experts)) {
-      if (base.dp % e == 0) eps.push_back(e);
+    for (int etp : {0, 1}) {
+      if (etp == 1 && base.tp == 1) continue;
+      const int et = etp > 0 ? etp : base.tp;
+      for (int e : divisors(m.experts)) {
+        if ((base.tp * base.cp * base.dp) % (et * e) == 0) eps.emplace_back(e, etp);
+      }
     }
   }
   for (std::int64_t gb : o.global_batches) {
@@ -43,8 +51,9 @@ void add_inner(const workload::Scenario& s, const SpaceOptions& o, Layout base,
       const std::int64_t mbs = gb / (mb * base.dp);
       if (base.vpp > 1 && mbs % base.pp != 0) continue;
       base.micro_batch = mb;
-      for (int ep : eps) {
+      for (const auto& [ep, etp] : eps) {
         base.ep = ep;
+        base.etp = etp;
         for (int z : o.zero) {
           base.zero = z;
           for (const std::string& rc : o.recompute) {
@@ -69,7 +78,9 @@ std::string layout_text(const Layout& l) {
   std::snprintf(buf, sizeof buf, "tp%d pp%d vpp%d cp%d ep%d dp%d mb%lld z%d %s%s", l.tp, l.pp,
                 l.vpp, l.cp, l.ep, l.dp, static_cast<long long>(l.micro_batch), l.zero,
                 l.recompute.c_str(), l.tp_overlap ? " ovl" : "");
-  return buf;
+  std::string text = buf;
+  if (l.etp > 0 && l.etp != l.tp) text += " etp" + std::to_string(l.etp);
+  return text;
 }
 
 Layout layout_of(const workload::Parallelism& p) {
@@ -79,6 +90,7 @@ Layout layout_of(const workload::Parallelism& p) {
   l.vpp = p.vpp;
   l.cp = p.cp;
   l.ep = p.ep;
+  l.etp = p.etp;
   l.dp = p.data_parallel();
   l.micro_batch = p.micro_batch;
   l.global_batch = p.global_batch;
@@ -97,6 +109,7 @@ void apply_layout(const Layout& l, workload::Scenario& s) {
   p.vpp = l.vpp;
   p.cp = l.cp;
   p.ep = l.ep;
+  p.etp = l.etp;
   p.dp = l.dp;
   p.gpus = l.tp * l.pp * l.cp * l.dp;
   p.micro_batch = l.micro_batch;

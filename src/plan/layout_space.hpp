@@ -19,6 +19,7 @@ struct Layout {
   int vpp = 1;
   int cp = 1;
   int ep = 1;
+  int etp = 0;  ///< expert TP (parallel.etp); 0: tp
   int dp = 1;
   std::int64_t micro_batch = 1;
   std::int64_t global_batch = 1;
@@ -32,7 +33,8 @@ struct Layout {
   friend bool operator==(const Layout&, const Layout&) = default;
 };
 
-/// "tp8 pp8 vpp1 cp1 ep1 dp16 mb1 z1 full" (+ " ovl" with TP overlap).
+/// "tp8 pp8 vpp1 cp1 ep1 dp16 mb1 z1 full" (+ " ovl" with TP overlap, " etp1" with an expert
+/// TP other than tp).
 std::string layout_text(const Layout& l);
 
 /// The layout of a scenario's own parallel settings (on its GPUs).

@@ -15,6 +15,8 @@
 //   recomputes QK^T): 2.5x the forward. Attention runs in BF16 (also in FP8 training).
 #include "stepsim/workload/compute_cost.hpp"
 
+#include "src/workload/moe/routing.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -205,11 +207,15 @@ std::pair<double, double> ffn_linears(const Scenario& s, bool moe, double T, Lin
     router_f += fwd_seconds(s, s1, fp8) + fwd_seconds(s, s2, fp8);
     router_b += bwd_seconds(s, s1, fp8) + bwd_seconds(s, s2, fp8);
   }
-  // Each of the experts / ep local experts takes its share of the EP group's routed tokens.
+  // Each of the experts / ep local experts takes its share of the EP group's routed tokens,
+  // on the busiest EP rank (moe.routing; capacity_factor when balanced).
+  // With expert TP (parallel.etp) each expert's FFN is split etp ways over the tokens of etp
+  // GPUs' sequence-parallel shares (etp / tp of the micro-batch's on each).
   const double local = static_cast<double>(m.experts) / p.ep;
-  const double tokens = T * p.ep * m.top_k * m.capacity_factor / m.experts;
-  lin[2].push_back({tokens, up * ffn / tp, h, local});
-  lin[3].push_back({tokens, h, ffn / tp, local});
+  const double etp = p.expert_tp();
+  const double tokens = T * p.ep * (etp / tp) * m.top_k * moe_load(s).tokens / m.experts;
+  lin[2].push_back({tokens, up * ffn / etp, h, local});
+  lin[3].push_back({tokens, h, ffn / etp, local});
   const Linear router{T, static_cast<double>(m.experts), h / tp};
   router_f += fwd_seconds(s, router, fp8);
   router_b += bwd_seconds(s, router, fp8);
@@ -265,7 +271,7 @@ LayerCosts layer_costs(const Scenario& s, bool moe_layer) {
   const double attn_b = c.attention == "formula" ? 2 * attn : 2.5 * attn;
   double elem = c.elementwise_bytes * T * h / (p.sequence_parallel ? tp : 1) / hbm;
   // The routed pairs this GPU's experts take (EP spreads the group's T x top_k evenly).
-  if (moe) elem += s.gpu.moe_elementwise_bytes * T * m.top_k * m.capacity_factor * h / hbm;
+  if (moe) elem += s.gpu.moe_elementwise_bytes * T * m.top_k * moe_load(s).tokens * h / hbm;
   const double ovh = c.kernel_overhead.seconds();
   LayerCosts k;
   k.attn_fwd_s = attn;
@@ -312,8 +318,9 @@ LayerParams layer_params(const Scenario& s, bool moe_layer) {
     return {attn + static_cast<double>(m.dense_ffn_params()) / p.tp, 0.0};
   }
   const double shared = static_cast<double>(m.shared_experts) * m.ffn_params() / p.tp;
-  return {attn + static_cast<double>(m.hidden) * m.experts + shared,
-          static_cast<double>(m.experts) / p.ep * static_cast<double>(m.ffn_params()) / p.tp};
+  return {
+      attn + static_cast<double>(m.hidden) * m.experts + shared,
+      static_cast<double>(m.experts) / p.ep * static_cast<double>(m.ffn_params()) / p.expert_tp()};
 }
 
 namespace {

@@ -19,7 +19,8 @@ GradientBuckets::GradientBuckets(const Scenario& s, const Placement& place, int 
       kind_(s.par.zero == 0 ? Kind::kAllReduce : Kind::kReduceScatter) {
   const int dp = s.par.data_parallel();
   group_[idx(GradClass::kDense)] = place.dp_group(stage, 1, dp);
-  group_[idx(GradClass::kExpert)] = place.dp_group(stage, s.par.ep, dp / s.par.ep);
+  group_[idx(GradClass::kExpert)] =
+      place.expert_dp_group(stage, s.par.expert_tp(), s.par.ep, s.par.expert_dp());
 }
 
 void GradientBuckets::add(const LayerParams& bytes) {

@@ -4,11 +4,36 @@
 #include "stepsim/workload/layer_comm.hpp"
 
 #include "src/workload/moe/moe_dispatcher.hpp"
+#include "src/workload/moe/routing.hpp"
 #include "stepsim/workload/compute_cost.hpp"
 
 namespace stepsim::workload {
 
 using collective::Kind;
+
+namespace {
+
+// Megatron's MoE parallel folding with parallel.etp other than tp: an MoE layer's FFN pair of
+// TP collectives (ops[2], ops[3]) runs over the expert-TP group instead, on the etp GPUs'
+// tokens (etp / tp of the micro-batch's), and none with etp 1.
+void expert_tp_collectives(const Scenario& s, const Placement& place, int stage, bool fwd,
+                           std::vector<CommOp>& ops) {
+  const Parallelism& p = s.par;
+  const std::size_t attn = p.tp > 1 ? (p.sequence_parallel ? 2 : 1) : 0;
+  ops.resize(attn);
+  if (p.expert_tp() == 1) return;
+  const std::int64_t act =
+      p.micro_batch * s.model.seq_len / p.cp * s.model.hidden * 2 * p.expert_tp() / p.tp;
+  const std::vector<std::uint32_t> g = place.etp_group(stage, p.expert_tp());
+  if (p.sequence_parallel) {
+    ops.push_back({fwd ? Kind::kAllGather : Kind::kReduceScatter, act, g, CommGroup::kTp});
+    ops.push_back({fwd ? Kind::kReduceScatter : Kind::kAllGather, act, g, CommGroup::kTp});
+  } else {
+    ops.push_back({Kind::kAllReduce, act, g, CommGroup::kTp});
+  }
+}
+
+}  // namespace
 
 std::vector<CommOp> layer_collectives(const Scenario& s, const Placement& place, int stage,
                                       PassKind kind, bool moe_layer) {
@@ -18,6 +43,7 @@ std::vector<CommOp> layer_collectives(const Scenario& s, const Placement& place,
   const std::int64_t T = p.micro_batch * m.seq_len / p.cp;
   const std::int64_t act = T * m.hidden * 2;  // bf16 activations of the micro-batch
   std::vector<CommOp> ops;
+  const bool moe = m.experts > 0 && moe_layer;
   if (p.tp > 1) {
     const std::vector<std::uint32_t> tp = place.tp_group(stage);
     for (int i = 0; i < 2; ++i) {
@@ -37,6 +63,7 @@ std::vector<CommOp> layer_collectives(const Scenario& s, const Placement& place,
       }
     }
   }
+  if (moe && p.expert_tp() != p.tp) expert_tp_collectives(s, place, stage, fwd, ops);
   if (p.cp > 1) {
     // bf16 K and V of every KV head (MLA: each head's, after the up projection).
     const std::int64_t kv =
@@ -46,10 +73,12 @@ std::vector<CommOp> layer_collectives(const Scenario& s, const Placement& place,
         {fwd ? Kind::kAllGather : Kind::kReduceScatter, kv, place.cp_group(stage), CommGroup::kCp});
   }
   if (m.experts > 0 && moe_layer && p.ep > 1) {
-    const MoeTokens tokens{static_cast<double>(T) * m.capacity_factor / p.tp, m.hidden,
+    // The busiest receiver's tokens (moe.routing): every GPU of the group sends that many, so
+    // the busiest receiver's NICs and NVLink carry what they do under the routing.
+    const MoeTokens tokens{static_cast<double>(T) * moe_load(s).tokens / p.tp, m.hidden,
                            m.precision == "fp8"};
     const MoeDispatcher* d = find_moe_dispatcher(s.moe.dispatcher);
-    for (const CommOp& op : d->ops(tokens, s, place.dp_group(stage, 1, p.ep), fwd)) {
+    for (const CommOp& op : d->ops(tokens, s, place.ep_group(stage, p.expert_tp(), p.ep), fwd)) {
       ops.push_back(op);
     }
   }

@@ -12,6 +12,8 @@
 //   (Megatron-LM's warm-up, pipeline_schedule.hpp), plus the one in progress.
 #include "stepsim/workload/memory_model.hpp"
 
+#include "src/workload/moe/routing.hpp"
+
 #include <algorithm>
 #include <cstdio>
 
@@ -127,8 +129,10 @@ double mlp_block_bytes(const Scenario& s, bool moe) {
   b += 2 * 4 * T * rep * m.experts;  // fp32 router logits and probabilities
   // Routed token copies on an EP rank (tokens gathered over TP): input and output of the
   // experts, and their FFN.
-  const double copies = T * m.top_k * m.capacity_factor;
-  return b + copies * (2 * 2 * h + ffn_bytes_per_token(s, m.ffn));
+  const double copies = T * m.top_k * moe_load(s).tokens;  // busiest EP rank
+  // With expert TP (etp < tp) a GPU holds etp / tp of them, each with 1 / etp of the FFN.
+  const double share = static_cast<double>(s.par.expert_tp()) / s.par.tp;
+  return b + copies * (2 * 2 * h * share + ffn_bytes_per_token(s, m.ffn));
 }
 
 // torchtitan's op-level selective checkpointing of a dense layer: the layer's input, the
@@ -199,7 +203,7 @@ double nccl_bytes(const Scenario& s) {
   double b = ring(p.tp) + ring(p.cp) + ring(dp);
   if (p.pp > 1) b += 2 * p2p * buf;
   if (s.model.experts > 0 && p.ep > 1) {
-    b += (p.ep - 1) * p2p * buf + ring(std::max(1.0, dp * p.cp / p.ep));
+    b += (p.ep - 1) * p2p * buf + ring(p.expert_dp());
   }
   return b;
 }
@@ -234,7 +238,7 @@ void add_states(StageMemory& st, const Scenario& s, const StageParams& sp) {
   const Parallelism& p = s.par;
   const StateBytes b = state_bytes(s);
   const double dp = static_cast<double>(p.data_parallel()) * p.cp;
-  const double edp = std::max(1.0, dp / p.ep);
+  const double edp = p.expert_dp();
   const States d = states(sp.dense, b, p.zero, dp);
   const States e = states(sp.expert, b, p.zero, edp);
   const States emb = states(sp.embedding, b, p.zero, dp);
@@ -300,8 +304,9 @@ void add_activations(StageMemory& st, const Scenario& s, const PipelineShape& sh
     }
   }
   if (sp.moe_layers > 0) {  // all-to-all send and receive buffers of one layer's tokens
-    const double copies = T * m.top_k * m.capacity_factor;
-    st.terms[kMoeDispatch].bytes = 2 * 2 * copies * h;
+    const double copies = T * m.top_k * moe_load(s).tokens;  // busiest EP rank
+    st.terms[kMoeDispatch].bytes =
+        2 * 2 * copies * h * (static_cast<double>(s.par.expert_tp()) / s.par.tp);
   }
 }
 

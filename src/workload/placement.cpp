@@ -21,4 +21,19 @@ std::vector<std::uint32_t> Placement::dp_group(int stage, int stride, int count)
   return g;
 }
 
+std::vector<std::uint32_t> Placement::ep_group(int stage, int etp, int ep) const {
+  std::vector<std::uint32_t> g;
+  for (int e = 0; e < ep; ++e)
+    g.push_back(rank(0, 0, 0, stage) + static_cast<std::uint32_t>(e * etp));
+  return g;
+}
+
+std::vector<std::uint32_t> Placement::etp_group(int stage, int etp) const {
+  return ep_group(stage, 1, etp);
+}
+
+std::vector<std::uint32_t> Placement::expert_dp_group(int stage, int etp, int ep, int edp) const {
+  return ep_group(stage, etp * ep, edp);
+}
+
 }  // namespace stepsim::workload

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "src/workload/moe/moe_dispatcher.hpp"
+#include "src/workload/moe/routing.hpp"
 #include "stepsim/config/yaml_input.hpp"
 
 #include "stepsim/fabric/fabric_samples.hpp"
@@ -73,7 +74,10 @@ config::ParamTable scenario_param_table(Scenario& s) {
   t.integer("parallel.pp", p.pp, 1, 1 << 16, "pipeline stages");
   t.integer("parallel.vpp", p.vpp, 1, 1 << 10, "virtual stages per GPU (interleaved 1F1B)");
   t.integer("parallel.cp", p.cp, 1, 1 << 16, "context parallel size");
-  t.integer("parallel.ep", p.ep, 1, 1 << 16, "expert parallel size");
+  t.integer("parallel.ep", p.ep, 1, 1 << 16,
+            "expert parallel size (a divisor of tp x cp x dp / etp: MoE parallel folding)");
+  t.integer("parallel.etp", p.etp, 0, 1 << 16,
+            "expert tensor parallel size, a divisor of tp; 0 = tp");
   t.choice("moe.dispatcher", s.moe.dispatcher, moe_dispatcher_names(),
            "MoE token dispatch: alltoall (NCCL), deepep (DeepEP's normal kernels: RDMA once per "
            "server, then NVLink) or deepep_ll (its low-latency kernels: pure RDMA)");
@@ -84,6 +88,12 @@ config::ParamTable scenario_param_table(Scenario& s) {
            "micro-batch's dispatch/combine beside another's forward/backward)");
   t.integer("moe.comm_sms", s.moe.comm_sms, 0, 1024,
             "SMs the EP kernels take from the compute they overlap");
+  t.add(text("moe.routing", s.moe.routing,
+             "expert loads: balanced, zipf:ALPHA (the i-th expert takes i^-ALPHA of the tokens) "
+             "or file:PATH (one line per MoE layer of E counts or fractions)"));
+  t.boolean("moe.dropless", s.moe.dropless,
+            "no expert capacity: the busiest EP rank takes what is routed to it (false: "
+            "capacity_factor x the even share, padded, the rest dropped)");
   t.integer("parallel.dp", p.dp, 0, 1 << 24, "data parallel size; 0 = gpus / (tp pp cp)");
   t.integer("parallel.gpus", p.gpus, 0, 1 << 24, "GPUs; 0 = tp pp cp dp");
   t.integer("parallel.micro_batch", p.micro_batch, 1, std::int64_t{1} << 30,
@@ -576,6 +586,11 @@ Result<Scenario> load_scenario(const std::string& path, const std::vector<std::s
   if (topo.is_relative() && !(from_command_line && std::filesystem::is_regular_file(topo))) {
     s.topology = (std::filesystem::path(path).parent_path() / topo).lexically_normal().string();
   }
+  auto loads = read_routing(s.moe.routing, s.model.experts,
+                            std::max(s.model.layers - s.model.dense_layers, 1),
+                            std::filesystem::path(path).parent_path().string());
+  if (!loads) return Error{path + ": " + loads.error().message};
+  s.moe.expert_loads = std::move(loads).value();
   // The ep_* collectives route as the model does.
   s.coll.ep_experts = s.model.experts;
   s.coll.ep_top_k = s.model.top_k;

@@ -4,12 +4,47 @@
 #include <set>
 #include <string>
 
+#include "src/workload/expert_grid.hpp"
 #include "stepsim/fabric/pfc_headroom.hpp"
 #include "stepsim/gpu/gpu_spec.hpp"
 #include "stepsim/nic/nic_presets.hpp"
 #include "stepsim/workload/scenario.hpp"
 
 namespace stepsim::workload {
+
+// Megatron's MoE parallel folding: the expert grid etp x ep x expert-DP over each stage's
+// tp x cp x dp GPUs (expert-TP fastest, then EP), so that etp divides tp and etp x ep divides
+// tp x cp x dp; the EP group (ep x etp / tp rows of the attention grid's tp, when it spans
+// them) must cover whole CP rows or a part of one, so that every GPU's copy is the same shape.
+Result<bool> validate_expert_grid(const ModelSpec& m, const Parallelism& p) {
+  if (m.experts == 0) return true;
+  const int etp = p.expert_tp();
+  const int stage = p.tp * p.cp * p.data_parallel();
+  if (m.experts % p.ep != 0) return Error{"parallel.ep must divide model.experts"};
+  if (p.tp % etp != 0) {
+    return Error{"parallel.etp (" + std::to_string(etp) + ") must divide parallel.tp (" +
+                 std::to_string(p.tp) + ")"};
+  }
+  if (stage % (etp * p.ep) != 0) {
+    return Error{"parallel.etp x parallel.ep (" + std::to_string(etp) + " x " +
+                 std::to_string(p.ep) + " = " + std::to_string(etp * p.ep) +
+                 ") must divide parallel.tp x parallel.cp x the data parallel size (" +
+                 std::to_string(p.tp) + " x " + std::to_string(p.cp) + " x " +
+                 std::to_string(p.data_parallel()) + " = " + std::to_string(stage) +
+                 "): the expert grid (expert-TP x EP x expert-DP) folds over the attention grid"};
+  }
+  if (etp > 1 && etp * p.ep < p.tp) {
+    return Error{"parallel.etp x parallel.ep (" + std::to_string(etp * p.ep) +
+                 ") below parallel.tp needs parallel.etp 1"};
+  }
+  const int rows = etp * p.ep / p.tp;  // CP x DP positions the EP group spans
+  if (rows > 1 && rows % p.cp != 0 && p.cp % rows != 0) {
+    return Error{"parallel.ep: an EP group spans " + std::to_string(rows) +
+                 " context-parallel positions, neither a divisor nor a multiple of parallel.cp (" +
+                 std::to_string(p.cp) + ")"};
+  }
+  return true;
+}
 
 namespace {
 
@@ -128,10 +163,14 @@ Result<bool> validate_fit(const Scenario& s, const topology::Topology& topo,
   const ModelSpec& m = s.model;
   const Parallelism& p = s.par;
   auto bad = [&](const std::string& msg) { return Error{where + msg}; };
-  if (m.experts > 0 && (m.experts % p.ep != 0 || p.data_parallel() % p.ep != 0)) {
-    return bad("parallel.ep must divide model.experts and the data parallel size");
-  }
+  if (auto ok = validate_expert_grid(m, p); !ok) return bad(ok.error().message);
   if (m.experts == 0 && p.ep > 1) return bad("parallel.ep > 1 needs an MoE model");
+  if (!s.moe.expert_loads.empty() &&
+      static_cast<int>(s.moe.expert_loads.front().size()) != m.experts) {
+    return bad("moe.routing: the file's loads are for " +
+               std::to_string(s.moe.expert_loads.front().size()) + " experts, model.experts is " +
+               std::to_string(m.experts));
+  }
   if (s.moe.overlap != "none" && s.step_mode == "whole") {
     return bad("moe.overlap " + s.moe.overlap +
                " needs step.mode memoized (allowed with whole: none)");

@@ -3,6 +3,7 @@
 /// the topology and every collective, NIC and fabric parameter, from one YAML file
 /// (`workloads/*.yaml`) plus `--set key=value` overrides. One ParamTable declares every key.
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -30,7 +31,10 @@ struct Parallelism {
   int pp = 1;    ///< pipeline stages
   int vpp = 1;   ///< virtual stages (model chunks) per GPU: the interleaved schedule if > 1
   int cp = 1;    ///< context parallel (sequence split across GPUs, ring attention)
-  int ep = 1;    ///< expert parallel (MoE): experts split across this many DP ranks
+  int ep = 1;    ///< expert parallel (MoE): experts split across this many GPUs of a stage
+  /// Expert tensor parallel (MoE), a divisor of tp; 0: tp. Megatron's MoE parallel folding: the
+  /// expert grid etp x ep x expert-DP folds over each stage's tp x cp x dp GPUs.
+  int etp = 0;
   int dp = 0;    ///< data parallel; 0: GPUs / (tp pp cp)
   int gpus = 0;  ///< 0: tp pp cp dp
   std::int64_t micro_batch = 1;   ///< sequences per micro-batch
@@ -59,6 +63,11 @@ struct Parallelism {
   int last_stage_layers = 0;
 
   [[nodiscard]] int data_parallel() const { return dp > 0 ? dp : gpus / (tp * pp * cp); }
+  [[nodiscard]] int expert_tp() const { return etp > 0 ? etp : tp; }
+  /// The expert data-parallel size: tp cp dp / (etp ep).
+  [[nodiscard]] int expert_dp() const {
+    return std::max(tp * cp * data_parallel() / std::max(expert_tp() * ep, 1), 1);
+  }
   [[nodiscard]] int world() const { return gpus > 0 ? gpus : tp * pp * cp * dp; }
   /// Micro-batches per step in each pipeline.
   [[nodiscard]] std::int64_t micro_batches() const {
@@ -105,6 +114,15 @@ struct MoeParams {
   /// SMs the communication kernels hold while they run beside compute (DeepSeek-V3: 20); the
   /// compute beside them runs on the rest.
   int comm_sms = 20;
+  /// How the routed tokens spread over the experts: balanced, zipf:ALPHA or file:PATH
+  /// (src/workload/moe/routing.hpp).
+  std::string routing = "balanced";
+  /// No capacity: every expert takes the tokens routed to it, the busiest EP rank sets the
+  /// layer's time. false: each expert's buffer holds capacity_factor x its even share (padded),
+  /// the tokens over it dropped.
+  bool dropless = false;
+  /// file:PATH's loads by MoE layer (each sums to 1), read with the scenario; else empty.
+  std::vector<std::vector<double>> expert_loads;
 };
 
 /// What the HDF5 file keeps (output.*).

@@ -50,7 +50,9 @@ TEST(LayerComm, SequenceParallelTpThenCpThenEp) {
     EXPECT_EQ(fwd[i].group, CommGroup::kEp);
     EXPECT_EQ(fwd[i].kind, Kind::kAllToAll);
     EXPECT_EQ(fwd[i].bytes, act * 2 / 2);  // top-2 routed, divided by TP
-    EXPECT_EQ(fwd[i].gpus, (std::vector<std::uint32_t>{32, 36, 40, 44}));
+    // MoE parallel folding: EP (expert TP = tp 2) runs over the stage's GPUs 2 apart, over the
+    // CP positions before the DP ranks (Megatron-Core's expert grid).
+    EXPECT_EQ(fwd[i].gpus, (std::vector<std::uint32_t>{32, 34, 36, 38}));
   }
   const auto bwd = layer_collectives(s, place, 1, PassKind::kBackward);
   ASSERT_EQ(bwd.size(), fwd.size());
