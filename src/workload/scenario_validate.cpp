@@ -6,6 +6,7 @@
 #include "stepsim/fabric/pfc_headroom.hpp"
 #include "stepsim/gpu/gpu_spec.hpp"
 #include "stepsim/nic/nic_presets.hpp"
+#include "stepsim/workload/pipeline_layout.hpp"
 #include "stepsim/workload/scenario.hpp"
 
 namespace stepsim::workload {
@@ -67,7 +68,18 @@ Result<bool> validate_layers(const Scenario& s, const topology::Topology& /*topo
   const Parallelism& p = s.par;
   auto bad = [&](const std::string& msg) { return Error{where + msg}; };
   const int pv = p.pp * p.vpp;
-  if (p.first_stage_layers > 0 || p.last_stage_layers > 0) {
+  if (!p.layout.empty()) {
+    if (p.first_stage_layers > 0 || p.last_stage_layers > 0) {
+      return bad(
+          "parallel.layout replaces parallel.first_stage_layers and parallel.last_stage_layers: "
+          "give one or the other");
+    }
+    auto v = parse_pipeline_layout(p.layout);
+    if (!v) return bad("parallel.layout: " + v.error().message);
+    if (auto ok = check_pipeline_layout(p.layout, *v, p.pp, p.vpp, m.layers, m.mtp_layers); !ok) {
+      return bad("parallel.layout " + ok.error().message);
+    }
+  } else if (p.first_stage_layers > 0 || p.last_stage_layers > 0) {
     const int fixed = (p.first_stage_layers > 0 ? 1 : 0) + (p.last_stage_layers > 0 ? 1 : 0);
     const int rest = m.layers - p.first_stage_layers - p.last_stage_layers;
     if (pv <= fixed || rest < pv - fixed || rest % (pv - fixed) != 0) {

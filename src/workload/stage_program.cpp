@@ -123,6 +123,26 @@ class ProgramBuilder {
       }
       run_layer(pass, layer, r);
     }
+    if (n_layers == 0) run_layerless(pass, first);
+  }
+
+  // A virtual stage without transformer layers: what it computes beyond layers, and its
+  // gradients (embedding, MTP) after the last micro-batch (the memoized executor's rule).
+  void run_layerless(const PipelinePass& pass, int first) {
+    const bool fwd = pass.kind == PassKind::kForward;
+    const double dt = chunk_extra_seconds(s_, lc_[0], shape_, prog_.stage, pass.chunk, pass.kind);
+    if (dt > 0) {
+      OpRecord r;
+      r.stage = static_cast<std::uint32_t>(prog_.stage);
+      r.kind = fwd ? OpKind::kForward : OpKind::kBackward;
+      r.micro = static_cast<std::uint32_t>(pass.micro);
+      r.chunk = static_cast<std::uint32_t>(pass.chunk);
+      r.layer = static_cast<std::uint32_t>(first);
+      compute(r, dt);
+    }
+    if (fwd || pass.micro != shape_.micro_batches - 1) return;
+    buckets_.add(extra_gradient_bytes(s_, shape_, prog_.stage, pass.chunk));
+    if (s_.par.zero == 3 || s_.par.overlap_grad_reduce) reduce_buckets(s_.par.zero == 3);
   }
 
   void run_layer(const PipelinePass& pass, int layer, OpRecord r) {
