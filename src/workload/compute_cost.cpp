@@ -148,6 +148,10 @@ PipelineShape pipeline_shape(const Scenario& s) {
   shape.micro_batches = static_cast<int>(s.par.micro_batches());
   shape.first_layers = s.par.first_stage_layers;
   shape.last_layers = s.par.last_stage_layers;
+  // Megatron-Core's interleaved schedule with overlap_moe_expert_parallel_comm: one more warm-up.
+  if (s.moe.overlap == "1f1b" && s.model.experts > 0 && s.par.ep > 1 && s.par.vpp > 1) {
+    shape.extra_warmup = 1;
+  }
   if (s.par.layout.empty()) return shape;
   // validate() checked it: parse errors cannot happen here.
   const std::vector<LayoutStage> v = parse_pipeline_layout(s.par.layout).value();

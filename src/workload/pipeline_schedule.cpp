@@ -11,8 +11,8 @@ int warmup_passes(const PipelineShape& shape, int stage) {
   const int p = shape.stages;
   const int v = shape.chunks;
   const int total = shape.micro_batches * v;
-  if (v == 1) return std::min(p - stage - 1, shape.micro_batches);
-  return std::min((p - stage - 1) * 2 + (v - 1) * p, total);
+  if (v == 1) return std::min(p - stage - 1 + shape.extra_warmup, shape.micro_batches);
+  return std::min((p - stage - 1) * 2 + (v - 1) * p + shape.extra_warmup, total);
 }
 
 std::vector<PipelinePass> stage_schedule(const PipelineShape& shape, int stage) {

@@ -143,9 +143,12 @@ Result<bool> validate_fit(const Scenario& s, const topology::Topology& topo,
     return bad("parallel.ep must divide model.experts and the data parallel size");
   }
   if (m.experts == 0 && p.ep > 1) return bad("parallel.ep > 1 needs an MoE model");
-  if (s.moe.overlap != "none" && s.step_mode == "whole") {
+  if (s.moe.overlap != "none" && s.step_mode == "whole" &&
+      (p.zero == 3 || p.recompute == "full" || (p.pp > 1 && p.vpp == 1))) {
     return bad("moe.overlap " + s.moe.overlap +
-               " needs step.mode memoized (allowed with whole: none)");
+               " with step.mode whole pairs the passes layer by layer as Megatron-Core does: it "
+               "needs parallel.zero below 3, parallel.recompute none or selective, and "
+               "parallel.vpp > 1 when parallel.pp > 1 (Megatron's rule; or step.mode memoized)");
   }
   if (gpu::peak_flops(s.gpu, m.precision) <= 0) {
     std::string allowed;

@@ -35,6 +35,10 @@ struct PipelineShape {
   std::vector<int> layout{};
   /// The virtual stage of the MTP modules; -1: the last.
   int mtp_virtual = -1;
+  /// Forward passes added to every stage's warm-up: 1 with moe.overlap 1f1b and vpp > 1
+  /// (Megatron-Core's interleaved schedule adds one so that each steady-state forward and
+  /// backward are independent).
+  int extra_warmup = 0;
 };
 
 /// Forward passes a stage runs before its first backward (the cool-down runs as many
