@@ -5,6 +5,8 @@
 #include <string>
 #include <utility>
 
+#include "stepsim/workload/pipeline_layout.hpp"
+
 namespace stepsim::plan {
 namespace {
 
@@ -99,6 +101,7 @@ Layout layout_of(const workload::Parallelism& p) {
   l.tp_overlap = p.tp_overlap && p.tp > 1;
   l.first_stage_layers = p.first_stage_layers;
   l.last_stage_layers = p.last_stage_layers;
+  l.pipeline_layout = p.layout;
   return l;
 }
 
@@ -119,11 +122,17 @@ void apply_layout(const Layout& l, workload::Scenario& s) {
   p.tp_overlap = l.tp_overlap;
   p.first_stage_layers = l.first_stage_layers;
   p.last_stage_layers = l.last_stage_layers;
+  p.layout = l.pipeline_layout;
 }
 
 std::vector<Layout> enumerate_layouts(const workload::Scenario& s, const SpaceOptions& o) {
   const workload::ModelSpec& m = s.model;
   std::vector<Layout> out;
+  // The scenario's parallel.layout fits the layouts with its count of virtual stages.
+  int layout_stages = 0;
+  if (auto v = workload::parse_pipeline_layout(s.par.layout); !s.par.layout.empty() && v) {
+    layout_stages = static_cast<int>(v->size());
+  }
   // The largest TP first: a search stopped early (SIGTERM, a time limit) has then looked at the
   // sizes that win for large models, not only TP 1 and 2.
   std::vector<int> tps = divisors(o.nvlink);
@@ -144,7 +153,9 @@ std::vector<Layout> enumerate_layouts(const workload::Scenario& s, const SpaceOp
           // The scenario's uneven first/last stage where it still splits, else even.
           const int first = s.par.first_stage_layers;
           const int last = s.par.last_stage_layers;
-          if ((first > 0 || last > 0) && layers_split(m.layers, pp * vpp, first, last)) {
+          if (layout_stages == pp * vpp) {
+            l.pipeline_layout = s.par.layout;
+          } else if ((first > 0 || last > 0) && layers_split(m.layers, pp * vpp, first, last)) {
             l.first_stage_layers = first;
             l.last_stage_layers = last;
           } else if (!layers_split(m.layers, pp * vpp, 0, 0)) {

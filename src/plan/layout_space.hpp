@@ -30,6 +30,9 @@ struct Layout {
   /// kept when it still splits the layers; otherwise the even split.
   int first_stage_layers = 0;
   int last_stage_layers = 0;
+  /// The scenario's parallel.layout, kept where its virtual stages are this pp x vpp; else the
+  /// even split.
+  std::string pipeline_layout;
   friend bool operator==(const Layout&, const Layout&) = default;
 };
 

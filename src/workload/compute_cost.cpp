@@ -23,6 +23,9 @@
 #include <utility>
 #include <vector>
 
+#include "stepsim/core/fatal.hpp"
+#include "stepsim/workload/pipeline_layout.hpp"
+
 namespace stepsim::workload {
 
 namespace {
@@ -141,8 +144,26 @@ double overlapped_seconds(double comm_s, double gemm_s, int chunks) {
 }
 
 PipelineShape pipeline_shape(const Scenario& s) {
-  return {s.par.pp, s.par.vpp, static_cast<int>(s.par.micro_batches()), s.par.first_stage_layers,
-          s.par.last_stage_layers};
+  PipelineShape shape;
+  shape.stages = s.par.pp;
+  shape.chunks = s.par.vpp;
+  shape.micro_batches = static_cast<int>(s.par.micro_batches());
+  shape.first_layers = s.par.first_stage_layers;
+  shape.last_layers = s.par.last_stage_layers;
+  // Megatron-Core's interleaved schedule with overlap_moe_expert_parallel_comm: one more warm-up.
+  if (s.moe.overlap == "1f1b" && s.model.experts > 0 && s.par.ep > 1 && s.par.vpp > 1) {
+    shape.extra_warmup = 1;
+  }
+  if (s.par.layout.empty()) return shape;
+  // validate() checked it: parse errors cannot happen here.
+  const std::vector<LayoutStage> v = parse_pipeline_layout(s.par.layout).value();
+  STEPSIM_CHECK(static_cast<int>(v.size()) == s.par.pp * s.par.vpp,
+                "parallel.layout's virtual stages are not pp x vpp (validate() checks it)");
+  for (std::size_t vi = 0; vi < v.size(); ++vi) {
+    shape.layout.push_back(v[vi].layers);
+    if (v[vi].mtp > 0) shape.mtp_virtual = static_cast<int>(vi);
+  }
+  return shape;
 }
 
 namespace {
@@ -231,6 +252,8 @@ void add_mtp(const Scenario& s, bool moe, double T, LayerCosts& k) {
   const double h = m.hidden;
   const LayerCosts last = m.moe_layer(m.layers - 1) == moe ? k : layer_costs(s, !moe);
   const Linear mtp_proj{T, h / s.par.tp, 2 * h};
+  k.mtp_fwd_s = m.mtp_layers * (fwd_seconds(s, mtp_proj, fp8) + last.fwd_s + sum_of(last.fwd_hide));
+  k.mtp_bwd_s = m.mtp_layers * (bwd_seconds(s, mtp_proj, fp8) + last.bwd_s + sum_of(last.bwd_hide));
   k.logits_fwd_s += m.mtp_layers * (fwd_seconds(s, mtp_proj, fp8) + last.fwd_s +
                                     sum_of(last.fwd_hide) + k.logits_fwd_s);
   k.logits_bwd_s += m.mtp_layers * (bwd_seconds(s, mtp_proj, fp8) + last.bwd_s +
@@ -293,6 +316,8 @@ LayerCosts layer_costs(const Scenario& s, bool moe_layer) {
   const Linear logits{T, static_cast<double>(m.vocab) / tp, h};
   k.logits_fwd_s = fwd_seconds(s, logits, fp8) + ovh;
   k.logits_bwd_s = bwd_seconds(s, logits, fp8) + ovh;
+  k.output_fwd_s = k.logits_fwd_s;
+  k.output_bwd_s = k.logits_bwd_s;
   if (m.mtp_layers > 0) add_mtp(s, moe, T, k);
   return k;
 }
@@ -300,12 +325,24 @@ LayerCosts layer_costs(const Scenario& s, bool moe_layer) {
 double layer_pass_seconds(const Scenario& s, const LayerCosts& lc, const PipelineShape& shape,
                           int stage, int chunk, PassKind kind, int layer) {
   const bool fwd = kind == PassKind::kForward;
-  const bool last_virtual = stage == shape.stages - 1 && chunk == shape.chunks - 1;
   const bool last_layer = layer == layers_in(shape, s.model.layers, stage, chunk) - 1;
   double dt = fwd ? lc.fwd_s : lc.bwd_s;
   if (!fwd && s.par.recompute == "selective") dt += lc.recompute_s;
-  if (last_virtual && fwd && last_layer) dt += lc.logits_fwd_s;
-  if (last_virtual && !fwd && last_layer) dt += lc.logits_bwd_s;
+  if (last_layer) dt += chunk_extra_seconds(s, lc, shape, stage, chunk, kind);
+  return dt;
+}
+
+double chunk_extra_seconds(const Scenario& s, const LayerCosts& lc, const PipelineShape& shape,
+                           int stage, int chunk, PassKind kind) {
+  const bool fwd = kind == PassKind::kForward;
+  const bool loss = holds_loss(shape, stage, chunk);
+  const bool mtp = s.model.mtp_layers > 0 && holds_mtp(shape, stage, chunk);
+  if (loss && (mtp || s.model.mtp_layers == 0)) return fwd ? lc.logits_fwd_s : lc.logits_bwd_s;
+  // parallel.layout with the MTP modules on a virtual stage of their own: their layers there,
+  // every head's output layer on the loss's stage (Megatron's process_mtp_loss runs there).
+  double dt = 0;
+  if (loss) dt += (1 + s.model.mtp_layers) * (fwd ? lc.output_fwd_s : lc.output_bwd_s);
+  if (mtp) dt += fwd ? lc.mtp_fwd_s : lc.mtp_bwd_s;
   return dt;
 }
 
@@ -344,7 +381,24 @@ double embedding_params(const Scenario& s, const PipelineShape& shape, int stage
   if (stage == shape.stages - 1 && chunk == shape.chunks - 1 && !s.model.tied_embeddings) {
     e += emb;
   }
+  // parallel.layout's MTP modules on a virtual stage of their own: Megatron builds an embedding
+  // there (the modules embed the shifted tokens), a copy of the first stage's.
+  if (s.model.mtp_layers > 0 && holds_mtp(shape, stage, chunk) &&
+      !holds_loss(shape, stage, chunk) && (stage != 0 || chunk != 0)) {
+    e += emb;
+  }
   return e;
+}
+
+LayerParams extra_gradient_bytes(const Scenario& s, const PipelineShape& shape, int stage,
+                                 int chunk) {
+  LayerParams g{embedding_params(s, shape, stage, chunk) * s.par.grad_bytes, 0};
+  if (s.model.mtp_layers > 0 && holds_mtp(shape, stage, chunk)) {
+    const LayerParams mtp = mtp_params(s);
+    g.dense += mtp.dense * s.par.grad_bytes;
+    g.expert += mtp.expert * s.par.grad_bytes;
+  }
+  return g;
 }
 
 LayerParams layer_gradient_bytes(const Scenario& s, const PipelineShape& shape, int stage,
@@ -354,8 +408,8 @@ LayerParams layer_gradient_bytes(const Scenario& s, const PipelineShape& shape, 
       layer_params(s, m.moe_layer(first_layer(shape, m.layers, stage, chunk) + layer));
   const double emb = layer == 0 ? embedding_params(s, shape, stage, chunk) : 0;
   LayerParams g{(lp.dense + emb) * s.par.grad_bytes, lp.expert * s.par.grad_bytes};
-  const bool last_virtual = stage == shape.stages - 1 && chunk == shape.chunks - 1;
-  if (m.mtp_layers > 0 && last_virtual && layer == layers_in(shape, m.layers, stage, chunk) - 1) {
+  if (m.mtp_layers > 0 && holds_mtp(shape, stage, chunk) &&
+      layer == layers_in(shape, m.layers, stage, chunk) - 1) {
     const LayerParams mtp = mtp_params(s);
     g.dense += mtp.dense * s.par.grad_bytes;
     g.expert += mtp.expert * s.par.grad_bytes;
@@ -376,7 +430,7 @@ double stage_params(const Scenario& s, const PipelineShape& shape, int stage) {
     params += n_dense * (dense.dense + dense.expert) + (n - n_dense) * (moe.dense + moe.expert) +
               embedding_params(s, shape, stage, c);
   }
-  if (stage == shape.stages - 1) {
+  if (stage == mtp_stage(shape)) {
     const LayerParams mtp = mtp_params(s);
     params += mtp.dense + mtp.expert;
   }

@@ -164,8 +164,41 @@ Result<bool> MemoizedExecutor::run_pass(int st, const PipelinePass& pass, double
     }
     if (auto ok = run_layer(st, pass, layer, r); !ok) return ok;
   }
+  if (n_layers == 0) {
+    if (auto ok = run_layerless(st, pass, first); !ok) return ok;
+  }
   if (fwd && g.first_fwd_s < 0) g.first_fwd_s = g.time.t - op_start;
   if (progress_ && !progress_(g.time.t)) return interrupt();
+  return true;
+}
+
+// A virtual stage without transformer layers (parallel.layout's E, m or L alone): what it
+// computes beyond layers, and its gradients (embedding, MTP) after the last micro-batch.
+Result<bool> MemoizedExecutor::run_layerless(int st, const PipelinePass& pass, int first) {
+  StageTime& g = stages_[idx(st)].time;
+  const bool fwd = pass.kind == PassKind::kForward;
+  const double dt = chunk_extra_seconds(s_, lc_[0], shape_, st, pass.chunk, pass.kind);
+  if (dt > 0) {
+    OpRecord r;
+    r.stage = static_cast<std::uint32_t>(st);
+    r.kind = fwd ? OpKind::kForward : OpKind::kBackward;
+    r.micro = static_cast<std::uint32_t>(pass.micro);
+    r.chunk = static_cast<std::uint32_t>(pass.chunk);
+    r.layer = static_cast<std::uint32_t>(first);
+    r.start_s = g.t;
+    g.t += dt;
+    g.compute += dt;
+    r.end_s = g.t;
+    add_op(r);
+  }
+  if (fwd || pass.micro != shape_.micro_batches - 1) return true;
+  Stage& sg = stages_[idx(st)];
+  sg.buckets.add(extra_gradient_bytes(s_, shape_, st, pass.chunk));
+  if (s_.par.zero == 3 || s_.par.overlap_grad_reduce) {
+    for (GradClass cls : {GradClass::kDense, GradClass::kExpert}) {
+      if (auto ok = reduce_buckets(st, cls, g.t, s_.par.zero == 3); !ok) return ok;
+    }
+  }
   return true;
 }
 

@@ -75,6 +75,7 @@ class MemoizedExecutor final : public StepExecutor {
   Result<bool> fsdp_wait(int st, int k, int n_layers, double& next_ready);
   Result<double> fsdp_gather(int st);
   Result<bool> run_layer(int st, const PipelinePass& pass, int layer, OpRecord r);
+  Result<bool> run_layerless(int st, const PipelinePass& pass, int first);
   Result<bool> layer_comm(int st, PassKind kind, const OpRecord& base, double beside_s = 0);
   Result<bool> add_gradients(int st, int chunk, int layer);
   Result<bool> reduce_buckets(int st, GradClass cls, double at, bool flush);

@@ -181,7 +181,7 @@ StageParams stage_param_split(const Scenario& s, const PipelineShape& shape, int
     if (n_dense > 0) sp.largest_layer = std::max(sp.largest_layer, dense.dense + dense.expert);
     if (n > n_dense) sp.largest_layer = std::max(sp.largest_layer, moe.dense + moe.expert);
   }
-  if (stage == shape.stages - 1 && m.mtp_layers > 0) {
+  if (stage == mtp_stage(shape) && m.mtp_layers > 0) {
     const LayerParams lp = layer_params(s, m.moe_layer(m.layers - 1));
     const double proj = 2.0 * m.hidden * m.hidden / s.par.tp;
     sp.dense += m.mtp_layers * (lp.dense + proj);
@@ -213,6 +213,7 @@ double nccl_bytes(const Scenario& s) {
 struct InFlight {
   double dense_layers = 0, moe_layers = 0;  ///< layer passes held
   int first_chunk = 0, last_chunk = 0;
+  int mtp_chunk = 0;  ///< of the chunk holding the MTP modules (when on this stage)
 };
 
 InFlight in_flight(const Scenario& s, const PipelineShape& shape, int stage) {
@@ -230,6 +231,7 @@ InFlight in_flight(const Scenario& s, const PipelineShape& shape, int stage) {
     f.moe_layers += n - n_dense;
     f.first_chunk += c == 0 ? 1 : 0;
     f.last_chunk += c == v - 1 ? 1 : 0;
+    f.mtp_chunk += holds_mtp(shape, stage, c) ? 1 : 0;
   }
   return f;
 }
@@ -295,13 +297,13 @@ void add_activations(StageMemory& st, const Scenario& s, const PipelineShape& sh
     const double logits = s.memory.logits_copies * 4 * T * m.vocab / s.par.tp;
     st.terms[kOutputActivations].bytes = f.last_chunk * 4 * T * h * rep;  // final norm, input
     st.terms[kLogits].bytes = f.last_chunk * (1 + m.mtp_layers) * logits;
-    if (m.mtp_layers > 0) {
-      const double layer = m.moe_layer(m.layers - 1) ? a.moe : a.dense;
-      // Each module: two norms of h and their concatenation (2h), its layer, its output layer's
-      // final norm and input.
-      st.terms[kMtpActivations].bytes =
-          f.last_chunk * m.mtp_layers * (layer + (4 + 4 + 4) * T * h * rep);
-    }
+  }
+  if (st.stage == mtp_stage(shape) && m.mtp_layers > 0) {
+    const double layer = m.moe_layer(m.layers - 1) ? a.moe : a.dense;
+    // Each module: two norms of h and their concatenation (2h), its layer, its output layer's
+    // final norm and input.
+    st.terms[kMtpActivations].bytes =
+        f.mtp_chunk * m.mtp_layers * (layer + (4 + 4 + 4) * T * h * rep);
   }
   if (sp.moe_layers > 0) {  // all-to-all send and receive buffers of one layer's tokens
     const double copies = T * m.top_k * moe_load(s).tokens;  // busiest EP rank

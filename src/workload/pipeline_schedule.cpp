@@ -11,8 +11,8 @@ int warmup_passes(const PipelineShape& shape, int stage) {
   const int p = shape.stages;
   const int v = shape.chunks;
   const int total = shape.micro_batches * v;
-  if (v == 1) return std::min(p - stage - 1, shape.micro_batches);
-  return std::min((p - stage - 1) * 2 + (v - 1) * p, total);
+  if (v == 1) return std::min(p - stage - 1 + shape.extra_warmup, shape.micro_batches);
+  return std::min((p - stage - 1) * 2 + (v - 1) * p + shape.extra_warmup, total);
 }
 
 std::vector<PipelinePass> stage_schedule(const PipelineShape& shape, int stage) {
@@ -56,6 +56,7 @@ PassInput input_of(const PipelineShape& shape, int stage, PassKind kind, int chu
 int layers_in(const PipelineShape& shape, int layers, int stage, int chunk) {
   const int pv = shape.stages * shape.chunks;
   const int vi = chunk * shape.stages + stage;
+  if (!shape.layout.empty()) return shape.layout[static_cast<std::size_t>(vi)];
   if (shape.first_layers > 0 || shape.last_layers > 0) {
     if (vi == 0 && shape.first_layers > 0) return shape.first_layers;
     if (vi == pv - 1 && shape.last_layers > 0) return shape.last_layers;
@@ -73,6 +74,19 @@ int first_layer(const PipelineShape& shape, int layers, int stage, int chunk) {
     n += layers_in(shape, layers, vi % shape.stages, vi / shape.stages);
   }
   return n;
+}
+
+bool holds_mtp(const PipelineShape& shape, int stage, int chunk) {
+  const int vi = chunk * shape.stages + stage;
+  return shape.mtp_virtual >= 0 ? vi == shape.mtp_virtual : holds_loss(shape, stage, chunk);
+}
+
+int mtp_stage(const PipelineShape& shape) {
+  return shape.mtp_virtual >= 0 ? shape.mtp_virtual % shape.stages : shape.stages - 1;
+}
+
+bool holds_loss(const PipelineShape& shape, int stage, int chunk) {
+  return stage == shape.stages - 1 && chunk == shape.chunks - 1;
 }
 
 }  // namespace stepsim::workload

@@ -10,6 +10,7 @@
 #include "src/workload/moe/moe_dispatcher.hpp"
 #include "src/workload/moe/routing.hpp"
 #include "stepsim/config/yaml_input.hpp"
+#include "stepsim/workload/pipeline_layout.hpp"
 
 #include "stepsim/fabric/fabric_samples.hpp"
 #include "stepsim/fabric/pfc_headroom.hpp"
@@ -121,6 +122,17 @@ config::ParamTable scenario_param_table(Scenario& s) {
             "layers of the first virtual stage (uneven pipeline); 0 = the default split");
   t.integer("parallel.last_stage_layers", p.last_stage_layers, 0, big,
             "layers of the last virtual stage (uneven pipeline); 0 = the default split");
+  t.add({"parallel.layout",
+         "Megatron's pipeline layout: E embedding, t layer, m MTP, L loss, '|' between the pp x "
+         "vpp virtual stages, x*N, (...)*N (e.g. Et*3|(tt|)*29m|L); empty = the split above",
+         [&p](const std::string& v) -> Result<bool> {
+           if (!v.empty()) {
+             if (auto ok = parse_pipeline_layout(v); !ok) return ok.error();
+           }
+           p.layout = v;
+           return true;
+         },
+         [&p] { return p.layout; }});
 
   ComputeParams& c = s.compute;
   t.real(

@@ -8,6 +8,7 @@
 #include "stepsim/fabric/pfc_headroom.hpp"
 #include "stepsim/gpu/gpu_spec.hpp"
 #include "stepsim/nic/nic_presets.hpp"
+#include "stepsim/workload/pipeline_layout.hpp"
 #include "stepsim/workload/scenario.hpp"
 
 namespace stepsim::workload {
@@ -103,7 +104,18 @@ Result<bool> validate_layers(const Scenario& s, const topology::Topology& /*topo
   const Parallelism& p = s.par;
   auto bad = [&](const std::string& msg) { return Error{where + msg}; };
   const int pv = p.pp * p.vpp;
-  if (p.first_stage_layers > 0 || p.last_stage_layers > 0) {
+  if (!p.layout.empty()) {
+    if (p.first_stage_layers > 0 || p.last_stage_layers > 0) {
+      return bad(
+          "parallel.layout replaces parallel.first_stage_layers and parallel.last_stage_layers: "
+          "give one or the other");
+    }
+    auto v = parse_pipeline_layout(p.layout);
+    if (!v) return bad("parallel.layout: " + v.error().message);
+    if (auto ok = check_pipeline_layout(p.layout, *v, p.pp, p.vpp, m.layers, m.mtp_layers); !ok) {
+      return bad("parallel.layout " + ok.error().message);
+    }
+  } else if (p.first_stage_layers > 0 || p.last_stage_layers > 0) {
     const int fixed = (p.first_stage_layers > 0 ? 1 : 0) + (p.last_stage_layers > 0 ? 1 : 0);
     const int rest = m.layers - p.first_stage_layers - p.last_stage_layers;
     if (pv <= fixed || rest < pv - fixed || rest % (pv - fixed) != 0) {
@@ -171,9 +183,12 @@ Result<bool> validate_fit(const Scenario& s, const topology::Topology& topo,
                std::to_string(s.moe.expert_loads.front().size()) + " experts, model.experts is " +
                std::to_string(m.experts));
   }
-  if (s.moe.overlap != "none" && s.step_mode == "whole") {
+  if (s.moe.overlap != "none" && s.step_mode == "whole" &&
+      (p.zero == 3 || p.recompute == "full" || (p.pp > 1 && p.vpp == 1))) {
     return bad("moe.overlap " + s.moe.overlap +
-               " needs step.mode memoized (allowed with whole: none)");
+               " with step.mode whole pairs the passes layer by layer as Megatron-Core does: it "
+               "needs parallel.zero below 3, parallel.recompute none or selective, and "
+               "parallel.vpp > 1 when parallel.pp > 1 (Megatron's rule; or step.mode memoized)");
   }
   if (gpu::peak_flops(s.gpu, m.precision) <= 0) {
     std::string allowed;

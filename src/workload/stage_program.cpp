@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "src/workload/memoized_comm.hpp"
+#include "src/workload/moe/ep_overlap.hpp"
 #include "stepsim/workload/compute_cost.hpp"
 #include "stepsim/workload/data_parallel_comm.hpp"
 #include "stepsim/workload/layer_comm.hpp"
@@ -22,7 +23,8 @@ class ProgramBuilder {
         shape_(pipeline_shape(s)),
         place_{s.par.tp, s.par.cp, s.par.data_parallel(), s.par.pp},
         lc_{layer_costs(s, false), layer_costs(s, true)},
-        buckets_(s, place_, stage) {
+        buckets_(s, place_, stage),
+        ep_overlap_(s, shape_) {
     prog_.stage = stage;
     for (PassKind k : {PassKind::kForward, PassKind::kBackward}) {
       // Only the kinds of layer the model has (a dense model's, or an MoE model without dense
@@ -45,39 +47,127 @@ class ProgramBuilder {
 
   StageProgram build() {
     const int st = prog_.stage;
-    for (const PipelinePass& pass : stage_schedule(shape_, st)) {
-      const PassInput in = input_of(shape_, st, pass.kind, pass.chunk);
-      if (!in.external && in.stage != st) {
-        StageOp r;
-        r.kind = StageOpKind::kRecv;
-        r.peer = in.stage;
-        r.pass = in.kind;
-        r.chunk = static_cast<std::uint32_t>(in.chunk);
-        r.micro = static_cast<std::uint32_t>(pass.micro);
-        prog_.ops.push_back(r);
+    const std::vector<PipelinePass> passes = stage_schedule(shape_, st);
+    for (std::size_t i = 0; i < passes.size(); ++i) {
+      const PipelinePass& pass = passes[i];
+      // moe.overlap 1f1b: a steady-state forward and the backward after it run as one pair.
+      if (pass.kind == PassKind::kForward && ep_overlap_.partnered(st, pass) &&
+          i + 1 < passes.size() && ep_overlap_.partnered(st, passes[i + 1]) &&
+          pair_mergeable(pass, passes[i + 1])) {
+        run_pair(pass, passes[i + 1]);
+        ++i;
+        continue;
       }
-      StageOp mark;
-      mark.kind = StageOpKind::kPassStart;
-      mark.pass = pass.kind;
-      prog_.ops.push_back(mark);
+      recv_input(pass);
+      mark(StageOpKind::kPassStart, pass);
       run_pass(pass);
-      mark.kind = StageOpKind::kPassEnd;
-      prog_.ops.push_back(mark);
-      for (int dst : consumers_[{static_cast<int>(pass.kind), pass.chunk}]) {
-        StageOp snd;
-        snd.kind = StageOpKind::kSend;
-        snd.peer = dst;
-        snd.pass = pass.kind;
-        snd.chunk = static_cast<std::uint32_t>(pass.chunk);
-        snd.micro = static_cast<std::uint32_t>(pass.micro);
-        prog_.ops.push_back(snd);
-      }
+      end_pass(pass);
     }
     finish();
     return std::move(prog_);
   }
 
  private:
+  void mark(StageOpKind kind, const PipelinePass& pass) {
+    StageOp m;
+    m.kind = kind;
+    m.pass = pass.kind;
+    prog_.ops.push_back(m);
+  }
+
+  void recv_input(const PipelinePass& pass) {
+    const PassInput in = input_of(shape_, prog_.stage, pass.kind, pass.chunk);
+    if (in.external || in.stage == prog_.stage) return;
+    StageOp r;
+    r.kind = StageOpKind::kRecv;
+    r.peer = in.stage;
+    r.pass = in.kind;
+    r.chunk = static_cast<std::uint32_t>(in.chunk);
+    r.micro = static_cast<std::uint32_t>(pass.micro);
+    prog_.ops.push_back(r);
+  }
+
+  // The pass's end and the sends of its output.
+  void end_pass(const PipelinePass& pass) {
+    mark(StageOpKind::kPassEnd, pass);
+    for (int dst : consumers_[{static_cast<int>(pass.kind), pass.chunk}]) {
+      StageOp snd;
+      snd.kind = StageOpKind::kSend;
+      snd.peer = dst;
+      snd.pass = pass.kind;
+      snd.chunk = static_cast<std::uint32_t>(pass.chunk);
+      snd.micro = static_cast<std::uint32_t>(pass.micro);
+      prog_.ops.push_back(snd);
+    }
+  }
+
+  OpRecord layer_record(const PipelinePass& pass, int layer) const {
+    OpRecord r;
+    r.stage = static_cast<std::uint32_t>(prog_.stage);
+    r.kind = pass.kind == PassKind::kForward ? OpKind::kForward : OpKind::kBackward;
+    r.micro = static_cast<std::uint32_t>(pass.micro);
+    r.chunk = static_cast<std::uint32_t>(pass.chunk);
+    r.layer = static_cast<std::uint32_t>(
+        first_layer(shape_, s_.model.layers, prog_.stage, pass.chunk) + layer);
+    return r;
+  }
+
+  double pass_layer_seconds(const PipelinePass& pass, int layer) const {
+    const OpRecord r = layer_record(pass, layer);
+    const LayerCosts& lc = lc_[s_.model.moe_layer(static_cast<int>(r.layer)) ? 1 : 0];
+    return layer_pass_seconds(s_, lc, shape_, prog_.stage, pass.chunk, pass.kind, layer);
+  }
+
+  // Pairs run merged when both have layers (FSDP and full recomputation: validate refuses them
+  // with the whole step's overlap).
+  bool pair_mergeable(const PipelinePass& f, const PipelinePass& b) const {
+    return layers_in(shape_, s_.model.layers, prog_.stage, f.chunk) > 0 &&
+           layers_in(shape_, s_.model.layers, prog_.stage, b.chunk) > 0;
+  }
+
+  // moe.overlap 1f1b in the whole step (Megatron's combined 1F1B): the forward `f` and the
+  // backward `b` start when both inputs are in and go layer by layer together, forward layer k
+  // then backward layer nb - 1 - k. Each EP collective of the forward runs beside the
+  // backward's compute of its layer (moved into it, shared over the layer's EP collectives),
+  // each of the backward's beside the forward's next layer; what a layer has no partner for
+  // runs alone. The memoized executor's accounting (ep_overlap.hpp), made causal.
+  void run_pair(const PipelinePass& f, const PipelinePass& b) {
+    const int st = prog_.stage;
+    const int nf = layers_in(shape_, s_.model.layers, st, f.chunk);
+    const int nb = layers_in(shape_, s_.model.layers, st, b.chunk);
+    recv_input(f);
+    recv_input(b);
+    mark(StageOpKind::kPassStart, f);
+    mark(StageOpKind::kPassStart, b);
+    double moved_f = 0;  // of forward layer k's compute, already run beside the backward's EP
+    for (int k = 0; k < std::max(nf, nb); ++k) {
+      const int l = nb - 1 - k;
+      double moved_b = 0;
+      if (k < nf) {
+        const OpRecord r = layer_record(f, k);
+        const double own = pass_layer_seconds(f, k) - moved_f;
+        if (own > 0) compute(r, own);
+        const double beside = l >= 0 ? pass_layer_seconds(b, l) : 0.0;
+        moved_b = layer_comm(PassKind::kForward, r, beside, l >= 0 ? layer_record(b, l) : r);
+        if (k == nf - 1) end_pass(f);
+      }
+      moved_f = 0;
+      if (k < nb) {
+        const OpRecord r = layer_record(b, l);
+        const double own = pass_layer_seconds(b, l) - moved_b;
+        if (own > 0) compute(r, own);
+        const double beside = k + 1 < nf ? pass_layer_seconds(f, k + 1) : 0.0;
+        moved_f =
+            layer_comm(PassKind::kBackward, r, beside, k + 1 < nf ? layer_record(f, k + 1) : r);
+        if (b.micro == shape_.micro_batches - 1) {
+          buckets_.add(layer_gradient_bytes(s_, shape_, st, b.chunk, l));
+          if (s_.par.overlap_grad_reduce) reduce_buckets(false);
+        }
+      }
+    }
+    end_pass(b);
+  }
+
   std::uint32_t add_comm(const CommOp& op) {
     prog_.comm_ops.push_back(op);
     return static_cast<std::uint32_t>(prog_.comm_ops.size() - 1);
@@ -123,6 +213,26 @@ class ProgramBuilder {
       }
       run_layer(pass, layer, r);
     }
+    if (n_layers == 0) run_layerless(pass, first);
+  }
+
+  // A virtual stage without transformer layers: what it computes beyond layers, and its
+  // gradients (embedding, MTP) after the last micro-batch (the memoized executor's rule).
+  void run_layerless(const PipelinePass& pass, int first) {
+    const bool fwd = pass.kind == PassKind::kForward;
+    const double dt = chunk_extra_seconds(s_, lc_[0], shape_, prog_.stage, pass.chunk, pass.kind);
+    if (dt > 0) {
+      OpRecord r;
+      r.stage = static_cast<std::uint32_t>(prog_.stage);
+      r.kind = fwd ? OpKind::kForward : OpKind::kBackward;
+      r.micro = static_cast<std::uint32_t>(pass.micro);
+      r.chunk = static_cast<std::uint32_t>(pass.chunk);
+      r.layer = static_cast<std::uint32_t>(first);
+      compute(r, dt);
+    }
+    if (fwd || pass.micro != shape_.micro_batches - 1) return;
+    buckets_.add(extra_gradient_bytes(s_, shape_, prog_.stage, pass.chunk));
+    if (s_.par.zero == 3 || s_.par.overlap_grad_reduce) reduce_buckets(s_.par.zero == 3);
   }
 
   void run_layer(const PipelinePass& pass, int layer, OpRecord r) {
@@ -152,9 +262,16 @@ class ProgramBuilder {
 
   // The layer's blocking collectives; `r` is the layer's compute record, which a collective
   // with TP overlap (CommOp::overlap_s) carries for the GEMM that runs beside it.
-  void layer_comm(PassKind kind, const OpRecord& r) {
+  // `beside_s` (moe.overlap): the partner's compute moved into this layer's EP collectives,
+  // shared over them (`partner` its record); returns how much was placed (0 without EP ops).
+  double layer_comm(PassKind kind, const OpRecord& r, double beside_s = 0,
+                    const OpRecord& partner = {}) {
     const int moe = s_.model.moe_layer(static_cast<int>(r.layer)) ? 1 : 0;
-    for (std::uint32_t c : layer_ops_[static_cast<int>(kind)][moe]) {
+    const auto& ops = layer_ops_[static_cast<int>(kind)][moe];
+    const auto ep = std::count_if(ops.begin(), ops.end(), [&](std::uint32_t c) {
+      return prog_.comm_ops[c].group == CommGroup::kEp && !is_free(prog_.comm_ops[c]);
+    });
+    for (std::uint32_t c : ops) {
       if (is_free(prog_.comm_ops[c])) {
         if (prog_.comm_ops[c].overlap_s > 0) compute(r, prog_.comm_ops[c].overlap_s);
         continue;
@@ -163,8 +280,13 @@ class ProgramBuilder {
       op.kind = StageOpKind::kCollective;
       op.comm = c;
       op.record = r;
+      if (beside_s > 0 && ep > 0 && prog_.comm_ops[c].group == CommGroup::kEp) {
+        op.beside_s = beside_s / static_cast<double>(ep);
+        op.record = partner;
+      }
       prog_.ops.push_back(op);
     }
+    return ep > 0 ? beside_s : 0.0;
   }
 
   // Appends comm op `c` to the data-parallel stream and lets it start from here.
@@ -212,6 +334,7 @@ class ProgramBuilder {
   Placement place_;
   std::array<LayerCosts, 2> lc_;  // a dense layer's, an MoE layer's
   GradientBuckets buckets_;
+  EpOverlap ep_overlap_;  // moe.overlap
   StageProgram prog_;
   std::vector<std::uint32_t> layer_ops_[2][2];  // [pass kind][MoE layer]: comm_ops indices
   std::uint32_t fsdp_gather_ = 0;

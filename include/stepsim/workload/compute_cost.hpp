@@ -25,6 +25,10 @@ struct LayerCosts {
                             ///< selective: the attention core)
   double logits_fwd_s = 0;  ///< the output layer (last chunk of the last stage)
   double logits_bwd_s = 0;
+  double output_fwd_s = 0;  ///< the output layer alone (logits_* less the MTP modules)
+  double output_bwd_s = 0;
+  double mtp_fwd_s = 0;  ///< the MTP modules' projections and layers (without output layers)
+  double mtp_bwd_s = 0;
   double attn_fwd_s = 0;  ///< the attention core's part of fwd_s (slowest CP rank)
   double attn_bwd_s = 0;
   std::array<double, 4> fwd_hide{};  ///< TP overlap: GEMM seconds beside each TP collective
@@ -83,6 +87,14 @@ struct LayerParams {
 };
 LayerParams layer_params(const Scenario& s, bool moe_layer = true);
 
+/// Compute of a pass of virtual stage (`stage`, `chunk`) beyond its transformer layers: the
+/// output layer and loss on the last virtual stage (with the MTP modules there, logits_*), the
+/// MTP modules' layers where parallel.layout puts them apart (every head's output layer then
+/// runs on the loss's stage). layer_pass_seconds adds it to the chunk's last layer; a chunk
+/// without layers runs it alone.
+double chunk_extra_seconds(const Scenario& s, const LayerCosts& lc, const PipelineShape& shape,
+                           int stage, int chunk, PassKind kind);
+
 /// Embedding parameters on virtual stage (`stage`, `chunk`): the input embedding on the first,
 /// the output layer on the last unless tied.
 double embedding_params(const Scenario& s, const PipelineShape& shape, int stage, int chunk);
@@ -91,6 +103,12 @@ double embedding_params(const Scenario& s, const PipelineShape& shape, int stage
 /// buckets: dense (with the chunk's embeddings on its first layer) and expert.
 LayerParams layer_gradient_bytes(const Scenario& s, const PipelineShape& shape, int stage,
                                  int chunk, int layer);
+
+/// Gradient bytes of virtual stage (`stage`, `chunk`) outside its layers (its embeddings, its
+/// MTP modules): what layer_gradient_bytes puts on a chunk's first and last layer, for a chunk
+/// without layers.
+LayerParams extra_gradient_bytes(const Scenario& s, const PipelineShape& shape, int stage,
+                                 int chunk);
 
 /// Parameters one GPU of `stage` holds: its layers of every chunk and its embeddings.
 double stage_params(const Scenario& s, const PipelineShape& shape, int stage);

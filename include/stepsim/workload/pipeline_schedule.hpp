@@ -30,6 +30,15 @@ struct PipelineShape {
   /// and of the last virtual stage, the others splitting the rest evenly; 0: the default split.
   int first_layers = 0;
   int last_layers = 0;
+  /// parallel.layout: the transformer layers of each virtual stage (index chunk x stages +
+  /// stage); empty: the split above. Replaces first_layers / last_layers.
+  std::vector<int> layout{};
+  /// The virtual stage of the MTP modules; -1: the last.
+  int mtp_virtual = -1;
+  /// Forward passes added to every stage's warm-up: 1 with moe.overlap 1f1b and vpp > 1
+  /// (Megatron-Core's interleaved schedule adds one so that each steady-state forward and
+  /// backward are independent).
+  int extra_warmup = 0;
 };
 
 /// Forward passes a stage runs before its first backward (the cool-down runs as many
@@ -63,5 +72,12 @@ PassInput input_of(const PipelineShape& shape, int stage, PassKind kind, int chu
 int layers_in(const PipelineShape& shape, int layers, int stage, int chunk);
 /// The model index of the first layer of virtual stage (`stage`, `chunk`).
 int first_layer(const PipelineShape& shape, int layers, int stage, int chunk);
+/// Whether virtual stage (`stage`, `chunk`) holds the MTP modules (if the model has any): the
+/// last virtual stage, or parallel.layout's m stage.
+bool holds_mtp(const PipelineShape& shape, int stage, int chunk);
+/// The pipeline stage of the MTP modules.
+int mtp_stage(const PipelineShape& shape);
+/// Whether it is the last virtual stage (the output layer and the loss).
+bool holds_loss(const PipelineShape& shape, int stage, int chunk);
 
 }  // namespace stepsim::workload

@@ -61,6 +61,9 @@ struct Parallelism {
   /// of the first and the last virtual stage; 0: the default split.
   int first_stage_layers = 0;
   int last_stage_layers = 0;
+  /// Megatron-Core's --pipeline-model-parallel-layout (pipeline_layout.hpp): what each virtual
+  /// stage holds, e.g. "Et*3|(tt|)*29m|L"; empty: the split above.
+  std::string layout;
 
   [[nodiscard]] int data_parallel() const { return dp > 0 ? dp : gpus / (tp * pp * cp); }
   [[nodiscard]] int expert_tp() const { return etp > 0 ? etp : tp; }

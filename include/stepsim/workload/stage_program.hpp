@@ -49,6 +49,9 @@ struct StageOp {
   PassKind pass = PassKind::kForward;  ///< kRecv, kSend: the kind of the pass that produced it
   std::uint32_t chunk = 0;             ///< kRecv, kSend: the producer's model chunk
   std::uint32_t micro = 0;             ///< kRecv, kSend
+  /// kCollective (moe.overlap 1f1b): the partner pass's compute that runs beside this EP
+  /// collective (moved here from the partner's layer; `record` is the partner's).
+  double beside_s = 0;
 };
 
 /// One stage's program.

@@ -1,6 +1,8 @@
-// moe.overlap 1f1b (see ep_overlap.hpp). A stage's schedule holds w warm-up forwards; the
-// steady state pairs the i-th forward with the (i - w')-th backward, w' = max(w, 1) (without a
-// pipeline the first forward runs alone: the backward after it needs its output). Each EP
+// moe.overlap 1f1b (see ep_overlap.hpp). A stage's schedule holds w warm-up forwards, one more
+// than plain 1F1B's (Megatron-Core's schedules.py adds it with overlap_moe_expert_parallel_comm:
+// PipelineShape::extra_warmup); the steady state pairs the i-th forward with the (i - w)-th
+// backward (without a pipeline the first forward runs alone: the backward after it needs its
+// output). Each EP
 // collective of a pass is hidden behind its share of the partner's layer compute; what is left
 // blocks. While it runs beside compute, the kernels hold moe.comm_sms SMs: the compute beside
 // them runs on the others, so it takes sms / (sms - comm_sms) as long over the overlap.

@@ -176,6 +176,36 @@ void StepApp::advance(nic::Verbs& v, GpuRun& g) {
   }
 }
 
+// moe.overlap 1f1b: the partner pass's compute (op.beside_s, moved into this EP collective by
+// the stage program) ran beside it, on the SMs the EP kernels leave (moe.comm_sms): the stream
+// goes on when both are through, max(comm, beside) plus the slow-down over the overlap. True:
+// it waits on a timer for the rest.
+bool StepApp::beside_partner(nic::Verbs& v, GpuRun& g, const StageOp& op, SimTime now,
+                             std::int64_t waited) {
+  const Scenario& s = job_of(g).s;
+  const int sms = std::max(s.gpu.sms, 1);
+  const int held = std::clamp(s.moe.comm_sms, 0, sms - 1);
+  const double slow = static_cast<double>(held) / (sms - held);
+  const std::int64_t beside = std::llround(op.beside_s * g.p->slowdown * 1e12);
+  const std::int64_t hidden = std::min(waited, beside);
+  const std::int64_t extra = std::llround(static_cast<double>(hidden) * slow);
+  const SimTime both = SimTime::ps(std::max(waited, beside) + extra);
+  g.compute += beside + extra;
+  g.exposed[static_cast<int>(CommGroup::kEp)] += waited - hidden;
+  g.ep_hidden += hidden;
+  record(server(v), g, op.record, g.since, g.since + SimTime::ps(beside + extra));
+  if (waited > beside && g.p->reference) {
+    OpRecord r;
+    r.kind = OpKind::kComm;
+    r.group = CommGroup::kEp;
+    record(server(v), g, r, g.since + SimTime::ps(beside + extra), g.since + both);
+  }
+  if (g.since + both <= now) return false;
+  g.wait = Wait::kTimer;
+  schedule(v, g.since + both - now, Timer{TimerKind::kCompute, g.p->gpu, 0, 0});
+  return true;
+}
+
 // A GPU's wait is over at `now`: account for it and go on.
 void StepApp::wake(nic::Verbs& v, GpuRun& g, SimTime now) {
   const std::int64_t waited = (now - g.since).picoseconds();
@@ -184,6 +214,10 @@ void StepApp::wake(nic::Verbs& v, GpuRun& g, SimTime now) {
       const StageProgram& p = job_of(g).progs[idx(g.p->stage)];
       const StageOp& op = p.ops[g.pc - 1];
       const CommOp& c = p.comm_ops[op.comm];
+      if (op.beside_s > 0) {
+        if (beside_partner(v, g, op, now, waited)) return;
+        break;
+      }
       if (c.overlap_s > 0) {
         // Megatron's TP overlap: the GEMM ran beside the collective; the stream goes on when
         // both are through (overlapped_seconds), perhaps after the collective.

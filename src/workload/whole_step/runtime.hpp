@@ -76,6 +76,7 @@ struct GpuRun {
   bool gathers_released = false;
   // Accounting (ps): as StageTime.
   std::int64_t compute = 0, bubble = 0, optimizer = 0;
+  std::int64_t ep_hidden = 0;  // moe.overlap: EP time hidden behind the partner's compute
   std::array<std::int64_t, kCommGroups> exposed{};
   SimTime end = SimTime::never();
   SimTime opt_end;
@@ -160,6 +161,8 @@ class StepApp final : public nic::RdmaApp {
   void send(nic::Verbs& v, GpuRun& g, const StageOp& op);
   void recv(nic::Verbs& v, GpuRun& g, const StageOp& op);
   void wake(nic::Verbs& v, GpuRun& g, SimTime now);
+  bool beside_partner(nic::Verbs& v, GpuRun& g, const StageOp& op, SimTime now,
+                      std::int64_t waited);
 
   // Collective instances (instances.cpp).
   void arrive(nic::Verbs& v, std::uint32_t comm, std::uint32_t seq, GpuRun* g, Stream stream);

@@ -24,6 +24,7 @@ struct GpuClock {
   std::int64_t exposed_pp_ps = 0;
   std::int64_t exposed_dp_ps = 0;
   std::int64_t waiting_since_ps = -1;  // since when it waits (a GPU that did not finish)
+  std::int64_t ep_hidden_ps = 0;       // moe.overlap: EP time hidden behind the partner pass
 };
 constexpr auto stat_table(std::type_identity<GpuClock>) {
   using S = GpuClock;
@@ -36,7 +37,8 @@ constexpr auto stat_table(std::type_identity<GpuClock>) {
                     stat::sum("exposed_ep_ps", "ps", &S::exposed_ep_ps),
                     stat::sum("exposed_pp_ps", "ps", &S::exposed_pp_ps),
                     stat::sum("exposed_dp_ps", "ps", &S::exposed_dp_ps),
-                    stat::max("waiting_since_ps", "ps", &S::waiting_since_ps)};
+                    stat::max("waiting_since_ps", "ps", &S::waiting_since_ps),
+                    stat::sum("ep_hidden_ps", "ps", &S::ep_hidden_ps)};
 }
 static_assert(sizeof(GpuClock) == stat::kCount<GpuClock> * sizeof(std::int64_t),
               "every member of GpuClock has its line in the table");
@@ -68,6 +70,7 @@ Result<StepStop> StepApp::collect_stages(pdes::Sync& sync, const nic::RdmaRun& r
       c.optimizer_ps = g.optimizer;
       for (int k = 0; k < kCommGroups; ++k) c.*kExposedPs[idx(k)] = g.exposed[idx(k)];
       c.waiting_since_ps = g.since.picoseconds();
+      c.ep_hidden_ps = g.ep_hidden;
     }
   }
   stat::allreduce(sync, clocks);
@@ -103,6 +106,7 @@ Result<StepStop> StepApp::collect_stages(pdes::Sync& sync, const nic::RdmaRun& r
     t.compute = static_cast<double>(c.compute_ps) * 1e-12;
     t.bubble = static_cast<double>(c.bubble_ps) * 1e-12;
     t.optimizer = static_cast<double>(c.optimizer_ps) * 1e-12;
+    t.ep_hidden = static_cast<double>(c.ep_hidden_ps) * 1e-12;
     for (int k = 0; k < kCommGroups; ++k) {
       t.exposed[k] = static_cast<double>(c.*kExposedPs[idx(k)]) * 1e-12;
     }

@@ -108,7 +108,7 @@ TEST(ComputeCost, StageParametersAddUpToTheModel) {
   Scenario s = gpt();
   for (const bool tied : {false, true}) {
     s.model.tied_embeddings = tied;
-    for (const PipelineShape shape : {PipelineShape{2, 1, 4}, PipelineShape{2, 2, 4}}) {
+    for (const PipelineShape& shape : {PipelineShape{2, 1, 4}, PipelineShape{2, 2, 4}}) {
       double sum = 0;
       for (int st = 0; st < shape.stages; ++st) sum += stage_params(s, shape, st);
       // Every GPU of a TP group holds 1/tp of its stage.
@@ -141,7 +141,7 @@ TEST(ComputeCost, MoeFeaturesAddUpToTheModelAndCostWhatTheyCompute) {
   s.model.q_lora_rank = 256;
   s.model.kv_lora_rank = 128;
   s.gpu.moe_elementwise_bytes = 0;  // the FLOPs alone below
-  for (const PipelineShape shape : {PipelineShape{2, 1, 4}, PipelineShape{2, 2, 4}}) {
+  for (const PipelineShape& shape : {PipelineShape{2, 1, 4}, PipelineShape{2, 2, 4}}) {
     double sum = 0;
     for (int st = 0; st < shape.stages; ++st) sum += stage_params(s, shape, st);
     EXPECT_DOUBLE_EQ(sum, static_cast<double>(s.model.total_params()));
