@@ -424,7 +424,8 @@ void BenchFabricCommand::print_report(const topology::Topology& topo, std::size_
       fidelity_.describe(params_).c_str());
   if (transport_ == "rdma") {
     std::printf("transport        RDMA WRITE, %s B messages, cc %s, %s\n", message_.c_str(),
-                cc_.c_str(), retransmission_.c_str());
+                cc_.c_str(),
+                nic::resolve_retransmission(retransmission_, params_.lb.policy).c_str());
   }
   if (!params_.faults.empty()) {
     std::printf("faults           %zu scheduled link events, %s\n", params_.faults.size(),

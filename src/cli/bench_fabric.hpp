@@ -81,7 +81,7 @@ class BenchFabricCommand {
   std::string partition_ = "metis";
   std::string transport_ = "raw";
   std::string cc_ = "dcqcn";
-  std::string retransmission_ = "gbn";
+  std::string retransmission_ = "auto";
   std::string message_ = "1MiB";
   std::string nic_config_;
   std::vector<std::string> sets_;

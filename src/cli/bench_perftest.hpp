@@ -62,7 +62,7 @@ struct PerftestSimOptions {
   std::string from = "0";
   std::string to = "1";
   std::string cc = "none";
-  std::string retransmission = "gbn";
+  std::string retransmission = "auto";
   std::string lb = "ecmp";
   FidelityOptions fidelity;  // packet or cell
   std::string pcie = "auto";

@@ -26,7 +26,9 @@ std::vector<std::string> lb_choices() {
   return fabric::load_balancer_names();
 }
 std::vector<std::string> retransmission_choices() {
-  return nic::retransmission_names();
+  std::vector<std::string> out = nic::retransmission_names();
+  out.insert(out.begin(), "auto");
+  return out;
 }
 
 std::vector<std::string> algorithm_choices() {

@@ -31,7 +31,8 @@ class Adaptive final : public LoadBalancer {
 
 const LbRegistration kAdaptive{
     "adaptive", [](const LbParams&, std::uint32_t sw) { return std::make_unique<Adaptive>(sw); },
-    "per packet, the equal-cost port with the fewest bytes queued at this switch"};
+    "per packet, the equal-cost port with the fewest bytes queued at this switch (reorders: "
+    "transport.retransmission=auto uses selective repeat)"};
 
 }  // namespace
 }  // namespace stepsim::fabric

@@ -18,7 +18,8 @@ class Spray final : public LoadBalancer {
 
 const LbRegistration kSpray{
     "spray", [](const LbParams&, std::uint32_t) { return std::make_unique<Spray>(); },
-    "per packet, round robin over the equal-cost ports (needs selective repeat)"};
+    "per packet, round robin over the equal-cost ports (reorders: transport.retransmission=auto "
+    "uses selective repeat)"};
 
 }  // namespace
 }  // namespace stepsim::fabric

@@ -22,6 +22,10 @@ Result<std::unique_ptr<LoadBalancer>> make_load_balancer(const LbParams& p,
   return LbRegistry::create("load-balancing policy", p.policy, p, switch_id);
 }
 
+bool lb_reorders(const std::string& policy) {
+  return policy == "spray" || policy == "adaptive";
+}
+
 std::vector<std::string> load_balancer_names() {
   return LbRegistry::names();
 }

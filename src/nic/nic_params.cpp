@@ -200,7 +200,8 @@ config::ParamTable nic_param_table(NicParams& p) {
   t.bytes("nic.page", p.page, 4096, std::int64_t{1} << 30, "translation page (power of two)");
   t.integer("nic.tx_slots", p.tx_slots, 1, 4096, "packets in the send pipeline");
   t.integer("nic.cq_depth", p.cq_depth, 1, 1 << 24, "completions a CQ holds");
-  t.add({"transport.retransmission", "gbn or selective",
+  t.add({"transport.retransmission",
+         "auto (selective when fabric.lb reorders: spray, adaptive; else gbn), gbn or selective",
          [&p](const std::string& text) -> Result<bool> {
            auto v = parse_retransmission(text);
            if (!v) return v.error();

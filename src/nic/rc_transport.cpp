@@ -56,7 +56,7 @@ RcTransport::RcTransport(RdmaHost& host, const NicParams& p, fabric::FabricModel
   ack_coalesce_ = static_cast<int>(per_frame(p.ack_coalesce));
   nak_threshold_ = per_frame(p.nak_threshold);
   auto retx = make_retransmission(
-      p.retransmission,
+      resolve_retransmission(p.retransmission, fabric.params().lb.policy),
       RetransmissionConfig{static_cast<std::uint32_t>(p.sr_window), nak_threshold_});
   STEPSIM_CHECK(retx.ok(), retx.ok() ? std::string() : retx.error().message);
   retx_ = std::move(retx).value();

@@ -45,6 +45,9 @@ class LoadBalancer {
 /// Creates the policy `p.policy` for switch `switch_id`; the error lists the known policies.
 Result<std::unique_ptr<LoadBalancer>> make_load_balancer(const LbParams& p,
                                                          std::uint32_t switch_id);
+/// Whether `policy` sends the packets of one flow on different paths, so that they arrive out of
+/// order (spray, adaptive): the RDMA transport then places out of order (selective repeat).
+bool lb_reorders(const std::string& policy);
 /// Names of the registered policies.
 std::vector<std::string> load_balancer_names();
 /// Every policy's description and parameter keys (fabric.*), by name.

@@ -37,8 +37,12 @@ Result<MemoryKind> parse_memory_kind(const std::string& name);
 std::string memory_kind_name(MemoryKind k);
 
 /// The registered name of a retransmission strategy ("gbn", "selective"; "go_back_n" and "sr"
-/// are accepted for them); the error lists them.
+/// are accepted for them) or "auto"; the error lists them.
 Result<std::string> parse_retransmission(const std::string& name);
+/// The strategy a QP runs: `name`, or for "auto" selective repeat when the load-balancing
+/// policy `lb` reorders a flow's packets (fabric::lb_reorders: spray, adaptive) and Go-Back-N
+/// otherwise.
+std::string resolve_retransmission(const std::string& name, const std::string& lb);
 
 /// A PCIe fault (AER): at `at`, the host link of NIC port `nic` (global port id) retrains at
 /// generation `gen` with the same width (DOMAIN.md: Gen5 x16 -> Gen4 x16 halves DMA bandwidth).
@@ -83,8 +87,10 @@ struct NicParams {
   int cq_depth = 16384;
   // RC transport.
   /// A retransmission strategy by registry name (retransmission_strategy.hpp): "gbn" (Go-Back-N)
-  /// or "selective" (selective repeat).
-  std::string retransmission = "gbn";
+  /// or "selective" (selective repeat), or "auto": selective repeat when the fabric's
+  /// load balancing reorders packets (spray, adaptive), Go-Back-N otherwise, as NICs that spray
+  /// place out of order.
+  std::string retransmission = "auto";
   SimTime rto = SimTime::us(50);  ///< retransmission timeout
   int retry_count = 7;            ///< timeouts in a row before the QP goes to ERROR
   int ack_coalesce = 8;           ///< ACK after this many in-order packets (and every message end)

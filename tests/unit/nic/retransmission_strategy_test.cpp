@@ -41,8 +41,20 @@ TEST(RetransmissionStrategy, RegistryHasGbnAndSelectiveAndParsesTheOldNames) {
   EXPECT_EQ(*parse_retransmission("selective"), "selective");
   const auto bad = parse_retransmission("sack");
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.error().message.find("allowed: gbn, selective"), std::string::npos);
+  EXPECT_NE(bad.error().message.find("allowed: auto, gbn, selective"), std::string::npos);
   EXPECT_FALSE(make_retransmission("sack", {}).ok());
+}
+
+// auto (the default) places out of order exactly when the load balancing reorders a flow.
+TEST(RetransmissionStrategy, AutoIsSelectiveRepeatWhenTheLoadBalancingReorders) {
+  EXPECT_EQ(NicParams{}.retransmission, "auto");
+  EXPECT_EQ(*parse_retransmission("auto"), "auto");
+  EXPECT_EQ(resolve_retransmission("auto", "spray"), "selective");
+  EXPECT_EQ(resolve_retransmission("auto", "adaptive"), "selective");
+  EXPECT_EQ(resolve_retransmission("auto", "ecmp"), "gbn");
+  EXPECT_EQ(resolve_retransmission("auto", "flowlet"), "gbn");
+  EXPECT_EQ(resolve_retransmission("gbn", "spray"), "gbn");  // an explicit choice stands
+  EXPECT_EQ(resolve_retransmission("selective", "ecmp"), "selective");
 }
 
 TEST(RetransmissionStrategy, GoBackNResendsEverythingFromTheNakedPsn) {
