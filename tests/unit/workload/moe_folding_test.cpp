@@ -17,7 +17,7 @@
 namespace stepsim::workload {
 namespace {
 
-Scenario e1(const std::vector<std::string>& sets = {}) {
+Scenario folding_e1(const std::vector<std::string>& sets = {}) {
   auto s = load_scenario(
       std::string(STEPSIM_SOURCE_DIR) + "/workloads/validation/e1-qwen3-30b-a3b-ep16-h100.yaml",
       sets);
@@ -52,10 +52,10 @@ TEST(MoeFolding, EpBeyondDpIsALayoutAndNonDividingOnesAreNamed) {
   EXPECT_NE(validate_expert_grid(m, p).error().message.find("must divide model.experts"),
             std::string::npos);
   // The whole scenario: E1's 16 GPUs as TP 2 x DP 8 with EP 16 (> DP) validates and runs.
-  const Scenario s = e1({"parallel.tp=2", "parallel.dp=8", "parallel.etp=1"});
+  const Scenario s = folding_e1({"parallel.tp=2", "parallel.dp=8", "parallel.etp=1"});
   const auto topo = topology::load_topology(s.topology).value();
   EXPECT_TRUE(validate(s, topo).ok());
-  const Scenario no = e1({"parallel.tp=2", "parallel.dp=8"});  // etp 2 x ep 16 > 16
+  const Scenario no = folding_e1({"parallel.tp=2", "parallel.dp=8"});  // etp 2 x ep 16 > 16
   const auto err = validate(no, topo);
   ASSERT_FALSE(err.ok());
   EXPECT_NE(err.error().message.find("expert grid"), std::string::npos);
@@ -100,7 +100,7 @@ TEST(MoeFolding, EpGroupLandsOnTheFoldedGpus) {
 }
 
 TEST(MoeFolding, DispatchRunsOverTheFoldedGroupAndExpertTpOverItsOwn) {
-  const Scenario s = e1({"parallel.tp=2", "parallel.dp=8", "parallel.etp=1"});
+  const Scenario s = folding_e1({"parallel.tp=2", "parallel.dp=8", "parallel.etp=1"});
   const Placement pl{2, 1, 8, 1};
   const std::vector<CommOp> ops = layer_collectives(s, pl, 0, PassKind::kForward, true);
   std::vector<std::uint32_t> all(16);
@@ -114,7 +114,7 @@ TEST(MoeFolding, DispatchRunsOverTheFoldedGroupAndExpertTpOverItsOwn) {
   }
   EXPECT_EQ(tp_ops, 2);  // the attention's AG + RS only: expert TP 1 has none
   // Expert TP 2 (= tp): the FFN's pair too, and the dense layers keep theirs.
-  const Scenario t2 = e1({"parallel.tp=2", "parallel.dp=8", "parallel.ep=8"});
+  const Scenario t2 = folding_e1({"parallel.tp=2", "parallel.dp=8", "parallel.ep=8"});
   int t2_ops = 0;
   for (const CommOp& op : layer_collectives(t2, pl, 0, PassKind::kForward, true)) {
     t2_ops += op.group == CommGroup::kTp ? 1 : 0;
@@ -125,7 +125,8 @@ TEST(MoeFolding, DispatchRunsOverTheFoldedGroupAndExpertTpOverItsOwn) {
   // (which needs 32 GPUs a stage: memory only).
   const double a = layer_params(s, true).expert;
   EXPECT_DOUBLE_EQ(a, layer_params(t2, true).expert);
-  EXPECT_DOUBLE_EQ(a, 2 * layer_params(e1({"parallel.tp=2", "parallel.dp=16"}), true).expert);
+  EXPECT_DOUBLE_EQ(a,
+                   2 * layer_params(folding_e1({"parallel.tp=2", "parallel.dp=16"}), true).expert);
   EXPECT_DOUBLE_EQ(a, 128.0 / 16 * s.model.ffn_params());
 }
 
@@ -140,7 +141,7 @@ TEST(MoeFolding, DoublingEpHalvesTheRoutedExpertsWeights) {
     std::vector<std::string> v = base;
     v.emplace_back(std::string("parallel.ep=") + ep);
     v.emplace_back(std::string("parallel.zero=") + zero);
-    return e1(v);
+    return folding_e1(v);
   };
   for (const char* zero : {"0", "1"}) {
     const Scenario a = with("8", zero);

@@ -19,11 +19,11 @@
 namespace stepsim::workload {
 namespace {
 
-const std::string kE1 =
+const std::string kRoutingE1 =
     std::string(STEPSIM_SOURCE_DIR) + "/workloads/validation/e1-qwen3-30b-a3b-ep16-h100.yaml";
 
-Scenario e1(const std::vector<std::string>& sets = {}) {
-  auto s = load_scenario(kE1, sets);
+Scenario routing_e1(const std::vector<std::string>& sets = {}) {
+  auto s = load_scenario(kRoutingE1, sets);
   EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.error().message);
   return s.value();
 }
@@ -31,7 +31,7 @@ Scenario e1(const std::vector<std::string>& sets = {}) {
 double step_s(const std::vector<std::string>& sets, double* exposed_ep = nullptr) {
   std::vector<std::string> all = sets;
   all.emplace_back("memory.check=warn");
-  const Scenario s = e1(all);
+  const Scenario s = routing_e1(all);
   const auto topo = topology::load_topology(s.topology).value();
   EXPECT_TRUE(validate(s, topo).ok());
   auto comm = make_analytical_comm(topo, s);
@@ -59,8 +59,8 @@ TEST(MoeRouting, ZipfSharesAreThePmf) {
 
 TEST(MoeRouting, BusiestRankWithOneExpertPerRankIsTheTopExpert) {
   // EP = experts: each rank one expert, so the busiest rank takes the top expert's share.
-  Scenario s = e1({"parallel.ep=16", "model.experts=16", "model.top_k=2", "moe.routing=zipf:1.2",
-                   "moe.dropless=true"});
+  Scenario s = routing_e1({"parallel.ep=16", "model.experts=16", "model.top_k=2",
+                           "moe.routing=zipf:1.2", "moe.dropless=true"});
   const MoeLoad l = moe_load(s);
   EXPECT_NEAR(l.busiest_share, zipf_pmf(16, 1.2)[0], 1e-12);
   EXPECT_NEAR(l.tokens, 16 * zipf_pmf(16, 1.2)[0], 1e-12);
@@ -68,7 +68,7 @@ TEST(MoeRouting, BusiestRankWithOneExpertPerRankIsTheTopExpert) {
 }
 
 TEST(MoeRouting, BalancedIsTheCapacityFactorAsBefore) {
-  Scenario s = e1({"model.capacity_factor=1.25"});
+  Scenario s = routing_e1({"model.capacity_factor=1.25"});
   EXPECT_EQ(moe_load(s).tokens, 1.25);
   EXPECT_DOUBLE_EQ(moe_load(s).busiest_share, 1.0 / 16);
   s.moe.dropless = true;  // no capacity: the even split
@@ -76,9 +76,9 @@ TEST(MoeRouting, BalancedIsTheCapacityFactorAsBefore) {
 }
 
 TEST(MoeRouting, CapacityCapsTheBusiestAndDropsTheRest) {
-  const Scenario bal = e1();
-  const Scenario cap = e1({"moe.routing=zipf:1.0"});
-  const Scenario free = e1({"moe.routing=zipf:1.0", "moe.dropless=true"});
+  const Scenario bal = routing_e1();
+  const Scenario cap = routing_e1({"moe.routing=zipf:1.0"});
+  const Scenario free = routing_e1({"moe.routing=zipf:1.0", "moe.dropless=true"});
   // With a capacity every expert is padded to it: the layer costs what the balanced one does.
   EXPECT_EQ(layer_costs(cap, true).fwd_s, layer_costs(bal, true).fwd_s);
   EXPECT_GT(layer_costs(free, true).fwd_s, 1.5 * layer_costs(bal, true).fwd_s);
@@ -89,12 +89,12 @@ TEST(MoeRouting, CapacityCapsTheBusiestAndDropsTheRest) {
   }
   EXPECT_NEAR(moe_load(cap).dropped, dropped / 48, 1e-12);
   EXPECT_GT(moe_load(cap).dropped, 0.3);
-  EXPECT_EQ(moe_load(e1({"moe.routing=zipf:0"})).dropped, 0);
+  EXPECT_EQ(moe_load(routing_e1({"moe.routing=zipf:0"})).dropped, 0);
 }
 
 TEST(MoeRouting, DispatchBytesFollowTheBusiestReceiver) {
-  const Scenario bal = e1();
-  const Scenario free = e1({"moe.routing=zipf:0.8", "moe.dropless=true"});
+  const Scenario bal = routing_e1();
+  const Scenario free = routing_e1({"moe.routing=zipf:0.8", "moe.dropless=true"});
   const Placement place{1, 1, 16, 1};
   const std::vector<CommOp> a = layer_collectives(bal, place, 0, PassKind::kForward, true);
   const std::vector<CommOp> b = layer_collectives(free, place, 0, PassKind::kForward, true);
@@ -157,8 +157,8 @@ TEST(MoeRouting, FileLoadsReadBack) {
     std::ofstream f(path);
     f << "3 0 1 0\n";
   }
-  Scenario s = e1({"model.experts=4", "model.top_k=1", "parallel.ep=2", "moe.dropless=true",
-                   "moe.routing=file:" + path});
+  Scenario s = routing_e1({"model.experts=4", "model.top_k=1", "parallel.ep=2", "moe.dropless=true",
+                           "moe.routing=file:" + path});
   EXPECT_DOUBLE_EQ(moe_load(s).busiest_share, 0.75);
   EXPECT_DOUBLE_EQ(moe_load(s).tokens, 1.5);
   std::filesystem::remove_all(dir);

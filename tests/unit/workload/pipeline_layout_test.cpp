@@ -89,7 +89,7 @@ TEST(PipelineLayout, ChecksAgainstTheModelAndThePipeline) {
   EXPECT_NE(msg(check("Ett|m|m|L", 2, 2, 2, 2)).find("one virtual stage"), std::string::npos);
 }
 
-topology::Topology toy() {
+topology::Topology layout_toy() {
   return topology::load_topology(std::string(STEPSIM_SOURCE_DIR) + "/topologies/toy-2server.yaml")
       .value();
 }
@@ -113,7 +113,7 @@ void expect_same_memory(const Scenario& a, const Scenario& b) {
 }
 
 TEST(PipelineLayout, TheDefaultSplitWrittenOutIsBitIdentical) {
-  const auto topo = toy();
+  const auto topo = layout_toy();
   // tiny.yaml: 4 layers on 2 stages; interleaved on 2 x 2; with an MTP module on the last.
   const std::vector<std::vector<std::string>> cases = {
       {"parallel.layout=Ett|ttL"},
@@ -177,7 +177,7 @@ Scenario deepseek_like() {
 
 TEST(PipelineLayout, DeepSeekV3On8x4VirtualStagesRunsAsLaidOut) {
   const Scenario s = deepseek_like();
-  const auto topo = toy();
+  const auto topo = layout_toy();
   ASSERT_TRUE(validate(s, topo).ok()) << validate(s, topo).error().message;
   const PipelineShape shape = pipeline_shape(s);
   EXPECT_EQ(shape.mtp_virtual, 30);
@@ -247,7 +247,7 @@ TEST(PipelineLayout, ScenarioErrorsNameTheKey) {
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().message.find("parallel.layout"), std::string::npos) << bad.error().message;
   EXPECT_NE(bad.error().message.find("position 4"), std::string::npos) << bad.error().message;
-  const auto topo = toy();
+  const auto topo = layout_toy();
   Scenario s = tiny({"parallel.layout=Et|ttL"});
   auto v = validate(s, topo);
   ASSERT_FALSE(v.ok());
