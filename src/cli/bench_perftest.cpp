@@ -518,8 +518,8 @@ void BenchPerftestCommand::print_details(const Setup& s, const Totals& t, int ra
               nic::describe(nic::size_for_port(s.nic.pcie, s.line)).c_str(),
               nic::memory_kind_name(s.nic.memory).c_str(),
               static_cast<long long>(s.nic.inline_threshold), s.nic.cc.algorithm.c_str(),
-              s.nic.retransmission.c_str(), to_string(s.nic.rto).c_str(),
-              static_cast<long long>(s.fp.mtu.count()));
+              nic::resolve_retransmission(s.nic.retransmission, s.fp.lb.policy).c_str(),
+              to_string(s.nic.rto).c_str(), static_cast<long long>(s.fp.mtu.count()));
   const std::string runs = s.duration > SimTime::zero()
                                ? "for " + to_string(s.duration)
                                : std::to_string(s.iterations) + " iterations";
@@ -570,7 +570,7 @@ int BenchPerftestCommand::write_json_file(int rank, const Setup& s, const Totals
   j["bidirectional"] = flags_.bidirectional;
   j["duration_s"] = s.duration.seconds();
   j["cc"] = s.nic.cc.algorithm;
-  j["retransmission"] = s.nic.retransmission;
+  j["retransmission"] = nic::resolve_retransmission(s.nic.retransmission, s.fp.lb.policy);
   j["lb"] = sim_.lb;
   j["fidelity"] = sim_.fidelity.fidelity;
   j["cell_bytes"] = s.fp.cell.count();

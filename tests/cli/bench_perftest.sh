@@ -29,7 +29,7 @@ expect_error "--from: '9:0' is not SERVER[:NIC] with SERVER in 0..1" \
   bench perftest write_bw --topology "$topo" --from 9:0
 expect_error "--to: server 1 has NICs 0..7" bench perftest write_bw --topology "$topo" --to 1:8
 expect_error "--qp: latency tests use one QP" bench perftest write_lat --topology "$topo" -q 4
-expect_error "--retransmission: transport.retransmission: unknown retransmission 'fast' (allowed: gbn, selective)" \
+expect_error "--retransmission: transport.retransmission: unknown retransmission 'fast' (allowed: auto, gbn, selective)" \
   bench perftest write_bw --topology "$topo" --retransmission fast
 expect_error "--pcie:" bench perftest write_bw --topology "$topo" --pcie gen5x12
 expect_error "--pcie-fault: 'gen9@1us' is not GEN@TIME" \
