@@ -163,7 +163,8 @@ void BenchNcclCommand::add_accepted_flags() {
 void BenchNcclCommand::add_sim_options() {
   NcclSimOptions& o = sim_;
   cmd_->add_option("--topology", o.topology,
-                   "Topology file (default: topologies/rail-128gpu-800g.yaml of the data files)");
+                   "Topology file (default: topologies/rail-128gpu-800g.yaml of the data files; a "
+                   "scenario names its own)");
   cmd_->add_option("--gpus", o.gpus,
                    "GPUs in the communicator, the first servers' (default: --np x -t x -g when "
                    "one of them is given, else 16)");
@@ -190,7 +191,10 @@ void BenchNcclCommand::add_sim_options() {
                    "Channels (rings); without it NCCL_NCHANNELS, NCCL_MIN_NCHANNELS and "
                    "NCCL_MAX_NCHANNELS are honoured")
       ->capture_default_str();
-  cmd_->add_option("--cc", o.cc, "Congestion control of the NICs: " + list_words(cc_choices()))
+  cmd_->add_option("--cc", o.cc,
+                   "Congestion control of the NICs: " + list_words(cc_choices()) +
+                       " (default none, an idle fabric as nccl-tests sees it; a scenario's NICs "
+                       "run dcqcn unless it says otherwise)")
       ->capture_default_str();
   cmd_->add_option("--lb", o.lb, "Load balancing: " + list_words(lb_choices()))
       ->capture_default_str();

@@ -273,12 +273,17 @@ void BenchPerftestCommand::add_accepted_flags() {
 
 void BenchPerftestCommand::add_sim_options() {
   PerftestSimOptions& o = sim_;
-  cmd_->add_option("--topology", o.topology,
-                   "Topology file (default: topologies/toy-2server-1.6t.yaml of the data files)");
+  cmd_->add_option(
+      "--topology", o.topology,
+      "Topology file (default: topologies/toy-2server-1.6t.yaml of the data files, two "
+      "servers; a scenario names its own)");
   cmd_->add_option("--from", o.from, "The client's NIC: SERVER[:NIC] (server index, NIC index)")
       ->capture_default_str();
   cmd_->add_option("--to", o.to, "The server's NIC: SERVER[:NIC]")->capture_default_str();
-  cmd_->add_option("--cc", o.cc, "Congestion control: " + list_words(cc_choices()))
+  cmd_->add_option("--cc", o.cc,
+                   "Congestion control: " + list_words(cc_choices()) +
+                       " (default none: one pair of NICs on an idle fabric; a scenario's NICs run "
+                       "dcqcn unless it says otherwise)")
       ->capture_default_str();
   cmd_->add_option("--retransmission", o.retransmission,
                    "Retransmission: " + list_words(retransmission_choices()) + " (gbn: Go-Back-N)")
