@@ -27,16 +27,16 @@ inline constexpr std::int64_t kMaxGpus = std::int64_t{1} << 24;
 inline constexpr std::int64_t kMaxPipelineOps = std::int64_t{1} << 22;
 
 struct Parallelism {
-  int tp = 1;    ///< tensor parallel, inside a server (Megatron-LM's column/row split)
-  int pp = 1;    ///< pipeline stages
-  int vpp = 1;   ///< virtual stages (model chunks) per GPU: the interleaved schedule if > 1
-  int cp = 1;    ///< context parallel (sequence split across GPUs, ring attention)
-  int ep = 1;    ///< expert parallel (MoE): experts split across this many GPUs of a stage
+  int tp = 1;   ///< tensor parallel, inside a server (Megatron-LM's column/row split)
+  int pp = 1;   ///< pipeline stages
+  int vpp = 1;  ///< virtual stages (model chunks) per GPU: the interleaved schedule if > 1
+  int cp = 1;   ///< context parallel (sequence split across GPUs, ring attention)
+  int ep = 1;   ///< expert parallel (MoE): experts split across this many GPUs of a stage
   /// Expert tensor parallel (MoE), a divisor of tp; 0: tp. Megatron's MoE parallel folding: the
   /// expert grid etp x ep x expert-DP folds over each stage's tp x cp x dp GPUs.
   int etp = 0;
-  int dp = 0;    ///< data parallel; 0: GPUs / (tp pp cp)
-  int gpus = 0;  ///< 0: tp pp cp dp
+  int dp = 0;                     ///< data parallel; 0: GPUs / (tp pp cp)
+  int gpus = 0;                   ///< 0: tp pp cp dp
   std::int64_t micro_batch = 1;   ///< sequences per micro-batch
   std::int64_t global_batch = 8;  ///< sequences per step
   /// 0: DDP (all-reduce of gradients); 1, 2: distributed optimizer (reduce-scatter of
