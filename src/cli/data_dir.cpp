@@ -13,6 +13,13 @@ bool is_file(const std::filesystem::path& p) {
   return std::filesystem::is_regular_file(p, ec);
 }
 
+// A path taken as it is: empty, absolute, or there. Otherwise the data directory may have it.
+bool as_given(const std::string& path) {
+  std::error_code ec;
+  return path.empty() || std::filesystem::path(path).is_absolute() ||
+         std::filesystem::exists(path, ec);
+}
+
 }  // namespace
 
 std::string data_dir() {
@@ -28,9 +35,8 @@ std::string data_dir() {
 }
 
 std::string find_data_file(const std::string& path, const std::string& subdir) {
+  if (as_given(path)) return path;
   const std::filesystem::path p(path);
-  std::error_code ec;
-  if (path.empty() || p.is_absolute() || std::filesystem::exists(p, ec)) return path;
   const std::filesystem::path data(data_dir());
   for (const std::filesystem::path& c : {data / p, data / subdir / p}) {
     if (is_file(c)) return c.lexically_normal().string();
@@ -39,10 +45,7 @@ std::string find_data_file(const std::string& path, const std::string& subdir) {
 }
 
 Error not_found_note(Error e, const std::string& path, const std::string& subdir) {
-  const std::filesystem::path p(path);
-  std::error_code ec;
-  if (path.empty() || p.is_absolute() || std::filesystem::exists(p, ec)) return e;
-  if (e.message.find("no such file") == std::string::npos) return e;
+  if (as_given(path) || e.message.find("no such file") == std::string::npos) return e;
   const std::filesystem::path data(data_dir());
   e.message += " (looked in the current directory, " + data.string() + " and " +
                (data / subdir).string() + ")";
