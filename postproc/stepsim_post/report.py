@@ -3,7 +3,7 @@
 import os
 
 from .fabric import fabric_of
-from .schema import GROUPS, load
+from .schema import GROUPS, finished, load
 
 
 def fmt_time(s):
@@ -26,7 +26,7 @@ def group_stats(colls):
     import numpy as np
     out = {}
     for gi, g in enumerate(GROUPS):
-        sel = colls[colls["group"] == gi]
+        sel = colls[(colls["group"] == gi) & finished(colls)]
         if len(sel) == 0:
             continue
         t = np.sort((sel["end_s"] - sel["start_s"]) * 1e6)

@@ -19,6 +19,12 @@ OP_KINDS = ["forward", "backward", "optimizer", "comm", "wait"]
 TIERS = ["server", "leaf", "spine", "core"]
 
 
+def finished(colls):
+    """The /collectives rows that ran to their end: an interrupted whole step keeps a row for
+    every collective of its plan (ids are row numbers), -1 for the times it did not reach."""
+    return (colls["start_s"] >= 0) & (colls["end_s"] >= colls["start_s"])
+
+
 # What every step file has (docs/hdf5-schema.md): /meta attributes and each table's columns.
 META_REQUIRED = ["schema_version", "model", "topology", "gpu", "gpus", "fidelity", "complete",
                  "step_s", "mfu", "compute_s", "bubble_s", "optimizer_s"]

@@ -102,6 +102,7 @@ Result<bool> write_chrome_trace(const std::string& path, const workload::StepRes
   for (const workload::OpRecord& o : r.ops)
     events.push_back(op_event(o, pid_of(r, o.job, o.stage)));
   for (const workload::CollectiveRecord& c : r.colls) {
+    if (c.start_s < 0 || c.end_s < c.start_s) continue;  // did not finish (an interrupted step)
     collective_events(c, pid_of(r, c.job, c.stage), events);
   }
   nlohmann::json j;

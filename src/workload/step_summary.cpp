@@ -14,10 +14,16 @@ std::size_t idx(int i) {
   return static_cast<std::size_t>(i);
 }
 
+// A row of an interrupted whole step can stand for a collective that did not start or finish.
+bool finished(const CollectiveRecord& c) {
+  return c.start_s >= 0 && c.end_s >= c.start_s;
+}
+
 // Count, busbw and bytes per group over every collective; what the fabric saw over the
 // distinct ones.
 void reduce_collectives(const StepTrace& t, StepResult& r) {
   for (const CollectiveRecord& c : t.colls) {
+    if (!finished(c)) continue;  // an interrupted step's row of one that did not finish
     const auto gi = static_cast<int>(c.group);
     ++r.collectives[gi];
     r.busbw_gbs[gi] += c.busbw_gbs;
@@ -83,7 +89,7 @@ void reduce_jobs(const Scenario& s, const StepTrace& t, StepResult& r) {
     first += t.job_stages[k];
     reduce_mfu(js, j);
     j.tokens_per_step = static_cast<double>(js.par.global_batch) * js.model.seq_len;
-    for (const CollectiveRecord& c : t.colls) j.collectives += c.job == k ? 1 : 0;
+    for (const CollectiveRecord& c : t.colls) j.collectives += c.job == k && finished(c) ? 1 : 0;
     if (j.step_s > r.step_s || k == 0) {
       r.critical_job = static_cast<std::uint32_t>(k);
       r.step_s = j.step_s;
@@ -107,7 +113,7 @@ void reduce_jobs(const Scenario& s, const StepTrace& t, StepResult& r) {
 void reduce_percentiles(const StepTrace& t, StepResult& r) {
   std::vector<double> cct;
   for (const CollectiveRecord& c : t.colls) {
-    if (c.group != CommGroup::kTp) cct.push_back((c.end_s - c.start_s) * 1e6);
+    if (c.group != CommGroup::kTp && finished(c)) cct.push_back((c.end_s - c.start_s) * 1e6);
   }
   if (!cct.empty()) {
     std::sort(cct.begin(), cct.end());

@@ -79,4 +79,25 @@ out=$(cat sig.out)
 check "SIGTERM: exit 143" '[[ $rc -eq 143 ]]'
 check "SIGTERM: INTERRUPTED in the summary" 'grep -q "^# status: INTERRUPTED" <<<"$out"'
 check "SIGTERM: /meta complete = 0" '[[ $(h5dump -a /meta/complete part.h5 | grep -c "(0): 0") -eq 1 ]]'
+# SIGTERM during a whole step: every collective keeps its row (ids are row numbers, the flows'
+# ids point into the table), no op ends after the stop, and no MFU.
+"$stepsim" run "$workloads/gpt-13b.yaml" --quiet --fidelity cell --set step.mode=whole \
+  -o whole_part.h5 >sigw.out 2>&1 &
+pid=$!
+sleep 3
+kill -TERM "$pid"
+wait "$pid"; rc=$?
+check "SIGTERM whole step: exit 143" '[[ $rc -eq 143 ]]'
+check "SIGTERM whole step: rows consistent with the stop" '/usr/bin/python3 - whole_part.h5 <<"EOF"
+import math, sys
+import h5py, numpy as np
+f = h5py.File(sys.argv[1], "r")
+meta, colls, flows, ops = f["meta"].attrs, f["collectives"][:], f["flows"][:], f["ops"][:]
+stop = meta["step_s"]
+ran = (colls["start_s"] >= 0) & (colls["end_s"] >= colls["start_s"])
+ok = (meta["complete"] == 0 and math.isnan(meta["mfu"])
+      and (colls["id"] == np.arange(len(colls))).all() and 0 < ran.sum() < len(colls)
+      and (flows["collective"] < len(colls)).all() and len(ops) > 0 and ops["end_s"].max() <= stop)
+sys.exit(0 if ok else 1)
+EOF'
 finish

@@ -2,7 +2,7 @@
 
 from ..fabric import fabric_of
 from ..report import fmt_time
-from ..schema import GROUPS, KINDS, UserError
+from ..schema import GROUPS, KINDS, UserError, finished
 from .common import GROUP_COLORS, _finish_log_x, _time_ticks, _unavailable, need_v2
 
 
@@ -18,6 +18,7 @@ def default_collective(tables):
     colls, flows = tables["collectives"], tables["flows"]
     ids = np.unique(flows["collective"][timed(flows)]).astype(np.int64)
     ids = ids[ids < len(colls)]
+    ids = ids[finished(colls)[ids]]
     if not len(ids):
         return None
     net = colls["group"][ids] != 0

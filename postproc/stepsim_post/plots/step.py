@@ -1,7 +1,7 @@
 """The plots of every step file: op timeline, collective completion CDF, link heatmap, busbw."""
 
 from ..report import fmt_time
-from ..schema import GROUPS, OP_KINDS, TIERS
+from ..schema import GROUPS, OP_KINDS, TIERS, finished
 from .common import (COMM_LANE, COMPUTE_LANE, OP_COLORS, _finish_log_x, _time_ticks,
                      _unavailable)
 
@@ -72,7 +72,7 @@ def cdf_figure(meta, tables, name, opts=None):
     fig, ax = plt.subplots(figsize=(7, 4.5))
     drawn = 0
     for gi, g in enumerate(GROUPS):
-        sel = colls[colls["group"] == gi]
+        sel = colls[(colls["group"] == gi) & finished(colls)]
         if len(sel) == 0 or g == "tp":
             continue
         t = np.sort((sel["end_s"] - sel["start_s"]) * 1e6)
@@ -137,7 +137,7 @@ def busbw_figure(meta, tables, name, opts=None):
     ax.set_title("bus bandwidth of the step's collectives by size")
     drawn = 0
     for gi, g in enumerate(GROUPS):
-        sel = colls[colls["group"] == gi]
+        sel = colls[(colls["group"] == gi) & finished(colls)]
         if len(sel):
             ax.scatter(sel["bytes"], sel["busbw_gbs"], s=8, label=g)
             drawn += 1

@@ -179,7 +179,7 @@ class StepApp final : public nic::RdmaApp {
   Result<StepStop> collect_stages(pdes::Sync& sync, const nic::RdmaRun& run, bool stopped,
                                   StepTrace& trace);
   void collect_collectives(pdes::Sync& sync, StepTrace& trace) const;
-  LogHistogram collect_records(pdes::Sync& sync, StepTrace& trace);
+  LogHistogram collect_records(pdes::Sync& sync, StepTrace& trace, double stop_s);
 
   const StepPlan& plan_;
   const Scenario& s_;

@@ -129,8 +129,9 @@ Result<StepStop> StepApp::collect_stages(pdes::Sync& sync, const nic::RdmaRun& r
                            : StepStop::kEnd;
 }
 
-// The collectives: first arrival to last member done, over every rank (an interrupted step:
-// those that ran; ids stay the rows' numbers).
+// The collectives: first arrival to last member done, over every rank. Every collective of the
+// plan is a row, so that a row's id is its number and the flows' ids point into the table; in an
+// interrupted step one that had not started or finished has -1 for the time it lacks.
 void StepApp::collect_collectives(pdes::Sync& sync, StepTrace& trace) const {
   std::vector<std::int64_t> se(2 * plan_.records);
   for (std::uint64_t i = 0; i < plan_.records; ++i) {
@@ -147,7 +148,6 @@ void StepApp::collect_collectives(pdes::Sync& sync, StepTrace& trace) const {
       const std::int64_t start = -se[base + q];
       const std::int64_t end = -se[plan_.records + base + q];
       const bool ran = start >= 0 && end >= start;
-      if (!ran && trace.stop != StepStop::kDone) continue;
       const CommOp op = plan_.op_of(ci, q);
       CollectiveRecord r;
       r.id = static_cast<std::uint32_t>(i);
@@ -157,7 +157,7 @@ void StepApp::collect_collectives(pdes::Sync& sync, StepTrace& trace) const {
       r.kind = op.kind;
       r.bytes = op.bytes;
       r.gpus = static_cast<std::uint32_t>(op.gpus.size());
-      r.start_s = ran ? static_cast<double>(start) * 1e-12 : -1;
+      r.start_s = start >= 0 ? static_cast<double>(start) * 1e-12 : -1;
       r.end_s = ran ? static_cast<double>(end) * 1e-12 : -1;
       r.busbw_gbs = ran && end > start
                         ? static_cast<double>(op.bytes) /
@@ -170,13 +170,18 @@ void StepApp::collect_collectives(pdes::Sync& sync, StepTrace& trace) const {
 }
 
 // The reference pipelines' ops (job by job, stage by stage) and the flows, from every rank;
-// returns the RDMA messages' completion times.
-LogHistogram StepApp::collect_records(pdes::Sync& sync, StepTrace& trace) {
+// returns the RDMA messages' completion times. An op is recorded when it starts, with the end
+// its timer will have: in an interrupted step (stop_s >= 0) those past the stop end there.
+LogHistogram StepApp::collect_records(pdes::Sync& sync, StepTrace& trace, double stop_s) {
   std::vector<OpRecord> ops;
   std::vector<FlowRow> flows;
   LogHistogram fct;
   for (ServerState& ss : servers_) {
-    ops.insert(ops.end(), ss.ops.begin(), ss.ops.end());
+    for (OpRecord r : ss.ops) {
+      if (stop_s >= 0 && r.start_s > stop_s) continue;
+      if (stop_s >= 0) r.end_s = std::min(r.end_s, stop_s);
+      ops.push_back(r);
+    }
     flows.insert(flows.end(), ss.flows.begin(), ss.flows.end());
     fct.merge(ss.fct);
   }
@@ -211,7 +216,8 @@ Result<StepTrace> StepApp::collect(pdes::Sync& sync, nic::RdmaRun& run, bool sto
   trace.folded_rails = plan_.rails;
   trace.foldable_rails = plan_.foldable;
   collect_collectives(sync, trace);
-  const LogHistogram fct = collect_records(sync, trace);
+  const LogHistogram fct =
+      collect_records(sync, trace, stopped ? run.stats.final_time.seconds() : -1.0);
   // The whole run's fabric, as one "distinct collective" for the summary.
   DistinctCollective d;
   d.first = 0;
