@@ -515,6 +515,12 @@ void BenchPerftestCommand::print_preamble(const Setup& s) const {
 
 // Below perftest's closing line: where it ran, what the NICs, transport and fabric did.
 void BenchPerftestCommand::print_details(const Setup& s, const Totals& t, int ranks) const {
+  // Above the closing line, where a parser of perftest's table reads.
+  if (!t.completed) {
+    std::printf(" INTERRUPTED at %.6f s of simulated time: the row%s cover%s what ran until then\n",
+                t.last.stats.final_time.seconds(), t.rows.size() > 1 ? "s" : "",
+                t.rows.size() > 1 ? "" : "s");
+  }
   std::printf("%s", kRule);
   std::printf("topology         %s: NIC %s (port %u) -> NIC %s (port %u), %s\n",
               s.topo.name.c_str(), s.from.c_str(), s.a, s.to.c_str(), s.b,
@@ -574,6 +580,8 @@ int BenchPerftestCommand::write_json_file(int rank, const Setup& s, const Totals
   j["iterations"] = s.iterations;
   j["bidirectional"] = flags_.bidirectional;
   j["duration_s"] = s.duration.seconds();
+  j["complete"] = t.completed;  // false: interrupted, the rows cover what ran
+  j["simulated_s"] = t.last.stats.final_time.seconds();
   j["cc"] = s.nic.cc.algorithm;
   j["retransmission"] = nic::resolve_retransmission(s.nic.retransmission, s.fp.lb.policy);
   j["lb"] = sim_.lb;

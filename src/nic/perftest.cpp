@@ -236,7 +236,8 @@ PerftestResult Perftest::result(pdes::Sync& sync) const {
   for (std::vector<std::int64_t>* v : out) std::sort(v->begin(), v->end());
   if (!is_latency() && spec_.duration > SimTime::zero() && !r.completed_ps.empty()) {
     // As perftest's duration mode: the messages completed within the duration, over it (what
-    // was still in flight at its end completes, uncounted).
+    // was still in flight at its end completes, uncounted). A run stopped before the duration
+    // ended counts over the time up to its last completion, not over the duration.
     const std::int64_t deadline = r.first_post_ps + spec_.duration.picoseconds();
     const auto within = static_cast<std::size_t>(
         std::upper_bound(r.completed_ps.begin(), r.completed_ps.end(), deadline) -
@@ -244,7 +245,7 @@ PerftestResult Perftest::result(pdes::Sync& sync) const {
     r.completed_ps.resize(within);
     r.posted_ps.resize(std::min(r.posted_ps.size(), within));
     r.messages = static_cast<std::int64_t>(within);
-    r.last_done_ps = deadline;
+    r.last_done_ps = std::min(deadline, r.last_done_ps);
   }
   r.bytes = r.messages * spec_.bytes;
   return r;

@@ -7,6 +7,7 @@
 set -uo pipefail
 stepsim=$1; mpiexec=$2; topologies=$3; shift 3; mpiflags=("$@")
 source "$(dirname "$0")/lib.sh"
+cd "$(mktemp -d)" || exit 1
 topo=$topologies/toy-2server-1.6t.yaml
 args=(bench perftest write_bw --topology "$topo" -s 64KiB -q 4 -n 50 --cc dcqcn --lb spray
       --retransmission selective --quiet)
@@ -108,4 +109,17 @@ expect_error "--duration: '0' is not a duration (allowed: whole seconds 1..3600,
 expect_error "--output: bandwidth tests print bandwidth or message_rate" bench perftest write_bw --topology "$topo" --output latency
 expect_error "--ib-dev: 'eth0' is not a device (allowed: mlx5_N" bench perftest write_bw --topology "$topo" -d eth0
 expect_error "--size: '99999999999G' is out of range" bench perftest write_bw --topology "$topo" -s 99999999999G
+# A duration test stopped early: its row's bandwidth is over the time simulated (near the link's
+# 1.6 Tb/s = 190,734 MB/sec, not the bytes over the requested 2 s), and the INTERRUPTED line sits
+# above perftest's closing rule, where table parsers read.
+"$stepsim" bench perftest write_bw -D 2 --quiet >dur.out 2>&1 &
+pid=$!
+sleep 4
+kill -TERM "$pid"
+wait "$pid"; rc=$?
+avg=$(awk '$1 == 65536 { print $4 }' dur.out)
+check "-D 2 stopped early: exit 143, average $avg MB/sec over the time simulated" \
+  '[[ $rc -eq 143 ]] && awk -v a="$avg" "BEGIN { exit !(a > 150000 && a < 200000) }"'
+check "-D 2 stopped early: INTERRUPTED above the closing rule" \
+  'awk "/^ INTERRUPTED at / { i = NR } /^-----/ { r = NR } END { exit !(i > 0 && r == i + 1) }" dur.out'
 finish
