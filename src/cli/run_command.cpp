@@ -376,6 +376,14 @@ Result<workload::StepResult> simulate(const RunOptions& opt, const LoadedRun& ru
   req.ideal = std::move(ideal_comm);
   // Background traffic lasts the ideal step unless told otherwise.
   req.background_until = SimTime::ps(std::llround(ideal_step_s * 1e12));
+  for (const workload::Scenario::Background& bg : s.background) {
+    if (whole && bg.until != SimTime::never() && bg.until > req.background_until) {
+      progress.note("--background " + bg.pattern + ": UNTIL " + sim_text(bg.until.seconds()) +
+                    " lies past the step's estimate (" + sim_text(ideal_step_s) +
+                    "): a first run finds the step's end, where the background then stops");
+      break;
+    }
+  }
   StepSamples samples;
   if (whole) {
     if (auto ok = samples.open(opt, run, req.step_engine); !ok) return ok.error();

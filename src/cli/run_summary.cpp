@@ -233,6 +233,10 @@ void print_fabric(const StepReport& rep) {
   if (r.foldable_rails > 1) {
     std::printf("hint                 %s\n", fold_hint(r.foldable_rails).c_str());
   }
+  if (r.background_cut_s >= 0) {
+    std::printf("background           stopped at the step's end, %s (its UNTIL lay past it)\n",
+                sim_text(r.background_cut_s).c_str());
+  }
   std::printf("drops                %" PRIu64 "\n", r.drops);
   std::printf("retransmissions      %" PRIu64 "\n", r.retransmissions);
   std::printf("PFC pause time       %s (summed over ports)\n", sim_text(r.paused_s).c_str());
@@ -294,6 +298,7 @@ nlohmann::json step_json(const StepReport& rep) {
   j["cell_bytes"] = s.fidelity == "cell" ? s.fabric.cell_size.count() : 0;
   j["folded_rails"] = r.folded_rails;
   j["foldable_rails"] = r.foldable_rails;
+  if (r.background_cut_s >= 0) j["background_cut_s"] = r.background_cut_s;
   j["complete"] = r.complete;
   j["status"] = output::step_status(r);
   j["step_s"] = r.step_s;

@@ -2,9 +2,12 @@
 // background ends, then run_step or run_whole_step.
 #include "stepsim/workload/simulate.hpp"
 
+#include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "src/workload/whole_step/whole_step.hpp"
 #include "stepsim/workload/step.hpp"
 
 namespace stepsim::workload {
@@ -42,11 +45,29 @@ Result<StepResult> simulate_step(const Scenario& s, const topology::Topology& to
     folded.push_back(job_comms.back().get());
   }
   Scenario whole = s;
+  bool past = false;  // an UNTIL past the ideal step's estimate, the default (up to it the
+                      // background ends about when the step does)
   for (auto& bg : whole.background) {
     if (bg.until == SimTime::never()) bg.until = req.background_until;
+    past = past || bg.until > req.background_until;
   }
-  return run_whole_step(whole, topo, folded, sync, std::move(req.step_engine), {}, req.samples,
-                        req.foldable);
+  SimTime cut = SimTime::never();
+  if (past) {
+    // A first run finds the step's end; the background stops there in the step's run (the
+    // step ends at the same time: nothing after it changes what came before).
+    auto end = whole_step_end(whole, topo, folded, sync, req.step_engine);
+    if (!end) return end.error();
+    if (*end) {
+      cut = **end;
+      for (auto& bg : whole.background) bg.until = std::min(bg.until, cut);
+    }
+  }
+  auto r = run_whole_step(whole, topo, folded, sync, std::move(req.step_engine), {}, req.samples,
+                          req.foldable);
+  if (!r) return r.error();
+  StepResult out = std::move(r).value();
+  if (cut != SimTime::never()) out.background_cut_s = cut.seconds();
+  return out;
 }
 
 }  // namespace stepsim::workload

@@ -142,4 +142,21 @@ for sc in "$m4" "$workloads/tiny.yaml"; do
   check "$(basename "$sc"): the split adds up to the step ($total vs $st us)" \
     'awk -v a="$total" -v b="$st" "BEGIN { exit !(a >= 0.999 * b && a <= 1.001 * b) }"'
 done
+# Background traffic asked to last far past the step (10 s of a 3 ms step) stops at the step's
+# end, the same at 1 and 2 ranks, and equals a background told to end there (which it did not
+# before: the run simulated the background for 10 s).
+bg=()
+for ranks in 1 2; do
+  out=$(timeout 120 "$mpiexec" -n "$ranks" "${mpiflags[@]}" "$stepsim" run "$tiny" --quiet \
+        --no-output --set step.mode=whole --background permutation@100G,10s --json "bg$ranks.json" 2>&1)
+  bg+=("$(grep -E '^(step time|digest)' <<<"$out" | tr -s ' ' | tr '\n' '|')")
+  cut=$(grep -E "^background +stopped at the step.s end, " <<<"$out")
+done
+check "background past the step: '$cut', same at 1 and 2 ranks ('${bg[0]}' vs '${bg[1]:-}')" \
+  '[[ -n "$cut" && -n "${bg[0]}" && "${bg[0]}" == "${bg[1]:-}" ]]'
+cut_ns=$(/usr/bin/python3 -c 'import json, math, sys; print(math.ceil(json.load(open(sys.argv[1]))["background_cut_s"] * 1e9))' bg1.json)
+out=$("$stepsim" run "$tiny" --quiet --no-output --set step.mode=whole \
+      --background "permutation@100G,${cut_ns}ns" 2>&1)
+check "background past the step = background until the step's end (${cut_ns} ns)" \
+  '[[ "$(grep -E "^(step time|digest)" <<<"$out" | tr -s " " | tr "\n" "|")" == "${bg[0]}" ]]'
 finish

@@ -156,6 +156,9 @@ struct StepResult {
   std::uint32_t folded_rails = 1;
   /// step.fold none: the rails `step.fold: rails` would fold (1: it would refuse).
   std::uint32_t foldable_rails = 1;
+  /// Background traffic asked to last past the step: the step's end, where it stopped (s);
+  /// -1 otherwise.
+  double background_cut_s = -1;
   std::vector<OpRecord> ops;
   std::vector<CollectiveRecord> colls;
   std::vector<FlowRow> flows;         ///< packet fidelity, as output.flows selects them

@@ -33,6 +33,29 @@ std::uint64_t StepApp::delivered_bytes() const {
   return b * plan_.rails;  // step.fold rails: rail 0's sends stand for every rail's
 }
 
+std::uint64_t StepApp::gpus_done() const {
+  std::uint64_t n = 0;
+  for (std::size_t si = 0; si < servers_.size(); ++si) {
+    if (!servers_[si].here) continue;
+    for (std::uint32_t gi : plan_.servers[si].gpus) {
+      n += plan_.gpus[gi].used && gpus_[gi].wait == Wait::kDone ? 1 : 0;
+    }
+  }
+  return n;
+}
+
+SimTime StepApp::last_gpu_end(pdes::Sync& sync) const {
+  std::vector<std::int64_t> end{0};
+  for (std::size_t si = 0; si < servers_.size(); ++si) {
+    if (!servers_[si].here) continue;
+    for (std::uint32_t gi : plan_.servers[si].gpus) {
+      if (gpus_[gi].wait == Wait::kDone) end[0] = std::min(end[0], -gpus_[gi].end.picoseconds());
+    }
+  }
+  sync.allreduce_min(end);
+  return SimTime::ps(-end[0]);
+}
+
 void StepApp::on_start(nic::Verbs& v) {
   if (plan_.server_index[v.server()] < 0) return;
   server(v).here = true;

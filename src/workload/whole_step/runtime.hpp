@@ -135,6 +135,10 @@ class StepApp final : public nic::RdmaApp {
   /// each GPU's bus bytes, as the progress display's work curve counts them. Read at a window
   /// boundary.
   [[nodiscard]] std::uint64_t delivered_bytes() const;
+  /// The GPUs of this rank's servers whose program is done. Read at a window boundary.
+  [[nodiscard]] std::uint64_t gpus_done() const;
+  /// The last GPU's end over every rank (those done). Collective over `sync`.
+  [[nodiscard]] SimTime last_gpu_end(pdes::Sync& sync) const;
   Result<StepTrace> collect(pdes::Sync& sync, nic::RdmaRun& run, bool stopped);
 
   void on_start(nic::Verbs& v) override;

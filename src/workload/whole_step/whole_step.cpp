@@ -43,4 +43,34 @@ Result<StepTrace> run_whole_step_trace(const Scenario& s, const topology::Topolo
   return app.collect(sync, run, stopped);
 }
 
+Result<std::optional<SimTime>> whole_step_end(const Scenario& s, const topology::Topology& topo,
+                                              const std::vector<CommModel*>& folded,
+                                              pdes::Sync& sync, pdes::EngineOptions engine) {
+  auto made = whole_step::make_plan(s, topo, folded);
+  if (!made) return made.error();
+  const whole_step::StepPlan& plan = *made;
+  whole_step::StepApp app(plan, s);
+  fabric::FabricParams fabric = s.fabric;
+  if (s.fidelity == "cell") fabric.use_cells();
+  engine.end = std::min(engine.end, s.end);
+  engine.progress_work = [&app] { return app.delivered_bytes(); };
+  const auto used = static_cast<std::uint64_t>(
+      std::count_if(plan.gpus.begin(), plan.gpus.end(), [](const auto& g) { return g.used; }));
+  // At every window boundary (all ranks alike): once every GPU is done, stop.
+  bool ended = false;
+  engine.at_window = [&](SimTime, bool last) {
+    if (last || ended) return;
+    std::vector<std::uint64_t> done{app.gpus_done()};
+    sync.allreduce_sum(done);
+    if (done[0] < used) return;
+    ended = true;
+    pdes::Engine::request_stop();
+  };
+  auto r = nic::run_rdma(topo, plan.conns, s.nic, fabric, &app, sync, std::move(engine));
+  if (!r) return r.error();
+  if (!ended) return std::optional<SimTime>{};
+  pdes::Engine::clear_stop();
+  return std::optional<SimTime>{app.last_gpu_end(sync)};
+}
+
 }  // namespace stepsim::workload

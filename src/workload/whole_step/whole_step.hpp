@@ -24,6 +24,7 @@
 //   by the topology's GPU, so all jobs run in the one application on the shared fabric.
 
 #include <functional>
+#include <optional>
 
 #include "stepsim/core/result.hpp"
 #include "stepsim/fabric/fabric_samples.hpp"
@@ -49,5 +50,15 @@ Result<StepTrace> run_whole_step_trace(const Scenario& s, const topology::Topolo
                                        const std::function<bool(double)>& progress,
                                        fabric::FabricSamples* samples = nullptr,
                                        const std::function<void(std::uint32_t)>& foldable = {});
+
+/// The time the last GPU of the whole step of `s` ends, from a run that stops there (no samples;
+/// `engine`'s progress reports go on). Empty when that run ended otherwise (a signal, failed
+/// transfers, a stall or the scenario's end: the step's own run then ends the same way). For
+/// background traffic asked to last past the step: the step's run then stops it there, the
+/// same time at any number of ranks (a run stopped when every GPU is done would stop at a window
+/// boundary, which depends on the partition). Collective over `sync`.
+Result<std::optional<SimTime>> whole_step_end(const Scenario& s, const topology::Topology& topo,
+                                              const std::vector<CommModel*>& folded,
+                                              pdes::Sync& sync, pdes::EngineOptions engine);
 
 }  // namespace stepsim::workload
