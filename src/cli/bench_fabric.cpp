@@ -336,7 +336,10 @@ Result<std::vector<fabric::FabricRun>> BenchFabricCommand::run_repeats(
       samples_report_ =
           SamplesReport{h5.rows_written(), h5.appends(), h5.batch_bins(),
                         r->stats.per_rank.empty() ? 0.0 : r->stats.per_rank[0].hook_s};
-      if (h5.error()) return Error{"--samples: '" + samples_path_ + "': " + h5.error()->message};
+      // The runs' results stand: the summary is printed, then this error (exit 2).
+      if (h5.error()) {
+        samples_error_ = Error{"--samples: '" + samples_path_ + "': " + h5.error()->message};
+      }
     }
     runs.push_back(std::move(r).value());
     if (!runs.back().stats.completed || !all_flows_complete(runs.back())) break;
@@ -345,7 +348,7 @@ Result<std::vector<fabric::FabricRun>> BenchFabricCommand::run_repeats(
   }
   finish_progress();
   if (samples_file) {
-    if (auto ok = samples_file->close(); !ok) return ok.error();
+    if (auto ok = samples_file->close(); !ok && !samples_error_) samples_error_ = ok.error();
   }
   return runs;
 }
@@ -381,7 +384,10 @@ int BenchFabricCommand::execute(int rank, int ranks) {
   const fabric::FabricRun& run =
       (*runs)[median_run(runs->size(), [&](std::size_t i) { return (*runs)[i].stats.wall_s; })];
   const bool complete = run.stats.completed && all_flows_complete(run);
-  const int rc = !run.stats.completed ? interrupted_exit_code() : complete ? kExitOk : kExitFailure;
+  const int rc = samples_error_         ? kExitUserError
+                 : !run.stats.completed ? interrupted_exit_code()
+                 : complete             ? kExitOk
+                                        : kExitFailure;
   if (rank != 0) return rc;
   print_report(*topo, flows->size(), *runs, run, ranks, rss_before);
   if (run.stats.completed && !complete) {
@@ -396,6 +402,10 @@ int BenchFabricCommand::execute(int rank, int ranks) {
     if (const int j = write_json_report(rank, *topo, flows->size(), *runs, run, ranks);
         j != kExitOk)
       return j;
+  }
+  if (samples_error_) {
+    std::fflush(stdout);
+    return user_error(rank, samples_error_->message);
   }
   return rc;
 }

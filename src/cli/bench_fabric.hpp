@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 #include "src/cli/report.hpp"
@@ -61,6 +62,7 @@ class BenchFabricCommand {
     double hook_s = 0;  ///< rank 0's time in the window hook (draining and writing)
   };
   SamplesReport samples_report_;
+  std::optional<Error> samples_error_;  // --samples could not be written (a full disk)
 
   CLI::App* cmd_;
   std::string topology_;

@@ -285,10 +285,12 @@ std::string h5_path(const RunOptions& opt) {
 struct StepSamples {
   std::unique_ptr<output::SamplesFile> file;
   std::unique_ptr<fabric::FabricSamples> sampler;
+  std::string path;
   Result<bool> open(const RunOptions& opt, const LoadedRun& run, pdes::EngineOptions& engine) {
     const SimTime interval = run.scenario.output.sample_interval;
     if (opt.no_output || interval <= SimTime::zero()) return true;
-    auto f = output::SamplesFile::create(h5_path(opt), "-o", run.topo, interval, MPI_COMM_WORLD);
+    path = h5_path(opt);
+    auto f = output::SamplesFile::create(path, "-o", run.topo, interval, MPI_COMM_WORLD);
     if (!f) return f.error();
     file = std::move(f).value();
     sampler = std::make_unique<fabric::FabricSamples>(interval);
@@ -299,10 +301,11 @@ struct StepSamples {
   }
   Result<bool> close() {
     if (!file) return true;
+    // A failed append is the cause; the close that follows it fails too.
     std::optional<Error> err = file->samples()->error();
-    if (auto ok = file->close(); !ok) return ok;
-    if (err) return *err;
-    return true;
+    auto ok = file->close();
+    if (err) return Error{"-o: '" + path + "': " + err->message};
+    return ok;
   }
 };
 
@@ -393,7 +396,7 @@ Result<workload::StepResult> simulate(const RunOptions& opt, const LoadedRun& ru
   // summary (docs/workload.md, Rail folding).
   req.foldable = [&progress](std::uint32_t rails) { progress.note("hint: " + fold_hint(rails)); };
   auto res = workload::simulate_step(run.scenario, run.topo, sync, std::move(req));
-  if (auto ok = samples.close(); !ok) output_error = Error{"-o: " + ok.error().message};
+  if (auto ok = samples.close(); !ok) output_error = ok.error();
   samples_written = samples.file != nullptr && !output_error;
   if (res) {
     progress.finish(res->step_s, res->interrupted ? "stopped"

@@ -6,6 +6,10 @@
 
 #include <mpi.h>
 
+#include <cerrno>
+#include <cstring>
+#include <string>
+
 #include <hdf5.h>
 
 #include "stepsim/pdes/mpi_sync.hpp"
@@ -22,6 +26,13 @@ inline int comm_size(MPI_Comm comm) {
   int ranks = 1;
   if (pdes::mpi_running()) MPI_Comm_size(comm, &ranks);
   return ranks;
+}
+
+/// What the system said of the last failed write (": No space left on device"), or "" when it
+/// said nothing: HDF5's drivers leave the write's errno; clear errno before the calls.
+inline std::string io_reason() {
+  const int e = errno;
+  return e != 0 ? std::string(": ") + std::strerror(e) : std::string();
 }
 
 /// MPI-IO over `comm` while MPI runs, else the POSIX driver.

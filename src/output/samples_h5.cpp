@@ -282,6 +282,7 @@ Result<bool> SamplesH5::append(std::vector<fabric::SampleRow>& rows) {
   }
   const auto n = static_cast<hsize_t>(total);
   const hsize_t size = written_ + n;
+  errno = 0;
   bool ok = H5Dset_extent(dataset_, &size) >= 0;
   if (ok) {
     H5Handle type = sample_type();
@@ -304,7 +305,7 @@ Result<bool> SamplesH5::append(std::vector<fabric::SampleRow>& rows) {
       last_flush_ = std::chrono::steady_clock::now();
     }
   }
-  if (!all_ok(ok, comm_)) return Error{"appending to /samples/ports failed"};
+  if (!all_ok(ok, comm_)) return Error{"appending to /samples/ports failed" + io_reason()};
   written_ = size;
   ++appends_;
   return true;
@@ -328,19 +329,23 @@ Result<std::unique_ptr<SamplesFile>> SamplesFile::create(const std::string& path
   if (std::getenv("STEPSIM_H5_ERRORS") == nullptr) H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   H5Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
   set_file_driver(fapl, comm);
+  errno = 0;
   const hid_t file = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
   if (!all_ok(file >= 0, comm)) {
+    const std::string why = io_reason();
     if (file >= 0) H5Fclose(file);
-    return Error{option + ": cannot create HDF5 file '" + path + "'"};
+    return Error{option + ": cannot create HDF5 file '" + path + "'" + why};
   }
-  std::unique_ptr<SamplesFile> f(new SamplesFile(path, option, file));
+  std::unique_ptr<SamplesFile> f(new SamplesFile(path, option, file, comm));
   if (auto ok = write_name_tables(file, topo, comm); !all_ok(ok.ok(), comm)) {
+    f->failed_ = true;
     return Error{option + ": writing '" + path +
                  "' failed: " + (ok ? std::string("on another rank") : ok.error().message)};
   }
   if (interval > SimTime::zero()) {
     auto s = SamplesH5::create(file, topo, interval, comm);
     if (!all_ok(s.ok(), comm)) {
+      f->failed_ = true;
       return Error{option + ": writing '" + path +
                    "' failed: " + (s ? std::string("on another rank") : s.error().message)};
     }
@@ -351,10 +356,16 @@ Result<std::unique_ptr<SamplesFile>> SamplesFile::create(const std::string& path
 
 Result<bool> SamplesFile::close() {
   if (file_ < 0) return true;
+  const bool failed = failed_ || (samples_ && samples_->error());
   samples_.reset();
+  if (failed && comm_size(comm_) > 1) {
+    file_ = -1;
+    return Error{option_ + ": '" + path_ + "' left unclosed after a failed write"};
+  }
+  errno = 0;
   const bool ok = H5Fclose(file_) >= 0;
   file_ = -1;
-  if (!ok) return Error{option_ + ": closing '" + path_ + "' failed"};
+  if (!ok) return Error{option_ + ": closing '" + path_ + "' failed" + io_reason()};
   return true;
 }
 

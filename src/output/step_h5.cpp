@@ -436,15 +436,21 @@ Result<bool> write_step_h5(const std::string& path, const RunMeta& meta_in,
   if (std::getenv("STEPSIM_H5_ERRORS") == nullptr) H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
   set_file_driver(fapl, comm);
+  errno = 0;
   Handle file(append ? H5Fopen(path.c_str(), H5F_ACC_RDWR, fapl)
                      : H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl),
               H5Fclose);
-  if (!all_ok(file >= 0, comm)) return Error{"--output: cannot create HDF5 file '" + path + "'"};
-  const Error failed{"--output: writing '" + path + "' failed"};
+  if (!all_ok(file >= 0, comm)) {
+    return Error{"--output: cannot create HDF5 file '" + path + "'" + io_reason()};
+  }
+  errno = 0;
+  const auto failed = [&path] {
+    return Error{"--output: writing '" + path + "' failed" + io_reason()};
+  };
   // Every rank learns of a failure on any (a full disk fails some ranks' writes only) before
   // the next collective call, so none waits in a write the others left.
   auto meta_ok = write_meta(file, meta, r, rank, path);
-  if (!all_ok(meta_ok && *meta_ok, comm)) return meta_ok ? failed : meta_ok.error();
+  if (!all_ok(meta_ok && *meta_ok, comm)) return meta_ok ? failed() : meta_ok.error();
   const std::function<bool()> tables[] = {
       [&] { return write_ops(file, r, meta.gpu_stride, rank, ranks); },
       [&] { return write_collectives(file, r, rank, ranks); },
@@ -453,7 +459,7 @@ Result<bool> write_step_h5(const std::string& path, const RunMeta& meta_in,
       [&] { return write_jobs(file, r, rank, ranks); },
       [&] { return write_memory(file, meta, rank, ranks); }};
   for (const auto& table : tables) {
-    if (!all_ok(table(), comm)) return failed;
+    if (!all_ok(table(), comm)) return failed();
   }
   if (topo != nullptr && !append) {
     auto names = write_name_tables(file, *topo, comm);
@@ -462,7 +468,7 @@ Result<bool> write_step_h5(const std::string& path, const RunMeta& meta_in,
                    "' failed: " + (names ? std::string("on another rank") : names.error().message)};
     }
   }
-  if (!all_ok(H5Fflush(file, H5F_SCOPE_GLOBAL) >= 0, comm)) return failed;
+  if (!all_ok(H5Fflush(file, H5F_SCOPE_GLOBAL) >= 0, comm)) return failed();
   return true;
 }
 

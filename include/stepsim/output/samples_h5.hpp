@@ -101,15 +101,19 @@ class SamplesFile {
   [[nodiscard]] SamplesH5* samples() { return samples_.get(); }
   /// The open file (for more tables in the same file); -1 after close().
   [[nodiscard]] hid_t file() const { return file_; }
-  /// Closes the file (collective); the error names it. Also done by the destructor.
+  /// Closes the file (collective); the error names it. Also done by the destructor. After a
+  /// failed write on several ranks the file is left unclosed (parallel HDF5 cannot close a file
+  /// whose writes failed: its ranks part ways in the closing flush and wait for each other).
   Result<bool> close();
 
  private:
-  SamplesFile(std::string path, std::string option, hid_t file)
-      : path_(std::move(path)), option_(std::move(option)), file_(file) {}
+  SamplesFile(std::string path, std::string option, hid_t file, MPI_Comm comm)
+      : path_(std::move(path)), option_(std::move(option)), file_(file), comm_(comm) {}
   std::string path_;
   std::string option_;
   hid_t file_;
+  MPI_Comm comm_;
+  bool failed_ = false;  // a write failed
   std::unique_ptr<SamplesH5> samples_;
 };
 
