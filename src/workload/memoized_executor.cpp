@@ -298,14 +298,27 @@ Result<bool> MemoizedExecutor::run_layer(int st, const PipelinePass& pass, int l
   return true;
 }
 
-// The compute of layer `layer` of a partnered pass's partner (the other kind): 1f1b the same
-// chunk's, DualPipe the pair's other chunk (0 past its layers).
+// What of the partner's compute (the other kind) runs beside layer `layer` of a partnered pass:
+// 1f1b the same chunk's layer; DualPipe the pair's other chunk whole, shared by this pass's MoE
+// layers (the ones with EP collectives), as the F&B chunks overlap as a whole.
 double MemoizedExecutor::partner_seconds(int st, const PipelinePass& pass, int layer) const {
   const PassKind other = pass.kind == PassKind::kForward ? PassKind::kBackward : PassKind::kForward;
+  const int L = s_.model.layers;
   const int c = ep_overlap_.partner_chunk(pass);
-  if (layer >= layers_in(shape_, s_.model.layers, st, c)) return 0.0;
-  const int at = first_layer(shape_, s_.model.layers, st, c) + layer;
-  return layer_pass_seconds(s_, lc_[s_.model.moe_layer(at) ? 1 : 0], shape_, st, c, other, layer);
+  auto compute = [&](int chunk, int k) {
+    const int at = first_layer(shape_, L, st, chunk) + k;
+    return layer_pass_seconds(s_, lc_[s_.model.moe_layer(at) ? 1 : 0], shape_, st, chunk, other, k);
+  };
+  if (c == pass.chunk) return compute(c, layer);
+  const int first = first_layer(shape_, L, st, pass.chunk);
+  int moe = 0;
+  for (int k = 0; k < layers_in(shape_, L, st, pass.chunk); ++k) {
+    moe += s_.model.moe_layer(first + k) ? 1 : 0;
+  }
+  if (moe == 0 || !s_.model.moe_layer(first + layer)) return 0.0;
+  double total = 0;
+  for (int k = 0; k < layers_in(shape_, L, st, c); ++k) total += compute(c, k);
+  return total / moe;
 }
 
 Result<bool> MemoizedExecutor::layer_comm(int st, PassKind kind, const OpRecord& base,
