@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "src/workload/dualpipe_mirror.hpp"
 #include "stepsim/core/fatal.hpp"
 #include "stepsim/workload/compute_cost.hpp"
 #include "stepsim/workload/layer_comm.hpp"
@@ -394,29 +395,7 @@ Result<bool> MemoizedExecutor::finish_stage(int st) {
 // left, with ZeRO) between the two GPUs, on the data-parallel stream after that reduction.
 Result<bool> MemoizedExecutor::mirror_reduce(int st) {
   Stage& g = stages_[idx(st)];
-  const int mirror = shape_.stages - 1 - st;
-  LayerParams bytes;
-  for (int c = 0; c < shape_.chunks; ++c) {
-    const int n = layers_in(shape_, s_.model.layers, st, c);
-    for (int k = 0; k < n; ++k) {
-      const LayerParams b = layer_gradient_bytes(s_, shape_, st, c, k);
-      bytes.dense += b.dense;
-      bytes.expert += b.expert;
-    }
-    if (n == 0) {
-      const LayerParams b = extra_gradient_bytes(s_, shape_, st, c);
-      bytes.dense += b.dense;
-      bytes.expert += b.expert;
-    }
-  }
-  if (s_.par.zero >= 1) {
-    bytes.dense /= s_.par.data_parallel();
-    bytes.expert /= s_.par.expert_dp();
-  }
-  const CommOp op{Kind::kAllReduce,
-                  static_cast<std::int64_t>(bytes.dense + bytes.expert),
-                  {place_.rank(0, 0, 0, st), place_.rank(0, 0, 0, mirror)},
-                  CommGroup::kDp};
+  const CommOp op = mirror_reduce_op(s_, shape_, place_, st);
   const double start = std::max(g.dp_free, g.time.t);
   auto d = run_comm(st, op, start);
   if (!d) return d.error();

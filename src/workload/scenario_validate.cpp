@@ -157,9 +157,6 @@ Result<bool> validate_dualpipe(const Scenario& s, const Bad& bad) {
   }
   if (s.model.mtp_layers > 0) return bad(key + " needs model.mtp_layers 0 (not modelled)");
   if (p.zero == 3) return bad(key + " needs parallel.zero below 3 (FSDP is not modelled with it)");
-  if (s.step_mode == "whole") {
-    return bad(key + " runs in step.mode memoized only (the whole step does not run it yet)");
-  }
   return true;
 }
 
@@ -215,11 +212,13 @@ Result<bool> validate_fit(const Scenario& s, const topology::Topology& topo,
                std::to_string(m.experts));
   }
   if (s.moe.overlap != "none" && s.step_mode == "whole" &&
-      (p.zero == 3 || p.recompute == "full" || (p.pp > 1 && p.vpp == 1))) {
+      (p.zero == 3 || p.recompute == "full" ||
+       (p.pp > 1 && p.vpp == 1 && s.moe.overlap != "dualpipe"))) {
     return bad("moe.overlap " + s.moe.overlap +
                " with step.mode whole pairs the passes layer by layer as Megatron-Core does: it "
                "needs parallel.zero below 3, parallel.recompute none or selective, and "
-               "parallel.vpp > 1 when parallel.pp > 1 (Megatron's rule; or step.mode memoized)");
+               "parallel.vpp > 1 when parallel.pp > 1 (Megatron's rule; dualpipe pairs its own two "
+               "chunks; or step.mode memoized)");
   }
   if (gpu::peak_flops(s.gpu, m.precision) <= 0) {
     std::string allowed;
