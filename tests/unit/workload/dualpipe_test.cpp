@@ -373,9 +373,9 @@ StepResult run_mode(const Scenario& base, bool whole, const std::string& overlap
 
 TEST(DualPipe, WholeStepRunsTheMemoizedSchedule) {
   // Without EP (parallel.ep 1) the pairs run one pass after the other in both modes: the same
-  // schedule, the same sends, the same gradient reductions and mirror all-reduce. The whole
-  // step's pipeline sends share their NICs (a pair's two outputs leave together) where the
-  // memoized step prices each alone: on tiny that is 28 us of bubble (1F1B's own gap between
+  // schedule, the same sends, the same gradient reductions and mirror all-reduce. On tiny the
+  // pipeline sends cross the network and a receiving pass starts about 4.1 us later in the
+  // whole step than the memoized send cost puts it: 28 us of bubble (1F1B's own gap between
   // the modes on this step: 137 us). Tolerance: the step within 1%, the bubble within 0.5% of
   // the step, the compute and data-parallel time equal.
   const Scenario s = tiny_whole(1);
@@ -401,8 +401,8 @@ TEST(DualPipe, WholeStepRunsTheMemoizedSchedule) {
   EXPECT_EQ(mirror, 8);
   // DualPipe's bubble is below 1F1B's on the same step.
   EXPECT_LT(w.bubble_s, run_mode(s, true, "none").bubble_s);
-  // PP 4 with one GPU per stage (Figure 5's costs, the sends inside a server but one): the
-  // same bubble to 0.1%.
+  // PP 4 with one GPU per stage and copy (Figure 5's costs, 8 GPUs in one server, the sends
+  // over NVLink): the same bubble to 0.1%.
   const Scenario f = tiny_moe("dualpipe", {"parallel.ep=1", "fidelity=packet"});
   const StepResult fm = run_mode(f, false);
   const StepResult fw = run_mode(f, true);
