@@ -154,6 +154,11 @@ PipelineShape pipeline_shape(const Scenario& s) {
   if (s.moe.overlap == "1f1b" && s.model.experts > 0 && s.par.ep > 1 && s.par.vpp > 1) {
     shape.extra_warmup = 1;
   }
+  // DualPipe: two mirrored model stages per GPU (validate() requires vpp 1).
+  if (s.moe.overlap == "dualpipe") {
+    shape.dualpipe = true;
+    shape.chunks = 2;
+  }
   if (s.par.layout.empty()) return shape;
   // validate() checked it: parse errors cannot happen here.
   const std::vector<LayoutStage> v = parse_pipeline_layout(s.par.layout).value();
@@ -279,6 +284,7 @@ LayerCosts layer_costs(const Scenario& s, bool moe_layer) {
   std::array<double, 4> gf{};
   std::array<double, 4> gb{};
   std::array<double, 4> dgrad{};  // the backward's input-gradient GEMMs
+  double wgrad = 0;               // and its weight-gradient ones
   double gemm_f = router_f;
   double gemm_b = router_b;
   for (std::size_t i = 0; i < lin.size(); ++i) {
@@ -286,6 +292,7 @@ LayerCosts layer_costs(const Scenario& s, bool moe_layer) {
       gf[i] += fwd_seconds(s, l, fp8);
       gb[i] += bwd_seconds(s, l, fp8);
       dgrad[i] += gemm_seconds(s, l.m, l.k, l.n, fp8, l.groups);
+      wgrad += gemm_seconds(s, l.k, l.n, l.m, fp8, l.groups);
     }
     gemm_f += gf[i];
     gemm_b += gb[i];
@@ -311,6 +318,7 @@ LayerCosts layer_costs(const Scenario& s, bool moe_layer) {
   }
   k.fwd_s = gemm_f - sum_of(k.fwd_hide) + attn + elem + ovh;
   k.bwd_s = gemm_b - sum_of(k.bwd_hide) + attn_b + 2 * elem + ovh;
+  k.wgrad_s = wgrad;
   if (p.recompute == "full") k.recompute_s = k.fwd_s;
   if (p.recompute == "selective") k.recompute_s = attn;
   const Linear logits{T, static_cast<double>(m.vocab) / tp, h};
@@ -330,6 +338,13 @@ double layer_pass_seconds(const Scenario& s, const LayerCosts& lc, const Pipelin
   if (!fwd && s.par.recompute == "selective") dt += lc.recompute_s;
   if (last_layer) dt += chunk_extra_seconds(s, lc, shape, stage, chunk, kind);
   return dt;
+}
+
+double backward_part_seconds(const Scenario& s, const LayerCosts& lc, const PipelineShape& shape,
+                             int stage, int chunk, GradPart grad, int layer) {
+  if (grad == GradPart::kWeight) return lc.wgrad_s;
+  const double whole = layer_pass_seconds(s, lc, shape, stage, chunk, PassKind::kBackward, layer);
+  return grad == GradPart::kInput ? whole - lc.wgrad_s : whole;
 }
 
 double chunk_extra_seconds(const Scenario& s, const LayerCosts& lc, const PipelineShape& shape,
@@ -377,14 +392,13 @@ LayerParams mtp_params(const Scenario& s) {
 double embedding_params(const Scenario& s, const PipelineShape& shape, int stage, int chunk) {
   double e = 0;
   const double emb = static_cast<double>(s.model.vocab) * s.model.hidden / s.par.tp;
-  if (stage == 0 && chunk == 0) e += emb;
-  if (stage == shape.stages - 1 && chunk == shape.chunks - 1 && !s.model.tied_embeddings) {
-    e += emb;
-  }
+  const bool first = virtual_stage(shape, stage, chunk) == 0;
+  if (first) e += emb;
+  if (holds_loss(shape, stage, chunk) && !s.model.tied_embeddings) e += emb;
   // parallel.layout's MTP modules on a virtual stage of their own: Megatron builds an embedding
   // there (the modules embed the shifted tokens), a copy of the first stage's.
   if (s.model.mtp_layers > 0 && holds_mtp(shape, stage, chunk) &&
-      !holds_loss(shape, stage, chunk) && (stage != 0 || chunk != 0)) {
+      !holds_loss(shape, stage, chunk) && !first) {
     e += emb;
   }
   return e;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "src/workload/dualpipe_mirror.hpp"
 #include "stepsim/core/fatal.hpp"
 #include "stepsim/workload/compute_cost.hpp"
 #include "stepsim/workload/layer_comm.hpp"
@@ -83,12 +84,24 @@ Result<bool> MemoizedExecutor::run_schedules() {
       Stage& g = stages_[idx(st)];
       while (g.next < g.passes.size()) {
         const PipelinePass pass = g.passes[g.next];
-        auto ready = input_ready(st, pass);
-        if (!ready) return ready.error();
-        if (*ready < 0) break;
-        if (auto ok = run_pass(st, pass, *ready); !ok) return ok;
-        finished(pass.kind, st, pass.chunk, pass.micro) = g.time.t;
-        ++g.next;
+        // DualPipe's F&B pair (the forward, its partner backward next) starts when both
+        // inputs are in, then runs the two one after the other on the stream.
+        const bool pair = shape_.dualpipe && pass.kind == PassKind::kForward && pass.partner >= 0;
+        const std::size_t n = pair ? 2 : 1;
+        if (!input_known(st, pass) || (pair && !input_known(st, g.passes[g.next + 1]))) break;
+        double at = 0;
+        for (std::size_t i = 0; i < n; ++i) {
+          auto ready = input_ready(st, g.passes[g.next + i]);
+          if (!ready) return ready.error();
+          at = std::max(at, *ready);
+        }
+        for (std::size_t i = 0; i < n; ++i) {
+          const PipelinePass& q = g.passes[g.next + i];
+          if (auto ok = run_pass(st, q, at); !ok) return ok;
+          // A weight-gradient pass (W) hands nothing on: its backward's input gradient did.
+          if (q.grad != GradPart::kWeight) finished(q.kind, st, q.chunk, q.micro) = g.time.t;
+        }
+        g.next += n;
         moved = true;
         if (g.time.t > end) {
           trace_.stop = StepStop::kEnd;
@@ -102,9 +115,18 @@ Result<bool> MemoizedExecutor::run_schedules() {
   return true;
 }
 
+// Whether the producer of a pass's input has run (a weight-gradient pass follows its own
+// backward on this stage's stream).
+bool MemoizedExecutor::input_known(int st, const PipelinePass& pass) {
+  if (pass.grad == GradPart::kWeight) return true;
+  const PassInput in = input_of(shape_, st, pass.kind, pass.chunk);
+  return in.external || finished(in.kind, in.stage, in.chunk, pass.micro) >= 0;
+}
+
 // When the input of a pass is at this stage (-1: not yet known): the producing pass's end plus
 // the pipeline send, when it ran on another stage.
 Result<double> MemoizedExecutor::input_ready(int st, const PipelinePass& pass) {
+  if (pass.grad == GradPart::kWeight) return 0.0;
   const PassInput in = input_of(shape_, st, pass.kind, pass.chunk);
   if (in.external) return 0.0;
   const double done = finished(in.kind, in.stage, in.chunk, pass.micro);
@@ -177,7 +199,9 @@ Result<bool> MemoizedExecutor::run_pass(int st, const PipelinePass& pass, double
 Result<bool> MemoizedExecutor::run_layerless(int st, const PipelinePass& pass, int first) {
   StageTime& g = stages_[idx(st)].time;
   const bool fwd = pass.kind == PassKind::kForward;
-  const double dt = chunk_extra_seconds(s_, lc_[0], shape_, st, pass.chunk, pass.kind);
+  const bool weight = pass.grad == GradPart::kWeight;  // the output layer's W stays in B
+  const double dt =
+      weight ? 0.0 : chunk_extra_seconds(s_, lc_[0], shape_, st, pass.chunk, pass.kind);
   if (dt > 0) {
     OpRecord r;
     r.stage = static_cast<std::uint32_t>(st);
@@ -191,7 +215,9 @@ Result<bool> MemoizedExecutor::run_layerless(int st, const PipelinePass& pass, i
     r.end_s = g.t;
     add_op(r);
   }
-  if (fwd || pass.micro != shape_.micro_batches - 1) return true;
+  if (fwd || pass.grad == GradPart::kInput || pass.micro != chunk_micro_batches(shape_) - 1) {
+    return true;
+  }
   Stage& sg = stages_[idx(st)];
   sg.buckets.add(extra_gradient_bytes(s_, shape_, st, pass.chunk));
   if (s_.par.zero == 3 || s_.par.overlap_grad_reduce) {
@@ -241,7 +267,8 @@ Result<bool> MemoizedExecutor::run_layer(int st, const PipelinePass& pass, int l
   StageTime& g = stages_[idx(st)].time;
   const bool fwd = pass.kind == PassKind::kForward;
   const LayerCosts& lc = lc_[s_.model.moe_layer(static_cast<int>(r.layer)) ? 1 : 0];
-  if (!fwd && s_.par.recompute == "full") {
+  const bool weight = pass.grad == GradPart::kWeight;  // DualPipe's W: compute alone
+  if (!fwd && !weight && s_.par.recompute == "full") {
     // The recomputed forward and its collectives come first.
     r.kind = OpKind::kForward;
     r.start_s = g.t;
@@ -252,22 +279,47 @@ Result<bool> MemoizedExecutor::run_layer(int st, const PipelinePass& pass, int l
     if (auto ok = layer_comm(st, PassKind::kForward, r); !ok) return ok;
     r.kind = OpKind::kBackward;
   }
-  const double dt = layer_pass_seconds(s_, lc, shape_, st, pass.chunk, pass.kind, layer);
+  const double dt = fwd ? layer_pass_seconds(s_, lc, shape_, st, pass.chunk, pass.kind, layer)
+                        : backward_part_seconds(s_, lc, shape_, st, pass.chunk, pass.grad, layer);
   r.start_s = g.t;
   g.t += dt;
   g.compute += dt;
   r.end_s = g.t;
   add_op(r);
-  // moe.overlap 1f1b: the partner pass's compute of this layer runs beside its EP collectives.
-  const double beside =
-      ep_overlap_.partnered(st, pass)
-          ? layer_pass_seconds(s_, lc, shape_, st, pass.chunk,
-                               fwd ? PassKind::kBackward : PassKind::kForward, layer)
-          : 0.0;
-  if (auto ok = layer_comm(st, pass.kind, r, beside); !ok) return ok;
-  // The last backward of the chunk on this stage: its gradients are complete.
-  if (!fwd && pass.micro == shape_.micro_batches - 1) return add_gradients(st, pass.chunk, layer);
+  if (!weight) {
+    // moe.overlap: the partner pass's compute of this layer runs beside its EP collectives.
+    const double beside = ep_overlap_.partnered(st, pass) ? partner_seconds(st, pass, layer) : 0.0;
+    if (auto ok = layer_comm(st, pass.kind, r, beside); !ok) return ok;
+  }
+  // The last backward of the chunk on this stage (its weight gradient): its gradients are
+  // complete.
+  if (!fwd && pass.grad != GradPart::kInput && pass.micro == chunk_micro_batches(shape_) - 1) {
+    return add_gradients(st, pass.chunk, layer);
+  }
   return true;
+}
+
+// What of the partner's compute (the other kind) runs beside layer `layer` of a partnered pass:
+// 1f1b the same chunk's layer; DualPipe the pair's other chunk whole, shared by this pass's MoE
+// layers (the ones with EP collectives), as the F&B chunks overlap as a whole.
+double MemoizedExecutor::partner_seconds(int st, const PipelinePass& pass, int layer) const {
+  const PassKind other = pass.kind == PassKind::kForward ? PassKind::kBackward : PassKind::kForward;
+  const int L = s_.model.layers;
+  const int c = ep_overlap_.partner_chunk(pass);
+  auto compute = [&](int chunk, int k) {
+    const int at = first_layer(shape_, L, st, chunk) + k;
+    return layer_pass_seconds(s_, lc_[s_.model.moe_layer(at) ? 1 : 0], shape_, st, chunk, other, k);
+  };
+  if (c == pass.chunk) return compute(c, layer);
+  const int first = first_layer(shape_, L, st, pass.chunk);
+  int moe = 0;
+  for (int k = 0; k < layers_in(shape_, L, st, pass.chunk); ++k) {
+    moe += s_.model.moe_layer(first + k) ? 1 : 0;
+  }
+  if (moe == 0 || !s_.model.moe_layer(first + layer)) return 0.0;
+  double total = 0;
+  for (int k = 0; k < layers_in(shape_, L, st, c); ++k) total += compute(c, k);
+  return total / moe;
 }
 
 Result<bool> MemoizedExecutor::layer_comm(int st, PassKind kind, const OpRecord& base,
@@ -316,6 +368,9 @@ Result<bool> MemoizedExecutor::finish_stage(int st) {
   for (GradClass cls : {GradClass::kDense, GradClass::kExpert}) {
     if (auto ok = reduce_buckets(st, cls, g.time.t, true); !ok) return ok;
   }
+  if (shape_.dualpipe) {
+    if (auto ok = mirror_reduce(st); !ok) return ok;
+  }
   if (g.dp_free > g.time.t) {
     g.time.exposed[static_cast<int>(CommGroup::kDp)] += g.dp_free - g.time.t;
     g.time.t = g.dp_free;
@@ -331,6 +386,20 @@ Result<bool> MemoizedExecutor::finish_stage(int st) {
   add_op(r);
   g.time.optimizer = opt;
   if (s_.par.zero == 1 || s_.par.zero == 2) return param_gather(st, params);
+  return true;
+}
+
+// DualPipe: model stage i has a copy on stage i (chunk 0) and on stage p - 1 - i (chunk 1);
+// the two copies' gradients are summed (deepseek-ai/DualPipe's example adds each to its
+// mirror's) by an all-reduce of the stage's gradients (the shard its data-parallel reduction
+// left, with ZeRO) between the two GPUs, on the data-parallel stream after that reduction.
+Result<bool> MemoizedExecutor::mirror_reduce(int st) {
+  Stage& g = stages_[idx(st)];
+  const CommOp op = mirror_reduce_op(s_, shape_, place_, st);
+  const double start = std::max(g.dp_free, g.time.t);
+  auto d = run_comm(st, op, start);
+  if (!d) return d.error();
+  g.dp_free = start + *d;
   return true;
 }
 

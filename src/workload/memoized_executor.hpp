@@ -69,7 +69,9 @@ class MemoizedExecutor final : public StepExecutor {
 
   Result<bool> run_schedules();
   Result<bool> finish_stage(int st);
+  bool input_known(int st, const PipelinePass& pass);
   Result<double> input_ready(int st, const PipelinePass& pass);
+  [[nodiscard]] double partner_seconds(int st, const PipelinePass& pass, int layer) const;
   Result<bool> run_pass(int st, const PipelinePass& pass, double ready);
   void wait_until(int st, const PipelinePass& pass, double ready);
   Result<bool> fsdp_wait(int st, int k, int n_layers, double& next_ready);
@@ -80,6 +82,7 @@ class MemoizedExecutor final : public StepExecutor {
   Result<bool> add_gradients(int st, int chunk, int layer);
   Result<bool> reduce_buckets(int st, GradClass cls, double at, bool flush);
   Result<bool> param_gather(int st, double params);
+  Result<bool> mirror_reduce(int st);
   Result<double> run_comm(int st, const CommOp& op, double start);
   Result<double> run_comm(int st, StableOp& op, double start);
   void record(int st, const CommOp& op, double start, const CommCost& c, std::uint32_t distinct);

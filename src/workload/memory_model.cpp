@@ -220,19 +220,24 @@ InFlight in_flight(const Scenario& s, const PipelineShape& shape, int stage) {
   const ModelSpec& m = s.model;
   const int p = shape.stages;
   const int v = shape.chunks;
-  const int passes = std::min(warmup_passes(shape, stage) + 1, shape.micro_batches * v);
   InFlight f;
-  for (int k = 0; k < passes; ++k) {
-    const int c = (k % (p * v)) / p;  // Megatron's chunk of the k-th forward
+  auto add = [&](int c, int times) {
     const int n = layers_in(shape, m.layers, stage, c);
     const int first = first_layer(shape, m.layers, stage, c);
     const int n_dense = m.experts == 0 ? n : std::clamp(m.dense_layers - first, 0, n);
-    f.dense_layers += n_dense;
-    f.moe_layers += n - n_dense;
-    f.first_chunk += c == 0 ? 1 : 0;
-    f.last_chunk += c == v - 1 ? 1 : 0;
-    f.mtp_chunk += holds_mtp(shape, stage, c) ? 1 : 0;
+    f.dense_layers += times * n_dense;
+    f.moe_layers += times * (n - n_dense);
+    f.first_chunk += virtual_stage(shape, stage, c) == 0 ? times : 0;
+    f.last_chunk += holds_loss(shape, stage, c) ? times : 0;
+    f.mtp_chunk += holds_mtp(shape, stage, c) ? times : 0;
+  };
+  if (shape.dualpipe) {  // the most its schedule holds: p + 1 chunks' worth (DeepSeek-V3, Table 2)
+    const std::vector<int> held = peak_in_flight(shape, stage);
+    for (int c = 0; c < v; ++c) add(c, held[static_cast<std::size_t>(c)]);
+    return f;
   }
+  const int passes = std::min(warmup_passes(shape, stage) + 1, shape.micro_batches * v);
+  for (int k = 0; k < passes; ++k) add((k % (p * v)) / p, 1);  // Megatron's k-th forward's chunk
   return f;
 }
 
@@ -288,11 +293,11 @@ void add_activations(StageMemory& st, const Scenario& s, const PipelineShape& sh
   st.terms[kActivations].bytes = f.dense_layers * a.dense + f.moe_layers * a.moe;
   st.terms[kRecomputeWorking].bytes = std::max(sp.dense_layers > 0 ? a.working_dense : 0.0,
                                                sp.moe_layers > 0 ? a.working_moe : 0.0);
-  if (st.stage == 0) {  // the embedding's dropout mask
+  if (f.first_chunk > 0) {  // the embedding's dropout mask
     st.terms[kEmbeddingActivations].bytes =
         f.first_chunk * (s.memory.dropout ? 1 : 0) * T * h * rep;
   }
-  if (st.stage == shape.stages - 1) {
+  if (f.last_chunk > 0) {
     // fp32, per output layer; memory.logits_copies of them alive in the loss's backward
     const double logits = s.memory.logits_copies * 4 * T * m.vocab / s.par.tp;
     st.terms[kOutputActivations].bytes = f.last_chunk * 4 * T * h * rep;  // final norm, input

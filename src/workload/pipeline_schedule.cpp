@@ -7,6 +7,15 @@
 
 namespace stepsim::workload {
 
+int virtual_stage(const PipelineShape& shape, int stage, int chunk) {
+  if (shape.dualpipe) return chunk == 0 ? stage : shape.stages - 1 - stage;
+  return chunk * shape.stages + stage;
+}
+
+int chunk_micro_batches(const PipelineShape& shape) {
+  return shape.dualpipe ? shape.micro_batches / 2 : shape.micro_batches;
+}
+
 int warmup_passes(const PipelineShape& shape, int stage) {
   const int p = shape.stages;
   const int v = shape.chunks;
@@ -16,6 +25,7 @@ int warmup_passes(const PipelineShape& shape, int stage) {
 }
 
 std::vector<PipelinePass> stage_schedule(const PipelineShape& shape, int stage) {
+  if (shape.dualpipe) return dualpipe_schedule(shape, stage);
   const int p = shape.stages;
   const int v = shape.chunks;
   const int total = shape.micro_batches * v;
@@ -43,6 +53,18 @@ std::vector<PipelinePass> stage_schedule(const PipelineShape& shape, int stage) 
 PassInput input_of(const PipelineShape& shape, int stage, PassKind kind, int chunk) {
   const int p = shape.stages;
   const int v = shape.chunks;
+  if (shape.dualpipe) {
+    // Chunk 0 runs from stage 0 to p - 1, chunk 1 back; each turns around at its last stage.
+    const int step = chunk == 0 ? 1 : -1;
+    const int head = chunk == 0 ? 0 : p - 1;
+    const int tail = p - 1 - head;
+    if (kind == PassKind::kForward) {
+      if (stage == head) return {true, stage, chunk, kind};
+      return {false, stage - step, chunk, kind};
+    }
+    if (stage == tail) return {false, stage, chunk, PassKind::kForward};
+    return {false, stage + step, chunk, kind};
+  }
   if (kind == PassKind::kForward) {
     if (stage > 0) return {false, stage - 1, chunk, kind};
     if (chunk > 0) return {false, p - 1, chunk - 1, kind};
@@ -54,8 +76,8 @@ PassInput input_of(const PipelineShape& shape, int stage, PassKind kind, int chu
 }
 
 int layers_in(const PipelineShape& shape, int layers, int stage, int chunk) {
-  const int pv = shape.stages * shape.chunks;
-  const int vi = chunk * shape.stages + stage;
+  const int pv = shape.dualpipe ? shape.stages : shape.stages * shape.chunks;
+  const int vi = virtual_stage(shape, stage, chunk);
   if (!shape.layout.empty()) return shape.layout[static_cast<std::size_t>(vi)];
   if (shape.first_layers > 0 || shape.last_layers > 0) {
     if (vi == 0 && shape.first_layers > 0) return shape.first_layers;
@@ -70,14 +92,17 @@ int layers_in(const PipelineShape& shape, int layers, int stage, int chunk) {
 
 int first_layer(const PipelineShape& shape, int layers, int stage, int chunk) {
   int n = 0;
-  for (int vi = 0; vi < chunk * shape.stages + stage; ++vi) {
-    n += layers_in(shape, layers, vi % shape.stages, vi / shape.stages);
+  const int end = virtual_stage(shape, stage, chunk);
+  for (int vi = 0; vi < end; ++vi) {
+    // DualPipe: model stage vi is chunk 0 of stage vi.
+    n += shape.dualpipe ? layers_in(shape, layers, vi, 0)
+                        : layers_in(shape, layers, vi % shape.stages, vi / shape.stages);
   }
   return n;
 }
 
 bool holds_mtp(const PipelineShape& shape, int stage, int chunk) {
-  const int vi = chunk * shape.stages + stage;
+  const int vi = virtual_stage(shape, stage, chunk);
   return shape.mtp_virtual >= 0 ? vi == shape.mtp_virtual : holds_loss(shape, stage, chunk);
 }
 
@@ -86,6 +111,7 @@ int mtp_stage(const PipelineShape& shape) {
 }
 
 bool holds_loss(const PipelineShape& shape, int stage, int chunk) {
+  if (shape.dualpipe) return virtual_stage(shape, stage, chunk) == shape.stages - 1;
   return stage == shape.stages - 1 && chunk == shape.chunks - 1;
 }
 

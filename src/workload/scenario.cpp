@@ -84,9 +84,10 @@ config::ParamTable scenario_param_table(Scenario& s) {
            "server, then NVLink) or deepep_ll (its low-latency kernels: pure RDMA)");
   t.integer("moe.max_nodes_per_token", s.moe.max_nodes_per_token, 0, 1 << 16,
             "node-limited routing: servers a token's experts may span (0: any)");
-  t.choice("moe.overlap", s.moe.overlap, {"none", "1f1b"},
-           "none (the all-to-alls block compute) or 1f1b (Megatron's EP overlap: one "
-           "micro-batch's dispatch/combine beside another's forward/backward)");
+  t.choice("moe.overlap", s.moe.overlap, {"none", "1f1b", "dualpipe"},
+           "none (the all-to-alls block compute), 1f1b (Megatron's EP overlap: one "
+           "micro-batch's dispatch/combine beside another's forward/backward) or dualpipe "
+           "(DeepSeek's DualPipe: two mirrored stages per GPU, fed from both ends)");
   t.integer("moe.comm_sms", s.moe.comm_sms, 0, 1024,
             "SMs the EP kernels take from the compute they overlap");
   t.add(text("moe.routing", s.moe.routing,

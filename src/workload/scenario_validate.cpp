@@ -133,6 +133,33 @@ Result<bool> validate_layers(const Scenario& s, const topology::Topology& /*topo
   return true;
 }
 
+// moe.overlap dualpipe: deepseek-ai/DualPipe's rules (an even number of ranks, micro-batches
+// even and at least twice the ranks, half fed from each end) and what this model of it leaves
+// out.
+template <typename Bad>
+Result<bool> validate_dualpipe(const Scenario& s, const Bad& bad) {
+  const Parallelism& p = s.par;
+  const std::string key = "moe.overlap dualpipe";
+  if (p.pp < 2 || p.pp % 2 != 0) {
+    return bad(key + " needs parallel.pp even and at least 2 (each GPU holds stage i and stage " +
+               "pp - 1 - i; this run: parallel.pp " + std::to_string(p.pp) + ")");
+  }
+  if (p.vpp != 1) {
+    return bad(key + " needs parallel.vpp 1 (its two mirrored stages per GPU are the chunks)");
+  }
+  const std::int64_t mbs = p.micro_batches();
+  if (mbs % 2 != 0 || mbs < 2 * std::int64_t{p.pp}) {
+    return bad(key +
+               " needs micro-batches per step (parallel.global_batch / (micro_batch x dp) "
+               "= " +
+               std::to_string(mbs) + ") even and at least 2 x parallel.pp (" +
+               std::to_string(2 * p.pp) + "): half enter at each end of the pipeline");
+  }
+  if (s.model.mtp_layers > 0) return bad(key + " needs model.mtp_layers 0 (not modelled)");
+  if (p.zero == 3) return bad(key + " needs parallel.zero below 3 (FSDP is not modelled with it)");
+  return true;
+}
+
 // Sequence, batch and micro-batch rules.
 Result<bool> validate_batch(const Scenario& s, const topology::Topology& /*topo*/,
                             const std::string& where) {
@@ -166,6 +193,7 @@ Result<bool> validate_batch(const Scenario& s, const topology::Topology& /*topo*
     return bad("the interleaved schedule (parallel.vpp > 1) needs micro-batches per step (" +
                std::to_string(p.micro_batches()) + ") to be a multiple of parallel.pp");
   }
+  if (s.moe.overlap == "dualpipe") return validate_dualpipe(s, bad);
   return true;
 }
 
@@ -184,11 +212,13 @@ Result<bool> validate_fit(const Scenario& s, const topology::Topology& topo,
                std::to_string(m.experts));
   }
   if (s.moe.overlap != "none" && s.step_mode == "whole" &&
-      (p.zero == 3 || p.recompute == "full" || (p.pp > 1 && p.vpp == 1))) {
+      (p.zero == 3 || p.recompute == "full" ||
+       (p.pp > 1 && p.vpp == 1 && s.moe.overlap != "dualpipe"))) {
     return bad("moe.overlap " + s.moe.overlap +
                " with step.mode whole pairs the passes layer by layer as Megatron-Core does: it "
                "needs parallel.zero below 3, parallel.recompute none or selective, and "
-               "parallel.vpp > 1 when parallel.pp > 1 (Megatron's rule; or step.mode memoized)");
+               "parallel.vpp > 1 when parallel.pp > 1 (Megatron's rule; dualpipe pairs its own two "
+               "chunks; or step.mode memoized)");
   }
   if (gpu::peak_flops(s.gpu, m.precision) <= 0) {
     std::string allowed;

@@ -6,6 +6,7 @@
 #include <map>
 #include <utility>
 
+#include "src/workload/dualpipe_mirror.hpp"
 #include "src/workload/memoized_comm.hpp"
 #include "src/workload/moe/ep_overlap.hpp"
 #include "stepsim/workload/compute_cost.hpp"
@@ -58,6 +59,21 @@ class ProgramBuilder {
         ++i;
         continue;
       }
+      // DualPipe's F&B pair without EP to overlap: both inputs in, then one after the other
+      // (the memoized executor's rule).
+      if (shape_.dualpipe && pass.kind == PassKind::kForward && pass.partner >= 0 &&
+          i + 1 < passes.size()) {
+        const PipelinePass& b = passes[i + 1];
+        recv_input(pass);
+        recv_input(b);
+        for (const PipelinePass& q : {pass, b}) {
+          mark(StageOpKind::kPassStart, q);
+          run_pass(q);
+          end_pass(q);
+        }
+        ++i;
+        continue;
+      }
       recv_input(pass);
       mark(StageOpKind::kPassStart, pass);
       run_pass(pass);
@@ -76,6 +92,7 @@ class ProgramBuilder {
   }
 
   void recv_input(const PipelinePass& pass) {
+    if (pass.grad == GradPart::kWeight) return;  // DualPipe's W: its B received the input
     const PassInput in = input_of(shape_, prog_.stage, pass.kind, pass.chunk);
     if (in.external || in.stage == prog_.stage) return;
     StageOp r;
@@ -90,6 +107,7 @@ class ProgramBuilder {
   // The pass's end and the sends of its output.
   void end_pass(const PipelinePass& pass) {
     mark(StageOpKind::kPassEnd, pass);
+    if (pass.grad == GradPart::kWeight) return;  // its B sent the input gradient
     for (int dst : consumers_[{static_cast<int>(pass.kind), pass.chunk}]) {
       StageOp snd;
       snd.kind = StageOpKind::kSend;
@@ -159,13 +177,20 @@ class ProgramBuilder {
         const double beside = k + 1 < nf ? pass_layer_seconds(f, k + 1) : 0.0;
         moved_f =
             layer_comm(PassKind::kBackward, r, beside, k + 1 < nf ? layer_record(f, k + 1) : r);
-        if (b.micro == shape_.micro_batches - 1) {
+        if (last_gradients(b)) {
           buckets_.add(layer_gradient_bytes(s_, shape_, st, b.chunk, l));
           if (s_.par.overlap_grad_reduce) reduce_buckets(false);
         }
       }
     }
     end_pass(b);
+  }
+
+  // The pass that completes its chunk's gradients on this stage: the last micro-batch's
+  // backward, or its weight gradient when split (DualPipe's W).
+  bool last_gradients(const PipelinePass& pass) const {
+    return pass.kind == PassKind::kBackward && pass.grad != GradPart::kInput &&
+           pass.micro == chunk_micro_batches(shape_) - 1;
   }
 
   std::uint32_t add_comm(const CommOp& op) {
@@ -220,7 +245,11 @@ class ProgramBuilder {
   // gradients (embedding, MTP) after the last micro-batch (the memoized executor's rule).
   void run_layerless(const PipelinePass& pass, int first) {
     const bool fwd = pass.kind == PassKind::kForward;
-    const double dt = chunk_extra_seconds(s_, lc_[0], shape_, prog_.stage, pass.chunk, pass.kind);
+    // DualPipe's W: the output layer's weight gradient stays in B.
+    const double dt =
+        pass.grad == GradPart::kWeight
+            ? 0.0
+            : chunk_extra_seconds(s_, lc_[0], shape_, prog_.stage, pass.chunk, pass.kind);
     if (dt > 0) {
       OpRecord r;
       r.stage = static_cast<std::uint32_t>(prog_.stage);
@@ -230,7 +259,7 @@ class ProgramBuilder {
       r.layer = static_cast<std::uint32_t>(first);
       compute(r, dt);
     }
-    if (fwd || pass.micro != shape_.micro_batches - 1) return;
+    if (fwd || !last_gradients(pass)) return;
     buckets_.add(extra_gradient_bytes(s_, shape_, prog_.stage, pass.chunk));
     if (s_.par.zero == 3 || s_.par.overlap_grad_reduce) reduce_buckets(s_.par.zero == 3);
   }
@@ -238,15 +267,18 @@ class ProgramBuilder {
   void run_layer(const PipelinePass& pass, int layer, OpRecord r) {
     const bool fwd = pass.kind == PassKind::kForward;
     const LayerCosts& lc = lc_[s_.model.moe_layer(static_cast<int>(r.layer)) ? 1 : 0];
-    if (!fwd && s_.par.recompute == "full") {
+    const bool weight = pass.grad == GradPart::kWeight;  // DualPipe's W: compute alone
+    if (!fwd && !weight && s_.par.recompute == "full") {
       r.kind = OpKind::kForward;
       compute(r, lc.recompute_s);
       layer_comm(PassKind::kForward, r);
       r.kind = OpKind::kBackward;
     }
-    compute(r, layer_pass_seconds(s_, lc, shape_, prog_.stage, pass.chunk, pass.kind, layer));
-    layer_comm(pass.kind, r);
-    if (!fwd && pass.micro == shape_.micro_batches - 1) {
+    compute(r,
+            fwd ? layer_pass_seconds(s_, lc, shape_, prog_.stage, pass.chunk, pass.kind, layer)
+                : backward_part_seconds(s_, lc, shape_, prog_.stage, pass.chunk, pass.grad, layer));
+    if (!weight) layer_comm(pass.kind, r);
+    if (last_gradients(pass)) {
       buckets_.add(layer_gradient_bytes(s_, shape_, prog_.stage, pass.chunk, layer));
       if (s_.par.zero == 3 || s_.par.overlap_grad_reduce) reduce_buckets(s_.par.zero == 3);
     }
@@ -309,6 +341,13 @@ class ProgramBuilder {
 
   void finish() {
     reduce_buckets(true);
+    if (shape_.dualpipe) {
+      // The mirrored copies' all-reduce, after the data-parallel reduction; both stages name
+      // its GPUs in the same order (one communicator).
+      CommOp op = mirror_reduce_op(s_, shape_, place_, prog_.stage);
+      std::sort(op.gpus.begin(), op.gpus.end());
+      if (!is_free(op)) release(add_comm(op));
+    }
     const double params = stage_params(s_, shape_, prog_.stage);
     prog_.optimizer_s = optimizer_seconds(s_, params);
     StageOp opt;

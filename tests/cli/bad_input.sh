@@ -194,6 +194,15 @@ start=$SECONDS
 expect_clean "bomb.yaml:1: a0: expected a single value" run bomb.yaml --no-output
 check "an alias bomb (10^30 leaves) is checked in its text's time ($((SECONDS - start)) s)" '[[ $((SECONDS - start)) -lt 20 ]]'
 
+# moe.overlap dualpipe's layout rules (deepseek-ai/DualPipe's) and, in the whole step, no full
+# recomputation.
+expect_clean "moe.overlap dualpipe needs micro-batches per step (parallel.global_batch / (micro_batch x dp) = 2) even and at least 2 x parallel.pp (4)" \
+  run "$tiny" --no-output --quiet --set moe.overlap=dualpipe --set parallel.global_batch=4
+expect_clean "moe.overlap dualpipe needs parallel.pp even and at least 2" \
+  run "$tiny" --no-output --quiet --set moe.overlap=dualpipe --set parallel.pp=1
+expect_clean "moe.overlap dualpipe with step.mode whole pairs the passes layer by layer" \
+  run "$tiny" --no-output --quiet --set moe.overlap=dualpipe --set step.mode=whole --set parallel.recompute=full
+
 # Unknown subcommands list the subcommands.
 expect_clean "'frobnicate' is not a subcommand; the subcommands are: bench, headroom, check, list, plan, run" frobnicate
 expect_clean "stepsim bench: 'frob' is not a subcommand; the subcommands are: phold, fabric, perftest, nccl" bench frob

@@ -39,6 +39,12 @@ check "--profile on 2 ranks: once, on stderr only, the engine's events counted" 
   '[[ $(grep -c "^profile total" <<<"$err") -eq 1 && $(profile_sums <<<"$err") == ok ]] && ! grep -q "^profile" <<<"$both" && grep -qE "^profile engine run .* [1-9][0-9]* events in [1-9][0-9]* windows" <<<"$err"'
 out=$("$stepsim" run "$tiny" --quiet --no-output --fidelity analytical 2>&1)
 check "no profile unless asked" '! grep -q "^profile" <<<"$out"'
+# moe.overlap dualpipe (memoized, packet fidelity): the same step and digest at 1, 2 and 4 ranks
+# and 1 and 2 threads, with the hidden EP time printed.
+run_matrix summary -- run "$tiny" --quiet --no-output --set model.experts=8 --set model.top_k=2 \
+  --set model.ffn=1024 --set parallel.ep=2 --set parallel.global_batch=32 --set moe.overlap=dualpipe
+out=$first_out
+check "dualpipe: the hidden EP line" 'grep -q "^hidden ep " <<<"$out"'
 # Cell fidelity: named with its cell size (summary and /meta), the same digest at 1, 2 and 4
 # ranks, and the partition line.
 cell_summary() { grep -E '^(step time|digest)' <<<"$out" | tr -s ' ' | tr '\n' '|'; }

@@ -129,6 +129,31 @@ out=$("$stepsim" run "$tiny" --quiet --no-output 2>&1); t_memo=$(step_us "$out")
 out=$("$stepsim" run "$tiny" --quiet --no-output --set step.mode=whole 2>&1); t_whole=$(step_us "$out")
 check "tiny: whole ($t_whole us) within 5% of memoized ($t_memo us), never faster by > 1%" \
   'awk -v w="$t_whole" -v m="$t_memo" "BEGIN { exit !(w <= 1.05 * m && w >= 0.99 * m) }"'
+# moe.overlap dualpipe in the whole step (packet and cell fidelity): within 5% of the memoized
+# step, hidden + exposed EP the EP time the step without overlap exposes (1%), and the same step
+# and digest at 1, 2 and 4 ranks and 1 and 2 threads.
+ep_us() {  # "exposed ep" plus "hidden ep" in microseconds
+  awk '/^(exposed|hidden) ep / { v = $3; u = $4; if (u == "s") v *= 1e6; else if (u == "ms") v *= 1e3; t += v }
+       END { print t + 0 }' <<<"$1"
+}
+dual_summary() { grep -E '^(step time|hidden ep|digest)' <<<"$out" | tr -s ' ' | tr '\n' '|'; }
+dual=(--set model.experts=8 --set model.top_k=2 --set model.ffn=1024 --set parallel.ep=2
+      --set parallel.global_batch=32)
+for fid in packet cell; do
+  out=$("$stepsim" run "$tiny" --quiet --no-output "${dual[@]}" --set fidelity=$fid --set moe.overlap=dualpipe 2>&1)
+  d_memo=$(step_us "$out")
+  out=$("$stepsim" run "$tiny" --quiet --no-output "${dual[@]}" --set fidelity=$fid --set moe.overlap=dualpipe --set step.mode=whole 2>&1)
+  d_whole=$(step_us "$out"); d_ep=$(ep_us "$out")
+  check "dualpipe ($fid): whole ($d_whole us) within 5% of memoized ($d_memo us), EP hidden" \
+    'awk -v w="$d_whole" -v m="$d_memo" "BEGIN { exit !(w <= 1.05 * m && w >= 0.95 * m) }" && grep -q "^hidden ep " <<<"$out"'
+  out=$("$stepsim" run "$tiny" --quiet --no-output "${dual[@]}" --set fidelity=$fid --set step.mode=whole 2>&1)
+  n_ep=$(ep_us "$out")
+  check "dualpipe ($fid): hidden + exposed EP ($d_ep us) = exposed EP without overlap ($n_ep us)" \
+    'awk -v a="$d_ep" -v b="$n_ep" "BEGIN { exit !(b > 0 && a >= 0.99 * b && a <= 1.01 * b) }"'
+  run_matrix dual_summary -- \
+    run "$tiny" --quiet --no-output "${dual[@]}" --set fidelity=$fid --set moe.overlap=dualpipe \
+    --set step.mode=whole
+done
 # The critical stage's split adds up to the step time (ZeRO 1's parameter gather counted once).
 split_sum() {  # the breakdown lines' sum, in microseconds
   awk '/^# where the time went/ { on = 1; next } /^# / { on = 0 }

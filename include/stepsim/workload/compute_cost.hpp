@@ -21,6 +21,7 @@ namespace stepsim::workload {
 struct LayerCosts {
   double fwd_s = 0;         ///< forward compute
   double bwd_s = 0;         ///< backward compute (GEMMs twice the forward's work)
+  double wgrad_s = 0;       ///< of bwd_s: the weight-gradient GEMMs (DualPipe's W)
   double recompute_s = 0;   ///< added to the backward by recomputation (full: a forward;
                             ///< selective: the attention core)
   double logits_fwd_s = 0;  ///< the output layer (last chunk of the last stage)
@@ -78,6 +79,12 @@ LayerCosts layer_costs(const Scenario& s, bool moe_layer = true);
 /// is not (it runs first, with its collectives: `LayerCosts::recompute_s`).
 double layer_pass_seconds(const Scenario& s, const LayerCosts& lc, const PipelineShape& shape,
                           int stage, int chunk, PassKind kind, int layer);
+
+/// The same for part `grad` of a backward pass: the whole, the input gradient (B: the whole
+/// less the weight-gradient GEMMs) or the weight gradient (W: LayerCosts::wgrad_s; the output
+/// layer's and the routers' weight gradients stay in B).
+double backward_part_seconds(const Scenario& s, const LayerCosts& lc, const PipelineShape& shape,
+                             int stage, int chunk, GradPart grad, int layer);
 
 /// Parameters of one layer on one GPU: dense (attention, and the FFN of a dense model) and
 /// expert parts (reduced over the expert-data-parallel group).

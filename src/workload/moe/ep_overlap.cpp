@@ -22,7 +22,9 @@ std::size_t slot(const PipelineShape& shape, const PipelinePass& p) {
 }  // namespace
 
 EpOverlap::EpOverlap(const Scenario& s, const PipelineShape& shape)
-    : on_(s.moe.overlap == "1f1b" && s.model.experts > 0 && s.par.ep > 1), shape_(shape) {
+    : on_(s.moe.overlap == "1f1b" && s.model.experts > 0 && s.par.ep > 1),
+      dual_(s.moe.overlap == "dualpipe" && s.model.experts > 0 && s.par.ep > 1),
+      shape_(shape) {
   const int sms = std::max(s.gpu.sms, 1);
   const int held = std::clamp(s.moe.comm_sms, 0, sms - 1);
   slow_ = static_cast<double>(held) / (sms - held);
@@ -46,6 +48,7 @@ EpOverlap::EpOverlap(const Scenario& s, const PipelineShape& shape)
 }
 
 bool EpOverlap::partnered(int stage, const PipelinePass& pass) const {
+  if (dual_) return pass.partner >= 0;
   return on_ && partnered_[static_cast<std::size_t>(stage)][slot(shape_, pass)];
 }
 

@@ -6,6 +6,7 @@
 
 #include "src/workload/whole_step/plan_build.hpp"
 #include "stepsim/core/fatal.hpp"
+#include "stepsim/workload/compute_cost.hpp"
 
 namespace stepsim::workload::whole_step {
 
@@ -117,8 +118,11 @@ std::uint32_t ref_group(StepPlan& p, std::uint32_t job, int stage, Stream stream
     r.stream = stream;
     r.gpus = op.gpus;
     p.refs.push_back(std::move(r));
-    j.stage_refs[idx(stage)].push_back(it->second);
   }
+  // A group that spans stages (DualPipe's mirrored copies) is one group of each stage that
+  // runs it: its sequence is its first stage's ops.
+  std::vector<std::uint32_t>& refs = j.stage_refs[idx(stage)];
+  if (std::find(refs.begin(), refs.end(), it->second) == refs.end()) refs.push_back(it->second);
   return it->second;
 }
 
@@ -152,12 +156,12 @@ void build_ref_groups(StepPlan& p, std::uint32_t job) {
       if (op.kind != StageOpKind::kCollective) continue;
       const std::uint32_t r = ref_group(p, job, sti, Stream::kCompute, prog.comm_ops[op.comm]);
       op_ref[op.comm] = r;
-      p.refs[r].ops.push_back(op.comm);
+      if (p.refs[r].stage == sti) p.refs[r].ops.push_back(op.comm);
     }
     for (std::uint32_t c : prog.dp) {
       const std::uint32_t r = ref_group(p, job, sti, Stream::kDp, prog.comm_ops[c]);
       op_ref[c] = r;
-      p.refs[r].ops.push_back(c);
+      if (p.refs[r].stage == sti) p.refs[r].ops.push_back(c);
     }
   }
   j.stage_op_local.assign(stages, {});
@@ -201,8 +205,14 @@ Result<bool> build_comms(StepPlan& p, std::uint32_t job) {
       for (std::uint32_t m : ranks) gpus.push_back(j.gpus[m]);
       const std::uint32_t ci = ref_copy(p, job, ri, gpus);
       for (std::uint32_t m : ranks) {
-        const int local = static_cast<int>(m) - r.stage * j.per_stage;
-        if (local < 0 || local >= j.per_stage) {
+        // A member of another stage: that stage runs the group too, and its GPU there has the
+        // same index in its stage (the group varies in the pipeline coordinate only).
+        const int stage = coords_of(j.place, m).p;
+        const std::vector<std::uint32_t>& there = j.stage_refs[idx(stage)];
+        const int local = static_cast<int>(m) - stage * j.per_stage;
+        if (stage != r.stage &&
+            (local != i || std::find(there.begin(), there.end(), static_cast<std::uint32_t>(ri)) ==
+                               there.end())) {
           return Error{"whole step: a group of stage " + std::to_string(r.stage) +
                        " reaches another stage (placement)"};
         }
@@ -214,11 +224,11 @@ Result<bool> build_comms(StepPlan& p, std::uint32_t job) {
 }
 
 // Pipeline sends of `job`: one communicator per (sender, kind, chunk, receiving stage); the
-// sequence number is the micro-batch.
+// sequence number is the micro-batch (of the chunk's: DualPipe feeds half from each end).
 void build_pipeline_comms(StepPlan& p, std::uint32_t job) {
   const JobPlan& j = p.jobs[job];
   if (j.send_bytes <= 0) return;
-  const auto micro = static_cast<std::uint32_t>(j.s.par.micro_batches());
+  const auto micro = static_cast<std::uint32_t>(chunk_micro_batches(pipeline_shape(j.s)));
   for (const StageProgram& prog : j.progs) {
     for (const StageOp& op : prog.ops) {
       if (op.kind != StageOpKind::kSend) continue;

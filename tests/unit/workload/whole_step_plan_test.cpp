@@ -295,5 +295,45 @@ TEST(WholeStepPlan, RailFoldingRefusesWhatMakesTheRailsDiffer) {
   EXPECT_EQ(b.plan->gpus[3].slowdown, 1.5);
 }
 
+// moe.overlap dualpipe: the mirrored copies' all-reduce is one group of two stages. Each GPU
+// of stage 0 and the GPU of stage 1 at its TP, CP and DP coordinates share one communicator,
+// reached through their own stage's op, run once; pipeline sends run half the micro-batches
+// each (one direction's).
+TEST(WholeStepPlan, DualPipesMirrorGroupSpansTwoStages) {
+  const auto topo = load("toy-2server");
+  Scenario s = tiny();
+  s.model.experts = 8;
+  s.model.top_k = 2;
+  s.model.ffn = 1024;
+  s.par.ep = 2;
+  s.par.global_batch = 32;
+  s.moe.overlap = "dualpipe";
+  Built b = build(s, topo);
+  ASSERT_TRUE(b.plan.ok()) << b.plan.error().message;
+  const StepPlan& p = *b.plan;
+  const JobPlan& j = p.jobs[0];
+  std::set<std::uint32_t> mirrors;
+  for (const GpuPlan& g : p.gpus) {
+    const StageProgram& prog = j.progs[static_cast<std::size_t>(g.stage)];
+    const CommOp& last = prog.comm_ops[prog.dp[prog.param_gather_first - 1]];
+    ASSERT_EQ(last.gpus.size(), 2u);  // the mirror all-reduce, the last before the optimizer
+    const std::uint32_t c = p.comm_of(g, prog.dp[prog.param_gather_first - 1]);
+    const CommInfo& ci = p.comms[c];
+    const std::uint32_t other = g.rank + (g.stage == 0 ? 8u : 0u) - (g.stage == 1 ? 8u : 0u);
+    EXPECT_EQ(ci.gpus,
+              (std::vector<std::uint32_t>{std::min(g.gpu, other), std::max(g.gpu, other)}));
+    EXPECT_EQ(ci.instances, 1u);
+    EXPECT_EQ(p.op_of(c, 0).bytes, last.bytes);
+    mirrors.insert(c);
+  }
+  EXPECT_EQ(mirrors.size(), 8u);
+  std::size_t sends = 0;
+  for (const auto& [key, c] : p.pp_comm) {
+    EXPECT_EQ(p.comms[c].instances, 8u);  // 16 micro-batches, half from each end
+    ++sends;
+  }
+  EXPECT_GT(sends, 0u);
+}
+
 }  // namespace
 }  // namespace stepsim::workload::whole_step
