@@ -115,6 +115,16 @@ std::vector<std::string> algorithm_values() {
   return names;
 }
 
+// The coll.protocol values: every Protocol, and "auto".
+std::vector<std::string> protocol_values() {
+  std::vector<std::string> names;
+  for (const Protocol p : {Protocol::kSimple, Protocol::kLl, Protocol::kLl128}) {
+    names.push_back(protocol_name(p));
+  }
+  names.emplace_back("auto");
+  return names;
+}
+
 std::string joined(const std::vector<std::string>& names) {
   std::string out;
   for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
@@ -205,8 +215,10 @@ config::ParamTable collective_param_table(CollectiveParams& p) {
            "(AllReduce, ReduceScatter: in-network aggregation on the switches; AllGather: their "
            "multicast), nvls_sharp (NVLS inside, SHARP between) or auto (the tuner; NVLS with NVLS "
            "GPUs, SHARP with coll.sharp.enable 1)");
-  t.choice("coll.protocol", p.protocol, {"simple", "ll", "ll128", "auto"},
-           "NCCL protocol, or auto (the tuner)");
+  const std::vector<std::string> protocols = protocol_values();
+  t.choice("coll.protocol", p.protocol, protocols,
+           "NCCL protocol: " + joined({protocols.begin(), protocols.end() - 1}) +
+               ", or auto (the tuner)");
   t.integer("coll.channels", p.channels, 1, 64, "parallel rings (channel c on rail c mod NICs)");
   t.bytes("coll.chunk", p.chunk, 64, std::int64_t{1} << 30, "bytes per pipelined piece");
   t.integer("coll.slots", p.slots, 1, 1024, "pieces in flight per ring edge");
