@@ -52,11 +52,12 @@ RunCommand::RunCommand(CLI::App& parent) {
                    "analytical (alpha-beta lower bound)")
       ->check(
           [](const std::string& v) {
-            return v.empty() ? std::string(
-                                   "an empty fidelity: give packet, cell, ideal or "
-                                   "analytical (or leave --fidelity out for the "
-                                   "scenario's)")
-                             : std::string();
+            if (!v.empty()) return std::string();
+            workload::Scenario defaults;
+            const std::vector<std::string> fidelities =
+                workload::scenario_param_table(defaults).choices("fidelity");
+            return "an empty fidelity: give " + list_words(fidelities) +
+                   " (or leave --fidelity out for the scenario's)";
           },
           "FIDELITY");
   cmd_->add_option("--threads", opt_.threads, "OpenMP threads per rank")->capture_default_str();

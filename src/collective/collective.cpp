@@ -9,21 +9,17 @@
 namespace stepsim::collective {
 
 Result<Kind> parse_kind(const std::string& name) {
-  if (name == "allreduce") return Kind::kAllReduce;
-  if (name == "reducescatter") return Kind::kReduceScatter;
-  if (name == "allgather") return Kind::kAllGather;
-  if (name == "broadcast") return Kind::kBroadcast;
-  if (name == "reduce") return Kind::kReduce;
-  if (name == "alltoall") return Kind::kAllToAll;
-  if (name == "alltoallv") return Kind::kAllToAllv;
-  if (name == "sendrecv") return Kind::kSendRecv;
-  if (name == "ep_dispatch") return Kind::kEpDispatch;
-  if (name == "ep_combine") return Kind::kEpCombine;
-  if (name == "ep_dispatch_ll") return Kind::kEpDispatchLl;
-  if (name == "ep_combine_ll") return Kind::kEpCombineLl;
-  return Error{"unknown collective '" + name +
-               "' (allowed: allreduce, reducescatter, allgather, broadcast, reduce, alltoall, "
-               "alltoallv, sendrecv, ep_dispatch, ep_combine, ep_dispatch_ll, ep_combine_ll)"};
+  // Every kind but kSend (a pipeline send is the step's, no collective's name).
+  constexpr Kind kNamed[] = {Kind::kAllReduce, Kind::kReduceScatter, Kind::kAllGather,
+                             Kind::kBroadcast, Kind::kReduce,        Kind::kAllToAll,
+                             Kind::kAllToAllv, Kind::kSendRecv,      Kind::kEpDispatch,
+                             Kind::kEpCombine, Kind::kEpDispatchLl,  Kind::kEpCombineLl};
+  std::string allowed;
+  for (const Kind k : kNamed) {
+    if (kind_name(k) == name) return k;
+    allowed += (allowed.empty() ? "" : ", ") + kind_name(k);
+  }
+  return Error{"unknown collective '" + name + "' (allowed: " + allowed + ")"};
 }
 
 std::string kind_name(Kind k) {
