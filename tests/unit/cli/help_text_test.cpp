@@ -18,6 +18,7 @@
 #include "src/cli/run_command.hpp"
 #include "stepsim/collective/collective.hpp"
 #include "stepsim/fabric/load_balancer.hpp"
+#include "stepsim/fabric/traffic.hpp"
 #include "stepsim/nic/nic_params.hpp"
 #include "stepsim/workload/scenario.hpp"
 
@@ -98,6 +99,7 @@ TEST(HelpText, EveryRegisteredNameIsInTheHelpOfEveryOptionThatTakesIt) {
   }
   for (const char* path : {"bench fabric", "bench perftest"})
     expect_lists(c, path, "--retransmission", retransmission_choices());
+  expect_lists(c, "bench fabric", "--pattern", fabric::traffic_patterns());
   expect_lists(c, "bench nccl", "--algo", algorithm_choices());
   expect_lists(c, "bench nccl", "--proto", protocol_choices());
   expect_lists(c, "bench nccl", "--gpu", gpu_choices());
