@@ -77,10 +77,9 @@ BenchFabricCommand::BenchFabricCommand(CLI::App& parent) {
       "all_to_all, hotspot or pair flows from NIC to NIC at line rate; prints packet-hops/s and "
       "what the fabric did. Run under mpirun for several ranks.");
   cmd_->add_option("--topology", topology_, "Topology file (topologies/*.yaml)")->required();
-  cmd_->add_option("--pattern", traffic_.pattern,
-                   "permutation, incast, all_to_all, hotspot or pair")
+  cmd_->add_option("--pattern", traffic_.pattern, list_words(fabric::traffic_patterns()))
       ->capture_default_str()
-      ->check(CLI::IsMember({"permutation", "incast", "all_to_all", "hotspot", "pair"}));
+      ->check(CLI::IsMember(fabric::traffic_patterns()));
   cmd_->add_option("--flow-bytes", flow_bytes_, "Bytes per flow (e.g. 2000000, 1MiB)")
       ->capture_default_str();
   cmd_->add_option("--window", window_,

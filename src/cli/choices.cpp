@@ -38,12 +38,8 @@ std::vector<std::string> algorithm_choices() {
 }
 
 std::vector<std::string> protocol_choices() {
-  std::vector<std::string> out;
-  for (const auto p :
-       {collective::Protocol::kSimple, collective::Protocol::kLl, collective::Protocol::kLl128})
-    out.push_back(collective::protocol_name(p));
-  out.emplace_back("auto");
-  return out;
+  collective::CollectiveParams p;
+  return collective::collective_param_table(p).choices("coll.protocol");
 }
 
 std::vector<std::string> gpu_choices() {

@@ -58,7 +58,10 @@ void print_params(const config::ParamTable& table, const std::string& prefix) {
 // Prints each registered part with its description and the keys it declares (in `table`).
 void print_registry(const std::vector<RegistryInfo>& parts, const config::ParamTable& table) {
   for (const RegistryInfo& r : parts) {
-    std::printf("  %-10s %s\n", r.name.c_str(), r.description.c_str());
+    std::string traits;
+    for (const std::string& t : r.traits) traits += (traits.empty() ? " (" : "; ") + t;
+    if (!traits.empty()) traits += ")";
+    std::printf("  %-10s %s%s\n", r.name.c_str(), r.description.c_str(), traits.c_str());
     for (const std::string& key : r.params) print_params(table, key);
   }
 }

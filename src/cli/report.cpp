@@ -81,9 +81,11 @@ void FidelityOptions::add(CLI::App* cmd, const std::vector<std::string>& allowed
                       "analytical: alpha-beta lower bound; docs/fidelity.md)")
       ->capture_default_str()
       ->check(CLI::IsMember(allowed));
+  const fabric::FabricParams defaults;
   cmd->add_option("--cell", cell,
-                  "Cell fidelity: payload bytes per cell, fabric.cell (from the MTU to 4MiB; "
-                  "default 64KiB)");
+                  "Cell fidelity: payload bytes per cell, fabric.cell (from the MTU to " +
+                      to_string(Bytes(fabric::kMaxCellBytes)) + "; default " +
+                      to_string(defaults.cell_size) + ")");
 }
 
 Result<bool> FidelityOptions::apply(fabric::FabricParams& fp) const {

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "src/cli/choices.hpp"
 #include "src/cli/cli.hpp"
 #include "src/cli/input_checks.hpp"
 #include "src/cli/memory_report.hpp"
@@ -34,6 +35,7 @@
 #include "stepsim/version.hpp"
 #include "stepsim/workload/simulate.hpp"
 #include "stepsim/workload/step.hpp"
+#include "stepsim/workload/step_output.hpp"
 
 namespace stepsim::cli {
 
@@ -50,18 +52,19 @@ RunCommand::RunCommand(CLI::App& parent) {
                    "analytical (alpha-beta lower bound)")
       ->check(
           [](const std::string& v) {
-            return v.empty() ? std::string(
-                                   "an empty fidelity: give packet, cell, ideal or "
-                                   "analytical (or leave --fidelity out for the "
-                                   "scenario's)")
-                             : std::string();
+            if (!v.empty()) return std::string();
+            workload::Scenario defaults;
+            const std::vector<std::string> fidelities =
+                workload::scenario_param_table(defaults).choices("fidelity");
+            return "an empty fidelity: give " + list_words(fidelities) +
+                   " (or leave --fidelity out for the scenario's)";
           },
           "FIDELITY");
   cmd_->add_option("--threads", opt_.threads, "OpenMP threads per rank")->capture_default_str();
   cmd_->add_option("--partition", opt_.partition,
                    "Partitioner of LPs onto ranks: auto (cyclic for the whole step, metis "
-                   "otherwise), metis (weighted by each collective's traffic), cyclic (LP v on "
-                   "rank v mod ranks: what is busy at the same time is spread) or block")
+                   "otherwise) or " +
+                       list_words(partition_choices()) + " (stepsim list partitioners)")
       ->capture_default_str();
   cmd_->add_option("--json", opt_.json_path,
                    "Write the summary as JSON to this file (a sweep: the table of its variants; "
@@ -410,10 +413,9 @@ Result<workload::StepResult> simulate(const RunOptions& opt, const LoadedRun& ru
 }
 
 // The HDF5 file of the step (every rank takes part): the error, if it could not be written.
-std::optional<Error> write_h5(int rank, const StepReport& rep) {
+std::optional<Error> write_h5(int rank, const StepReport& rep, const output::StepRows& rows) {
   const RunOptions& opt = rep.opt;
   const workload::Scenario& s = rep.run.scenario;
-  const workload::Parallelism& p = s.par;
   const std::string path = h5_path(opt);
   output::RunMeta meta;
   meta.scenario_path = opt.scenario;
@@ -429,10 +431,9 @@ std::optional<Error> write_h5(int rank, const StepReport& rep) {
   meta.gpus = run_gpus(s);
   meta.ranks = rep.ranks;
   meta.threads = opt.threads;
-  meta.gpu_stride = static_cast<std::uint32_t>(p.tp * p.cp * p.data_parallel());
   meta.wall_s = rep.wall_s;
   add_memory_meta(s, rep.memory, meta);
-  if (auto ok = output::write_step_h5(path, meta, rep.r, MPI_COMM_WORLD, &rep.run.topo,
+  if (auto ok = output::write_step_h5(path, meta, rows, MPI_COMM_WORLD, &rep.run.topo,
                                       rep.samples_written);
       !ok) {
     return ok.error();
@@ -490,12 +491,14 @@ int RunCommand::execute_one(int rank, int ranks, RunOptions& o, nlohmann::json* 
   if (!res) return user_error(rank, res.error().message);
   prof.phase("output", "the HDF5 file, --trace, --json");
   const StepReport rep{o, *run, *res, ranks, wall_s, samples_written, memory};
-  if (!o.no_output && !output_error) output_error = write_h5(rank, rep);
-  if (!o.trace.empty() && rank == 0 && !output_error) {
-    const workload::Parallelism& p = run->scenario.par;
-    const auto stride = static_cast<std::uint32_t>(p.tp * p.cp * p.data_parallel());
-    if (auto ok = output::write_chrome_trace(o.trace, rep.r, stride); !ok)
-      output_error = ok.error();
+  const workload::Parallelism& par = run->scenario.par;
+  const auto stride = static_cast<std::uint32_t>(par.tp * par.cp * par.data_parallel());
+  const bool trace = !o.trace.empty() && rank == 0;
+  const output::StepRows rows =
+      (!o.no_output || trace) ? workload::step_rows(rep.r, stride) : output::StepRows{};
+  if (!o.no_output && !output_error) output_error = write_h5(rank, rep, rows);
+  if (trace && !output_error) {
+    if (auto ok = output::write_chrome_trace(o.trace, rows, stride); !ok) output_error = ok.error();
   }
   const bool interrupted = rep.r.interrupted;
   if (rank != 0) {

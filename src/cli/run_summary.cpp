@@ -8,8 +8,8 @@
 #include "src/cli/progress.hpp"
 #include "src/cli/report.hpp"
 #include "src/workload/moe/routing.hpp"
-#include "stepsim/output/step_h5.hpp"
 #include "stepsim/version.hpp"
+#include "stepsim/workload/step_output.hpp"
 
 namespace stepsim::cli {
 
@@ -300,7 +300,7 @@ nlohmann::json step_json(const StepReport& rep) {
   j["foldable_rails"] = r.foldable_rails;
   if (r.background_cut_s >= 0) j["background_cut_s"] = r.background_cut_s;
   j["complete"] = r.complete;
-  j["status"] = output::step_status(r);
+  j["status"] = workload::step_status(r);
   j["step_s"] = r.step_s;
   j["mfu"] = r.complete ? nlohmann::json(r.mfu) : nlohmann::json(nullptr);
   j["tokens_per_s_per_gpu"] =

@@ -9,21 +9,17 @@
 namespace stepsim::collective {
 
 Result<Kind> parse_kind(const std::string& name) {
-  if (name == "allreduce") return Kind::kAllReduce;
-  if (name == "reducescatter") return Kind::kReduceScatter;
-  if (name == "allgather") return Kind::kAllGather;
-  if (name == "broadcast") return Kind::kBroadcast;
-  if (name == "reduce") return Kind::kReduce;
-  if (name == "alltoall") return Kind::kAllToAll;
-  if (name == "alltoallv") return Kind::kAllToAllv;
-  if (name == "sendrecv") return Kind::kSendRecv;
-  if (name == "ep_dispatch") return Kind::kEpDispatch;
-  if (name == "ep_combine") return Kind::kEpCombine;
-  if (name == "ep_dispatch_ll") return Kind::kEpDispatchLl;
-  if (name == "ep_combine_ll") return Kind::kEpCombineLl;
-  return Error{"unknown collective '" + name +
-               "' (allowed: allreduce, reducescatter, allgather, broadcast, reduce, alltoall, "
-               "alltoallv, sendrecv, ep_dispatch, ep_combine, ep_dispatch_ll, ep_combine_ll)"};
+  // Every kind but kSend (a pipeline send is the step's, no collective's name).
+  constexpr Kind kNamed[] = {Kind::kAllReduce, Kind::kReduceScatter, Kind::kAllGather,
+                             Kind::kBroadcast, Kind::kReduce,        Kind::kAllToAll,
+                             Kind::kAllToAllv, Kind::kSendRecv,      Kind::kEpDispatch,
+                             Kind::kEpCombine, Kind::kEpDispatchLl,  Kind::kEpCombineLl};
+  std::string allowed;
+  for (const Kind k : kNamed) {
+    if (kind_name(k) == name) return k;
+    allowed += (allowed.empty() ? "" : ", ") + kind_name(k);
+  }
+  return Error{"unknown collective '" + name + "' (allowed: " + allowed + ")"};
 }
 
 std::string kind_name(Kind k) {
@@ -111,6 +107,16 @@ namespace {
 // The coll.algorithm values: the registry's, and "auto".
 std::vector<std::string> algorithm_values() {
   std::vector<std::string> names = selectable_algorithms();
+  names.emplace_back("auto");
+  return names;
+}
+
+// The coll.protocol values: every Protocol, and "auto".
+std::vector<std::string> protocol_values() {
+  std::vector<std::string> names;
+  for (const Protocol p : {Protocol::kSimple, Protocol::kLl, Protocol::kLl128}) {
+    names.push_back(protocol_name(p));
+  }
   names.emplace_back("auto");
   return names;
 }
@@ -205,8 +211,10 @@ config::ParamTable collective_param_table(CollectiveParams& p) {
            "(AllReduce, ReduceScatter: in-network aggregation on the switches; AllGather: their "
            "multicast), nvls_sharp (NVLS inside, SHARP between) or auto (the tuner; NVLS with NVLS "
            "GPUs, SHARP with coll.sharp.enable 1)");
-  t.choice("coll.protocol", p.protocol, {"simple", "ll", "ll128", "auto"},
-           "NCCL protocol, or auto (the tuner)");
+  const std::vector<std::string> protocols = protocol_values();
+  t.choice("coll.protocol", p.protocol, protocols,
+           "NCCL protocol: " + joined({protocols.begin(), protocols.end() - 1}) +
+               ", or auto (the tuner)");
   t.integer("coll.channels", p.channels, 1, 64, "parallel rings (channel c on rail c mod NICs)");
   t.bytes("coll.chunk", p.chunk, 64, std::int64_t{1} << 30, "bytes per pipelined piece");
   t.integer("coll.slots", p.slots, 1, 1024, "pieces in flight per ring edge");

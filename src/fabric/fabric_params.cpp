@@ -91,8 +91,8 @@ config::ParamTable fabric_param_table(FabricParams& p) {
   // packet would stand for a fraction of a packet. validate() checks it again once the MTU is
   // final (an MTU set after the cell).
   t.add({"fabric.cell",
-         "cell fidelity: payload bytes per cell, from fabric.mtu to 4MiB (cut-through, the wire "
-         "time of its MTU packets)",
+         "cell fidelity: payload bytes per cell, from fabric.mtu to " +
+             to_string(Bytes(kMaxCellBytes)) + " (cut-through, the wire time of its MTU packets)",
          [&p](const std::string& text) -> Result<bool> {
            auto v = parse_bytes(text);
            if (!v) return v.error();

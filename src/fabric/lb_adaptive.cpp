@@ -30,9 +30,11 @@ class Adaptive final : public LoadBalancer {
 };
 
 const LbRegistration kAdaptive{
-    "adaptive", [](const LbParams&, std::uint32_t sw) { return std::make_unique<Adaptive>(sw); },
-    "per packet, the equal-cost port with the fewest bytes queued at this switch (reorders: "
-    "transport.retransmission=auto uses selective repeat)"};
+    "adaptive",
+    [](const LbParams&, std::uint32_t sw) { return std::make_unique<Adaptive>(sw); },
+    "per packet, the equal-cost port with the fewest bytes queued at this switch",
+    {},
+    LbTraits{.reorders = true}};
 
 }  // namespace
 }  // namespace stepsim::fabric

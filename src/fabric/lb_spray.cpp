@@ -17,9 +17,11 @@ class Spray final : public LoadBalancer {
 };
 
 const LbRegistration kSpray{
-    "spray", [](const LbParams&, std::uint32_t) { return std::make_unique<Spray>(); },
-    "per packet, round robin over the equal-cost ports (reorders: transport.retransmission=auto "
-    "uses selective repeat)"};
+    "spray",
+    [](const LbParams&, std::uint32_t) { return std::make_unique<Spray>(); },
+    "per packet, round robin over the equal-cost ports",
+    {},
+    LbTraits{.reorders = true}};
 
 }  // namespace
 }  // namespace stepsim::fabric

@@ -22,8 +22,14 @@ Result<std::unique_ptr<LoadBalancer>> make_load_balancer(const LbParams& p,
   return LbRegistry::create("load-balancing policy", p.policy, p, switch_id);
 }
 
+std::vector<std::string> LbTraits::words() const {
+  if (!reorders) return {};
+  return {"reorders: transport.retransmission=auto uses selective repeat"};
+}
+
 bool lb_reorders(const std::string& policy) {
-  return policy == "spray" || policy == "adaptive";
+  const LbTraits* t = LbRegistry::traits(policy);
+  return t != nullptr && t->reorders;
 }
 
 std::vector<std::string> load_balancer_names() {

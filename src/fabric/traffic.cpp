@@ -127,13 +127,20 @@ Result<std::vector<Pair>> pairs_of(const TrafficSpec& spec, const Rails& rails, 
     const auto& nics = rails[0];
     for (std::uint32_t q = 0; q < spec.qps; ++q) out.emplace_back(nics[0], nics[nics.size() - 1]);
   } else {
-    return Error{"unknown traffic pattern '" + p +
-                 "' (allowed: permutation, incast, all_to_all, hotspot, pair)"};
+    std::string allowed;
+    for (const std::string& n : traffic_patterns()) allowed += (allowed.empty() ? "" : ", ") + n;
+    return Error{"unknown traffic pattern '" + p + "' (allowed: " + allowed + ")"};
   }
   return out;
 }
 
 }  // namespace
+
+const std::vector<std::string>& traffic_patterns() {
+  static const std::vector<std::string> all{"permutation", "incast", "all_to_all", "hotspot",
+                                            "pair"};
+  return all;
+}
 
 Result<Entropy> parse_entropy(const std::string& name) {
   if (name == "fixed") return Entropy::kFixed;

@@ -2,6 +2,7 @@
 
 #include "src/nic/retransmission_strategy.hpp"
 #include "stepsim/config/param_table.hpp"
+#include "stepsim/fabric/load_balancer.hpp"
 #include "stepsim/nic/nic_presets.hpp"
 #include "stepsim/nic/verbs.hpp"
 
@@ -128,6 +129,21 @@ std::string preset_names() {
   return names;
 }
 
+// transport.retransmission's help: the strategies and the policies that make auto selective,
+// from their registries.
+std::string retransmission_help() {
+  std::string reorder;
+  for (const std::string& lb : fabric::load_balancer_names()) {
+    if (fabric::lb_reorders(lb)) reorder += (reorder.empty() ? "" : ", ") + lb;
+  }
+  std::string strategies;
+  const std::vector<std::string> names = retransmission_names();
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    strategies += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+  }
+  return "auto (selective when fabric.lb reorders: " + reorder + "; else gbn), " + strategies;
+}
+
 }  // namespace
 
 config::ParamTable nic_param_table(NicParams& p) {
@@ -200,8 +216,7 @@ config::ParamTable nic_param_table(NicParams& p) {
   t.bytes("nic.page", p.page, 4096, std::int64_t{1} << 30, "translation page (power of two)");
   t.integer("nic.tx_slots", p.tx_slots, 1, 4096, "packets in the send pipeline");
   t.integer("nic.cq_depth", p.cq_depth, 1, 1 << 24, "completions a CQ holds");
-  t.add({"transport.retransmission",
-         "auto (selective when fabric.lb reorders: spray, adaptive; else gbn), gbn or selective",
+  t.add({"transport.retransmission", retransmission_help(),
          [&p](const std::string& text) -> Result<bool> {
            auto v = parse_retransmission(text);
            if (!v) return v.error();

@@ -116,30 +116,30 @@ bool write_table(hid_t file, const char* name, const std::vector<Row>& rows,
   }
 
 // /jobs: each job of a multi-job run (none for one job).
-bool write_jobs(hid_t file, const workload::StepResult& r, int rank, int ranks) {
+bool write_jobs(hid_t file, const StepRows& r, int rank, int ranks) {
   if (r.jobs.empty()) return true;
   constexpr std::size_t kText = 64;
 #pragma pack(push, 1)
   struct Job {
     char name[kText], gpus_text[kText];
     double step_s, mfu, model_flops, tokens_per_step, compute_s, bubble_s, optimizer_s;
-    double exposed_s[workload::kCommGroups];
+    double exposed_s[kGroups];
     std::uint32_t gpus, critical_stage, first_gpu;
   };
 #pragma pack(pop)
   std::vector<Job> rows;
-  for (const workload::JobResult& j : r.jobs) {
+  for (const JobsRow& j : r.jobs) {
     Job x{};
     j.name.copy(x.name, kText - 1);
     j.gpus_text.copy(x.gpus_text, kText - 1);
     x.step_s = j.step_s;
-    x.mfu = r.complete ? j.mfu : std::numeric_limits<double>::quiet_NaN();
+    x.mfu = r.figures.complete ? j.mfu : std::numeric_limits<double>::quiet_NaN();
     x.model_flops = j.model_flops;
     x.tokens_per_step = j.tokens_per_step;
     x.compute_s = j.compute_s;
     x.bubble_s = j.bubble_s;
     x.optimizer_s = j.optimizer_s;
-    std::copy(std::begin(j.exposed_s), std::end(j.exposed_s), std::begin(x.exposed_s));
+    std::copy(j.exposed_s.begin(), j.exposed_s.end(), std::begin(x.exposed_s));
     x.gpus = j.gpus;
     x.critical_stage = j.critical_stage;
     x.first_gpu = j.stage_gpu.empty() ? 0 : j.stage_gpu[0];
@@ -148,7 +148,7 @@ bool write_jobs(hid_t file, const workload::StepResult& r, int rank, int ranks) 
   Handle text(H5Tcopy(H5T_C_S1), H5Tclose);
   H5Tset_size(text, kText);
   H5Tset_strpad(text, H5T_STR_NULLPAD);
-  const hsize_t groups = workload::kCommGroups;
+  const hsize_t groups = kGroups;
   Handle exposed(H5Tarray_create2(H5T_NATIVE_DOUBLE, 1, &groups), H5Tclose);
   const hid_t f64 = H5T_NATIVE_DOUBLE, u32 = H5T_NATIVE_UINT32;
   return write_table(
@@ -178,18 +178,12 @@ void init_hdf5() {
   if (std::getenv("STEPSIM_H5_ERRORS") == nullptr) H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
 }
 
-const char* step_status(const workload::StepResult& r) {
-  if (r.complete) return "complete";
-  if (r.interrupted) return "interrupted";
-  if (r.failed_transfers > 0) return "failed_transfers";
-  return "stopped_at_end";
-}
-
 namespace {
 
 // /meta: the run's description and the step's summary figures, as attributes.
-Result<bool> write_meta(hid_t file, const RunMeta& meta, const workload::StepResult& r, int rank,
+Result<bool> write_meta(hid_t file, const RunMeta& meta, const StepRows& rows, int rank,
                         const std::string& path) {
+  const StepFigures& r = rows.figures;
   Handle g(H5Gcreate2(file, "/meta", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
   bool ok = g >= 0;
   ok = ok && attr_number(g, "schema_version", H5T_NATIVE_INT, kSchemaVersion);
@@ -216,7 +210,7 @@ Result<bool> write_meta(hid_t file, const RunMeta& meta, const workload::StepRes
   ok = ok && attr_number(g, "events", H5T_NATIVE_UINT64, r.events);
   ok = ok && attr_number(g, "complete", H5T_NATIVE_INT, r.complete ? 1 : 0);
   ok = ok && attr_number(g, "step_s", H5T_NATIVE_DOUBLE, r.step_s);
-  ok = ok && attr_string(g, "status", step_status(r));
+  ok = ok && attr_string(g, "status", r.status);
   // A partial step has no MFU: the whole step's FLOPs over part of its time would overstate it.
   const double mfu = r.complete ? r.mfu : std::numeric_limits<double>::quiet_NaN();
   ok = ok && attr_number(g, "mfu", H5T_NATIVE_DOUBLE, mfu);
@@ -241,38 +235,21 @@ Result<bool> write_meta(hid_t file, const RunMeta& meta, const workload::StepRes
   ok = ok && attr_number(g, "memory_peak_bytes", H5T_NATIVE_DOUBLE, meta.memory_peak);
   ok = ok && attr_number(g, "memory_peak_stage", H5T_NATIVE_UINT32, meta.memory_peak_stage);
   ok = ok && attr_number(g, "memory_capacity_bytes", H5T_NATIVE_DOUBLE, meta.memory_capacity);
-  for (int i = 0; i < workload::kCommGroups && ok; ++i) {
-    const std::string n = workload::comm_group_name(static_cast<workload::CommGroup>(i));
-    ok = attr_number(g, ("exposed_" + n + "_s").c_str(), H5T_NATIVE_DOUBLE, r.exposed_s[i]);
+  for (std::size_t i = 0; i < kGroups && ok; ++i) {
+    ok = attr_number(g, ("exposed_" + rows.group_names.at(i) + "_s").c_str(), H5T_NATIVE_DOUBLE,
+                     r.exposed_s[i]);
   }
   return ok;
 }
 
 // The table rows are packed: a job column after the others leaves no padding (write_table).
 
-// /ops, with the GPU each stage runs on.
-bool write_ops(hid_t file, const workload::StepResult& r, std::uint32_t gpu_stride, int rank,
-               int ranks) {
+// /ops.
+bool write_ops(hid_t file, const StepRows& r, int rank, int ranks) {
   const hid_t u16 = H5T_NATIVE_UINT16, u32 = H5T_NATIVE_UINT32, f64 = H5T_NATIVE_DOUBLE;
-#pragma pack(push, 1)
-  struct Op {
-    double start_s, end_s;
-    std::uint32_t gpu, stage, micro, chunk, layer;
-    std::uint16_t kind, group;
-    std::uint32_t job;
-  };
-#pragma pack(pop)
-  std::vector<Op> ops;
-  ops.reserve(r.ops.size());
-  for (const workload::OpRecord& o : r.ops) {
-    const std::uint32_t gpu =
-        r.jobs.empty() ? o.stage * gpu_stride : r.jobs[o.job].stage_gpu[o.stage];
-    ops.push_back(Op{o.start_s, o.end_s, gpu, o.stage, o.micro, o.chunk, o.layer,
-                     static_cast<std::uint16_t>(o.kind), static_cast<std::uint16_t>(o.group),
-                     o.job});
-  }
+  using Op = OpsRow;
   return write_table(
-      file, "/ops", ops,
+      file, "/ops", r.ops,
       {STEPSIM_FIELD(Op, gpu, u32), STEPSIM_FIELD(Op, stage, u32), STEPSIM_FIELD(Op, kind, u16),
        STEPSIM_FIELD(Op, group, u16), STEPSIM_FIELD(Op, micro, u32), STEPSIM_FIELD(Op, chunk, u32),
        STEPSIM_FIELD(Op, layer, u32), STEPSIM_FIELD(Op, start_s, f64),
@@ -284,27 +261,12 @@ bool write_ops(hid_t file, const workload::StepResult& r, std::uint32_t gpu_stri
 }
 
 // /collectives.
-bool write_collectives(hid_t file, const workload::StepResult& r, int rank, int ranks) {
+bool write_collectives(hid_t file, const StepRows& r, int rank, int ranks) {
   const hid_t u16 = H5T_NATIVE_UINT16, u32 = H5T_NATIVE_UINT32;
   const hid_t i64 = H5T_NATIVE_INT64, f64 = H5T_NATIVE_DOUBLE;
-#pragma pack(push, 1)
-  struct Coll {
-    double start_s, end_s, busbw_gbs;
-    std::int64_t bytes;
-    std::uint32_t id, stage, gpus;
-    std::uint16_t group, kind;
-    std::uint32_t job;
-  };
-#pragma pack(pop)
-  std::vector<Coll> colls;
-  colls.reserve(r.colls.size());
-  for (const workload::CollectiveRecord& c : r.colls) {
-    colls.push_back(Coll{c.start_s, c.end_s, c.busbw_gbs, c.bytes, c.id, c.stage, c.gpus,
-                         static_cast<std::uint16_t>(c.group), static_cast<std::uint16_t>(c.kind),
-                         c.job});
-  }
+  using Coll = CollectivesRow;
   return write_table(
-      file, "/collectives", colls,
+      file, "/collectives", r.colls,
       {STEPSIM_FIELD(Coll, id, u32), STEPSIM_FIELD(Coll, stage, u32),
        STEPSIM_FIELD(Coll, group, u16), STEPSIM_FIELD(Coll, kind, u16),
        STEPSIM_FIELD(Coll, gpus, u32), STEPSIM_FIELD(Coll, bytes, i64),
@@ -317,28 +279,11 @@ bool write_collectives(hid_t file, const workload::StepResult& r, int rank, int 
       rank, ranks);
 }
 
-// /flows, with each flow's collective's stage, and the sampling attributes; the counter and time
-// columns are ConnectionFlow's declared statistics.
-bool write_flows(hid_t file, const workload::StepResult& r, int rank, int ranks) {
+// /flows and its sampling attributes; the counter and time columns are ConnectionFlow's
+// declared statistics.
+bool write_flows(hid_t file, const StepRows& r, int rank, int ranks) {
   const hid_t u16 = H5T_NATIVE_UINT16, u32 = H5T_NATIVE_UINT32;
-#pragma pack(push, 1)
-  struct Flow {
-    collective::ConnectionFlow c;
-    std::uint32_t collective, repeats, stage, src_nic, dst_nic, src_gpu, dst_gpu;
-    std::uint16_t group, kind;
-    std::uint32_t job;
-  };
-#pragma pack(pop)
-  std::vector<Flow> flows;
-  flows.reserve(r.flows.size());
-  for (const workload::FlowRow& f : r.flows) {
-    const std::uint32_t stage = f.collective < r.colls.size() ? r.colls[f.collective].stage : 0;
-    const collective::ConnectionFlow c{f.bytes,      f.messages, f.packets,       f.retransmitted,
-                                       f.ecn_marked, f.start_ps, f.first_byte_ps, f.end_ps};
-    flows.push_back(Flow{c, f.collective, f.repeats, stage, f.src_nic, f.dst_nic, f.src_gpu,
-                         f.dst_gpu, static_cast<std::uint16_t>(f.group),
-                         static_cast<std::uint16_t>(f.kind), f.job});
-  }
+  using Flow = FlowsRow;
   std::vector<StepField> flow_columns = {
       STEPSIM_FIELD(Flow, collective, u32), STEPSIM_FIELD(Flow, repeats, u32),
       STEPSIM_FIELD(Flow, group, u16),      STEPSIM_FIELD(Flow, kind, u16),
@@ -348,7 +293,7 @@ bool write_flows(hid_t file, const workload::StepResult& r, int rank, int ranks)
   add_stat_columns<collective::ConnectionFlow>(flow_columns, offsetof(Flow, c));
   flow_columns.push_back(STEPSIM_FIELD(Flow, job, u32));
   const bool ok = write_table(
-      file, "/flows", flows, flow_columns,
+      file, "/flows", r.flows, flow_columns,
       "packet and cell fidelity: one row per RDMA connection direction (src NIC to dst NIC) "
       "of each distinct collective (collective: its first occurrence; repeats: how many of "
       "the step's collectives it stands for); counters of one repetition; times (ps) of the "
@@ -358,25 +303,15 @@ bool write_flows(hid_t file, const workload::StepResult& r, int rank, int ranks)
       rank, ranks);
   if (!ok) return false;
   Handle ds(H5Dopen2(file, "/flows", H5P_DEFAULT), H5Dclose);
-  return ds >= 0 && attr_number(ds, "rows_total", H5T_NATIVE_UINT64, r.flow_rows_total) &&
-         attr_number(ds, "sample", H5T_NATIVE_UINT32, r.flows_sample);
+  return ds >= 0 && attr_number(ds, "rows_total", H5T_NATIVE_UINT64, r.figures.flow_rows_total) &&
+         attr_number(ds, "sample", H5T_NATIVE_UINT32, r.figures.flows_sample);
 }
 
 // /links.
-bool write_links(hid_t file, const workload::StepResult& r, int rank, int ranks) {
+bool write_links(hid_t file, const StepRows& r, int rank, int ranks) {
   const hid_t u32 = H5T_NATIVE_UINT32, f64 = H5T_NATIVE_DOUBLE;
-  struct Link {
-    double bytes, packets, ecn_marks, pause_sent, drops, busy_s, paused_s;
-    std::uint32_t port, node, link, tier;
-  };
-  std::vector<Link> links;
-  links.reserve(r.links.size());
-  for (const workload::LinkRow& l : r.links) {
-    links.push_back(Link{l.bytes, l.packets, l.ecn_marks, l.pause_sent, l.drops, l.busy_s,
-                         l.paused_s, l.port, l.node, l.link, l.tier});
-  }
-  using LinkRow = Link;
-  return write_table(file, "/links", links,
+  using LinkRow = LinksRow;
+  return write_table(file, "/links", r.links,
                      {STEPSIM_FIELD(LinkRow, port, u32), STEPSIM_FIELD(LinkRow, node, u32),
                       STEPSIM_FIELD(LinkRow, link, u32), STEPSIM_FIELD(LinkRow, tier, u32),
                       STEPSIM_FIELD(LinkRow, bytes, f64), STEPSIM_FIELD(LinkRow, packets, f64),
@@ -426,9 +361,8 @@ bool write_memory(hid_t file, const RunMeta& meta, int rank, int ranks) {
 
 }  // namespace
 
-Result<bool> write_step_h5(const std::string& path, const RunMeta& meta_in,
-                           const workload::StepResult& r, MPI_Comm comm,
-                           const topology::Topology* topo, bool append) {
+Result<bool> write_step_h5(const std::string& path, const RunMeta& meta_in, const StepRows& r,
+                           MPI_Comm comm, const topology::Topology* topo, bool append) {
   const int rank = comm_rank(comm);
   const int ranks = comm_size(comm);
   RunMeta meta = meta_in;
@@ -451,13 +385,12 @@ Result<bool> write_step_h5(const std::string& path, const RunMeta& meta_in,
   // the next collective call, so none waits in a write the others left.
   auto meta_ok = write_meta(file, meta, r, rank, path);
   if (!all_ok(meta_ok && *meta_ok, comm)) return meta_ok ? failed() : meta_ok.error();
-  const std::function<bool()> tables[] = {
-      [&] { return write_ops(file, r, meta.gpu_stride, rank, ranks); },
-      [&] { return write_collectives(file, r, rank, ranks); },
-      [&] { return write_flows(file, r, rank, ranks); },
-      [&] { return write_links(file, r, rank, ranks); },
-      [&] { return write_jobs(file, r, rank, ranks); },
-      [&] { return write_memory(file, meta, rank, ranks); }};
+  const std::function<bool()> tables[] = {[&] { return write_ops(file, r, rank, ranks); },
+                                          [&] { return write_collectives(file, r, rank, ranks); },
+                                          [&] { return write_flows(file, r, rank, ranks); },
+                                          [&] { return write_links(file, r, rank, ranks); },
+                                          [&] { return write_jobs(file, r, rank, ranks); },
+                                          [&] { return write_memory(file, meta, rank, ranks); }};
   for (const auto& table : tables) {
     if (!all_ok(table(), comm)) return failed();
   }

@@ -245,8 +245,8 @@ config::ParamTable scenario_param_table(Scenario& s) {
   t.integer("output.flows_sample", s.output.flows_sample, 1, 1 << 20,
             "output.flows sampled: keep the flows of 1 in this many collectives");
   t.add({"output.sample_interval",
-         "simulated time per bin of the fabric's time series (HDF5 /samples; meant for "
-         "step.mode whole, not written by stepsim run yet), " +
+         "simulated time per bin of the fabric's time series (HDF5 /samples, written by "
+         "step.mode whole), " +
              to_string(fabric::kMinSampleInterval) + ".." + to_string(fabric::kMaxSampleInterval) +
              "; 0 or off: none",
          [&s](const std::string& text) -> Result<bool> {

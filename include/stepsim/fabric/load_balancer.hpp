@@ -1,6 +1,6 @@
 #pragma once
 /// Load balancing at a switch: which of the equal-cost egress ports a packet takes. One file per
-/// policy (src/fabric/lb_*.cpp), chosen by name: ecmp, flowlet, adaptive, spray.
+/// policy (src/fabric/lb_*.cpp), chosen by its registered name (`stepsim list lb`).
 
 #include <cstdint>
 #include <memory>
@@ -32,9 +32,20 @@ struct LbQuery {
   const std::int64_t* queued_bytes;  ///< bytes waiting at each egress port of the switch
 };
 
+/// What a policy declares at its registration (src/fabric/lb_registry.hpp).
+struct LbTraits {
+  /// It may send consecutive packets of one flow on different equal-cost paths while the
+  /// earlier ones are still on their way, so they can arrive out of order (a per-packet
+  /// policy). transport.retransmission=auto then runs selective repeat.
+  bool reorders = false;
+  /// "reorders: ..." for `stepsim list lb`.
+  [[nodiscard]] std::vector<std::string> words() const;
+};
+
 /// A policy instance lives in one switch and may keep state there.
 class LoadBalancer {
  public:
+  using Traits = LbTraits;
   virtual ~LoadBalancer() = default;
   /// Returns an index into q.candidates (which is never empty).
   virtual std::uint32_t choose(const LbQuery& q) = 0;
@@ -45,8 +56,8 @@ class LoadBalancer {
 /// Creates the policy `p.policy` for switch `switch_id`; the error lists the known policies.
 Result<std::unique_ptr<LoadBalancer>> make_load_balancer(const LbParams& p,
                                                          std::uint32_t switch_id);
-/// Whether `policy` sends the packets of one flow on different paths, so that they arrive out of
-/// order (spray, adaptive): the RDMA transport then places out of order (selective repeat).
+/// Whether `policy` declared that it reorders a flow's packets (LbTraits::reorders): the RDMA
+/// transport then places out of order (selective repeat). False for an unknown name.
 bool lb_reorders(const std::string& policy);
 /// Names of the registered policies.
 std::vector<std::string> load_balancer_names();

@@ -34,7 +34,7 @@ struct Flow {
 };
 
 struct TrafficSpec {
-  std::string pattern = "permutation";  ///< permutation, incast, all_to_all, hotspot, pair
+  std::string pattern = "permutation";  ///< one of traffic_patterns()
   std::int64_t flow_bytes = 2'000'000;
   SimTime start = SimTime::zero();
   DataRate rate;              ///< 0 = line rate
@@ -46,6 +46,9 @@ struct TrafficSpec {
   std::uint8_t prio = 3;
   std::uint32_t seed = 1;
 };
+
+/// The patterns make_flows builds (TrafficSpec::pattern), in the order help texts list them.
+const std::vector<std::string>& traffic_patterns();
 
 /// Parses "fixed", "udp_sport", "flow_label".
 Result<Entropy> parse_entropy(const std::string& name);

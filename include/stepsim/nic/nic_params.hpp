@@ -40,8 +40,8 @@ std::string memory_kind_name(MemoryKind k);
 /// are accepted for them) or "auto"; the error lists them.
 Result<std::string> parse_retransmission(const std::string& name);
 /// The strategy a QP runs: `name`, or for "auto" selective repeat when the load-balancing
-/// policy `lb` reorders a flow's packets (fabric::lb_reorders: spray, adaptive) and Go-Back-N
-/// otherwise.
+/// policy `lb` declares that it reorders a flow's packets (fabric::LbTraits::reorders) and
+/// Go-Back-N otherwise.
 std::string resolve_retransmission(const std::string& name, const std::string& lb);
 
 /// A PCIe fault (AER): at `at`, the host link of NIC port `nic` (global port id) retrains at
@@ -88,8 +88,8 @@ struct NicParams {
   // RC transport.
   /// A retransmission strategy by registry name (retransmission_strategy.hpp): "gbn" (Go-Back-N)
   /// or "selective" (selective repeat), or "auto": selective repeat when the fabric's
-  /// load balancing reorders packets (spray, adaptive), Go-Back-N otherwise, as NICs that spray
-  /// place out of order.
+  /// load balancing reorders packets (fabric::LbTraits::reorders), Go-Back-N otherwise, as NICs
+  /// that spray place out of order.
   std::string retransmission = "auto";
   SimTime rto = SimTime::us(50);  ///< retransmission timeout
   int retry_count = 7;            ///< timeouts in a row before the QP goes to ERROR

@@ -9,13 +9,13 @@
 #include <string>
 
 #include "stepsim/core/result.hpp"
-#include "stepsim/workload/step_result.hpp"
+#include "stepsim/output/step_rows.hpp"
 
 namespace stepsim::output {
 
 /// Writes `r`'s ops and collectives to `path`; `gpu_stride` is the GPUs between consecutive
 /// stages (stage s runs on GPU s x gpu_stride). The error names the file.
-Result<bool> write_chrome_trace(const std::string& path, const workload::StepResult& r,
+Result<bool> write_chrome_trace(const std::string& path, const StepRows& r,
                                 std::uint32_t gpu_stride);
 
 }  // namespace stepsim::output

@@ -12,8 +12,8 @@
 #include <mpi.h>
 
 #include "stepsim/core/result.hpp"
+#include "stepsim/output/step_rows.hpp"
 #include "stepsim/topology/topology.hpp"
-#include "stepsim/workload/step_result.hpp"
 
 namespace stepsim::output {
 
@@ -44,9 +44,8 @@ struct RunMeta {
   std::int64_t gpus = 0;
   std::int64_t ranks = 1;
   std::int64_t threads = 1;
-  std::uint32_t gpu_stride = 1;  ///< GPUs between consecutive stages (tp x cp x dp)
-  double wall_s = 0;             ///< rank 0's (broadcast)
-  double tokens_per_step = 0;    ///< global batch x sequence length
+  double wall_s = 0;           ///< rank 0's (broadcast)
+  double tokens_per_step = 0;  ///< global batch x sequence length
   // The per-GPU memory model (/memory and /meta's memory_* attributes).
   std::vector<MemoryRow> memory;
   std::string memory_check = "error";  ///< memory.check
@@ -66,13 +65,8 @@ struct RunMeta {
 /// crash it).
 void init_hdf5();
 
-/// The step's `/meta status` (and the JSON's "status"): complete, interrupted (a signal),
-/// failed_transfers (RDMA transfers past their retry limit) or stopped_at_end (the scenario's
-/// `end`).
-const char* step_status(const workload::StepResult& r);
-
-Result<bool> write_step_h5(const std::string& path, const RunMeta& meta,
-                           const workload::StepResult& r, MPI_Comm comm,
-                           const topology::Topology* topo = nullptr, bool append = false);
+Result<bool> write_step_h5(const std::string& path, const RunMeta& meta, const StepRows& r,
+                           MPI_Comm comm, const topology::Topology* topo = nullptr,
+                           bool append = false);
 
 }  // namespace stepsim::output

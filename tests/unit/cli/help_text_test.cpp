@@ -16,6 +16,10 @@
 #include "src/cli/check_command.hpp"
 #include "src/cli/choices.hpp"
 #include "src/cli/run_command.hpp"
+#include "stepsim/collective/collective.hpp"
+#include "stepsim/fabric/load_balancer.hpp"
+#include "stepsim/fabric/traffic.hpp"
+#include "stepsim/nic/nic_params.hpp"
 #include "stepsim/workload/scenario.hpp"
 
 namespace stepsim::cli {
@@ -95,6 +99,7 @@ TEST(HelpText, EveryRegisteredNameIsInTheHelpOfEveryOptionThatTakesIt) {
   }
   for (const char* path : {"bench fabric", "bench perftest"})
     expect_lists(c, path, "--retransmission", retransmission_choices());
+  expect_lists(c, "bench fabric", "--pattern", fabric::traffic_patterns());
   expect_lists(c, "bench nccl", "--algo", algorithm_choices());
   expect_lists(c, "bench nccl", "--proto", protocol_choices());
   expect_lists(c, "bench nccl", "--gpu", gpu_choices());
@@ -116,6 +121,32 @@ TEST(HelpText, RunFidelityAndGpuModelListTheScenarioTablesChoices) {
   const config::Param* gpu = table.find("gpu.model");
   ASSERT_NE(gpu, nullptr);
   EXPECT_EQ(missing(gpu->help, gpu_choices()), std::vector<std::string>{}) << gpu->help;
+}
+
+// A parameter's help (`stepsim list`, --set errors) names every registered choice.
+void expect_param_lists(const config::ParamTable& table, const std::string& key,
+                        const std::vector<std::string>& names) {
+  ASSERT_FALSE(names.empty()) << "empty registry for " << key;
+  const config::Param* p = table.find(key);
+  ASSERT_NE(p, nullptr) << key;
+  EXPECT_EQ(missing(p->help, names), std::vector<std::string>{}) << key << ": '" << p->help << "'";
+}
+
+TEST(HelpText, ParameterHelpListsTheRegisteredChoices) {
+  nic::NicParams nic;
+  const config::ParamTable nics = nic::nic_param_table(nic);
+  expect_param_lists(nics, "transport.retransmission", retransmission_choices());
+  // The policies that make `auto` selective are those whose registration declares that they
+  // reorder, and no other.
+  const config::Param* retx = nics.find("transport.retransmission");
+  ASSERT_NE(retx, nullptr);
+  for (const std::string& lb : lb_choices()) {
+    EXPECT_EQ(has_word(retx->help, lb), fabric::lb_reorders(lb)) << lb << ": " << retx->help;
+  }
+  collective::CollectiveParams coll;
+  const config::ParamTable colls = collective::collective_param_table(coll);
+  expect_param_lists(colls, "coll.algorithm", algorithm_choices());
+  expect_param_lists(colls, "coll.protocol", protocol_choices());
 }
 
 TEST(HelpText, AWordIsFoundOnlyWhole) {

@@ -6,6 +6,7 @@
 
 #include <set>
 #include <string>
+#include <type_traits>
 
 #include "stepsim/fabric/fabric_params.hpp"
 #include "stepsim/fabric/load_balancer.hpp"
@@ -54,6 +55,49 @@ TEST(Registry, LoadBalancersDescribeThemselvesAndDeclareFabricKeys) {
     if (r.name == "flowlet") {
       EXPECT_EQ(r.params, (std::vector<std::string>{"fabric.flowlet_timeout"}));
     }
+  }
+}
+
+// A family whose interface names a traits struct: each part states its traits at registration.
+struct Shaped {
+  struct Traits {
+    bool square = false;
+    int corners = 0;
+    [[nodiscard]] std::vector<std::string> words() const {
+      std::vector<std::string> w;
+      if (square) w.emplace_back("square");
+      if (corners > 0) w.push_back(std::to_string(corners) + " corners");
+      return w;
+    }
+  };
+  virtual ~Shaped() = default;
+};
+using ShapeRegistry = Registry<Shaped>;
+const Registration<ShapeRegistry> kCircle{"circle", [] { return std::make_unique<Shaped>(); },
+                                          "no corners"};
+const Registration<ShapeRegistry> kSquare{
+    "square", [] { return std::make_unique<Shaped>(); }, "four sides", {}, Shaped::Traits{true, 4}};
+
+TEST(Registry, PartsDeclareTheirFamilysTraitsAndOthersKeepTheDefaults) {
+  static_assert(std::is_same_v<TestRegistry::Traits, NoTraits>);  // Part declares no Traits
+  const Shaped::Traits* square = ShapeRegistry::traits("square");
+  ASSERT_NE(square, nullptr);
+  EXPECT_TRUE(square->square);
+  EXPECT_EQ(square->corners, 4);
+  const Shaped::Traits* circle = ShapeRegistry::traits("circle");
+  ASSERT_NE(circle, nullptr);
+  EXPECT_FALSE(circle->square);
+  EXPECT_EQ(circle->corners, 0);
+  EXPECT_EQ(ShapeRegistry::traits("triangle"), nullptr);
+  const std::vector<RegistryInfo> infos = ShapeRegistry::infos();
+  ASSERT_EQ(infos.size(), 2u);
+  EXPECT_TRUE(infos[0].traits.empty());
+  EXPECT_EQ(infos[1].traits, (std::vector<std::string>{"square", "4 corners"}));
+}
+
+TEST(Registry, LoadBalancersThatReorderSayItInTheirListing) {
+  for (const RegistryInfo& r : fabric::load_balancers()) {
+    EXPECT_EQ(r.traits.empty(), !fabric::lb_reorders(r.name)) << r.name;
   }
 }
 

@@ -1,0 +1,20 @@
+#pragma once
+/// The step's result as the output writers receive it (output/step_rows.hpp): plain rows of the
+/// HDF5 tables and the Perfetto trace, and the status word /meta and the JSON record.
+
+#include <cstdint>
+
+#include "stepsim/output/step_rows.hpp"
+#include "stepsim/workload/step_result.hpp"
+
+namespace stepsim::workload {
+
+/// The step's status: complete, interrupted (a signal), failed_transfers (RDMA transfers past
+/// their retry limit) or stopped_at_end (the scenario's `end`).
+const char* step_status(const StepResult& r);
+
+/// `r` as rows; `gpu_stride` is the GPUs between consecutive stages of one job (stage s runs on
+/// GPU s x gpu_stride; a multi-job run's stages name their GPUs in JobResult::stage_gpu).
+output::StepRows step_rows(const StepResult& r, std::uint32_t gpu_stride);
+
+}  // namespace stepsim::workload
