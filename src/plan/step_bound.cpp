@@ -78,6 +78,9 @@ class PassCompute {
 }  // namespace
 
 double step_lower_bound(const workload::Scenario& s) {
+  // The schedules whose passes and sends the bound follows (stage_schedule's 1F1B and
+  // interleaved 1F1B, moe.overlap's extra warm-up forward included); any other: no bound.
+  if (s.moe.overlap != "none" && s.moe.overlap != "1f1b") return 0;
   const PassCompute pc(s);
   const PipelineShape& shape = pc.shape();
   const int P = shape.stages;
