@@ -91,6 +91,16 @@ PY
 )
 check "plan: CSV ranked by step time, every layout on 8 GPUs" '[[ "$out" == ok ]]'
 
+# --prune: the same best 5 (the table's rows) with fewer steps computed, the count printed.
+full=$("$stepsim" plan "$tiny" --gpus 8 --set parallel.global_batch=8 --confirm none --quiet \
+  -o full8.csv 2>&1)
+pruned=$("$stepsim" plan "$tiny" --gpus 8 --set parallel.global_batch=8 --confirm none --quiet \
+  --prune -o pruned8.csv --json pruned8.json 2>&1)
+check "plan --prune: the same best 5 as without" \
+  '[[ "$(grep -E "^[1-5] " <<<"$full")" == "$(grep -E "^[1-5] " <<<"$pruned")" ]]'
+check "plan --prune: the pruned count in the summary and the JSON" \
+  'grep -qE "^pruned +[1-9][0-9]* layouts that fit not scored" <<<"$pruned" && $py -c "import json,sys; j=json.load(open(\"pruned8.json\")); sys.exit(0 if j[\"prune\"] and j[\"pruned\"] > 0 else 1)"'
+
 # Layouts too big for the GPU are counted as not fitting: 2 GB of HBM.
 out=$("$stepsim" plan "$tiny" --gpus 8 --set parallel.global_batch=8 --set gpu.hbm_bytes=2GB \
   --confirm none --quiet -o small.csv 2>&1)
