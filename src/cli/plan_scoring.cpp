@@ -126,7 +126,10 @@ Result<bool> search_analytical(const workload::Scenario& base, const topology::T
     for (std::size_t i : order) {
       auto s = plan::layout_scenario(base, topo, p.rows[i].layout);
       if (!s) return s.error();
-      ub[i] = plan::objective(plan::bound_outcome(*s, p.rows[i].bound_step_s), opt.objective);
+      // No bound (0: a schedule the bound does not follow): never pruned.
+      const double b = p.rows[i].bound_step_s;
+      ub[i] = b > 0 ? plan::objective(plan::bound_outcome(*s, b), opt.objective)
+                    : std::numeric_limits<double>::infinity();
     }
     std::stable_sort(order.begin(), order.end(),
                      [&](std::size_t a, std::size_t b) { return ub[a] > ub[b]; });
