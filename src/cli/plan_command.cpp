@@ -12,6 +12,7 @@
 #include "src/cli/cli.hpp"
 #include "src/cli/input_checks.hpp"
 #include "src/cli/plan_report.hpp"
+#include "src/cli/plan_scoring.hpp"
 #include "src/cli/progress.hpp"
 #include "src/cli/report.hpp"
 #include "src/plan/layout_space.hpp"
@@ -59,6 +60,9 @@ PlanCommand::PlanCommand(CLI::App& parent) {
   cmd_->add_option("--progress", opt_.progress_s,
                    "Seconds between progress lines on stderr (0.5 on a terminal, 10 in a log)")
       ->check(CLI::Range(0.0, 86400.0));
+  cmd_->add_flag("--prune", opt_.prune,
+                 "Score only the layouts whose compute-only bound on the step can still reach the "
+                 "best --top (the same best --top; the others' steps are not computed)");
   cmd_->add_flag("--quiet", opt_.quiet, "No progress output");
 }
 
@@ -119,54 +123,6 @@ class Ticker {
   Clock::time_point t0_, last_;
 };
 
-// A stop asked for on any rank (every rank searches the same layouts; they stop together).
-bool stop_agreed(int ranks) {
-  int stop = pdes::Engine::stop_requested() ? 1 : 0;
-  if (ranks > 1) MPI_Allreduce(MPI_IN_PLACE, &stop, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  return stop != 0;
-}
-
-// Every layout through validate(), the memory model and the analytical step.
-Result<bool> search_analytical(const workload::Scenario& base, const topology::Topology& topo,
-                               const std::vector<plan::Layout>& layouts, int ranks, Ticker& tick,
-                               PlanSearch& p) {
-  const auto t0 = Clock::now();
-  const auto cache = workload::make_analytical_cache(topo);
-  tick.start();
-  for (const plan::Layout& l : layouts) {
-    if (p.done % 32 == 0 && stop_agreed(ranks)) {
-      p.interrupted = true;
-      break;
-    }
-    ++p.done;
-    auto s = plan::layout_scenario(base, topo, l);
-    if (!s) {
-      if (p.invalid++ == 0) p.invalid_example = plan::layout_text(l) + ": " + s.error().message;
-      continue;
-    }
-    plan::Candidate c;
-    c.layout = l;
-    plan::add_memory(*s, c);
-    if (!c.fits) {
-      ++p.unfit;
-      ++p.unfit_terms[c.largest_term];
-    }
-    auto o = plan::run_analytical(*s, topo, cache);
-    if (!o) return Error{"layout " + plan::layout_text(l) + ": " + o.error().message};
-    c.analytical = *o;
-    c.scored = true;
-    if (l == p.own) p.own_found = true;
-    p.rows.push_back(std::move(c));
-    tick.tick("layouts", p.done, layouts.size(),
-              ", " + std::to_string(p.rows.size() - p.unfit) + " fit");
-  }
-  tick.tick("layouts", p.done, layouts.size(),
-            ", " + std::to_string(p.rows.size() - p.unfit) + " fit", true);
-  tick.end();
-  p.analytical_wall_s = since(t0);
-  return true;
-}
-
 // The best --top (by the analytical rank) at the confirming fidelity.
 Result<bool> confirm_best(const workload::Scenario& base, const topology::Topology& topo,
                           const PlanOptions& opt, int rank, int ranks, Ticker& tick,
@@ -175,13 +131,6 @@ Result<bool> confirm_best(const workload::Scenario& base, const topology::Topolo
   // The best --top in analytical order, each a different step: a layout with the same sizes
   // and the same analytical step as one already chosen (a ZeRO stage that changes memory only)
   // would confirm the same thing.
-  const auto same_step = [](const plan::Candidate& a, const plan::Candidate& b) {
-    const plan::Layout& x = a.layout;
-    const plan::Layout& y = b.layout;
-    return x.tp == y.tp && x.pp == y.pp && x.vpp == y.vpp && x.cp == y.cp && x.ep == y.ep &&
-           x.etp == y.etp && x.dp == y.dp && x.micro_batch == y.micro_batch &&
-           x.global_batch == y.global_batch && a.analytical.step_s == b.analytical.step_s;
-  };
   std::vector<plan::Candidate*> best;
   for (plan::Candidate& c : p.rows) {
     if (c.rank == 0 || static_cast<int>(best.size()) >= opt.top) continue;
@@ -289,9 +238,21 @@ int PlanCommand::execute(int rank, int ranks) {
   p.own = plan::layout_of(base.par);
   Ticker tick(!opt_.quiet && rank == 0,
               opt_.progress_s >= 0 ? opt_.progress_s : progress_interval());
-  if (auto ok = search_analytical(base, *topo, layouts, ranks, tick, p); !ok) {
-    return user_error(rank, ok.error().message);
-  }
+  p.prune = opt_.prune;
+  ScoringOptions scoring;
+  scoring.prune = opt_.prune;
+  scoring.top = opt_.top;
+  scoring.objective = opt_.objective;
+  scoring.ranks = ranks;
+  tick.start();
+  const PlanTick on_layout = [&](std::size_t done, std::size_t total, std::size_t fit) {
+    tick.tick("layouts", done, total, ", " + std::to_string(fit) + " fit");
+  };
+  const auto searched = search_analytical(base, *topo, layouts, scoring, on_layout, p);
+  tick.tick("layouts", p.done, layouts.size(),
+            ", " + std::to_string(p.rows.size() - p.unfit) + " fit", true);
+  tick.end();
+  if (!searched) return user_error(rank, searched.error().message);
   rank_rows(p);
   if (!p.interrupted && opt_.confirm != "none") {
     if (auto ok = confirm_best(base, *topo, opt_, rank, ranks, tick, p); !ok) {

@@ -23,6 +23,7 @@ struct PlanOptions {
   std::vector<std::int64_t> global_batches;  ///< --global-batch; empty: the scenario's
   int threads = 1;
   double progress_s = -1;
+  bool prune = false;  ///< --prune: skip the layouts whose bound cannot reach the best --top
   bool quiet = false;
 };
 

@@ -114,9 +114,14 @@ nlohmann::ordered_json row_json(const Candidate& c, const std::string& confirm) 
   j["headroom_gb"] = (c.capacity - c.memory_peak) / kGB;
   j["peak_stage"] = c.peak_stage;
   j["largest_term"] = c.largest_term;
+  j["scored"] = c.scored;
   nlohmann::json a;
   outcome_json(a, "", c.analytical);
-  for (auto it = a.begin(); it != a.end(); ++it) j[it.key()] = it.value();
+  for (auto it = a.begin(); it != a.end(); ++it) {
+    j[it.key()] = c.scored ? it.value() : nlohmann::json(nullptr);
+  }
+  j["pruned"] = c.pruned;
+  j["step_bound_s"] = c.bound_step_s > 0 ? nlohmann::json(c.bound_step_s) : nlohmann::json(nullptr);
   j["confirmed"] = c.confirmed;
   j["confirm_fidelity"] = c.confirmed ? confirm : "";
   nlohmann::json b;
@@ -144,6 +149,8 @@ void rank_rows(PlanSearch& p) {
       const double oy = plan::objective(y.analytical, obj);
       if (ox != oy) return ox > oy;
       if (x.memory_peak != y.memory_peak) return x.memory_peak < y.memory_peak;
+    } else if (x.scored != y.scored) {
+      return x.scored;  // --prune: the unscored after the scored
     } else if (x.analytical.step_s != y.analytical.step_s) {
       return x.analytical.step_s < y.analytical.step_s;
     }
@@ -190,10 +197,18 @@ void print_plan(const PlanSearch& p) {
               p.enumerated, p.invalid, p.unfit, ranked);
   if (p.unfit > 0) std::printf("do not fit           commonest: %s\n", commonest_unfit(p).c_str());
   if (p.invalid > 0) std::printf("not valid            e.g. %s\n", p.invalid_example.c_str());
+  std::size_t scored = 0;
+  for (const Candidate& c : p.rows) scored += c.scored ? 1 : 0;
   const double per_min =
-      p.analytical_wall_s > 0 ? 60.0 * static_cast<double>(p.rows.size()) / p.analytical_wall_s : 0;
-  std::printf("analytical           %zu layouts scored in %.2f s (%.0f per minute)\n",
-              p.rows.size(), p.analytical_wall_s, per_min);
+      p.analytical_wall_s > 0 ? 60.0 * static_cast<double>(scored) / p.analytical_wall_s : 0;
+  std::printf("analytical           %zu layouts scored in %.2f s (%.0f per minute)\n", scored,
+              p.analytical_wall_s, per_min);
+  if (p.prune) {
+    std::printf(
+        "pruned               %zu layouts that fit not scored: their compute bound cannot "
+        "reach the best %d\n",
+        p.pruned, p.top);
+  }
   if (p.confirmed > 0) {
     std::printf("confirmed            %zu at %s fidelity in %.2f s\n", p.confirmed,
                 p.confirm.c_str(), p.confirm_wall_s);
@@ -218,13 +233,20 @@ void print_plan(const PlanSearch& p) {
   print_differences(p);
   if (p.own_found) {
     int own_rank = 0;
+    bool exact = true;  // --prune: a pruned layout may rank above one below the threshold
     for (const Candidate& c : p.rows) {
-      if (c.layout == p.own) own_rank = c.rank;
+      if (c.layout != p.own) continue;
+      own_rank = c.rank;
+      exact = p.pruned == 0 || plan::objective(c.analytical, p.objective) >= p.prune_threshold;
     }
+    const std::string r = std::to_string(own_rank);
     std::printf("scenario's layout    %s: %s\n", plan::layout_text(p.own).c_str(),
-                own_rank > 0
-                    ? ("rank " + std::to_string(own_rank) + " at analytical fidelity").c_str()
-                    : "does not fit");
+                own_rank == 0 ? "does not fit"
+                : exact       ? ("rank " + r + " at analytical fidelity").c_str()
+                              : ("rank " + r +
+                           " or below at analytical fidelity (of the scored; pruned layouts may "
+                                 "rank above it)")
+                              .c_str());
   } else {
     std::printf("scenario's layout    %s: not among the searched layouts\n",
                 plan::layout_text(p.own).c_str());
@@ -275,6 +297,8 @@ nlohmann::json plan_json(const PlanSearch& p) {
   j["invalid"] = p.invalid;
   j["unfit"] = p.unfit;
   j["unfit_commonest"] = commonest_unfit(p);
+  j["prune"] = p.prune;
+  j["pruned"] = p.pruned;
   j["analytical_wall_s"] = p.analytical_wall_s;
   j["confirm_wall_s"] = p.confirm_wall_s;
   j["own_layout"] = plan::layout_text(p.own);

@@ -33,6 +33,9 @@ struct PlanSearch {
   double analytical_wall_s = 0;
   double confirm_wall_s = 0;
   std::size_t confirmed = 0;
+  bool prune = false;          ///< --prune: layouts whose bound cannot reach the best --top skipped
+  std::size_t pruned = 0;      ///< layouts that fit but were not scored (their bound is below)
+  double prune_threshold = 0;  ///< the objective of the --top-th best distinct step
   bool interrupted = false;
   bool own_found = false;  ///< the scenario's own layout is one of the rows
   plan::Layout own;        ///< the scenario's own layout

@@ -38,6 +38,8 @@ struct Candidate {
   bool fits = false;
   bool scored = false;  ///< the analytical step ran
   Outcome analytical;
+  double bound_step_s = 0;  ///< the step's compute-only lower bound (step_bound.hpp)
+  bool pruned = false;      ///< not scored: its bound cannot reach the best --top
   bool confirmed = false;
   Outcome confirm;
   int rank = 0;            ///< by the analytical objective, 1 = best, among those that fit

@@ -16,14 +16,32 @@ struct AnalyticalCache {
 namespace {
 
 // Costs every collective of the step at once (prepare); one run_step did not list is costed
-// alone through the same kernel.
+// alone through the same kernel. With a cache shared by many steps (`stepsim plan`), most
+// collectives are costed already: no listing pass then (it would run the step's schedule a
+// second time), each new one costed alone as it comes (the kernel's result for a transfer does
+// not depend on the others costed with it, so the costs are the same).
 class AnalyticalComm final : public MemoizedComm {
  public:
   AnalyticalComm(const topology::Topology& topo, const Scenario& s,
-                 std::shared_ptr<AnalyticalCache> cache)
-      : MemoizedComm(topo, s), cache_(std::move(cache)) {}
+                 std::shared_ptr<AnalyticalCache> cache, bool bulk)
+      : MemoizedComm(topo, s), cache_(std::move(cache)), bulk_(bulk) {}
   [[nodiscard]] std::string name() const override { return "analytical"; }
-  [[nodiscard]] bool wants_all_ops() const override { return true; }
+  [[nodiscard]] bool wants_all_ops() const override { return bulk_; }
+
+  Result<CommCost> cost(const CommOp& op) override {
+    if (bulk_ || is_free(op) || recent_.find(op) != nullptr) return MemoizedComm::cost(op);
+    CollectiveKey key = key_of(op);
+    if (!memo_.contains(key)) {
+      if (auto it = cache_->memo.find(key); it != cache_->memo.end()) {
+        memo_.emplace(std::move(key), it->second);
+      } else {
+        auto c = MemoizedComm::cost(op);
+        if (c) cache_->memo.emplace(std::move(key), *c);
+        return c;
+      }
+    }
+    return MemoizedComm::cost(op);
+  }
 
   Result<bool> prepare(const std::vector<CommOp>& ops) override {
     std::vector<kernels::AlphaBeta> in;
@@ -63,12 +81,13 @@ class AnalyticalComm final : public MemoizedComm {
                                         s_.fabric);
   }
   std::shared_ptr<AnalyticalCache> cache_;
+  bool bulk_;
 };
 
 }  // namespace
 
 std::unique_ptr<CommModel> make_analytical_comm(const topology::Topology& topo, const Scenario& s) {
-  return std::make_unique<AnalyticalComm>(topo, s, make_analytical_cache(topo));
+  return std::make_unique<AnalyticalComm>(topo, s, make_analytical_cache(topo), true);
 }
 
 std::shared_ptr<AnalyticalCache> make_analytical_cache(const topology::Topology& topo) {
@@ -77,7 +96,7 @@ std::shared_ptr<AnalyticalCache> make_analytical_cache(const topology::Topology&
 
 std::unique_ptr<CommModel> make_analytical_comm(const topology::Topology& topo, const Scenario& s,
                                                 std::shared_ptr<AnalyticalCache> cache) {
-  return std::make_unique<AnalyticalComm>(topo, s, std::move(cache));
+  return std::make_unique<AnalyticalComm>(topo, s, std::move(cache), false);
 }
 
 }  // namespace stepsim::workload

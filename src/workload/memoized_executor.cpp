@@ -27,6 +27,7 @@ MemoizedExecutor::MemoizedExecutor(const Scenario& s, CommModel& comm, Progress 
       comm_(comm),
       progress_(std::move(progress)),
       records_(records),
+      repeats_free_(comm.repeats_free()),
       shape_(pipeline_shape(s)),
       place_{s.par.tp, s.par.cp, s.par.data_parallel(), s.par.pp},
       lc_{layer_costs(s, false), layer_costs(s, true)},
@@ -43,9 +44,16 @@ MemoizedExecutor::MemoizedExecutor(const Scenario& s, CommModel& comm, Progress 
   for (PassKind k : {PassKind::kForward, PassKind::kBackward}) {
     for (int st = 0; st < P; ++st) {
       for (const bool moe : {false, true}) {
-        std::vector<StableOp>& ops = layer_ops_[idx(k)][moe ? 1 : 0].emplace_back();
+        LayerOps& ops = layer_ops_[idx(k)][moe ? 1 : 0].emplace_back();
         for (CommOp& op : layer_collectives(s, place_, st, k, moe)) {
-          ops.emplace_back().op = std::move(op);
+          StableOp& o = ops.ops.emplace_back();
+          o.op = std::move(op);
+          o.free = is_free(o.op);
+          // A free collective costs 0: only the GEMM beside it is left.
+          if (o.free)
+            o.after_overlap =
+                overlapped_seconds(0, o.op.overlap_s, o.op.overlap_chunks) - o.op.overlap_s;
+          ops.ep += o.op.group == CommGroup::kEp ? 1 : 0;
         }
       }
     }
@@ -325,11 +333,17 @@ double MemoizedExecutor::partner_seconds(int st, const PipelinePass& pass, int l
 Result<bool> MemoizedExecutor::layer_comm(int st, PassKind kind, const OpRecord& base,
                                           double beside_s) {
   const std::size_t moe = s_.model.moe_layer(static_cast<int>(base.layer)) ? 1 : 0;
-  auto& ops = layer_ops_[idx(kind)][moe][idx(st)];
+  LayerOps& lo = layer_ops_[idx(kind)][moe][idx(st)];
   // The partner's compute is shared by this pass's EP collectives (dispatch and combine).
-  const auto ep = std::count_if(ops.begin(), ops.end(),
-                                [](const StableOp& op) { return op.op.group == CommGroup::kEp; });
-  for (StableOp& op : ops) {
+  const std::ptrdiff_t ep = lo.ep;
+  // Without records or anything beside, a collective costed before takes blocking_known's
+  // few additions (the same ones blocking() makes, in the same order).
+  const bool fast = repeats_free_ && !records_ && beside_s == 0;
+  for (StableOp& op : lo.ops) {
+    if (fast && (op.known || op.free)) {
+      blocking_known(st, op);
+      continue;
+    }
     const double beside = op.op.group == CommGroup::kEp && ep > 0 ? beside_s / ep : 0.0;
     if (auto ok = blocking(st, op, base, beside); !ok) return ok;
   }
@@ -437,7 +451,7 @@ Result<double> MemoizedExecutor::run_comm(int st, const CommOp& op, double start
 // The same for a collective built once: the comm model (where its repeats are free) and the
 // distinct collectives are asked the first time only.
 Result<double> MemoizedExecutor::run_comm(int st, StableOp& op, double start) {
-  if (!comm_.repeats_free()) return run_comm(st, op.op, start);
+  if (!repeats_free_) return run_comm(st, op.op, start);
   if (op.known) {
     record(st, op.op, start, op.cost, op.distinct);
     return op.cost.seconds;
@@ -450,6 +464,8 @@ Result<double> MemoizedExecutor::run_comm(int st, StableOp& op, double start) {
   op.distinct = distinct_index(op.op, *c, id);
   op.cost = *c;
   op.known = true;
+  op.after_overlap =
+      overlapped_seconds(c->seconds, op.op.overlap_s, op.op.overlap_chunks) - op.op.overlap_s;
   record(st, op.op, start, *c, op.distinct);
   return c->seconds;
 }
@@ -480,6 +496,26 @@ void MemoizedExecutor::record(int st, const CommOp& op, double start, const Comm
   rec.end_s = start + c.seconds;
   rec.busbw_gbs = c.busbw_gbs;
   trace_.colls.push_back(rec);
+}
+
+// blocking() of a collective costed before (or free) with nothing beside it and no records:
+// the repeat counted, the GEMM beside it (TP overlap) and what is left exposed added.
+void MemoizedExecutor::blocking_known(int st, StableOp& op) {
+  StageTime& g = stages_[idx(st)].time;
+  double exposed = 0;
+  if (!op.free) {
+    ++trace_.distinct[op.distinct].repeats;
+    ++next_id_;
+    exposed = op.cost.seconds;
+  }
+  if (op.op.overlap_s > 0) {
+    g.compute += op.op.overlap_s;
+    g.t += op.op.overlap_s;
+    exposed = op.after_overlap;
+  }
+  if (exposed <= 0) return;
+  g.t += exposed;
+  g.exposed[static_cast<int>(op.op.group)] += exposed;
 }
 
 // A collective on the compute stream: the stream waits for it.

@@ -16,6 +16,7 @@
 //   recomputation the attention core.
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <utility>
@@ -54,6 +55,15 @@ class MemoizedExecutor final : public StepExecutor {
     bool known = false;
     CommCost cost;
     std::uint32_t distinct = 0;
+    bool free = false;  // nothing to move (is_free): never costed, never recorded
+    // Known (or free): what blocking() leaves exposed after Megatron's TP overlap with nothing
+    // beside it, overlapped_seconds(cost, overlap_s, overlap_chunks) - overlap_s.
+    double after_overlap = 0;
+  };
+  // A layer's collectives of one pass on one stage and how many of them are EP's.
+  struct LayerOps {
+    std::vector<StableOp> ops;
+    std::ptrdiff_t ep = 0;
   };
   // One stage's compute stream, data-parallel stream and gradient buckets.
   struct Stage {
@@ -88,6 +98,7 @@ class MemoizedExecutor final : public StepExecutor {
   void record(int st, const CommOp& op, double start, const CommCost& c, std::uint32_t distinct);
   std::uint32_t distinct_index(const CommOp& op, const CommCost& c, std::uint32_t id);
   Result<bool> blocking(int st, StableOp& op, const OpRecord& base, double beside_s = 0);
+  void blocking_known(int st, StableOp& op);
   StableOp& pipeline_send(int from, int to);
   Error interrupt();
   void add_op(const OpRecord& r) {
@@ -100,6 +111,7 @@ class MemoizedExecutor final : public StepExecutor {
   CommModel& comm_;
   Progress progress_;
   bool records_;
+  bool repeats_free_;          // comm_.repeats_free()
   std::uint32_t next_id_ = 0;  // the next collective record's id (kept or not)
   PipelineShape shape_;
   Placement place_;
@@ -107,8 +119,8 @@ class MemoizedExecutor final : public StepExecutor {
   std::int64_t send_bytes_ = 0;   // one pipeline send
   EpOverlap ep_overlap_;          // moe.overlap
   // The TP / CP / EP collectives of a layer's pass, by stage and pass kind.
-  std::vector<std::vector<StableOp>> layer_ops_[2][2];  // [pass kind][MoE layer][stage]
-  std::map<std::pair<int, int>, StableOp> sends_;       // pipeline sends by (from, to) stage
+  std::vector<LayerOps> layer_ops_[2][2];          // [pass kind][MoE layer][stage]
+  std::map<std::pair<int, int>, StableOp> sends_;  // pipeline sends by (from, to) stage
   std::vector<Stage> stages_;
   // Completion (arrival at the consumer excluded) of each forward and backward pass, by stage,
   // chunk and micro-batch; -1 before it ran.

@@ -91,6 +91,31 @@ PY
 )
 check "plan: CSV ranked by step time, every layout on 8 GPUs" '[[ "$out" == ok ]]'
 
+# --prune: the same best 5 (the table's rows) with fewer steps computed, the count printed.
+full=$("$stepsim" plan "$tiny" --gpus 8 --set parallel.global_batch=8 --confirm none --quiet \
+  -o full8.csv 2>&1)
+pruned=$("$stepsim" plan "$tiny" --gpus 8 --set parallel.global_batch=8 --confirm none --quiet \
+  --prune -o pruned8.csv --json pruned8.json 2>&1)
+check "plan --prune: the same best 5 as without" \
+  '[[ "$(grep -E "^[1-5] " <<<"$full")" == "$(grep -E "^[1-5] " <<<"$pruned")" ]]'
+check "plan --prune: the pruned count in the summary and the JSON" \
+  'grep -qE "^pruned +[1-9][0-9]* layouts that fit not scored" <<<"$pruned" && $py -c "import json,sys; j=json.load(open(\"pruned8.json\")); sys.exit(0 if j[\"prune\"] and j[\"pruned\"] > 0 else 1)"'
+
+# Every shipped workload's own layout is in its plan's best 5, or docs/plan.md's section on the
+# shipped workloads names the file and says why a better one exists.
+why=$(sed -n "/^### Why the shipped workloads' layouts/,/^## /p" "$workloads/../docs/plan.md")
+undocumented=()
+for w in "$workloads"/*.yaml; do
+  name="workloads/$(basename "$w")"
+  grep -qF "\`$name\`" <<<"$why" && continue
+  own=$("$stepsim" plan "$w" --confirm none --prune --quiet -o "own-$(basename "$w" .yaml).csv" 2>&1 |
+    sed -n "s/^scenario's layout .*: rank \([0-9]*\) at analytical fidelity$/\1/p")
+  [[ -n "$own" && "$own" -le 5 ]] || undocumented+=("$name")
+done
+out="not in their plan's best 5 and not in docs/plan.md: ${undocumented[*]:-}"
+check "plan: the shipped layouts are in their plan's top 5 or the doc says why" \
+  '[[ ${#undocumented[@]} -eq 0 && -n "$why" ]]'
+
 # Layouts too big for the GPU are counted as not fitting: 2 GB of HBM.
 out=$("$stepsim" plan "$tiny" --gpus 8 --set parallel.global_batch=8 --set gpu.hbm_bytes=2GB \
   --confirm none --quiet -o small.csv 2>&1)

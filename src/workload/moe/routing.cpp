@@ -2,12 +2,14 @@
 #include "src/workload/moe/routing.hpp"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <numeric>
 #include <sstream>
+#include <utility>
 
 #include "stepsim/pdes/rng.hpp"
 
@@ -116,6 +118,40 @@ Result<std::vector<std::vector<double>>> read_routing(const std::string& routing
   return rows;
 }
 
+namespace {
+
+// zipf:ALPHA's loads depend on a few numbers only, and a step (and `stepsim plan`'s every
+// layout) asks for them many times: the last few results, per thread, by those numbers.
+struct ZipfKey {
+  int experts;
+  double alpha;
+  int layers;
+  int ep;
+  bool dropless;
+  double capacity_factor;
+  bool operator==(const ZipfKey&) const = default;
+};
+
+struct ZipfMemo {
+  static constexpr std::size_t kSize = 16;
+  std::array<std::pair<ZipfKey, MoeLoad>, kSize> entries{};
+  std::size_t used = 0;
+  std::size_t next = 0;  // the entry replaced next once all are used
+  const MoeLoad* find(const ZipfKey& k) const {
+    for (std::size_t i = 0; i < used; ++i) {
+      if (entries[i].first == k) return &entries[i].second;
+    }
+    return nullptr;
+  }
+  void put(const ZipfKey& k, const MoeLoad& v) {
+    entries[next] = {k, v};
+    used = std::max(used, next + 1);
+    next = (next + 1) % kSize;
+  }
+};
+
+}  // namespace
+
 MoeLoad moe_load(const Scenario& s) {
   const ModelSpec& m = s.model;
   const int ep = std::max(s.par.ep, 1);
@@ -126,6 +162,11 @@ MoeLoad moe_load(const Scenario& s) {
   const bool from_file = s.moe.routing.starts_with("file:") && !file.empty();
   if (m.experts == 0 || (alpha < 0 && !from_file)) return out;  // balanced
   const int layers = std::max(m.layers - m.dense_layers, 1);
+  thread_local ZipfMemo memo;
+  const ZipfKey key{m.experts, alpha, layers, ep, s.moe.dropless, cf};
+  if (!from_file) {
+    if (const MoeLoad* hit = memo.find(key)) return *hit;
+  }
   const int per_rank = m.experts / ep;
   double busiest = 0;
   double dropped = 0;
@@ -146,6 +187,7 @@ MoeLoad moe_load(const Scenario& s) {
   out.busiest_share = busiest / layers;
   out.dropped = dropped / layers;
   if (s.moe.dropless) out.tokens = ep * out.busiest_share;
+  if (!from_file) memo.put(key, out);
   return out;
 }
 
