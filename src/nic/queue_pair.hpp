@@ -184,8 +184,12 @@ struct QueuePair {
   QpState state = QpState::kReset;
   QpError error = QpError::kNone;
   std::unique_ptr<cc::CongestionControl> cc;
-  bool paced = false;  ///< the rate limiter is below line rate
-  SimTime next_allowed;
+  bool paced = false;  ///< the rate limiter was below line rate at the last packet
+  /// The last packet: when it left and its wire bytes. The next may leave once those bytes have
+  /// passed at the rate the congestion control gives *now* (a rate limiter, as the NIC's: a rate
+  /// raised while the QP waits shortens the wait instead of the old rate holding it back).
+  SimTime last_sent;
+  std::int64_t last_wire_bytes = 0;
   SimTime pace_at = SimTime::never();
   SimTime cc_at = SimTime::never();
   bool active = false;  ///< in its NIC's list of endpoints with packets to send

@@ -91,9 +91,13 @@ void RcTransport::fill(pdes::LpContext& ctx, std::uint32_t server, std::uint32_t
 inline bool RcTransport::next_of(pdes::LpContext& ctx, QueuePair& qp, NicPort& n, TxSlot& out) {
   const SimTime now = ctx.now();
   if (qp.state == QpState::kError) return false;
-  if (qp.paced && qp.next_allowed > now) {
-    schedule_once(ctx, qp.pace_at, qp.next_allowed, kEvPace, qp.id);
-    return false;
+  if (qp.paced) {
+    const SimTime allowed =
+        qp.last_sent + qp.cc->rate().serialization_time(Bytes(qp.last_wire_bytes));
+    if (allowed > now) {
+      schedule_once(ctx, qp.pace_at, allowed, kEvPace, qp.id);
+      return false;
+    }
   }
   Packet pkt = packet_header(qp);
   PacketWork work;
@@ -230,8 +234,8 @@ inline void RcTransport::after_sent(pdes::LpContext& ctx, QueuePair& qp, const N
   const DataRate r = qp.cc->rate();
   qp.paced = r < n.line;
   if (qp.paced) {
-    qp.next_allowed =
-        ctx.now() + r.serialization_time(Bytes(fabric::wire_bytes(pkt.bytes, wire_mtu_)));
+    qp.last_sent = ctx.now();
+    qp.last_wire_bytes = fabric::wire_bytes(pkt.bytes, wire_mtu_);
   }
 }
 

@@ -251,8 +251,10 @@ void RcTransport::on_rto(pdes::LpContext& ctx, QueuePair& qp) {
   } else {
     retx_->on_timeout(qp);
   }
-  rq.rto_deadline = ctx.now() + rto_;
-  arm_rto(ctx, qp);
+  // The next timeout counts from the retransmission's departure (build_request arms it), not
+  // from now: a QP its rate limiter holds (DCQCN's floor is 1 Mb/s: 33 ms per 4 KiB packet) must
+  // not time out again, and exhaust its retries, while its resend waits to leave.
+  rq.rto_deadline = SimTime::never();
   activate(ctx, qp);
 }
 

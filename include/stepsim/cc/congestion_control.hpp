@@ -22,18 +22,30 @@ class ParamTable;
 
 namespace stepsim::cc {
 
-/// DCQCN parameters (Zhu et al., SIGCOMM 2015; validation/fabric.md C3), the paper's defaults.
+/// DCQCN parameters. The defaults are the NVIDIA (mlx5) firmware's defaults of ConnectX-4 and
+/// later ("mlx5" set); `dcqcn_preset("sigcomm15")` gives the paper's 40G settings (Zhu et al.,
+/// SIGCOMM 2015; validation/fabric.md C3). docs/nic.md lists the source of every value.
 struct DcqcnParams {
-  double g = 1.0 / 256;                          ///< alpha gain
-  SimTime alpha_timer = SimTime::us(55);         ///< K: alpha decays by (1 - g) each K without CNP
-  SimTime increase_timer = SimTime::us(55);      ///< T: rate-increase timer period
-  std::int64_t byte_counter = 10'000'000;        ///< B: bytes per byte-counter increase event
-  int fast_recovery_rounds = 5;                  ///< F
-  DataRate rate_ai = DataRate::bps(40'000'000);  ///< R_AI: additive increase step
-  DataRate rate_hai = DataRate::bps(100'000'000);  ///< R_HAI: hyper increase step
-  DataRate min_rate = DataRate::bps(100'000'000);  ///< floor of the current rate
-  SimTime cnp_interval = SimTime::us(50);          ///< N: at most one CNP per QP per interval
+  std::string preset = "mlx5";                  ///< the named set these values started from
+  double g = 5.0 / 1024;                        ///< alpha gain (dce_tcp_g 1019: 1 - 1019/1024)
+  double initial_alpha = 1023.0 / 1024;         ///< alpha at the first CNP (initial_alpha_value)
+  SimTime alpha_timer = SimTime::us(1);         ///< K: alpha decays by (1 - g) each K without CNP
+  SimTime rate_reduce_period = SimTime::us(4);  ///< at most one cut per period (0: every CNP)
+  bool clamp_target = false;                    ///< every cut sets the target to the current rate
+  bool clamp_target_after_timer = true;  ///< a cut sets the target if the timer raised the rate
+  SimTime increase_timer = SimTime::us(300);      ///< T: rate-increase timer period
+  std::int64_t byte_counter = 32767;              ///< B: bytes per byte-counter increase event
+  int fast_recovery_rounds = 1;                   ///< F
+  DataRate rate_ai = DataRate::bps(5'000'000);    ///< R_AI: additive increase step
+  DataRate rate_hai = DataRate::bps(50'000'000);  ///< R_HAI: hyper increase step
+  DataRate min_rate = DataRate::bps(1'000'000);   ///< floor of the current rate
+  SimTime cnp_interval = SimTime::us(4);          ///< N: at most one CNP per QP per interval
 };
+
+/// The named DCQCN parameter sets: "mlx5" (the defaults) and "sigcomm15" (the paper's).
+[[nodiscard]] std::vector<std::string> dcqcn_preset_names();
+/// `name`'s set; false (and `out` untouched) for an unknown name.
+bool dcqcn_preset(const std::string& name, DcqcnParams& out);
 
 /// HPCC parameters (Li et al., "HPCC: High Precision Congestion Control", SIGCOMM 2019,
 /// Algorithm 1), the paper's defaults.
