@@ -13,6 +13,8 @@
 //   one key block's, once per kernel, and CP's ring attention runs one kernel per ring step.
 //   Backward: FlashAttention's backward runs 5 matmuls per block against the forward's 2 (it
 //   recomputes QK^T): 2.5x the forward. Attention runs in BF16 (also in FP8 training).
+// - FP8 casts (model.precision fp8, current scaling): fp8_cast.hpp; memory-bound, at the HBM
+//   rate of the elementwise kernels, outside the GEMMs (never hidden by TP overlap).
 #include "stepsim/workload/compute_cost.hpp"
 
 #include "src/workload/fp8_cast.hpp"
