@@ -10,11 +10,11 @@
 // model, docs/workload.md "Compute model", derives every GEMM's and the attention's time from
 // it and their shapes). It is fitted on one published run per GPU and precision
 // (../shared/validation/mfu.md): A100 BF16 0.656 on M1 (Megatron-LM's 1T GPT, 163 TFLOP/s),
-// H100 BF16 0.648 on M3 (Megatron-Core's 462B, 459.9 TFLOP/s), H100 FP8 0.471 on M6's 128-GPU
-// run (NeMo GPT-3 175B, 745 tokens/s/GPU). M2, M4, M5 and M6's 512-GPU run are predictions.
-// H200 and B200 take H100's factors: no measurement here. sms: the SMs of each GPU (NVIDIA's
-// A100, H100 and Blackwell architecture whitepapers: 108, 132, 132, 148). hbm_bytes: the data
-// sheets' memory (A100 80GB, H100 SXM 80GB, H200 141GB, B200 180GB, B300 and GB300 288GB,
+// H100 BF16 0.648 on M3 (Megatron-Core's 462B, 459.9 TFLOP/s), H100 FP8 0.506 on M6's 128-GPU
+// run (NeMo GPT-3 175B, 745 tokens/s/GPU, FP8 casts apart). M2, M4, M5 and M6's 512-GPU run are
+// predictions. H200 and B200 take H100's factors: no measurement here. sms: the SMs of each GPU
+// (NVIDIA's A100, H100 and Blackwell architecture whitepapers: 108, 132, 132, 148). hbm_bytes: the
+// data sheets' memory (A100 80GB, H100 SXM 80GB, H200 141GB, B200 180GB, B300 and GB300 288GB,
 // GB200 186GB), in binary units as the
 // HBM stacks are built (nvidia-smi reports 81,920 MiB on an A100 80GB, 81,559 MiB on an H100).
 // Blackwell and Blackwell Ultra, per GPU, dense (the data sheets quote sparse figures for FP16
@@ -28,9 +28,9 @@
 // switch fabric across the 72 GPUs of a rack (nvlink_domain 72). MXFP8 runs at the FP8 rate on
 // the same tensor cores. SMs: 148 on B200 and GB200, 160 on Blackwell Ultra (NVIDIA's Blackwell
 // Ultra technical blog). fp8_gemm_efficiency (FP8 and MXFP8 and NVFP4) is fitted per GPU on
-// the systems validation cases: GB200 0.476 on G1 (Llama 3.1 405B, 256 GPUs, 843 tokens/s/GPU;
-// H100's 0.471 gives 835.5, -0.9%), GB300 0.614 on G2 (1,048 tokens/s/GPU; GB200's 0.476 gives
-// 832.9, -20.5%: both data sheets give the same dense FP8 peak, so GB300's measured gain is in
+// the systems validation cases: GB200 0.502 on G1 (Llama 3.1 405B, 256 GPUs, 843 tokens/s/GPU;
+// H100's 0.506 gives 848.0, +0.6%), GB300 0.659 on G2 (1,048 tokens/s/GPU; GB200's 0.502 gives
+// 839.9, -19.9%: both data sheets give the same dense FP8 peak, so GB300's measured gain is in
 // what the peaks do not show). G3 (GB200, MXFP8) is a prediction. BF16 and NVLink factors:
 // H100's (no measurement here); B300 takes H100's throughout.
 // h800: H100's SXM die and rates with a narrower NVLink, taken as DeepEP's "~160 GB/s NVLink
@@ -54,19 +54,19 @@ const std::vector<GpuSpec>& gpu_presets() {
       {"a100", 312e12, 0, 2.039e12, 80 * kGiB, DataRate::gbps(2'400), 0.773, 0, 8, 0.656, 0.656,
        108, 0, 0, 38.7},
       {"h100", 989e12, 1979e12, 3.35e12, 80 * kGiB, DataRate::gbps(3'600), 0.817, 0.85, 8, 0.648,
-       0.471, 132, 0, 0, 38.7},
+       0.506, 132, 0, 0, 38.7},
       {"h800", 989e12, 1979e12, 3.35e12, 80 * kGiB, DataRate::gbps(1'280), 0.817, 0.85, 8, 0.648,
-       0.471, 132, 0, 0, 38.7},
+       0.506, 132, 0, 0, 38.7},
       {"h200", 989e12, 1979e12, 4.8e12, 141 * kGiB, DataRate::gbps(3'600), 0.817, 0.85, 8, 0.648,
-       0.471, 132, 0, 0, 38.7},
+       0.506, 132, 0, 0, 38.7},
       {"b200", 2250e12, 4500e12, 8.0e12, 180 * kGiB, DataRate::gbps(7'200), 0.817, 0.85, 8, 0.648,
-       0.471, 148, 4500e12, 9000e12, 11.4},
+       0.506, 148, 4500e12, 9000e12, 11.4},
       {"b300", 2250e12, 4500e12, 8.0e12, 288 * kGiB, DataRate::gbps(7'200), 0.817, 0.85, 8, 0.648,
-       0.471, 160, 4500e12, 13500e12, 11.4},
+       0.506, 160, 4500e12, 13500e12, 11.4},
       {"gb200", 2500e12, 5000e12, 8.0e12, 186 * kGiB, DataRate::gbps(7'200), 0.817, 0.85, 72, 0.648,
-       0.476, 148, 5000e12, 10000e12, 11.4},
+       0.502, 148, 5000e12, 10000e12, 11.4},
       {"gb300", 2500e12, 5000e12, 8.0e12, 288 * kGiB, DataRate::gbps(7'200), 0.817, 0.85, 72, 0.648,
-       0.614, 160, 5000e12, 15000e12, 11.4},
+       0.659, 160, 5000e12, 15000e12, 11.4},
   };
   return presets;
 }

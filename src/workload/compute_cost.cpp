@@ -13,8 +13,11 @@
 //   one key block's, once per kernel, and CP's ring attention runs one kernel per ring step.
 //   Backward: FlashAttention's backward runs 5 matmuls per block against the forward's 2 (it
 //   recomputes QK^T): 2.5x the forward. Attention runs in BF16 (also in FP8 training).
+// - FP8 casts (model.precision fp8, current scaling): fp8_cast.hpp; memory-bound, at the HBM
+//   rate of the elementwise kernels, outside the GEMMs (never hidden by TP overlap).
 #include "stepsim/workload/compute_cost.hpp"
 
+#include "src/workload/fp8_cast.hpp"
 #include "src/workload/moe/routing.hpp"
 
 #include <algorithm>
@@ -87,6 +90,17 @@ double gemm_seconds(const Scenario& s, double m, double n, double k, bool fp8, d
                                                   : gpu::operand_bytes(s.model.precision);
   const double bytes = groups * (in * (m * k + k * n) + 2 * m * n);
   return std::max(compute, bytes / (s.gpu.hbm_bandwidth * s.compute.memory_efficiency));
+}
+
+Fp8CastBytes fp8_cast_bytes(const Scenario& s, double m, double n, double k, double groups) {
+  if (s.model.precision != "fp8") return {};
+  // amax (read 2) + cast-transpose (read 2, write 1 + 1) per element of each BF16 tensor.
+  constexpr double kPerElement = 6;
+  // Micro-batches per step (1 when the scenario sets no data-parallel size or GPU count).
+  const Parallelism& p = s.par;
+  const bool sized = (p.dp > 0 || p.gpus > 0) && p.micro_batch > 0 && p.data_parallel() > 0;
+  const double mb = sized ? static_cast<double>(std::max<std::int64_t>(p.micro_batches(), 1)) : 1;
+  return {groups * kPerElement * (m * k + k * n / mb), groups * kPerElement * m * n};
 }
 
 double gemm_achieved(const Scenario& s, double m, double n, double k, bool fp8, double groups) {
@@ -287,8 +301,12 @@ LayerCosts layer_costs(const Scenario& s, bool moe_layer) {
   double wgrad = 0;               // and its weight-gradient ones
   double gemm_f = router_f;
   double gemm_b = router_b;
+  Fp8CastBytes cast;  // FP8 current scaling's casts of the layer's linears (never hidden)
   for (std::size_t i = 0; i < lin.size(); ++i) {
     for (const Linear& l : lin[i]) {
+      const Fp8CastBytes c8 = fp8_cast_bytes(s, l.m, l.n, l.k, l.groups);
+      cast.fwd += c8.fwd;
+      cast.bwd += c8.bwd;
       gf[i] += fwd_seconds(s, l, fp8);
       gb[i] += bwd_seconds(s, l, fp8);
       dgrad[i] += gemm_seconds(s, l.m, l.k, l.n, fp8, l.groups);
@@ -316,8 +334,8 @@ LayerCosts layer_costs(const Scenario& s, bool moe_layer) {
       k.bwd_hide[i] = dgrad[i];
     }
   }
-  k.fwd_s = gemm_f - sum_of(k.fwd_hide) + attn + elem + ovh;
-  k.bwd_s = gemm_b - sum_of(k.bwd_hide) + attn_b + 2 * elem + ovh;
+  k.fwd_s = gemm_f - sum_of(k.fwd_hide) + attn + elem + cast.fwd / hbm + ovh;
+  k.bwd_s = gemm_b - sum_of(k.bwd_hide) + attn_b + 2 * elem + cast.bwd / hbm + ovh;
   k.wgrad_s = wgrad;
   if (p.recompute == "full") k.recompute_s = k.fwd_s;
   if (p.recompute == "selective") k.recompute_s = attn;

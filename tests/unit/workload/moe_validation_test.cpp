@@ -59,11 +59,16 @@ TEST(MoeValidation, E1_WithinTenPercentAndTheOverlapsGain) {
 }
 
 TEST(MoeValidation, E2_KnownMissHeldWhereItIs) {
-  // Published 8,960 tokens/s/GPU in FP8, below the BF16 run's 10,610: the model's FP8 GEMMs
-  // gain what the measured run does not (no cost of FP8 casts and scaling), 35% fast.
+  // Published 8,960 tokens/s/GPU in FP8, below the BF16 run's 10,610. FP8 current scaling's
+  // casts (amax and cast-transpose of every FP8 GEMM's inputs) are charged; they take 12,070
+  // down to 11,314, still 26% fast: the model's FP8 grouped GEMMs of 768-wide experts keep the
+  // FP8 rate fitted on M6's large GEMMs.
   const double e2 = 1024.0 * 4096 / step("e2-qwen3-30b-a3b-ep16-fp8-h100.yaml").step_s / 16;
   std::printf("E2 %.0f tokens/s/GPU\n", e2);
-  EXPECT_NEAR(e2, 12070, 0.02 * 12070);
+  EXPECT_NEAR(e2, 11314, 0.02 * 11314);
+  // The casts cost the FP8 step a share of what its GEMMs gain: BF16 (E1) stays below it.
+  const double e1 = 1024.0 * 4096 / step(kE1).step_s / 16;
+  EXPECT_LT(e1, e2);
 }
 
 }  // namespace

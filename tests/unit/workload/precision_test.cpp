@@ -49,14 +49,15 @@ TEST(Precision, BlackwellPresetsFromTheDataSheets) {
 TEST(Precision, LowPrecisionGemmsRunAtTheirPeak) {
   Scenario s = flat("gb300");
   const double gemm_flops = 2 * 4096.0 * (4.0 * 4096 * 4096 + 2.0 * 4096 * 16384);
-  s.model.precision = "fp8";
-  const double fp8 = layer_costs(s).fwd_s;
   s.model.precision = "mxfp8";
-  EXPECT_DOUBLE_EQ(layer_costs(s).fwd_s, fp8);  // the same tensor-core rate
+  const double mx = layer_costs(s).fwd_s;
+  // The same tensor-core rate; FP8 current scaling adds its casts (block-scaled MXFP8 does not).
+  s.model.precision = "fp8";
+  EXPECT_GT(layer_costs(s).fwd_s, mx);
   s.model.precision = "nvfp4";
   const double fp4 = layer_costs(s).fwd_s;
   const double eff = s.gpu.fp8_gemm_efficiency;
-  EXPECT_NEAR(fp8 - fp4, gemm_flops / (5e15 * eff) - gemm_flops / (15e15 * eff), 1e-12);
+  EXPECT_NEAR(mx - fp4, gemm_flops / (5e15 * eff) - gemm_flops / (15e15 * eff), 1e-12);
   // The memory bound of a skinny GEMM reads the scaled operands: 16 tokens x 4096 x 16384.
   s.compute.gemm_model = "tiles";
   const double nvfp4_s = gemm_seconds(s, 16, 16384, 4096, true);
