@@ -94,7 +94,7 @@ topology::Topology layout_toy() {
       .value();
 }
 
-Scenario tiny(const std::vector<std::string>& sets) {
+Scenario layout_tiny(const std::vector<std::string>& sets) {
   auto s = load_scenario(std::string(STEPSIM_SOURCE_DIR) + "/workloads/tiny.yaml", sets);
   EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.error().message);
   return std::move(s).value();
@@ -126,8 +126,8 @@ TEST(PipelineLayout, TheDefaultSplitWrittenOutIsBitIdentical) {
       plain.push_back(std::string("step.mode=") + mode);
       std::vector<std::string> laid = plain;
       laid.push_back(sets.back());
-      const Scenario a = tiny(plain);
-      const Scenario b = tiny(laid);
+      const Scenario a = layout_tiny(plain);
+      const Scenario b = layout_tiny(laid);
       plain.pop_back();
       ASSERT_TRUE(validate(b, topo).ok()) << validate(b, topo).error().message;
       expect_same_memory(a, b);
@@ -248,12 +248,12 @@ TEST(PipelineLayout, ScenarioErrorsNameTheKey) {
   EXPECT_NE(bad.error().message.find("parallel.layout"), std::string::npos) << bad.error().message;
   EXPECT_NE(bad.error().message.find("position 4"), std::string::npos) << bad.error().message;
   const auto topo = layout_toy();
-  Scenario s = tiny({"parallel.layout=Et|ttL"});
+  Scenario s = layout_tiny({"parallel.layout=Et|ttL"});
   auto v = validate(s, topo);
   ASSERT_FALSE(v.ok());
   EXPECT_NE(v.error().message.find("parallel.layout"), std::string::npos);
   EXPECT_NE(v.error().message.find("3 transformer layers"), std::string::npos) << v.error().message;
-  s = tiny({"parallel.layout=Ett|ttL", "parallel.first_stage_layers=2"});
+  s = layout_tiny({"parallel.layout=Ett|ttL", "parallel.first_stage_layers=2"});
   ASSERT_FALSE(validate(s, topo).ok());
   EXPECT_NE(validate(s, topo).error().message.find("give one or the other"), std::string::npos);
 }
