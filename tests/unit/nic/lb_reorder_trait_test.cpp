@@ -12,11 +12,11 @@
 namespace stepsim::nic {
 namespace {
 
-constexpr std::uint32_t kHosts = 3;  // per leaf: three senders share two uplinks
+constexpr std::uint32_t kTraitHosts = 3;  // per leaf: three senders share two uplinks
 
 // Two leaves of three servers each and two spines; the cables to spine 1 are 200 m longer
 // (1 us more each way), so packets of one flow that take both spines arrive out of order.
-topology::Topology two_paths() {
+topology::Topology trait_two_paths() {
   using topology::CableKind;
   using topology::NodeKind;
   topology::Topology t;
@@ -24,25 +24,25 @@ topology::Topology two_paths() {
   t.generator = "test";
   t.port_types.push_back(phy::standard_port("400G").value());
   for (std::uint32_t l = 0; l < 2; ++l) {
-    for (std::uint32_t h = 0; h < kHosts; ++h) t.add_node(NodeKind::kServer, 0, 1, l, 0, 1);
+    for (std::uint32_t h = 0; h < kTraitHosts; ++h) t.add_node(NodeKind::kServer, 0, 1, l, 0, 1);
   }
-  const topology::NodeId leaf = 2 * kHosts;
+  const topology::NodeId leaf = 2 * kTraitHosts;
   const topology::NodeId spine = leaf + 2;
-  for (std::uint32_t l = 0; l < 2; ++l) t.add_node(NodeKind::kSwitch, 1, kHosts + 2, l);
+  for (std::uint32_t l = 0; l < 2; ++l) t.add_node(NodeKind::kSwitch, 1, kTraitHosts + 2, l);
   for (std::uint32_t s = 0; s < 2; ++s) t.add_node(NodeKind::kSwitch, 2, 2);
   for (std::uint32_t l = 0; l < 2; ++l) {
-    for (std::uint32_t h = 0; h < kHosts; ++h) {
-      t.connect(l * kHosts + h, 0, leaf + l, h, 0, CableKind::kDac, Length::m(2));
+    for (std::uint32_t h = 0; h < kTraitHosts; ++h) {
+      t.connect(l * kTraitHosts + h, 0, leaf + l, h, 0, CableKind::kDac, Length::m(2));
     }
     for (std::uint32_t s = 0; s < 2; ++s) {
-      t.connect(leaf + l, kHosts + s, spine + s, l, 0, CableKind::kOptics,
+      t.connect(leaf + l, kTraitHosts + s, spine + s, l, 0, CableKind::kOptics,
                 Length::m(20 + 200 * static_cast<std::int64_t>(s)));
     }
   }
   return t;
 }
 
-struct Outcome {
+struct ReorderOutcome {
   std::uint64_t out_of_order = 0;  ///< at the receivers
   std::uint64_t drops = 0;         ///< anywhere in the fabric
   bool complete = true;
@@ -50,14 +50,14 @@ struct Outcome {
 
 // Host h of leaf 0 sends 8 MiB to host h of leaf 1, under `policy`, with selective repeat (it
 // places and counts packets past a hole) and no congestion control (queues build at the uplinks).
-Outcome run(const std::string& policy) {
-  const topology::Topology topo = two_paths();
+ReorderOutcome run_policy(const std::string& policy) {
+  const topology::Topology topo = trait_two_paths();
   std::vector<Connection> conns;
   std::vector<Transfer> transfers;
-  for (std::uint32_t h = 0; h < kHosts; ++h) {
+  for (std::uint32_t h = 0; h < kTraitHosts; ++h) {
     Connection c;
     c.a = topo.port_id(h, 0);
-    c.b = topo.port_id(kHosts + h, 0);
+    c.b = topo.port_id(kTraitHosts + h, 0);
     c.entropy = static_cast<std::uint16_t>(50000 + 17 * h);
     conns.push_back(c);
     Transfer t;
@@ -78,9 +78,9 @@ Outcome run(const std::string& policy) {
   opt.end = SimTime::ms(20);
   auto r = run_rdma(topo, conns, nic, fp, &app, sync, opt);
   EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
-  Outcome o;
+  ReorderOutcome o;
   if (!r.ok()) return o;
-  for (std::uint32_t h = 0; h < kHosts; ++h) {
+  for (std::uint32_t h = 0; h < kTraitHosts; ++h) {
     o.out_of_order += r->rdma.endpoints[endpoint_of(h, 1)].out_of_order;
   }
   for (const fabric::PortStats& p : r->fabric.ports) {
@@ -95,7 +95,7 @@ TEST(LbReorderTrait, EveryPolicyReordersExactlyWhenItDeclaresIt) {
   ASSERT_GE(names.size(), 2u);
   int reordering = 0;
   for (const std::string& name : names) {
-    const Outcome o = run(name);
+    const ReorderOutcome o = run_policy(name);
     ASSERT_TRUE(o.complete) << name;
     ASSERT_EQ(o.drops, 0u) << name << ": a hole must come from reordering, not from a loss";
     const bool declared = fabric::lb_reorders(name);

@@ -29,11 +29,11 @@ PipelineShape dual(int p, int m) {
   return s;
 }
 
-const std::vector<std::pair<int, int>> kShapes = {{2, 4},  {2, 6},  {4, 8},  {4, 12},
-                                                  {6, 12}, {6, 14}, {8, 16}, {8, 20}};
+const std::vector<std::pair<int, int>> kDualShapes = {{2, 4},  {2, 6},  {4, 8},  {4, 12},
+                                                      {6, 12}, {6, 14}, {8, 16}, {8, 20}};
 
 TEST(DualPipe, EveryStageRunsEachMicroBatchOnceInBothDirections) {
-  for (const auto& [p, m] : kShapes) {
+  for (const auto& [p, m] : kDualShapes) {
     const PipelineShape shape = dual(p, m);
     for (int st = 0; st < p; ++st) {
       const std::vector<PipelinePass> ops = stage_schedule(shape, st);
@@ -115,7 +115,7 @@ TEST(DualPipe, TwoMirroredModelStagesPerGpuAndDirectionsFromBothEnds) {
 
 TEST(DualPipe, EveryStageHoldsPpPlusOneChunksAtItsPeak) {
   // Table 2: activations per device PP + 1 (1F1B's first stage: PP).
-  for (const auto& [p, m] : kShapes) {
+  for (const auto& [p, m] : kDualShapes) {
     for (int st = 0; st < p; ++st) {
       const std::vector<int> held = peak_in_flight(dual(p, m), st);
       EXPECT_EQ(held[0] + held[1], p + 1) << p << " " << m << " stage " << st;
@@ -126,7 +126,7 @@ TEST(DualPipe, EveryStageHoldsPpPlusOneChunksAtItsPeak) {
 // A list scheduler over a shape's schedules: forward f, whole backward b, its weight part w
 // (B alone b - w), an F&B pair f + b waiting for both inputs, free sends. Returns each stage's
 // idle time up to the last stage's end.
-std::vector<double> idle_times(const PipelineShape& shape, double f, double b, double w) {
+std::vector<double> dp_idle_times(const PipelineShape& shape, double f, double b, double w) {
   const int p = shape.stages;
   std::vector<std::vector<PipelinePass>> ops;
   for (int st = 0; st < p; ++st) ops.push_back(stage_schedule(shape, st));
@@ -187,20 +187,20 @@ TEST(DualPipe, BubbleIsTheReportsFormulaWithItsFigureCosts) {
   // Figure 5's proportions: a backward chunk twice a forward, its weight part one forward, an
   // F&B pair F + B. Table 2: (PP/2 - 1)(F&B + B - 3W) on every device; 1F1B (PP - 1)(F + B).
   const double f = 1, b = 2, w = 1;
-  for (const auto& [p, m] : kShapes) {
+  for (const auto& [p, m] : kDualShapes) {
     const double formula = (p / 2 - 1) * ((f + b) + b - 3 * w);
-    for (const double idle : idle_times(dual(p, m), f, b, w)) {
+    for (const double idle : dp_idle_times(dual(p, m), f, b, w)) {
       EXPECT_NEAR(idle, formula, 1e-9) << "pp " << p << " micro-batches " << m;
     }
     const PipelineShape one{p, 1, m};
-    EXPECT_NEAR(idle_times(one, f, b, w).front(), (p - 1) * (f + b), 1e-9);
+    EXPECT_NEAR(dp_idle_times(one, f, b, w).front(), (p - 1) * (f + b), 1e-9);
   }
 }
 
 // A tiny MoE (8 experts, top-2) on 4 stages, EP 2 over DP 2, whose layer costs are GEMMs in
 // Figure 5's proportions: flat GEMMs (backward twice the forward, its weight half), the
 // attention small (s / 6h of the GEMMs), no elementwise work or launch overhead.
-Scenario tiny_moe(const std::string& overlap, const std::vector<std::string>& more = {}) {
+Scenario dp_tiny_moe(const std::string& overlap, const std::vector<std::string>& more = {}) {
   std::vector<std::string> sets = {"model.experts=8",
                                    "model.top_k=2",
                                    "model.ffn=1024",
@@ -234,7 +234,7 @@ class FreeComm final : public CommModel {
 };
 
 TEST(DualPipe, MemoizedBubbleIsTheReportsFormula) {
-  const Scenario s = tiny_moe("dualpipe");
+  const Scenario s = dp_tiny_moe("dualpipe");
   const auto topo = topology::load_topology(s.topology).value();
   ASSERT_TRUE(validate(s, topo).ok()) << validate(s, topo).error().message;
   FreeComm free;
@@ -250,12 +250,12 @@ TEST(DualPipe, MemoizedBubbleIsTheReportsFormula) {
   EXPECT_NEAR(b / f, 2, 0.01);
   EXPECT_NEAR(w / f, 1, 0.05);
   EXPECT_NEAR(r.bubble_s, formula, 0.03 * formula);
-  const std::vector<double> listed = idle_times(dual(4, 16), f, b, w);
+  const std::vector<double> listed = dp_idle_times(dual(4, 16), f, b, w);
   EXPECT_NEAR(r.bubble_s, listed.front(), 0.005 * formula);
   // 1F1B on the same model: (PP - 1)(F + B), four and a half times as much (the output layer's
   // and routers' compute within 0.5%).
   FreeComm free1;
-  const StepResult one = run_step(tiny_moe("none"), topo, free1).value();
+  const StepResult one = run_step(dp_tiny_moe("none"), topo, free1).value();
   EXPECT_NEAR(one.bubble_s, 3 * (f + b), 0.005 * one.bubble_s);
   // The same compute (but the output layer, which DualPipe's end stages run for half the
   // micro-batches); the optimizer updates both copies (twice 1F1B's).
@@ -269,9 +269,9 @@ TEST(DualPipe, MemoizedBubbleIsTheReportsFormula) {
 }
 
 TEST(DualPipe, HiddenPlusExposedEpIsTheEpCollectivesTime) {
-  const auto topo = topology::load_topology(tiny_moe("none").topology).value();
+  const auto topo = topology::load_topology(dp_tiny_moe("none").topology).value();
   auto run = [&](const std::string& overlap) {
-    const Scenario s = tiny_moe(overlap);
+    const Scenario s = dp_tiny_moe(overlap);
     EXPECT_TRUE(validate(s, topo).ok());
     auto comm = make_analytical_comm(topo, s);
     return run_step(s, topo, *comm).value();
@@ -300,8 +300,8 @@ TEST(DualPipe, HiddenPlusExposedEpIsTheEpCollectivesTime) {
 }
 
 TEST(DualPipe, TwiceTheParametersAndPpPlusOneChunksOfActivations) {
-  Scenario one = tiny_moe("none");
-  Scenario two = tiny_moe("dualpipe");
+  Scenario one = dp_tiny_moe("none");
+  Scenario two = dp_tiny_moe("dualpipe");
   const MemoryReport a = estimate_memory(one);
   const MemoryReport d = estimate_memory(two);
   auto term = [](const MemoryReport& r, int st, const char* name) {
@@ -325,9 +325,9 @@ TEST(DualPipe, TwiceTheParametersAndPpPlusOneChunksOfActivations) {
 }
 
 TEST(DualPipe, LayoutsItCannotRunAreUserErrorsNamingTheRule) {
-  const auto topo = topology::load_topology(tiny_moe("none").topology).value();
+  const auto topo = topology::load_topology(dp_tiny_moe("none").topology).value();
   auto error = [&](const std::vector<std::string>& sets) {
-    const Scenario s = tiny_moe("dualpipe", sets);
+    const Scenario s = dp_tiny_moe("dualpipe", sets);
     const auto ok = validate(s, topo);
     return ok ? std::string() : ok.error().message;
   };
@@ -349,7 +349,7 @@ TEST(DualPipe, LayoutsItCannotRunAreUserErrorsNamingTheRule) {
 // micro-batches: stage 1's GPUs are stage 0's on the same rails, so the mirrored copies'
 // all-reduces (GPU g with g + 8) share no link and the whole step has no contention the
 // memoized one leaves out.
-Scenario tiny_whole(int ep) {
+Scenario dp_tiny_whole(int ep) {
   auto s = load_scenario(
       std::string(STEPSIM_SOURCE_DIR) + "/workloads/tiny.yaml",
       {"model.experts=8", "model.top_k=2", "model.ffn=1024", "parallel.ep=" + std::to_string(ep),
@@ -358,7 +358,7 @@ Scenario tiny_whole(int ep) {
   return std::move(s).value();
 }
 
-StepResult run_mode(const Scenario& base, bool whole, const std::string& overlap = "dualpipe") {
+StepResult dp_run_mode(const Scenario& base, bool whole, const std::string& overlap = "dualpipe") {
   Scenario s = base;
   s.moe.overlap = overlap;
   s.step_mode = whole ? "whole" : "memoized";
@@ -378,9 +378,9 @@ TEST(DualPipe, WholeStepRunsTheMemoizedSchedule) {
   // whole step than the memoized send cost puts it: 28 us of bubble (1F1B's own gap between
   // the modes on this step: 137 us). Tolerance: the step within 1%, the bubble within 0.5% of
   // the step, the compute and data-parallel time equal.
-  const Scenario s = tiny_whole(1);
-  const StepResult m = run_mode(s, false);
-  const StepResult w = run_mode(s, true);
+  const Scenario s = dp_tiny_whole(1);
+  const StepResult m = dp_run_mode(s, false);
+  const StepResult w = dp_run_mode(s, true);
   std::printf("ep 1: memoized step %.3f us bubble %.3f; whole step %.3f bubble %.3f\n",
               m.step_s * 1e6, m.bubble_s * 1e6, w.step_s * 1e6, w.bubble_s * 1e6);
   ASSERT_GT(m.bubble_s, 0);
@@ -400,12 +400,12 @@ TEST(DualPipe, WholeStepRunsTheMemoizedSchedule) {
   }
   EXPECT_EQ(mirror, 8);
   // DualPipe's bubble is below 1F1B's on the same step.
-  EXPECT_LT(w.bubble_s, run_mode(s, true, "none").bubble_s);
+  EXPECT_LT(w.bubble_s, dp_run_mode(s, true, "none").bubble_s);
   // PP 4 with one GPU per stage and copy (Figure 5's costs, 8 GPUs in one server, the sends
   // over NVLink): the same bubble to 0.1%.
-  const Scenario f = tiny_moe("dualpipe", {"parallel.ep=1", "fidelity=packet"});
-  const StepResult fm = run_mode(f, false);
-  const StepResult fw = run_mode(f, true);
+  const Scenario f = dp_tiny_moe("dualpipe", {"parallel.ep=1", "fidelity=packet"});
+  const StepResult fm = dp_run_mode(f, false);
+  const StepResult fw = dp_run_mode(f, true);
   std::printf("pp 4: memoized bubble %.3f us, whole %.3f us\n", fm.bubble_s * 1e6,
               fw.bubble_s * 1e6);
   EXPECT_NEAR(fw.bubble_s, fm.bubble_s, 1e-3 * fm.bubble_s);
@@ -413,10 +413,10 @@ TEST(DualPipe, WholeStepRunsTheMemoizedSchedule) {
 }
 
 TEST(DualPipe, WholeStepHidesEpBehindThePartnerChunk) {
-  const Scenario s = tiny_whole(2);
-  const StepResult m = run_mode(s, false);
-  const StepResult w = run_mode(s, true);
-  const StepResult wn = run_mode(s, true, "none");
+  const Scenario s = dp_tiny_whole(2);
+  const StepResult m = dp_run_mode(s, false);
+  const StepResult w = dp_run_mode(s, true);
+  const StepResult wn = dp_run_mode(s, true, "none");
   const auto ep = static_cast<std::size_t>(CommGroup::kEp);
   std::printf(
       "ep 2: memoized step %.3f us bubble %.3f EP hidden %.3f exposed %.3f; whole step %.3f "
