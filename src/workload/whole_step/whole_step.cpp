@@ -8,6 +8,20 @@
 #include "src/workload/whole_step/runtime.hpp"
 
 namespace stepsim::workload {
+namespace {
+
+// What every engine run of the application over a plan sets: the fabric at the step's fidelity,
+// the scenario's end, and the work the progress display counts.
+fabric::FabricParams run_setup(const Scenario& s, const whole_step::StepApp& app,
+                               pdes::EngineOptions& engine) {
+  fabric::FabricParams fabric = s.fabric;
+  if (s.fidelity == "cell") fabric.use_cells();
+  engine.end = std::min(engine.end, s.end);
+  engine.progress_work = [&app] { return app.delivered_bytes(); };
+  return fabric;
+}
+
+}  // namespace
 
 Result<StepTrace> run_whole_step_trace(const Scenario& s, const topology::Topology& topo,
                                        const std::vector<CommModel*>& folded, pdes::Sync& sync,
@@ -24,10 +38,7 @@ Result<StepTrace> run_whole_step_trace(const Scenario& s, const topology::Topolo
   const whole_step::StepPlan& plan = *made;
   if (foldable && plan.foldable > 1) foldable(plan.foldable);
   whole_step::StepApp app(plan, s);
-  fabric::FabricParams fabric = s.fabric;
-  if (s.fidelity == "cell") fabric.use_cells();
-  engine.end = std::min(engine.end, s.end);
-  engine.progress_work = [&app] { return app.delivered_bytes(); };
+  const fabric::FabricParams fabric = run_setup(s, app, engine);
   if (progress) {
     auto inner = engine.on_progress;
     engine.on_progress = [inner, progress](const pdes::Progress& p) {
@@ -50,10 +61,7 @@ Result<std::optional<SimTime>> whole_step_end(const Scenario& s, const topology:
   if (!made) return made.error();
   const whole_step::StepPlan& plan = *made;
   whole_step::StepApp app(plan, s);
-  fabric::FabricParams fabric = s.fabric;
-  if (s.fidelity == "cell") fabric.use_cells();
-  engine.end = std::min(engine.end, s.end);
-  engine.progress_work = [&app] { return app.delivered_bytes(); };
+  const fabric::FabricParams fabric = run_setup(s, app, engine);
   const auto used = static_cast<std::uint64_t>(
       std::count_if(plan.gpus.begin(), plan.gpus.end(), [](const auto& g) { return g.used; }));
   // At every window boundary (all ranks alike): once every GPU is done, stop.

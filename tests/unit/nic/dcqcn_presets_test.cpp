@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <string>
 
+#include "stepsim/fabric/fabric_params.hpp"
 #include "stepsim/nic/bulk_app.hpp"
 #include "stepsim/nic/rdma_run.hpp"
 #include "tests/support/small_topologies.hpp"
@@ -29,13 +30,13 @@ double goodput(double port_gbps) {
 
 Outcome run_bulk(const topology::Topology& topo, const std::vector<Connection>& conns,
                  const std::vector<Transfer>& transfers, const std::string& preset, SimTime every,
-                 SimTime end, const std::string& retransmission = "auto") {
+                 SimTime end, const std::string& lb = "ecmp") {
   NicParams nic;
   auto table = nic_param_table(nic);
   EXPECT_TRUE(table.apply("cc.algorithm=dcqcn").ok());
   EXPECT_TRUE(table.apply("cc.dcqcn.preset=" + preset).ok());
-  EXPECT_TRUE(table.apply("transport.retransmission=" + retransmission).ok());
   fabric::FabricParams fp;
+  EXPECT_TRUE(fabric::fabric_param_table(fp).apply("fabric.lb=" + lb).ok());
   BulkApp app(transfers, conns, topo, every);
   pdes::SerialSync sync;
   pdes::EngineOptions opt;
@@ -88,20 +89,7 @@ Outcome permutation(const char* port, const std::string& preset, SimTime every, 
       transfers.push_back(t);
     }
   }
-  NicParams nic;
-  auto table = nic_param_table(nic);
-  EXPECT_TRUE(table.apply("cc.algorithm=dcqcn").ok());
-  EXPECT_TRUE(table.apply("cc.dcqcn.preset=" + preset).ok());
-  fabric::FabricParams fp;
-  auto ftable = fabric::fabric_param_table(fp);
-  EXPECT_TRUE(ftable.apply("fabric.lb=spray").ok());
-  BulkApp app(transfers, conns, topo, every);
-  pdes::SerialSync sync;
-  pdes::EngineOptions opt;
-  opt.end = end;
-  auto r = run_rdma(topo, conns, nic, fp, &app, sync, opt);
-  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
-  return Outcome{std::move(r).value(), app.result(sync)};
+  return run_bulk(topo, conns, transfers, preset, every, end, "spray");
 }
 
 double total_gbps(const Outcome& x, std::size_t k0, std::size_t k1, SimTime every) {
