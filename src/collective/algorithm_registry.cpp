@@ -45,6 +45,28 @@ std::vector<std::string> selectable_algorithms() {
   return names;
 }
 
+std::string selectable_algorithms_help() {
+  std::string out;
+  for (const std::string& value : selectable_algorithms()) {
+    std::string parts;
+    for (const CollectiveAlgorithm* a : collective_algorithms()) {
+      if (a->selected_by() != value) continue;
+      const AlgorithmSupport sup = a->support();
+      std::string part = a->name() == value ? "" : a->name() + ": ";
+      for (std::size_t i = 0; i < sup.kinds.size(); ++i) {
+        part += (i == 0 ? "" : ", ") + kind_name(sup.kinds[i]);
+      }
+      if (sup.servers == Servers::kOne) part += ", one server";
+      if (sup.servers == Servers::kSeveral) part += ", 2+ whole servers";
+      if (sup.needs_nvls) part += ", NVLS GPUs";
+      if (sup.needs_sharp) part += ", SHARP switches";
+      parts += (parts.empty() ? "" : "; ") + part;
+    }
+    out += (out.empty() ? "" : ", ") + value + " (" + parts + ")";
+  }
+  return out;
+}
+
 const CollectiveAlgorithm* find_algorithm(const std::string& selected, Kind kind) {
   for (const CollectiveAlgorithm* a : collective_algorithms()) {
     if (a->selected_by() == selected && a->support().has_kind(kind)) return a;

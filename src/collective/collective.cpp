@@ -206,11 +206,9 @@ config::ParamTable collective_param_table(CollectiveParams& p) {
   config::ParamTable t;
   const SimTime max_time = SimTime::s(1);
   t.choice("coll.algorithm", p.algorithm, algorithm_values(),
-           "ring, tree (AllReduce: double binary tree), nvls (AllReduce in one server: NVLink "
-           "SHARP), nvls_tree (AllReduce across servers: NVLS inside, a tree between), sharp "
-           "(AllReduce, ReduceScatter: in-network aggregation on the switches; AllGather: their "
-           "multicast), nvls_sharp (NVLS inside, SHARP between) or auto (the tuner; NVLS with NVLS "
-           "GPUs, SHARP with coll.sharp.enable 1)");
+           selectable_algorithms_help() +
+               ", or auto (the tuner; NVLS with NVLS GPUs, SHARP with coll.sharp.enable 1); "
+               "`stepsim list algorithms` describes each");
   const std::vector<std::string> protocols = protocol_values();
   t.choice("coll.protocol", p.protocol, protocols,
            "NCCL protocol: " + joined({protocols.begin(), protocols.end() - 1}) +

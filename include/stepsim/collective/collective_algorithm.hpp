@@ -107,6 +107,9 @@ class CollectiveAlgorithm {
 const std::vector<const CollectiveAlgorithm*>& collective_algorithms();
 /// The coll.algorithm values, in registry order, without "auto".
 std::vector<std::string> selectable_algorithms();
+/// What each coll.algorithm value runs, from the registry: "ring (allreduce, ...; chain:
+/// broadcast, reduce; ...), tree (allreduce), nvls (allreduce, one server), ..." (no "auto").
+std::string selectable_algorithms_help();
 /// The algorithm `selected` (a coll.algorithm value) runs for `kind`, or null.
 const CollectiveAlgorithm* find_algorithm(const std::string& selected, Kind kind);
 /// Whether `a` can run this shape (kinds, servers and GPUs per server; not hardware nor
