@@ -15,21 +15,79 @@ std::string lower(std::string s) {
   return s;
 }
 
-// NCCL's algorithm names (case-insensitive, as NCCL reads them) and stepsim's algorithm.
-// CollNet is SHARP; NVLS across servers is NVLS inside them and SHARP between them.
-std::optional<std::string> algorithm_of(const std::string& nccl, int servers) {
+// NCCL's algorithm names (case-insensitive, as NCCL reads them) and the stepsim algorithm each
+// runs in one server and across servers. CollNet is SHARP; NVLS across servers is NVLS inside
+// them and SHARP between them. `listed`: named in the errors' "allowed" (CollNet is NCCL's older
+// spelling, accepted).
+struct NcclAlgorithmName {
+  const char* nccl;
+  const char* one_server;
+  const char* across_servers;
+  bool listed;
+};
+constexpr std::array<NcclAlgorithmName, 7> kNcclAlgorithms{{
+    {"Ring", "ring", "ring", true},
+    {"Tree", "tree", "tree", true},
+    {"NVLS", "nvls", "nvls_sharp", true},
+    {"NVLSTree", "nvls_tree", "nvls_tree", true},
+    {"CollNetDirect", "sharp", "sharp", true},
+    {"CollNetChain", "sharp", "sharp", true},
+    {"CollNet", "sharp", "sharp", false},
+}};
+
+// NCCL's protocol names and stepsim's.
+constexpr std::array<std::pair<const char*, const char*>, 3> kNcclProtocols{{
+    {"Simple", "simple"},
+    {"LL", "ll"},
+    {"LL128", "ll128"},
+}};
+
+// "Ring, Tree, ... or CollNetChain": the names an error allows.
+template <class Names, class Name>
+std::string allowed_names(const Names& names, Name name_of) {
+  std::vector<std::string> listed;
+  for (const auto& n : names) {
+    if (const char* name = name_of(n)) listed.emplace_back(name);
+  }
+  std::string out;
+  for (std::size_t i = 0; i < listed.size(); ++i) {
+    out += (i == 0 ? "" : i + 1 == listed.size() ? " or " : ", ") + listed[i];
+  }
+  return out;
+}
+
+const std::string& algorithms_allowed() {
+  static const std::string text = allowed_names(
+      kNcclAlgorithms, [](const NcclAlgorithmName& n) { return n.listed ? n.nccl : nullptr; });
+  return text;
+}
+
+const std::string& protocols_allowed() {
+  static const std::string text =
+      allowed_names(kNcclProtocols, [](const auto& n) -> const char* { return n.first; });
+  return text;
+}
+
+// The stepsim algorithms NCCL name `nccl` stands for: the one it runs at `servers`, or (servers
+// 0) every one it can run (NVLS is nvls in a server and nvls_sharp across servers); empty when
+// NCCL has no such name.
+std::vector<std::string> algorithms_of(const std::string& nccl, int servers) {
   const std::string n = lower(nccl);
-  if (n == "ring") return "ring";
-  if (n == "tree") return "tree";
-  if (n == "nvls") return servers > 1 ? "nvls_sharp" : "nvls";
-  if (n == "nvlstree") return "nvls_tree";
-  if (n == "collnet" || n == "collnetdirect" || n == "collnetchain") return "sharp";
-  return std::nullopt;
+  for (const NcclAlgorithmName& a : kNcclAlgorithms) {
+    if (lower(a.nccl) != n) continue;
+    if (servers == 0 && std::string(a.one_server) != a.across_servers) {
+      return {a.one_server, a.across_servers};
+    }
+    return {servers > 1 ? a.across_servers : a.one_server};
+  }
+  return {};
 }
 
 std::optional<std::string> protocol_of(const std::string& nccl) {
   const std::string n = lower(nccl);
-  if (n == "simple" || n == "ll" || n == "ll128") return n;
+  for (const auto& [name, ours] : kNcclProtocols) {
+    if (lower(name) == n) return ours;
+  }
   return std::nullopt;
 }
 
@@ -45,14 +103,17 @@ Result<int> whole_number(const char* var, const std::string& text, int lo, int h
   return v;
 }
 
-constexpr const char* kAlgos = "Ring, Tree, NVLS, NVLSTree, CollNetDirect or CollNetChain";
-constexpr const char* kProtos = "Simple, LL or LL128";
-
-// Every name NCCL_ALGO can give, in stepsim's algorithms (NVLS is both nvls and nvls_sharp: a
-// list does not know the server count of every collective).
-const std::vector<std::string>& nccl_algorithms() {
-  static const std::vector<std::string> all{"ring",       "tree",      "nvls",
-                                            "nvls_sharp", "nvls_tree", "sharp"};
+// Every stepsim algorithm NCCL_ALGO can name, once each, in the table's order.
+const std::vector<std::string>& nccl_algorithm_list() {
+  static const std::vector<std::string> all = [] {
+    std::vector<std::string> out;
+    for (const NcclAlgorithmName& a : kNcclAlgorithms) {
+      for (const std::string& name : algorithms_of(a.nccl, 0)) {
+        if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+      }
+    }
+    return out;
+  }();
   return all;
 }
 
@@ -71,7 +132,8 @@ std::vector<std::string> split(const std::string& s) {
 // `all`; `map` gives a name's stepsim names (none: unknown).
 Result<std::vector<std::string>> excluded(
     const char* var, const std::string& v, const std::vector<std::string>& all,
-    const std::function<std::vector<std::string>(const std::string&)>& map, const char* allowed) {
+    const std::function<std::vector<std::string>(const std::string&)>& map,
+    const std::string& allowed) {
   const bool exclude = v.starts_with("^");
   std::vector<std::string> named;
   for (const std::string& item : split(exclude ? v.substr(1) : v)) {
@@ -94,6 +156,19 @@ Result<std::vector<std::string>> excluded(
 }
 
 }  // namespace
+
+const std::vector<std::string>& nccl_algorithms() {
+  return nccl_algorithm_list();
+}
+
+const std::vector<std::string>& nccl_protocols() {
+  static const std::vector<std::string> all = [] {
+    std::vector<std::string> out;
+    for (const auto& [name, ours] : kNcclProtocols) out.emplace_back(ours);
+    return out;
+  }();
+  return all;
+}
 
 int NcclEnv::channels_or(int fallback) const {
   if (channels) return *channels;
@@ -118,43 +193,39 @@ Result<NcclEnv> read_nccl_env(int servers, const std::function<const char*(const
       return Error{
           "NCCL_ALGO: '" + *v +
           "': per-collective algorithms (allreduce:tree;...) are not supported (allowed: " +
-          kAlgos + ", as one name, a list a,b or an exclusion ^a,b)"};
+          algorithms_allowed() + ", as one name, a list a,b or an exclusion ^a,b)"};
     }
     if (v->find_first_of(",^") != std::string::npos) {
       auto ex = excluded(
-          "NCCL_ALGO", *v, nccl_algorithms(),
-          [](const std::string& n) -> std::vector<std::string> {
-            const std::string l = lower(n);
-            if (l == "nvls") return {"nvls", "nvls_sharp"};
-            const auto a = algorithm_of(n, 1);
-            return a ? std::vector<std::string>{*a} : std::vector<std::string>{};
-          },
-          kAlgos);
+          "NCCL_ALGO", *v, nccl_algorithm_list(),
+          [](const std::string& n) { return algorithms_of(n, 0); }, algorithms_allowed());
       if (!ex) return ex.error();
       env.algo_excluded = std::move(ex).value();
     } else {
-      env.algo = algorithm_of(*v, servers);
-      if (!env.algo) {
-        return Error{"NCCL_ALGO: '" + *v + "' is not allowed (allowed: " + kAlgos + ")"};
+      const std::vector<std::string> a = algorithms_of(*v, servers);
+      if (a.empty()) {
+        return Error{"NCCL_ALGO: '" + *v + "' is not allowed (allowed: " + algorithms_allowed() +
+                     ")"};
       }
+      env.algo = a.front();
     }
     note("NCCL_ALGO", *v);
   }
   if (auto v = value("NCCL_PROTO")) {
     if (v->find_first_of(",^") != std::string::npos) {
       auto ex = excluded(
-          "NCCL_PROTO", *v, {"simple", "ll", "ll128"},
+          "NCCL_PROTO", *v, nccl_protocols(),
           [](const std::string& n) -> std::vector<std::string> {
             const auto p = protocol_of(n);
             return p ? std::vector<std::string>{*p} : std::vector<std::string>{};
           },
-          kProtos);
+          protocols_allowed());
       if (!ex) return ex.error();
       env.proto_excluded = std::move(ex).value();
     } else {
       env.proto = protocol_of(*v);
       if (!env.proto) {
-        return Error{"NCCL_PROTO: '" + *v + "' is not allowed (allowed: " + kProtos +
+        return Error{"NCCL_PROTO: '" + *v + "' is not allowed (allowed: " + protocols_allowed() +
                      ", as one name, a list a,b or an exclusion ^a,b)"};
       }
     }

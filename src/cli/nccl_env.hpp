@@ -42,4 +42,9 @@ struct NcclEnv {
 Result<NcclEnv> read_nccl_env(int servers,
                               const std::function<const char*(const char*)>& get = nullptr);
 
+/// The stepsim algorithms NCCL_ALGO can name (ring, tree, nvls, nvls_sharp, ...), once each.
+const std::vector<std::string>& nccl_algorithms();
+/// The stepsim protocols NCCL_PROTO can name (simple, ll, ll128).
+const std::vector<std::string>& nccl_protocols();
+
 }  // namespace stepsim::cli
