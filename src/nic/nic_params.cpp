@@ -1,5 +1,9 @@
 #include "stepsim/nic/nic_params.hpp"
 
+#include <array>
+
+#include "stepsim/core/named_values.hpp"
+
 #include "src/nic/retransmission_strategy.hpp"
 #include "stepsim/config/param_table.hpp"
 #include "stepsim/fabric/load_balancer.hpp"
@@ -20,27 +24,24 @@ Result<bool> check_stage(const char* name, const StageParams& s) {
 
 }  // namespace
 
+namespace {
+
+constexpr std::array<NamedValue<MemoryKind>, 4> kMemoryKinds{{
+    {MemoryKind::kHost, "host"},
+    {MemoryKind::kGpuDirect, "gpudirect"},
+    {MemoryKind::kGpuRootComplex, "gpu_root_complex"},
+    {MemoryKind::kGpuBounce, "bounce"},
+}};
+
+}  // namespace
+
 Result<MemoryKind> parse_memory_kind(const std::string& name) {
-  if (name == "host") return MemoryKind::kHost;
-  if (name == "gpudirect") return MemoryKind::kGpuDirect;
-  if (name == "gpu_root_complex") return MemoryKind::kGpuRootComplex;
-  if (name == "bounce") return MemoryKind::kGpuBounce;
-  return Error{"unknown memory kind '" + name +
-               "' (allowed: host, gpudirect, gpu_root_complex, bounce)"};
+  if (auto k = find_named(kMemoryKinds, name)) return *k;
+  return Error{"unknown memory kind '" + name + "' (allowed: " + allowed_names(kMemoryKinds) + ")"};
 }
 
 std::string memory_kind_name(MemoryKind k) {
-  switch (k) {
-    case MemoryKind::kHost:
-      return "host";
-    case MemoryKind::kGpuDirect:
-      return "gpudirect";
-    case MemoryKind::kGpuRootComplex:
-      return "gpu_root_complex";
-    case MemoryKind::kGpuBounce:
-      return "bounce";
-  }
-  return "?";
+  return name_of(kMemoryKinds, k);
 }
 
 Result<bool> NicParams::validate() const {

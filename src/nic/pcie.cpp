@@ -15,16 +15,21 @@
 #include <iterator>
 #include <utility>
 
+#include "stepsim/core/named_values.hpp"
+
 namespace stepsim::nic {
 namespace {
 
 constexpr int kMinGen = 3;
 constexpr int kMaxGen = 7;
 constexpr int kWidths[] = {1, 2, 4, 8, 16, 32};
-constexpr const char* kWidthList = "1, 2, 4, 8, 16, 32";
-constexpr const char* kForms =
-    "accepted: auto, gen<G>x<L> with G 3..7 and L 1, 2, 4, 8, 16, 32, "
-    "such as gen5x16";
+constexpr int kTransferSizes[] = {128, 256, 512, 1024, 2048, 4096};
+
+// "accepted: auto, gen<G>x<L> with G 3..7 and L 1, 2, ..., such as gen5x16".
+std::string link_forms() {
+  return "accepted: auto, gen<G>x<L> with G " + std::to_string(kMinGen) + ".." +
+         std::to_string(kMaxGen) + " and L " + number_list(kWidths) + ", such as gen5x16";
+}
 
 /// Transfers per second per lane.
 std::int64_t lane_rate(int gen) {
@@ -47,8 +52,8 @@ Ratio encoding(int gen) {
 }
 
 bool valid_transfer_size(Bytes b) {
-  const std::int64_t v = b.count();
-  return v >= 128 && v <= 4096 && (v & (v - 1)) == 0;
+  return std::find(std::begin(kTransferSizes), std::end(kTransferSizes), b.count()) !=
+         std::end(kTransferSizes);
 }
 
 Result<bool> check_non_negative(SimTime t, const char* key) {
@@ -65,19 +70,20 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
 
 Result<bool> PcieParams::validate() const {
   if (gen < kMinGen || gen > kMaxGen) {
-    return Error{"pcie.gen = " + std::to_string(gen) + " is not supported (allowed: 3..7)"};
+    return Error{"pcie.gen = " + std::to_string(gen) + " is not supported (allowed: " +
+                 std::to_string(kMinGen) + ".." + std::to_string(kMaxGen) + ")"};
   }
   if (std::find(std::begin(kWidths), std::end(kWidths), lanes) == std::end(kWidths)) {
     return Error{"pcie.lanes = " + std::to_string(lanes) +
-                 " is not a PCIe link width (allowed: " + kWidthList + ")"};
+                 " is not a PCIe link width (allowed: " + number_list(kWidths) + ")"};
   }
   if (!valid_transfer_size(max_payload)) {
     return Error{"pcie.max_payload = " + std::to_string(max_payload.count()) +
-                 " B (allowed: 128, 256, 512, 1024, 2048, 4096)"};
+                 " B (allowed: " + number_list(kTransferSizes) + ")"};
   }
   if (!valid_transfer_size(max_read_request)) {
     return Error{"pcie.max_read_request = " + std::to_string(max_read_request.count()) +
-                 " B (allowed: 128, 256, 512, 1024, 2048, 4096)"};
+                 " B (allowed: " + number_list(kTransferSizes) + ")"};
   }
   const std::pair<SimTime, const char*> latencies[] = {
       {doorbell, "doorbell"},
@@ -163,7 +169,7 @@ Result<PcieParams> parse_pcie(const std::string& text, PcieParams base) {
     return base;
   }
   const auto malformed = [&] {
-    return Error{"PCIe link '" + text + "' is not understood (" + kForms + ")"};
+    return Error{"PCIe link '" + text + "' is not understood (" + link_forms() + ")"};
   };
   if (s.rfind("gen", 0) != 0) return malformed();
   const char* const end = s.data() + s.size();
@@ -177,7 +183,7 @@ Result<PcieParams> parse_pcie(const std::string& text, PcieParams base) {
   base.lanes = lanes;
   base.auto_size = false;
   if (auto r = base.validate(); !r) {
-    return Error{"PCIe link '" + text + "': " + r.error().message + " (" + kForms + ")"};
+    return Error{"PCIe link '" + text + "': " + r.error().message + " (" + link_forms() + ")"};
   }
   return base;
 }

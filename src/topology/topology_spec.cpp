@@ -6,6 +6,7 @@
 
 #include "src/topology/nvlink_domain.hpp"
 #include "stepsim/core/fatal.hpp"
+#include "stepsim/core/named_values.hpp"
 #include "stepsim/phy/port_rate.hpp"
 #include "stepsim/topology/generator.hpp"
 
@@ -57,13 +58,16 @@ Result<double> parse_ber(const std::string& text, const std::string& where) {
   return v;
 }
 
+constexpr std::array<NamedValue<CableKind>, 3> kCableKinds{{
+    {CableKind::kDac, "dac", "copper"},
+    {CableKind::kAoc, "aoc", "active optical, no DSP"},
+    {CableKind::kOptics, "optics", "a DSP module at each end"},
+}};
+
 Result<CableKind> parse_cable_kind(const std::string& text, const std::string& where) {
-  if (text == "dac") return CableKind::kDac;
-  if (text == "aoc") return CableKind::kAoc;
-  if (text == "optics") return CableKind::kOptics;
+  if (auto k = find_named(kCableKinds, text)) return *k;
   return Error{where + ": unknown cable kind '" + text +
-               "' (allowed: dac (copper), aoc (active optical, no DSP), optics (a DSP module "
-               "at each end))"};
+               "' (allowed: " + allowed_names(kCableKinds) + ")"};
 }
 
 // Index of port type `name` in topo.port_types, adding it on first use.
