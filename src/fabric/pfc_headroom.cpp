@@ -23,11 +23,17 @@ Headroom pfc_headroom(const HeadroomInputs& in) {
 
 SwitchHeadroom switch_headroom(const SwitchHeadroomInputs& in) {
   SwitchHeadroom h;
-  // Worst case: every packet is a minimum-size 64 B frame that takes a whole cell (SONiC's
-  // formula; cells of at most two such frames use 2 c / (1 + c)).
+  // Worst case: every packet is a minimum-size 64 B frame that takes a whole cell, or one byte
+  // over a cell (two cells). SONiC's formula divides by the packet's bytes; the vendor's (mlxsw)
+  // by its wire bytes, with the preamble and inter-packet gap (switch_headroom.hpp).
   constexpr double kMinPacket = 64;
   const auto cell = static_cast<double>(in.cell.count());
-  h.cell_factor = cell > 2 * kMinPacket ? cell / kMinPacket : 2 * cell / (1 + cell);
+  if (in.cell_factor_model == CellFactorModel::kSonic) {
+    h.cell_factor = cell > 2 * kMinPacket ? cell / kMinPacket : 2 * cell / (1 + cell);
+  } else {
+    constexpr double kGap = kWireOverheadBytes;  // preamble + SFD 8 B, inter-packet gap 12 B
+    h.cell_factor = std::max(cell / (kMinPacket + kGap), 2 * cell / (cell + 1 + kGap));
+  }
   const double p = in.small_packet_percent;
   h.cell_occupancy = (100 - p + p * h.cell_factor) / 100;
   const auto bytes_in = [&](SimTime t) {
