@@ -78,13 +78,14 @@ Bytes port_headroom(const FabricParams& p, const topology::Topology& topo, topol
   in.rate = topo.link_rate(link);
   in.length = l.length;
   in.per_metre = l.cable == topology::CableKind::kDac ? topo.phy.dac_per_metre : topo.phy.per_metre;
-  // The model's own delays: PHY/FEC on the cable both ways, and a switch that counts a packet only
-  // after its pipeline (so T_switch is at least the pipeline latency).
-  in.phy_latency = topo.phy.phy_latency;
+  // The model's own delays: the link's one-way latency both ways (an optical link's two DSPs,
+  // transmit and receive module, are crossed each way: four in the round trip, where the
+  // textbook formula's "+ 2 DSP" counts two and left a 1.6T port 250 ns = 50 KB short), and a
+  // switch that counts a packet only after its pipeline (T_switch at least the pipeline).
+  in.phy_latency = l.latency - l.length.delay(in.per_metre);
   in.switch_delay = std::max(p.pfc.switch_delay, p.sw.latency);
   in.nic_delay = p.pfc.nic_delay;
-  in.dsp_modules = l.cable == topology::CableKind::kOptics ? 2 : 0;
-  in.dsp_delay = topo.phy.dsp_latency;
+  in.dsp_modules = 0;                                      // in phy_latency
   in.mtu = Bytes(p.segment().count() + kRoceHeaderBytes);  // a whole cell in flight
   return pfc_headroom(in).headroom;
 }
