@@ -41,6 +41,11 @@ HeadroomCommand::HeadroomCommand(CLI::App& parent) {
                    "Switch side: percent of minimum-size packets the cells must hold (0-100)")
       ->capture_default_str()
       ->check(CLI::Range(0, 100));
+  cmd_->add_option("--cell-factor", cell_factor_,
+                   "Switch side: worst-case cell factor, wire (the vendor's: packets with their "
+                   "20 B of preamble and gap, mlxsw) or sonic (packet bytes only, SONiC)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"wire", "sonic"}));
   cmd_->add_option("--mac-phy", mac_phy_, "Switch side: MAC/PHY delay in bytes (SONiC 0.8 KB)")
       ->capture_default_str();
   cmd_->add_option("--peer-response", peer_response_,
@@ -100,10 +105,13 @@ void print_switch_headroom(const fabric::SwitchHeadroomInputs& sw) {
   const fabric::SwitchHeadroom s = fabric::switch_headroom(sw);
   const auto ll = [](Bytes b) { return static_cast<long long>(b.count()); };
   std::printf("switch side (SONiC dynamic buffer model, per port and lossless priority):\n");
+  const bool sonic = sw.cell_factor_model == fabric::CellFactorModel::kSonic;
+  const char* worst = sonic ? (sw.cell.count() > 128 ? "sonic: cell / 64 B per minimum packet"
+                                                     : "sonic: 2 cell / (1 + cell)")
+                            : "wire: max(cell / (64 + 20) B, 2 cell / (cell + 1 + 20) B)";
   std::printf("  cell factor    %.4f = (100 - %d + %d x %.4f) / 100 (cell %lld B; worst case %s)\n",
               s.cell_occupancy, sw.small_packet_percent, sw.small_packet_percent, s.cell_factor,
-              ll(sw.cell),
-              sw.cell.count() > 128 ? "cell / 64 B per minimum packet" : "2 cell / (1 + cell)");
+              ll(sw.cell), worst);
   std::printf(
       "  propagation    %lld B = MTU + 2 x (cable %lld B + gearbox %lld B) + MAC/PHY %lld B "
       "+ peer response %lld B\n",
@@ -184,6 +192,8 @@ int HeadroomCommand::execute(int rank) {
   sw.mtu = in.mtu;
   sw.cell = in.cell;
   sw.small_packet_percent = small_packets_;
+  sw.cell_factor_model =
+      cell_factor_ == "sonic" ? fabric::CellFactorModel::kSonic : fabric::CellFactorModel::kWire;
   sw.priorities = priorities_;
   sw.ports = ports_;
   sw.shared_ratio = shared_ratio_;

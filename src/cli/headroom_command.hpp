@@ -26,6 +26,7 @@ class HeadroomCommand {
   std::string cell_ = "256";
   // Switch side (SONiC dynamic buffer model).
   int small_packets_ = 100;
+  std::string cell_factor_ = "wire";
   std::string mac_phy_ = "819";
   std::string peer_response_ = "3891";
   std::string pipeline_ = "18432";

@@ -23,11 +23,17 @@ Headroom pfc_headroom(const HeadroomInputs& in) {
 
 SwitchHeadroom switch_headroom(const SwitchHeadroomInputs& in) {
   SwitchHeadroom h;
-  // Worst case: every packet is a minimum-size 64 B frame that takes a whole cell (SONiC's
-  // formula; cells of at most two such frames use 2 c / (1 + c)).
+  // Worst case: every packet is a minimum-size 64 B frame that takes a whole cell, or one byte
+  // over a cell (two cells). SONiC's formula divides by the packet's bytes; the vendor's (mlxsw)
+  // by its wire bytes, with the preamble and inter-packet gap (switch_headroom.hpp).
   constexpr double kMinPacket = 64;
   const auto cell = static_cast<double>(in.cell.count());
-  h.cell_factor = cell > 2 * kMinPacket ? cell / kMinPacket : 2 * cell / (1 + cell);
+  if (in.cell_factor_model == CellFactorModel::kSonic) {
+    h.cell_factor = cell > 2 * kMinPacket ? cell / kMinPacket : 2 * cell / (1 + cell);
+  } else {
+    constexpr double kGap = kWireOverheadBytes;  // preamble + SFD 8 B, inter-packet gap 12 B
+    h.cell_factor = std::max(cell / (kMinPacket + kGap), 2 * cell / (cell + 1 + kGap));
+  }
   const double p = in.small_packet_percent;
   h.cell_occupancy = (100 - p + p * h.cell_factor) / 100;
   const auto bytes_in = [&](SimTime t) {
@@ -72,13 +78,14 @@ Bytes port_headroom(const FabricParams& p, const topology::Topology& topo, topol
   in.rate = topo.link_rate(link);
   in.length = l.length;
   in.per_metre = l.cable == topology::CableKind::kDac ? topo.phy.dac_per_metre : topo.phy.per_metre;
-  // The model's own delays: PHY/FEC on the cable both ways, and a switch that counts a packet only
-  // after its pipeline (so T_switch is at least the pipeline latency).
-  in.phy_latency = topo.phy.phy_latency;
+  // The model's own delays: the link's one-way latency both ways (an optical link's two DSPs,
+  // transmit and receive module, are crossed each way: four in the round trip, where the
+  // textbook formula's "+ 2 DSP" counts two and left a 1.6T port 250 ns = 50 KB short), and a
+  // switch that counts a packet only after its pipeline (T_switch at least the pipeline).
+  in.phy_latency = l.latency - l.length.delay(in.per_metre);
   in.switch_delay = std::max(p.pfc.switch_delay, p.sw.latency);
   in.nic_delay = p.pfc.nic_delay;
-  in.dsp_modules = l.cable == topology::CableKind::kOptics ? 2 : 0;
-  in.dsp_delay = topo.phy.dsp_latency;
+  in.dsp_modules = 0;                                      // in phy_latency
   in.mtu = Bytes(p.segment().count() + kRoceHeaderBytes);  // a whole cell in flight
   return pfc_headroom(in).headroom;
 }

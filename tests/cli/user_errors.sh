@@ -29,6 +29,7 @@ expect_error "A subcommand is required" bench
 expect_error "--rate: '400Gbs' is not a data rate: unknown unit 'Gbs'" headroom --rate 400Gbs
 expect_error "--cable: copper not in {fiber,aoc,dac,optics}" headroom --cable copper
 expect_error "--small-packets: Value 101 not in range" headroom --small-packets 101
+expect_error "--cell-factor: worst not in {wire,sonic}" headroom --cell-factor worst
 expect_error "--pipeline: '18QB' is not a size" headroom --pipeline 18QB
 
 # --help succeeds.

@@ -12,6 +12,17 @@ namespace stepsim::fabric {
 /// "Dynamically Headroom Calculation" and "Shared headroom pool" HLDs; the Mellanox Spectrum
 /// plug-in cfgmgr/buffer_headroom_mellanox.lua of sonic-swss). Byte-valued ASIC constants are
 /// SONiC's ASIC_TABLE values for Spectrum (given there in KB of 1,024 B).
+/// How the worst-case cell factor (buffer bytes per wire byte) is computed.
+/// - kWire (default, the switch vendor's): a packet on the wire also takes its 20 B of preamble
+///   and inter-packet gap, which the buffer does not store, and the worst packet is the one that
+///   wastes most of its cells per wire byte: f = max(cell / (64 + 20), 2 cell / (cell + 1 + 20))
+///   (a 64 B packet alone in a cell, or a packet one byte over a cell). For Spectrum's 96 B
+///   cell this is the Linux mlxsw driver's "2 * cell_size / (IPG + cell_size + 1)"
+///   (MLXSW_SP_CELL_FACTOR, drivers/net/ethernet/mellanox/mlxsw); 256 B: 3.05.
+/// - kSonic: SONiC's buffer_headroom_mellanox.lua, wire bytes = packet bytes: cell / 64 above
+///   128 B cells (256 B: 4), else 2 cell / (1 + cell).
+enum class CellFactorModel { kWire, kSonic };
+
 struct SwitchHeadroomInputs {
   DataRate rate = DataRate::gbps(400);
   Length length = Length::m(5);
@@ -19,12 +30,13 @@ struct SwitchHeadroomInputs {
   Bytes mtu = Bytes(4096);                ///< lossless MTU
   Bytes cell = Bytes(144);                ///< buffer cell (Spectrum-1 96 B, Spectrum-2/3 144 B)
   int small_packet_percent = 100;         ///< share of minimum-size packets (SONiC default 100)
-  Bytes mac_phy = Bytes(819);             ///< MAC/PHY delay (0.8 KB)
-  Bytes peer_response = Bytes(3891);      ///< the peer's PAUSE response time (3.8 KB)
-  Bytes pipeline = Bytes(18432);          ///< switch pipeline latency = XON reserve (18 KB)
-  SimTime gearbox = SimTime::zero();      ///< gearbox (retimer) latency each way, if any
-  int priorities = 2;                     ///< lossless priorities (PGs) per port (SONiC: 3-4)
-  int ports = 64;                         ///< switch ports that carry lossless traffic
+  CellFactorModel cell_factor_model = CellFactorModel::kWire;  ///< worst case with/without gap
+  Bytes mac_phy = Bytes(819);                                  ///< MAC/PHY delay (0.8 KB)
+  Bytes peer_response = Bytes(3891);  ///< the peer's PAUSE response time (3.8 KB)
+  Bytes pipeline = Bytes(18432);      ///< switch pipeline latency = XON reserve (18 KB)
+  SimTime gearbox = SimTime::zero();  ///< gearbox (retimer) latency each way, if any
+  int priorities = 2;                 ///< lossless priorities (PGs) per port (SONiC: 3-4)
+  int ports = 64;                     ///< switch ports that carry lossless traffic
   int shared_ratio = 0;  ///< shared headroom pool over-subscribe ratio; 0 = none (per-PG xoff)
 };
 
