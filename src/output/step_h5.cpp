@@ -1,6 +1,6 @@
 #include "stepsim/output/step_h5.hpp"
 
-#include "src/output/h5_block.hpp"
+#include "src/output/h5_chunks.hpp"
 #include "src/output/h5_mpi.hpp"
 #include "src/output/stat_h5.hpp"
 
@@ -86,19 +86,20 @@ bool write_table(hid_t file, const char* name, const std::vector<Row>& rows,
   const auto n = static_cast<hsize_t>(rows.size());
   Handle space(H5Screate_simple(1, &n, nullptr), H5Sclose);
   Handle dcpl(dataset_create_plist(), H5Pclose);
+  const hsize_t chunk = std::min<hsize_t>(n, 65536);
   if (n > 0) {
-    const hsize_t chunk = std::min<hsize_t>(n, 65536);
     H5Pset_chunk(dcpl, 1, &chunk);
     // Byte shuffle then deflate level 1: the tables' columns of small integers and doubles
-    // compress to a third of deflate 4's size in a third of its time (BENCHMARKS.md).
+    // compress to a third of deflate 4's size in a third of its time (BENCHMARKS.md); the
+    // writer compresses the chunks itself (h5_chunks.hpp).
     H5Pset_shuffle(dcpl);
-    H5Pset_deflate(dcpl, 1);
+    H5Pset_deflate(dcpl, kTableDeflateLevel);
   }
   Handle ds(H5Dcreate2(file, name, disk, space, H5P_DEFAULT, dcpl, H5P_DEFAULT), H5Dclose);
   if (ds < 0) return false;
   if (!attr_string(ds, "doc", doc)) return false;
   if (n == 0) return true;
-  return write_block(ds, mem, rows.data());
+  return write_shuffled_chunks(ds, rows.data(), sizeof(Row), n, chunk);
 }
 
 #define STEPSIM_FIELD(Row, member, type) \
