@@ -51,7 +51,12 @@ if(NOT _h5_parallel)
 endif()
 add_library(stepsim_hdf5 INTERFACE)
 target_include_directories(stepsim_hdf5 SYSTEM INTERFACE ${HDF5_C_INCLUDE_DIRS} ${HDF5_INCLUDE_DIRS})
-target_link_libraries(stepsim_hdf5 INTERFACE ${HDF5_C_LIBRARIES} ${HDF5_LIBRARIES})
+# zlib: the step's tables are deflated by the writer (HDF5's deflate filter reads them).
+find_package(ZLIB QUIET)
+if(NOT ZLIB_FOUND)
+  stepsim_missing("zlib" "zlib1g-dev")
+endif()
+target_link_libraries(stepsim_hdf5 INTERFACE ${HDF5_C_LIBRARIES} ${HDF5_LIBRARIES} ZLIB::ZLIB)
 target_compile_definitions(stepsim_hdf5 INTERFACE ${HDF5_DEFINITIONS})
 
 # Kokkos: a user's own install (find_package) when its target is usable; otherwise Debian's

@@ -146,17 +146,6 @@ MemoryEstimate estimate_fabric_memory(const topology::Topology& topo) {
   return e;
 }
 
-int local_rank_count() {
-  for (const char* var :
-       {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "SLURM_NTASKS_PER_NODE"}) {
-    if (const char* v = std::getenv(var)) {
-      const int n = std::atoi(v);
-      if (n > 0) return n;
-    }
-  }
-  return 1;
-}
-
 Result<bool> check_fabric_memory(const topology::Topology& topo, int ranks) {
   const MemoryEstimate e = estimate_fabric_memory(topo);
   const int local = std::min(std::max(1, ranks), local_rank_count());
@@ -180,21 +169,7 @@ Result<bool> check_outputs_once(const std::vector<OutputFile>& outputs,
 }
 
 Result<bool> check_memory(double estimate_bytes, const std::string& what) {
-  std::int64_t have = available_memory_bytes();
-  // STEPSIM_MEMORY_LIMIT (a size, "8GiB") caps it: a share of a node, or a test.
-  if (const char* limit = std::getenv("STEPSIM_MEMORY_LIMIT")) {
-    const auto b = parse_bytes(limit);
-    if (!b) return Error{"STEPSIM_MEMORY_LIMIT: " + b.error().message};
-    have = have > 0 ? std::min(have, b->count()) : b->count();
-  }
-  if (have <= 0 || estimate_bytes <= static_cast<double>(have)) return true;
-  char buf[256];
-  std::snprintf(buf, sizeof buf,
-                "too large: %s needs about %.1f GiB of memory, but this machine has "
-                "%.1f GiB available (/proc/meminfo, STEPSIM_MEMORY_LIMIT); use a smaller input or "
-                "more nodes",
-                what.c_str(), estimate_bytes / (1 << 30), static_cast<double>(have) / (1 << 30));
-  return Error{buf};
+  return check_memory_estimate(estimate_bytes, what);
 }
 
 }  // namespace stepsim::cli

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "stepsim/core/memory.hpp"
 #include "stepsim/core/result.hpp"
 #include "stepsim/core/units.hpp"
 #include "stepsim/topology/topology.hpp"
@@ -70,8 +71,7 @@ inline constexpr double kLpBaseBytes = 200;
 inline constexpr double kRoutingEntryBytes = 16;
 MemoryEstimate estimate_fabric_memory(const topology::Topology& topo);
 
-/// Ranks of this run on this node (Open MPI's, MPICH's or Slurm's variable; 1 if none is set).
-int local_rank_count();
+using stepsim::local_rank_count;  // core/memory.hpp
 
 /// Refuses a simulation of `topo` on `ranks` ranks whose estimate exceeds the machine's memory.
 Result<bool> check_fabric_memory(const topology::Topology& topo, int ranks);

@@ -1,8 +1,9 @@
 #pragma once
-// The HDF5 writers' view of MPI (private to src/output/): with MPI running, the MPI-IO file
-// driver, collective transfers and the communicator's collectives; without it (a process no
-// launcher started, which never initialises MPI), one rank of one, HDF5's POSIX (sec2) driver and
-// independent transfers. Both write the same bytes for a one-rank run.
+// The HDF5 writers' view of MPI (private to src/output/): the writers gather every row to rank 0,
+// which writes the file alone through HDF5's POSIX (sec2) driver; the other ranks make no HDF5
+// call. Rank 0's outcome is then broadcast, so every rank returns the same result (parallel
+// HDF5's collective metadata writes could leave a rank waiting in a call another had left, on a
+// full disk). The file is the same for any number of ranks.
 
 #include <mpi.h>
 
@@ -12,6 +13,7 @@
 
 #include <hdf5.h>
 
+#include "stepsim/core/result.hpp"
 #include "stepsim/pdes/mpi_sync.hpp"
 
 namespace stepsim::output {
@@ -35,37 +37,33 @@ inline std::string io_reason() {
   return e != 0 ? std::string(": ") + std::strerror(e) : std::string();
 }
 
-/// MPI-IO over `comm` while MPI runs, else the POSIX driver.
-inline void set_file_driver(hid_t fapl, MPI_Comm comm) {
-  if (pdes::mpi_running()) {
-    H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL);
-  } else {
-    H5Pset_fapl_sec2(fapl);
-  }
+/// The POSIX driver (rank 0 writes alone).
+inline void set_file_driver(hid_t fapl) {
+  H5Pset_fapl_sec2(fapl);
 }
 
-/// Collective MPI-IO transfers while MPI runs (the serial driver has only one kind).
-inline void set_collective(hid_t dxpl) {
-  if (pdes::mpi_running()) H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE);
-}
-
-/// A dataset creation property list with the allocation parallel HDF5 forces (all of a dataset's
-/// space when it is created), so that the POSIX driver lays the file out as MPI-IO does, and
-/// without the creation and modification times HDF5 would store in each dataset's header: the
-/// same run writes the same bytes (but /meta@wall_s) on any driver, at any time.
+/// A dataset creation property list without the creation and modification times HDF5 would
+/// store in each dataset's header: the same run writes the same bytes (but /meta@wall_s) at any
+/// time. Space is allocated as the rows are written (no chunks of fill values first).
 inline hid_t dataset_create_plist() {
   const hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
-  H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY);
   H5Pset_obj_track_times(dcpl, false);
   return dcpl;
 }
 
-/// True when `ok` on every rank of `comm`.
-inline bool all_ok(bool ok, MPI_Comm comm) {
-  if (!pdes::mpi_running()) return ok;
-  int v = ok ? 1 : 0;
-  MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT, MPI_LAND, comm);
-  return v != 0;
+/// Rank 0's `mine` on every rank of `comm` (one broadcast of its outcome and, on failure, its
+/// message); collective. The other ranks' `mine` is ignored.
+inline Result<bool> agree_with_writer(const Result<bool>& mine, MPI_Comm comm) {
+  if (comm_size(comm) == 1) return mine;
+  const bool writer = comm_rank(comm) == 0;
+  int len = -1;
+  if (writer && !mine) len = static_cast<int>(mine.error().message.size());
+  MPI_Bcast(&len, 1, MPI_INT, 0, comm);
+  if (len < 0) return true;
+  std::string message =
+      writer ? mine.error().message : std::string(static_cast<std::size_t>(len), ' ');
+  if (len > 0) MPI_Bcast(message.data(), len, MPI_CHAR, 0, comm);
+  return Error{message};
 }
 
 }  // namespace stepsim::output

@@ -84,10 +84,10 @@ H5Handle compound(std::size_t size, const std::vector<Field>& fields) {
   return t;
 }
 
-// A fixed table: every rank has all `rows` and writes its block of them, collectively.
+// A fixed table of all `rows`.
 template <class Row>
 bool write_fixed(hid_t file, const char* name, const std::vector<Row>& rows, hid_t type,
-                 const std::string& doc, int rank, int ranks) {
+                 const std::string& doc) {
   const auto n = static_cast<hsize_t>(rows.size());
   H5Handle space(H5Screate_simple(1, &n, nullptr), H5Sclose);
   H5Handle dcpl(dataset_create_plist(), H5Pclose);
@@ -99,7 +99,7 @@ bool write_fixed(hid_t file, const char* name, const std::vector<Row>& rows, hid
   H5Handle ds(H5Dcreate2(file, name, type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT), H5Dclose);
   if (ds < 0 || !attr_text(ds, "doc", doc)) return false;
   if (n == 0) return true;
-  return write_block(ds, type, rows.data(), sizeof(Row), n, rank, ranks);
+  return write_block(ds, type, rows.data());
 }
 
 H5Handle sample_type() {
@@ -115,6 +115,41 @@ H5Handle sample_type() {
 constexpr hsize_t kSampleChunkRows = 4096;
 constexpr std::uint64_t kBatchBytes = 8u << 20;
 constexpr double kFlushEverySeconds = 10;
+
+// /samples (attribute interval_ps) and its empty, extendable /samples/ports, on the writing rank:
+// the dataset, or -1.
+hid_t create_samples(hid_t file, SimTime interval) {
+  errno = 0;
+  H5Handle group(H5Gcreate2(file, "/samples", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
+  if (group < 0) return -1;
+  {
+    const std::int64_t ps = interval.picoseconds();
+    H5Handle space(H5Screate(H5S_SCALAR), H5Sclose);
+    H5Handle attr(
+        H5Acreate2(group, "interval_ps", H5T_NATIVE_INT64, space, H5P_DEFAULT, H5P_DEFAULT),
+        H5Aclose);
+    if (attr < 0 || H5Awrite(attr, H5T_NATIVE_INT64, &ps) < 0) return -1;
+  }
+  H5Handle type = sample_type();
+  const hsize_t zero = 0;
+  const hsize_t unlimited = H5S_UNLIMITED;
+  H5Handle space(H5Screate_simple(1, &zero, &unlimited), H5Sclose);
+  H5Handle dcpl(dataset_create_plist(), H5Pclose);
+  H5Pset_chunk(dcpl, 1, &kSampleChunkRows);
+  H5Pset_shuffle(dcpl);
+  H5Pset_deflate(dcpl, 1);
+  const hid_t ds = H5Dcreate2(group, "ports", type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  if (ds < 0) return -1;
+  if (!attr_text(ds, "doc",
+                 "per (bin, port) for ports that did anything in the bin, ordered by bin then "
+                 "port; the bin starts at bin x /samples@interval_ps: frame bytes sent, largest "
+                 "egress backlog, time paused by PFC (summed over classes), ECN marks at this "
+                 "egress, XOFF frames sent by this port's ingress, packets lost")) {
+    H5Dclose(ds);
+    return -1;
+  }
+  return ds;
+}
 
 }  // namespace
 
@@ -132,9 +167,7 @@ std::vector<std::string> node_names(const topology::Topology& topo) {
   return names;
 }
 
-Result<bool> write_name_tables(hid_t file, const topology::Topology& topo, MPI_Comm comm) {
-  const int rank = comm_rank(comm);
-  const int ranks = comm_size(comm);
+Result<bool> write_name_tables(hid_t file, const topology::Topology& topo) {
   const hid_t u32 = H5T_NATIVE_UINT32, f64 = H5T_NATIVE_DOUBLE;
   const std::vector<std::string> names = node_names(topo);
   std::vector<NodeRow> nodes(topo.nodes.size());
@@ -165,12 +198,10 @@ Result<bool> write_name_tables(hid_t file, const topology::Topology& topo, MPI_C
                         STEPSIM_H5_FIELD(PortRow, rate_gbps, f64)});
   bool ok = write_fixed(file, "/nodes", nodes, node_type,
                         "one row per topology node: id, name (<tier>-<ordinal in its tier>), tier "
-                        "(0 server, 1 leaf, 2 spine, 3 core)",
-                        rank, ranks);
+                        "(0 server, 1 leaf, 2 spine, 3 core)");
   ok = ok && write_fixed(file, "/ports", ports, port_type,
                          "one row per port: id, node, index on its node, the port at the other end "
-                         "of its link (4294967295 if uncabled), link rate in Gb/s (0 if uncabled)",
-                         rank, ranks);
+                         "of its link (4294967295 if uncabled), link rate in Gb/s (0 if uncabled)");
   if (!ok) return Error{"writing /nodes and /ports failed"};
   return true;
 }
@@ -191,58 +222,27 @@ SamplesH5::~SamplesH5() {
 
 Result<std::unique_ptr<SamplesH5>> SamplesH5::create(hid_t file, const topology::Topology& topo,
                                                      SimTime interval, MPI_Comm comm) {
-  const Error failed{"creating /samples failed"};
-  H5Handle group(H5Gcreate2(file, "/samples", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
-  if (group < 0) return failed;
-  {
-    const std::int64_t ps = interval.picoseconds();
-    H5Handle space(H5Screate(H5S_SCALAR), H5Sclose);
-    H5Handle attr(
-        H5Acreate2(group, "interval_ps", H5T_NATIVE_INT64, space, H5P_DEFAULT, H5P_DEFAULT),
-        H5Aclose);
-    if (attr < 0 || H5Awrite(attr, H5T_NATIVE_INT64, &ps) < 0) return failed;
-  }
-  H5Handle type = sample_type();
-  const hsize_t zero = 0;
-  const hsize_t unlimited = H5S_UNLIMITED;
-  H5Handle space(H5Screate_simple(1, &zero, &unlimited), H5Sclose);
-  H5Handle dcpl(dataset_create_plist(), H5Pclose);
-  H5Pset_chunk(dcpl, 1, &kSampleChunkRows);
-  H5Pset_shuffle(dcpl);
-  H5Pset_deflate(dcpl, 1);
-  const hid_t ds = H5Dcreate2(group, "ports", type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
-  if (ds < 0) return failed;
-  if (!attr_text(ds, "doc",
-                 "per (bin, port) for ports that did anything in the bin, ordered by bin then "
-                 "port; the bin starts at bin x /samples@interval_ps: frame bytes sent, largest "
-                 "egress backlog, time paused by PFC (summed over classes), ECN marks at this "
-                 "egress, XOFF frames sent by this port's ingress, packets lost")) {
-    H5Dclose(ds);
-    return failed;
-  }
   const std::uint64_t per_bin =
       std::max<std::uint64_t>(1, topo.ports.size()) * sizeof(SampleDiskRow);
   const std::uint64_t batch = std::clamp<std::uint64_t>(kBatchBytes / per_bin, 1, 256);
+  hid_t ds = -1;
+  Result<bool> made = true;
+  if (comm_rank(comm) == 0) {
+    ds = create_samples(file, interval);
+    if (ds < 0) made = Error{"creating /samples failed" + io_reason()};
+  }
+  if (auto ok = agree_with_writer(made, comm); !ok) return ok.error();
   return std::unique_ptr<SamplesH5>(new SamplesH5(file, ds, batch, comm));
 }
 
 Result<bool> SamplesH5::append(std::vector<fabric::SampleRow>& rows) {
   // Every rank's count, then every row on rank 0, which merges them in (bin, port) order and
-  // writes them; the others take part in the collective extent change and write with nothing.
-  // Rank 0's clock decides when the file is flushed (MPI_File_sync costs tens of ms).
-  const auto now = std::chrono::steady_clock::now();
-  const bool flush =
-      rank_ == 0 && std::chrono::duration<double>(now - last_flush_).count() >= kFlushEverySeconds;
-  const long long mine[2] = {static_cast<long long>(rows.size()), flush ? 1 : 0};
-  std::vector<long long> gathered(mine, mine + 2);
-  gathered.resize(2 * static_cast<std::size_t>(ranks_), 0);
-  if (ranks_ > 1) {
-    MPI_Allgather(mine, 2, MPI_LONG_LONG, gathered.data(), 2, MPI_LONG_LONG, comm_);
-  }
-  std::vector<long long> counts(static_cast<std::size_t>(ranks_), 0);
+  // writes them alone; its outcome is broadcast. Rank 0's clock decides when the file is flushed.
+  const long long mine = static_cast<long long>(rows.size());
+  std::vector<long long> counts(static_cast<std::size_t>(ranks_), mine);
+  if (ranks_ > 1) MPI_Allgather(&mine, 1, MPI_LONG_LONG, counts.data(), 1, MPI_LONG_LONG, comm_);
   long long total = 0;
-  for (std::size_t r = 0; r < counts.size(); ++r) total += counts[r] = gathered[2 * r];
-  const bool flush_all = gathered[1] != 0;
+  for (const long long c : counts) total += c;
   if (total == 0) {
     rows.clear();
     return true;
@@ -252,61 +252,55 @@ Result<bool> SamplesH5::append(std::vector<fabric::SampleRow>& rows) {
     return Error{"a batch of samples exceeds 2 GiB"};  // batch_bins keeps it near 8 MiB
   }
   std::vector<fabric::SampleRow> all;
-  std::vector<int> bytes(static_cast<std::size_t>(ranks_));
-  std::vector<int> displ(static_cast<std::size_t>(ranks_));
-  if (rank_ == 0) {
-    all.resize(static_cast<std::size_t>(total));
-    int at = 0;
-    for (int r = 0; r < ranks_; ++r) {
-      bytes[static_cast<std::size_t>(r)] =
-          static_cast<int>(counts[static_cast<std::size_t>(r)] * kRow);
-      displ[static_cast<std::size_t>(r)] = at;
-      at += bytes[static_cast<std::size_t>(r)];
-    }
-  }
   if (ranks_ > 1) {
-    MPI_Gatherv(rows.data(), static_cast<int>(mine[0] * kRow), MPI_BYTE, all.data(), bytes.data(),
+    std::vector<int> bytes(static_cast<std::size_t>(ranks_));
+    std::vector<int> displ(static_cast<std::size_t>(ranks_));
+    if (rank_ == 0) {
+      all.resize(static_cast<std::size_t>(total));
+      int at = 0;
+      for (std::size_t r = 0; r < bytes.size(); ++r) {
+        bytes[r] = static_cast<int>(counts[r] * kRow);
+        displ[r] = at;
+        at += bytes[r];
+      }
+    }
+    MPI_Gatherv(rows.data(), static_cast<int>(mine * kRow), MPI_BYTE, all.data(), bytes.data(),
                 displ.data(), MPI_BYTE, 0, comm_);
+    rows.clear();
   } else {
-    std::copy(rows.begin(), rows.end(), all.begin());
+    all.swap(rows);
+    rows.clear();
   }
-  rows.clear();
-  std::vector<SampleDiskRow> disk;
+  const auto n = static_cast<hsize_t>(total);
+  Result<bool> wrote = true;
   if (rank_ == 0) {
     std::sort(all.begin(), all.end());
+    std::vector<SampleDiskRow> disk;
     disk.reserve(all.size());
     for (const fabric::SampleRow& r : all) {
       disk.push_back(SampleDiskRow{r.bin, r.port, r.bytes, r.queue_max_bytes, r.paused_ps,
                                    r.ecn_marks, r.pause_sent, r.drops});
     }
-  }
-  const auto n = static_cast<hsize_t>(total);
-  const hsize_t size = written_ + n;
-  errno = 0;
-  bool ok = H5Dset_extent(dataset_, &size) >= 0;
-  if (ok) {
-    H5Handle type = sample_type();
-    H5Handle fspace(H5Dget_space(dataset_), H5Sclose);
-    const hsize_t mcount = rank_ == 0 ? n : 1;
-    H5Handle mspace(H5Screate_simple(1, &mcount, nullptr), H5Sclose);
-    const hsize_t lo = written_;
-    if (rank_ == 0) {
+    const hsize_t size = written_ + n;
+    errno = 0;
+    bool ok = dataset_ >= 0 && H5Dset_extent(dataset_, &size) >= 0;
+    if (ok) {
+      H5Handle type = sample_type();
+      H5Handle fspace(H5Dget_space(dataset_), H5Sclose);
+      H5Handle mspace(H5Screate_simple(1, &n, nullptr), H5Sclose);
+      const hsize_t lo = written_;
       H5Sselect_hyperslab(fspace, H5S_SELECT_SET, &lo, nullptr, &n, nullptr);
-    } else {
-      H5Sselect_none(fspace);
-      H5Sselect_none(mspace);
+      ok = H5Dwrite(dataset_, type, mspace, fspace, H5P_DEFAULT, disk.data()) >= 0;
+      const auto now = std::chrono::steady_clock::now();
+      if (ok && std::chrono::duration<double>(now - last_flush_).count() >= kFlushEverySeconds) {
+        ok = H5Fflush(file_, H5F_SCOPE_GLOBAL) >= 0;
+        last_flush_ = now;
+      }
     }
-    H5Handle dxpl(H5Pcreate(H5P_DATASET_XFER), H5Pclose);
-    set_collective(dxpl);
-    SampleDiskRow dummy{};
-    ok = H5Dwrite(dataset_, type, mspace, fspace, dxpl, rank_ == 0 ? disk.data() : &dummy) >= 0;
-    if (flush_all) {
-      ok = H5Fflush(file_, H5F_SCOPE_GLOBAL) >= 0 && ok;
-      last_flush_ = std::chrono::steady_clock::now();
-    }
+    if (!ok) wrote = Error{"appending to /samples/ports failed" + io_reason()};
   }
-  if (!all_ok(ok, comm_)) return Error{"appending to /samples/ports failed" + io_reason()};
-  written_ = size;
+  if (auto ok = agree_with_writer(wrote, comm_); !ok) return ok.error();
+  written_ += n;
   ++appends_;
   return true;
 }
@@ -326,28 +320,29 @@ Result<std::unique_ptr<SamplesFile>> SamplesFile::create(const std::string& path
                                                          const std::string& option,
                                                          const topology::Topology& topo,
                                                          SimTime interval, MPI_Comm comm) {
-  if (std::getenv("STEPSIM_H5_ERRORS") == nullptr) H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-  H5Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
-  set_file_driver(fapl, comm);
-  errno = 0;
-  const hid_t file = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
-  if (!all_ok(file >= 0, comm)) {
-    const std::string why = io_reason();
-    if (file >= 0) H5Fclose(file);
-    return Error{option + ": cannot create HDF5 file '" + path + "'" + why};
+  // Rank 0 creates the file and writes the name tables; the others hold no file.
+  hid_t file = -1;
+  Result<bool> made = true;
+  if (comm_rank(comm) == 0) {
+    if (std::getenv("STEPSIM_H5_ERRORS") == nullptr) H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+    H5Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
+    set_file_driver(fapl);
+    errno = 0;
+    file = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    if (file < 0) {
+      made = Error{option + ": cannot create HDF5 file '" + path + "'" + io_reason()};
+    } else if (auto ok = write_name_tables(file, topo); !ok) {
+      made = Error{option + ": writing '" + path + "' failed: " + ok.error().message};
+    }
   }
   std::unique_ptr<SamplesFile> f(new SamplesFile(path, option, file, comm));
-  if (auto ok = write_name_tables(file, topo, comm); !all_ok(ok.ok(), comm)) {
-    f->failed_ = true;
-    return Error{option + ": writing '" + path +
-                 "' failed: " + (ok ? std::string("on another rank") : ok.error().message)};
+  if (auto ok = agree_with_writer(made, comm); !ok) {
+    return ok.error();
   }
   if (interval > SimTime::zero()) {
     auto s = SamplesH5::create(file, topo, interval, comm);
-    if (!all_ok(s.ok(), comm)) {
-      f->failed_ = true;
-      return Error{option + ": writing '" + path +
-                   "' failed: " + (s ? std::string("on another rank") : s.error().message)};
+    if (!s) {
+      return Error{option + ": writing '" + path + "' failed: " + s.error().message};
     }
     f->samples_ = std::move(s).value();
   }
@@ -355,18 +350,17 @@ Result<std::unique_ptr<SamplesFile>> SamplesFile::create(const std::string& path
 }
 
 Result<bool> SamplesFile::close() {
-  if (file_ < 0) return true;
-  const bool failed = failed_ || (samples_ && samples_->error());
+  if (!open_) return true;
+  open_ = false;
   samples_.reset();
-  if (failed && comm_size(comm_) > 1) {
+  Result<bool> closed = true;
+  if (file_ >= 0) {
+    errno = 0;
+    if (H5Fclose(file_) < 0)
+      closed = Error{option_ + ": closing '" + path_ + "' failed" + io_reason()};
     file_ = -1;
-    return Error{option_ + ": '" + path_ + "' left unclosed after a failed write"};
   }
-  errno = 0;
-  const bool ok = H5Fclose(file_) >= 0;
-  file_ = -1;
-  if (!ok) return Error{option_ + ": closing '" + path_ + "' failed" + io_reason()};
-  return true;
+  return agree_with_writer(closed, comm_);
 }
 
 SamplesFile::~SamplesFile() {

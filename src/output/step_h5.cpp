@@ -1,6 +1,6 @@
 #include "stepsim/output/step_h5.hpp"
 
-#include "src/output/h5_block.hpp"
+#include "src/output/h5_chunks.hpp"
 #include "src/output/h5_mpi.hpp"
 #include "src/output/stat_h5.hpp"
 
@@ -44,8 +44,8 @@ bool attr_string(hid_t obj, const char* name, const std::string& value) {
 }
 
 // A string too long for an attribute (HDF5 keeps attributes in a 64 KiB object header): a
-// scalar string dataset `name` in `group`, written by rank 0 (every rank takes part).
-bool dataset_string(hid_t group, const char* name, const std::string& value, int rank) {
+// scalar string dataset `name` in `group`.
+bool dataset_string(hid_t group, const char* name, const std::string& value) {
   Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
   H5Tset_size(type, std::max<std::size_t>(1, value.size()));
   H5Tset_strpad(type, H5T_STR_NULLPAD);
@@ -53,15 +53,7 @@ bool dataset_string(hid_t group, const char* name, const std::string& value, int
   Handle dcpl(dataset_create_plist(), H5Pclose);
   Handle ds(H5Dcreate2(group, name, type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT), H5Dclose);
   if (ds < 0) return false;
-  Handle fspace(H5Dget_space(ds), H5Sclose);
-  Handle mspace(H5Screate(H5S_SCALAR), H5Sclose);
-  if (rank != 0) {
-    H5Sselect_none(fspace);
-    H5Sselect_none(mspace);
-  }
-  Handle dxpl(H5Pcreate(H5P_DATASET_XFER), H5Pclose);
-  set_collective(dxpl);
-  return H5Dwrite(ds, type, mspace, fspace, dxpl, value.data()) >= 0;
+  return H5Dwrite(ds, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, value.data()) >= 0;
 }
 
 template <class T>
@@ -77,11 +69,10 @@ struct StepField {
   hid_t type;
 };
 
-// A table: rows [n * rank / ranks, n * (rank + 1) / ranks) from this rank, collectively.
+// A table of all `rows`.
 template <class Row>
 bool write_table(hid_t file, const char* name, const std::vector<Row>& rows,
-                 const std::vector<StepField>& fields, const std::string& doc, int rank,
-                 int ranks) {
+                 const std::vector<StepField>& fields, const std::string& doc) {
   // Rows have no padding, so the file's type is the memory's: no conversion, which parallel
   // writes through filters need (and no stray padding bytes in the file).
   Handle mem(H5Tcreate(H5T_COMPOUND, sizeof(Row)), H5Tclose);
@@ -95,19 +86,20 @@ bool write_table(hid_t file, const char* name, const std::vector<Row>& rows,
   const auto n = static_cast<hsize_t>(rows.size());
   Handle space(H5Screate_simple(1, &n, nullptr), H5Sclose);
   Handle dcpl(dataset_create_plist(), H5Pclose);
+  const hsize_t chunk = std::min<hsize_t>(n, 65536);
   if (n > 0) {
-    const hsize_t chunk = std::min<hsize_t>(n, 65536);
     H5Pset_chunk(dcpl, 1, &chunk);
     // Byte shuffle then deflate level 1: the tables' columns of small integers and doubles
-    // compress to a third of deflate 4's size in a third of its time (BENCHMARKS.md).
+    // compress to a third of deflate 4's size in a third of its time (BENCHMARKS.md); the
+    // writer compresses the chunks itself (h5_chunks.hpp).
     H5Pset_shuffle(dcpl);
-    H5Pset_deflate(dcpl, 1);
+    H5Pset_deflate(dcpl, kTableDeflateLevel);
   }
   Handle ds(H5Dcreate2(file, name, disk, space, H5P_DEFAULT, dcpl, H5P_DEFAULT), H5Dclose);
   if (ds < 0) return false;
   if (!attr_string(ds, "doc", doc)) return false;
   if (n == 0) return true;
-  return write_block(ds, mem, rows.data(), sizeof(Row), n, rank, ranks);
+  return write_shuffled_chunks(ds, rows.data(), sizeof(Row), n, chunk);
 }
 
 #define STEPSIM_FIELD(Row, member, type) \
@@ -116,7 +108,7 @@ bool write_table(hid_t file, const char* name, const std::vector<Row>& rows,
   }
 
 // /jobs: each job of a multi-job run (none for one job).
-bool write_jobs(hid_t file, const StepRows& r, int rank, int ranks) {
+bool write_jobs(hid_t file, const StepRows& r) {
   if (r.jobs.empty()) return true;
   constexpr std::size_t kText = 64;
 #pragma pack(push, 1)
@@ -162,8 +154,7 @@ bool write_jobs(hid_t file, const StepRows& r, int rank, int ranks) {
        STEPSIM_FIELD(Job, exposed_s, exposed)},
       "a multi-job run (the scenario's jobs:): each job's step on the shared fabric, from time "
       "0; gpus_text its GPUs as given, first_gpu the GPU of its stage 0; mfu NaN when the run "
-      "did not complete; exposed_s by group (tp, cp, ep, pp, dp) of its critical stage",
-      rank, ranks);
+      "did not complete; exposed_s by group (tp, cp, ep, pp, dp) of its critical stage");
 }
 
 }  // namespace
@@ -181,7 +172,7 @@ void init_hdf5() {
 namespace {
 
 // /meta: the run's description and the step's summary figures, as attributes.
-Result<bool> write_meta(hid_t file, const RunMeta& meta, const StepRows& rows, int rank,
+Result<bool> write_meta(hid_t file, const RunMeta& meta, const StepRows& rows,
                         const std::string& path) {
   const StepFigures& r = rows.figures;
   Handle g(H5Gcreate2(file, "/meta", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
@@ -191,7 +182,7 @@ Result<bool> write_meta(hid_t file, const RunMeta& meta, const StepRows& rows, i
   ok = ok && attr_string(g, "scenario_path", meta.scenario_path);
   if (meta.scenario_text.size() <= kMaxAttributeText) {
     ok = ok && attr_string(g, "scenario", meta.scenario_text);
-  } else if (!dataset_string(g, "scenario", meta.scenario_text, rank)) {
+  } else if (!dataset_string(g, "scenario", meta.scenario_text)) {
     return Error{"--output: writing '" + path + "' failed: the scenario text (" +
                  std::to_string(meta.scenario_text.size()) +
                  " bytes) could not be stored as dataset /meta/scenario"};
@@ -245,7 +236,7 @@ Result<bool> write_meta(hid_t file, const RunMeta& meta, const StepRows& rows, i
 // The table rows are packed: a job column after the others leaves no padding (write_table).
 
 // /ops.
-bool write_ops(hid_t file, const StepRows& r, int rank, int ranks) {
+bool write_ops(hid_t file, const StepRows& r) {
   const hid_t u16 = H5T_NATIVE_UINT16, u32 = H5T_NATIVE_UINT32, f64 = H5T_NATIVE_DOUBLE;
   using Op = OpsRow;
   return write_table(
@@ -256,12 +247,11 @@ bool write_ops(hid_t file, const StepRows& r, int rank, int ranks) {
        STEPSIM_FIELD(Op, end_s, f64), STEPSIM_FIELD(Op, job, u32)},
       "per-GPU op timeline of the simulated pipeline; kind 0 forward, 1 backward, 2 optimizer, "
       "3 blocking collective (group: 0 tp, 1 cp, 2 ep, 3 pp, 4 dp), 4 waiting for another stage; "
-      "job: the /jobs row (0 for one job)",
-      rank, ranks);
+      "job: the /jobs row (0 for one job)");
 }
 
 // /collectives.
-bool write_collectives(hid_t file, const StepRows& r, int rank, int ranks) {
+bool write_collectives(hid_t file, const StepRows& r) {
   const hid_t u16 = H5T_NATIVE_UINT16, u32 = H5T_NATIVE_UINT32;
   const hid_t i64 = H5T_NATIVE_INT64, f64 = H5T_NATIVE_DOUBLE;
   using Coll = CollectivesRow;
@@ -275,13 +265,12 @@ bool write_collectives(hid_t file, const StepRows& r, int rank, int ranks) {
       "every collective of the step; group 0 tp, 1 cp, 2 ep, 3 pp, 4 dp; kind 0 "
       "allreduce, 1 reducescatter, 2 allgather, 3 broadcast, 4 reduce, 5 "
       "alltoall, 6 alltoallv, 7 sendrecv, 8 send (a pipeline send); bytes is nccl-tests' S; "
-      "job: the /jobs row (0 for one job)",
-      rank, ranks);
+      "job: the /jobs row (0 for one job)");
 }
 
 // /flows and its sampling attributes; the counter and time columns are ConnectionFlow's
 // declared statistics.
-bool write_flows(hid_t file, const StepRows& r, int rank, int ranks) {
+bool write_flows(hid_t file, const StepRows& r) {
   const hid_t u16 = H5T_NATIVE_UINT16, u32 = H5T_NATIVE_UINT32;
   using Flow = FlowsRow;
   std::vector<StepField> flow_columns = {
@@ -299,8 +288,7 @@ bool write_flows(hid_t file, const StepRows& r, int rank, int ranks) {
       "the step's collectives it stands for); counters of one repetition; times (ps) of the "
       "first occurrence: first post, first packet on the wire, last send completion; "
       "attributes rows_total and sample (output.flows: 1 all, K 1 in K collectives, 0 none); "
-      "job: the /jobs row (0 for one job)",
-      rank, ranks);
+      "job: the /jobs row (0 for one job)");
   if (!ok) return false;
   Handle ds(H5Dopen2(file, "/flows", H5P_DEFAULT), H5Dclose);
   return ds >= 0 && attr_number(ds, "rows_total", H5T_NATIVE_UINT64, r.figures.flow_rows_total) &&
@@ -308,7 +296,7 @@ bool write_flows(hid_t file, const StepRows& r, int rank, int ranks) {
 }
 
 // /links.
-bool write_links(hid_t file, const StepRows& r, int rank, int ranks) {
+bool write_links(hid_t file, const StepRows& r) {
   const hid_t u32 = H5T_NATIVE_UINT32, f64 = H5T_NATIVE_DOUBLE;
   using LinkRow = LinksRow;
   return write_table(file, "/links", r.links,
@@ -321,12 +309,11 @@ bool write_links(hid_t file, const StepRows& r, int rank, int ranks) {
                      "packet fidelity: per sending port over the whole step (each distinct "
                      "collective's counters times its repetitions); tier of the sending node "
                      "(0 server, 1 leaf, 2 spine, 3 core); ports that carried nothing are "
-                     "left out",
-                     rank, ranks);
+                     "left out");
 }
 
 // /memory: every term of every stage's most-loaded GPU.
-bool write_memory(hid_t file, const RunMeta& meta, int rank, int ranks) {
+bool write_memory(hid_t file, const RunMeta& meta) {
   constexpr std::size_t kTerm = 32;
 #pragma pack(push, 1)
   struct Mem {
@@ -355,54 +342,50 @@ bool write_memory(hid_t file, const RunMeta& meta, int rank, int ranks) {
                      "per-GPU memory model: bytes of each term (weights, gradients, "
                      "optimizer_states, activations, ...) of each pipeline stage's most-loaded "
                      "GPU; job: the /jobs row (0 for one job); a stage's total is the sum of its "
-                     "rows (docs/workload.md, Memory)",
-                     rank, ranks);
+                     "rows (docs/workload.md, Memory)");
 }
 
-}  // namespace
-
-Result<bool> write_step_h5(const std::string& path, const RunMeta& meta_in, const StepRows& r,
-                           MPI_Comm comm, const topology::Topology* topo, bool append) {
-  const int rank = comm_rank(comm);
-  const int ranks = comm_size(comm);
-  RunMeta meta = meta_in;
-  if (ranks > 1) MPI_Bcast(&meta.wall_s, 1, MPI_DOUBLE, 0, comm);
+// The file, on the writing rank.
+Result<bool> write_file(const std::string& path, const RunMeta& meta, const StepRows& r,
+                        const topology::Topology* topo, bool append) {
   if (std::getenv("STEPSIM_H5_ERRORS") == nullptr) H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
-  set_file_driver(fapl, comm);
+  set_file_driver(fapl);
   errno = 0;
   Handle file(append ? H5Fopen(path.c_str(), H5F_ACC_RDWR, fapl)
                      : H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl),
               H5Fclose);
-  if (!all_ok(file >= 0, comm)) {
-    return Error{"--output: cannot create HDF5 file '" + path + "'" + io_reason()};
-  }
+  if (file < 0) return Error{"--output: cannot create HDF5 file '" + path + "'" + io_reason()};
   errno = 0;
   const auto failed = [&path] {
     return Error{"--output: writing '" + path + "' failed" + io_reason()};
   };
-  // Every rank learns of a failure on any (a full disk fails some ranks' writes only) before
-  // the next collective call, so none waits in a write the others left.
-  auto meta_ok = write_meta(file, meta, r, rank, path);
-  if (!all_ok(meta_ok && *meta_ok, comm)) return meta_ok ? failed() : meta_ok.error();
-  const std::function<bool()> tables[] = {[&] { return write_ops(file, r, rank, ranks); },
-                                          [&] { return write_collectives(file, r, rank, ranks); },
-                                          [&] { return write_flows(file, r, rank, ranks); },
-                                          [&] { return write_links(file, r, rank, ranks); },
-                                          [&] { return write_jobs(file, r, rank, ranks); },
-                                          [&] { return write_memory(file, meta, rank, ranks); }};
+  auto meta_ok = write_meta(file, meta, r, path);
+  if (!meta_ok) return meta_ok.error();
+  if (!*meta_ok) return failed();
+  const std::function<bool()> tables[] = {
+      [&] { return write_ops(file, r); },   [&] { return write_collectives(file, r); },
+      [&] { return write_flows(file, r); }, [&] { return write_links(file, r); },
+      [&] { return write_jobs(file, r); },  [&] { return write_memory(file, meta); }};
   for (const auto& table : tables) {
-    if (!all_ok(table(), comm)) return failed();
+    if (!table()) return failed();
   }
   if (topo != nullptr && !append) {
-    auto names = write_name_tables(file, *topo, comm);
-    if (!all_ok(names.ok(), comm)) {
-      return Error{"--output: writing '" + path +
-                   "' failed: " + (names ? std::string("on another rank") : names.error().message)};
+    if (auto names = write_name_tables(file, *topo); !names) {
+      return Error{"--output: writing '" + path + "' failed: " + names.error().message};
     }
   }
-  if (!all_ok(H5Fflush(file, H5F_SCOPE_GLOBAL) >= 0, comm)) return failed();
+  if (H5Fflush(file, H5F_SCOPE_GLOBAL) < 0) return failed();
   return true;
+}
+
+}  // namespace
+
+Result<bool> write_step_h5(const std::string& path, const RunMeta& meta, const StepRows& r,
+                           MPI_Comm comm, const topology::Topology* topo, bool append) {
+  Result<bool> mine = true;
+  if (comm_rank(comm) == 0) mine = write_file(path, meta, r, topo, append);
+  return agree_with_writer(mine, comm);
 }
 
 }  // namespace stepsim::output

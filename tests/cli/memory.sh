@@ -44,6 +44,16 @@ for st in j[\"stages\"]:
     assert abs(rows[\"bytes\"].sum() - st[\"total_bytes\"]) <= 1e-9 * st[\"total_bytes\"]
 assert j[\"fits\"]
 "'
+# The whole step's own state (its collective records and connections) is estimated right after
+# its plan, before the engine starts, on every rank of the node: GPT-3 175B's 1,946,784 records
+# and 9,984 connections (163.5 MiB a rank) are refused in 24 MiB, with one message and exit 2,
+# where its fabric alone fits; twice as much on 2 ranks of one node; the tiny step fits.
+whole=(run "$gpt3" --quiet --no-output --set step.mode=whole)
+STEPSIM_MEMORY_LIMIT=24MiB expect_error "too large: the whole step's own state (1946784 collective records, 9984 connections) on 2 ranks of this node needs about 327.1 MiB" "${whole[@]}"
+err=$(STEPSIM_MEMORY_LIMIT=24MiB "$stepsim" "${whole[@]}" 2>&1 >/dev/null); rc=$?
+check "whole step state, 1 rank: refused before the engine (exit $rc)" '[[ $rc -eq 2 && $(grep -c "stepsim: error: too large: the whole step.s own state (1946784 collective records, 9984 connections) on 1 rank of this node needs about 163.5 MiB" <<<"$err") -eq 1 ]]'
+out=$(STEPSIM_MEMORY_LIMIT=24MiB "$stepsim" run "$tiny" --quiet --no-output --set step.mode=whole 2>&1); rc=$?
+check "whole step state: the tiny step fits in 24 MiB (exit $rc)" '[[ $rc -eq 0 ]] && grep -q "^step time" <<<"$out"'
 # Every shipped workload fits its GPUs, or its file says why not and sets memory.check: warn.
 for f in "$workloads"/*.yaml "$workloads"/validation/*.yaml; do
   out=$("$stepsim" check "$f" 2>&1); rc=$?

@@ -2,10 +2,11 @@
 /// HDF5 tables of the fabric (schema in docs/hdf5-schema.md): /nodes and /ports, the topology's
 /// name table, and /samples, the ports' time series (fabric_samples.hpp) appended while the run
 /// goes: every rank drains its own ports' rows at window boundaries; every `batch_bins` bins (and
-/// at the end of the run, also after a stop request) the rows of all ranks are merged in (bin,
-/// port) order and appended to the extendable /samples/ports with collective MPI-IO; the file is
-/// flushed at an append when 10 s of wall time passed since the last flush, and closed at the end.
-/// The contents do not depend on the number of ranks or threads.
+/// at the end of the run, also after a stop request) the rows of all ranks are gathered to rank
+/// 0, merged in (bin, port) order and appended to the extendable /samples/ports by rank 0 alone
+/// (HDF5's POSIX driver; the other ranks make no HDF5 call and learn rank 0's outcome by a
+/// broadcast); the file is flushed at an append when 10 s of wall time passed since the last
+/// flush, and closed at the end. The contents do not depend on the number of ranks or threads.
 ///
 /// Attaching it to a run (what bench fabric does, src/cli/bench_fabric.cpp):
 ///   auto file = SamplesFile::create(path, "--samples", topo, interval, MPI_COMM_WORLD);
@@ -41,14 +42,15 @@ inline constexpr std::size_t kNodeNameBytes = 32;
 /// "server-12", "leaf-3", "spine-0", "core-1" (the tier names are the topology's).
 std::vector<std::string> node_names(const topology::Topology& topo);
 
-/// Writes /nodes and /ports into `file` (open with MPI-IO on every rank of `comm`; collective).
-Result<bool> write_name_tables(hid_t file, const topology::Topology& topo, MPI_Comm comm);
+/// Writes /nodes and /ports into `file` (on the writing rank only).
+Result<bool> write_name_tables(hid_t file, const topology::Topology& topo);
 
 /// /samples of one open file.
 class SamplesH5 {
  public:
   /// Creates /samples (attribute interval_ps) and the empty, chunked, extendable
-  /// /samples/ports in `file`; collective over `comm`. `file` must stay open while this is used.
+  /// /samples/ports in `file` (rank 0's open file; ignored on the other ranks); collective over
+  /// `comm`. `file` must stay open while this is used.
   static Result<std::unique_ptr<SamplesH5>> create(hid_t file, const topology::Topology& topo,
                                                    SimTime interval, MPI_Comm comm);
   ~SamplesH5();
@@ -99,11 +101,11 @@ class SamplesFile {
   SamplesFile& operator=(const SamplesFile&) = delete;
   /// Null when the interval was 0.
   [[nodiscard]] SamplesH5* samples() { return samples_.get(); }
-  /// The open file (for more tables in the same file); -1 after close().
+  /// The open file on rank 0 (for more tables in the same file); -1 on the other ranks and
+  /// after close().
   [[nodiscard]] hid_t file() const { return file_; }
-  /// Closes the file (collective); the error names it. Also done by the destructor. After a
-  /// failed write on several ranks the file is left unclosed (parallel HDF5 cannot close a file
-  /// whose writes failed: its ranks part ways in the closing flush and wait for each other).
+  /// Closes the file (collective: rank 0 closes it, every rank returns its outcome); the error
+  /// names it. Also done by the destructor.
   Result<bool> close();
 
  private:
@@ -113,7 +115,7 @@ class SamplesFile {
   std::string option_;
   hid_t file_;
   MPI_Comm comm_;
-  bool failed_ = false;  // a write failed
+  bool open_ = true;  // on every rank until close()
   std::unique_ptr<SamplesH5> samples_;
 };
 

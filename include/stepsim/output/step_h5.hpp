@@ -1,8 +1,8 @@
 #pragma once
 /// The step's HDF5 file (schema in docs/hdf5-schema.md, version kSchemaVersion): /meta
-/// (attributes), /ops, /collectives, /flows, /links, /memory. Written by all ranks together: each
-/// rank writes its block of every table's rows with collective MPI-IO, into chunked, deflated
-/// datasets, so the contents are the same for any number of ranks and threads.
+/// (attributes), /ops, /collectives, /flows, /links, /memory. Every rank holds every row; rank 0
+/// writes the file alone (HDF5's POSIX driver) into chunked, compressed datasets and broadcasts
+/// its outcome, so the contents are the same for any number of ranks and threads.
 
 #include <cstddef>
 #include <cstdint>
@@ -55,7 +55,8 @@ struct RunMeta {
   double memory_capacity = 0;  ///< gpu.hbm_bytes
 };
 
-/// Writes the file; every rank calls it with the same result. `path` is truncated. The error
+/// Writes the file; every rank calls it with the same result (collective: rank 0 writes, every
+/// rank returns its outcome). `path` is truncated. The error
 /// says which file could not be written. With `topo`, also /nodes and /ports, the name table of
 /// its nodes and ports (samples_h5.hpp).
 /// `append`: the file exists (the whole step's /nodes, /ports and /samples, written while the

@@ -3,6 +3,10 @@
 #include "src/workload/whole_step/whole_step.hpp"
 
 #include <algorithm>
+#include <cstdio>
+
+#include "stepsim/core/memory.hpp"
+#include "stepsim/pdes/mpi_sync.hpp"
 
 #include "src/workload/whole_step/plan.hpp"
 #include "src/workload/whole_step/runtime.hpp"
@@ -23,6 +27,36 @@ fabric::FabricParams run_setup(const Scenario& s, const whole_step::StepApp& app
 
 }  // namespace
 
+double whole_step_state_bytes(std::uint64_t records, std::uint64_t connections) {
+  // Per collective record: its start and end (two 8-byte atomics) while the step runs, the
+  // same two times again in the collection's reduction, and its CollectiveRecord in the trace;
+  // per connection: the plan's nic::Connection.
+  return static_cast<double>(records) *
+             (kRecordAtomicsBytes + 2 * sizeof(std::int64_t) + sizeof(CollectiveRecord)) +
+         static_cast<double>(connections) * sizeof(nic::Connection);
+}
+
+namespace {
+
+// Refuses a plan whose state (on every rank; whole_step_state_bytes) exceeds this node's memory,
+// on every rank alike; before the engine starts.
+Result<bool> check_state_memory(const whole_step::StepPlan& plan, const pdes::Sync& sync) {
+  const int local = std::min(std::max(1, sync.size()), local_rank_count());
+  char what[256];
+  std::snprintf(what, sizeof what,
+                "the whole step's own state (%llu collective records, %zu connections) on %d "
+                "rank%s of this node",
+                static_cast<unsigned long long>(plan.records), plan.conns.size(), local,
+                local == 1 ? "" : "s");
+  auto ok =
+      check_memory_estimate(local * whole_step_state_bytes(plan.records, plan.conns.size()), what);
+  if (pdes::all_ranks_ok(ok.ok())) return true;
+  if (!ok) return ok;
+  return Error{"another rank refused the run (its message is printed by that rank only)"};
+}
+
+}  // namespace
+
 Result<StepTrace> run_whole_step_trace(const Scenario& s, const topology::Topology& topo,
                                        const std::vector<CommModel*>& folded, pdes::Sync& sync,
                                        pdes::EngineOptions engine,
@@ -36,6 +70,7 @@ Result<StepTrace> run_whole_step_trace(const Scenario& s, const topology::Topolo
   auto made = whole_step::make_plan(s, topo, folded);
   if (!made) return made.error();
   const whole_step::StepPlan& plan = *made;
+  if (auto ok = check_state_memory(plan, sync); !ok) return ok.error();
   if (foldable && plan.foldable > 1) foldable(plan.foldable);
   whole_step::StepApp app(plan, s);
   const fabric::FabricParams fabric = run_setup(s, app, engine);
@@ -60,6 +95,7 @@ Result<std::optional<SimTime>> whole_step_end(const Scenario& s, const topology:
   auto made = whole_step::make_plan(s, topo, folded);
   if (!made) return made.error();
   const whole_step::StepPlan& plan = *made;
+  if (auto ok = check_state_memory(plan, sync); !ok) return ok.error();
   whole_step::StepApp app(plan, s);
   const fabric::FabricParams fabric = run_setup(s, app, engine);
   const auto used = static_cast<std::uint64_t>(

@@ -44,6 +44,13 @@ namespace stepsim::workload {
 /// `foldable` (may be empty) is called once, on every rank, before the engine starts, with the
 /// rails `step.fold: rails` would fold when the step runs with `none` and could fold (> 1).
 /// Collective over `sync`.
+/// Bytes of the whole step's own state on one rank, beside the fabric's: per collective record
+/// (StepPlan::records) its two 8-byte atomics, their copy in the collection and a
+/// CollectiveRecord; per connection a nic::Connection. Checked against the machine's memory
+/// (core/memory.hpp) right after the plan is made, before the engine starts.
+inline constexpr double kRecordAtomicsBytes = 16;
+double whole_step_state_bytes(std::uint64_t records, std::uint64_t connections);
+
 Result<StepTrace> run_whole_step_trace(const Scenario& s, const topology::Topology& topo,
                                        const std::vector<CommModel*>& folded, pdes::Sync& sync,
                                        pdes::EngineOptions engine,

@@ -2,6 +2,7 @@
 // placement, communicators and their connections against Placement's formulas, and rail
 // folding's rules (what it folds, what it refuses and why).
 #include "src/workload/whole_step/plan.hpp"
+#include "src/workload/whole_step/whole_step.hpp"
 
 #include <gtest/gtest.h>
 
@@ -82,6 +83,25 @@ TEST(WholeStepPlan, PlacesEveryRankByPlacementsFormula) {
                 static_cast<std::size_t>(&sp - &p.servers[0]));
     }
   }
+}
+
+// The memory estimate of the step's own state (checked before the engine starts): every
+// communicator's instances are records, each 16 B of atomics, 16 B in the collection's
+// reduction and a CollectiveRecord in the trace; each connection a nic::Connection.
+TEST(WholeStepPlan, StateEstimateCountsEveryRecordAndConnection) {
+  const auto topo = load("toy-2server");
+  Built b = build(tiny(), topo);
+  ASSERT_TRUE(b.plan.ok()) << b.plan.error().message;
+  const StepPlan& p = *b.plan;
+  std::uint64_t instances = 0;
+  for (const CommInfo& c : p.comms) instances += c.instances;
+  EXPECT_EQ(p.records, instances);
+  ASSERT_GT(p.records, 0u);
+  ASSERT_GT(p.conns.size(), 0u);
+  const double want = static_cast<double>(instances) * (16 + 16 + sizeof(CollectiveRecord)) +
+                      static_cast<double>(p.conns.size()) * sizeof(nic::Connection);
+  EXPECT_DOUBLE_EQ(whole_step_state_bytes(p.records, p.conns.size()), want);
+  EXPECT_DOUBLE_EQ(whole_step_state_bytes(0, 0), 0.0);
 }
 
 TEST(WholeStepPlan, EveryGpuRunsEachOpOnItsOwnCopyOfTheGroup) {
