@@ -25,7 +25,7 @@ std::size_t idx(int i) {
 // The compute a layout's passes add to a stage's clock whatever the collectives cost.
 class PassCompute {
  public:
-  explicit PassCompute(const workload::Scenario& s)
+  PassCompute(const workload::Scenario& s, workload::CommModel* comm)
       : s_(s),
         shape_(workload::pipeline_shape(s)),
         lc_{workload::layer_costs(s, false), workload::layer_costs(s, true)} {
@@ -43,6 +43,7 @@ class PassCompute {
         hide_[k == PassKind::kForward ? 0 : 1][moe ? 1 : 0] = sum;
       }
     }
+    if (comm != nullptr) price_collectives(place, *comm);
   }
 
   [[nodiscard]] const PipelineShape& shape() const { return shape_; }
@@ -61,27 +62,66 @@ class PassCompute {
     for (int k = 0; k < n; ++k) {
       const std::size_t moe = s_.model.moe_layer(first + k) ? 1 : 0;
       const LayerCosts& lc = lc_[moe];
-      if (full) dt += lc.recompute_s + hide_[0][moe];
+      if (full) dt += lc.recompute_s + hide_[0][moe] + exposed(0, moe, stage);
       dt += workload::layer_pass_seconds(s_, lc, shape_, stage, chunk, kind, k);
-      dt += hide_[fwd ? 0 : 1][moe];
+      dt += hide_[fwd ? 0 : 1][moe] + exposed(fwd ? 0 : 1, moe, stage);
     }
     return dt;
   }
 
  private:
+  [[nodiscard]] double exposed(std::size_t kind, std::size_t moe, int stage) const {
+    const std::vector<double>& e = exposed_[kind][moe];
+    return e.empty() ? 0.0 : e[idx(stage)];
+  }
+
+  // What each stage's layer collectives leave exposed in one pass (blocking() with nothing
+  // beside them): a collective of c seconds, c; under TP overlap with g seconds of GEMM beside
+  // it, overlapped_seconds(c, g, chunks) - g (the g itself is in hide_). EP collectives only
+  // with moe.overlap none (1f1b may run the partner's compute beside them).
+  void price_collectives(const workload::Placement& place, workload::CommModel& comm) {
+    const bool ep_exposed = s_.moe.overlap == "none";
+    for (PassKind k : {PassKind::kForward, PassKind::kBackward}) {
+      for (const bool moe : {false, true}) {
+        std::vector<double>& out = exposed_[k == PassKind::kForward ? 0 : 1][moe ? 1 : 0];
+        out.assign(idx(shape_.stages), 0.0);
+        for (int st = 0; st < shape_.stages; ++st) {
+          for (const workload::CommOp& op : workload::layer_collectives(s_, place, st, k, moe)) {
+            if (op.group == workload::CommGroup::kEp && !ep_exposed) continue;
+            if (op.bytes <= 0 || op.gpus.size() < 2) continue;  // free
+            auto c = comm.cost(op);
+            if (!c || c->stopped) {  // not priced: the compute-only bound
+              for (auto& a : exposed_) {
+                for (auto& b : a) b.clear();
+              }
+              return;
+            }
+            const double e = op.overlap_s > 0 ? workload::overlapped_seconds(
+                                                    c->seconds, op.overlap_s, op.overlap_chunks) -
+                                                    op.overlap_s
+                                              : c->seconds;
+            if (e > 0) out[idx(st)] += e;
+          }
+        }
+      }
+    }
+  }
+
   const workload::Scenario& s_;
   PipelineShape shape_;
   std::array<LayerCosts, 2> lc_;  // a dense layer's, an MoE layer's
   double hide_[2][2] = {};        // [forward, backward][dense, MoE layer]
+  // [forward, backward][dense, MoE layer][stage]: exposed collectives (empty without a comm).
+  std::vector<double> exposed_[2][2];
 };
 
 }  // namespace
 
-double step_lower_bound(const workload::Scenario& s) {
+double step_lower_bound(const workload::Scenario& s, workload::CommModel* comm) {
   // The schedules whose passes and sends the bound follows (stage_schedule's 1F1B and
   // interleaved 1F1B, moe.overlap's extra warm-up forward included); any other: no bound.
   if (s.moe.overlap != "none" && s.moe.overlap != "1f1b") return 0;
-  const PassCompute pc(s);
+  const PassCompute pc(s, comm);
   const PipelineShape& shape = pc.shape();
   const int P = shape.stages;
   const int V = shape.chunks;

@@ -15,6 +15,7 @@
 // against the step.
 
 #include "src/plan/plan_search.hpp"
+#include "stepsim/workload/comm_model.hpp"
 #include "stepsim/workload/scenario.hpp"
 
 namespace stepsim::plan {
@@ -22,7 +23,13 @@ namespace stepsim::plan {
 /// The lower bound (seconds) on the step of `s` (which passed validate()) at any fidelity the
 /// memoized executor runs, slightly below the exact sum (a relative 1e-9) so that summing in
 /// another order never puts it above the step.
-double step_lower_bound(const workload::Scenario& s);
+///
+/// With `comm`, each pass also holds what its layers' collectives always leave exposed on the
+/// compute stream, priced by `comm`: TP collectives (after the GEMM beside them under TP
+/// overlap), expert-TP and CP collectives, and EP's dispatch and combine with moe.overlap none
+/// (with 1f1b they may hide behind the partner pass: not counted). A lower bound on the step
+/// costed by the same `comm` (the planner's analytical model: the step it scores).
+double step_lower_bound(const workload::Scenario& s, workload::CommModel* comm = nullptr);
 
 /// The Outcome of a step of `step_s` seconds of `s` (tokens/s per GPU and MFU as the step
 /// summary computes them; the rest 0): the objective's upper bound at the step's lower bound.
