@@ -11,7 +11,9 @@
 //             which this stage's last pass reads) plus this stage's last pass and its optimizer.
 // The step is the latest stage's clock, so it is at least the largest of these: the compute of
 // the busiest stage plus the pipeline's fill and drain (1F1B: (m + p - 1) (f + b) for equal
-// stages). docs/plan.md states it for users; tests/unit/plan/step_bound_test.cpp checks it
+// stages). DualPipe (two mirrored stages per GPU, fed from both ends): the shorter of the two
+// chains of first forwards before the stage, then every pass of its schedule and its optimizer.
+// docs/plan.md states it for users; tests/unit/plan/step_bound_test.cpp checks it
 // against the step.
 
 #include "src/plan/plan_search.hpp"

@@ -205,5 +205,58 @@ TEST(StepBound, PruningKeepsTheBestTopAndSkipsLayouts) {
   }
 }
 
+// DualPipe (moe.overlap dualpipe, 8 experts, EP over the data-parallel ranks): the bound (the
+// shorter chain of first forwards, then every pass of the stage's schedule, then the
+// optimizer) is positive and never above the step, analytical or with free collectives, on
+// every valid layout; it prunes, and the pruned search ranks the same best 5.
+TEST(StepBound, DualPipeNeverAboveTheStepAndPrunes) {
+  const Case c = load({"parallel.global_batch=64", "model.layers=8", "model.experts=8",
+                       "model.top_k=2", "moe.overlap=dualpipe", "parallel.sequence_parallel=true",
+                       "parallel.pp=2", "parallel.dp=2", "parallel.tp=4"});
+  const auto cache = workload::make_analytical_cache(c.topo);
+  SpaceOptions o = space(c.s, 16);
+  o.zero = {1, 2};
+  o.vpp = {1};
+  const std::vector<Layout> layouts = enumerate_layouts(c.s, o);
+  int checked = 0;
+  int piped = 0;  // layouts with pp > 1 (DualPipe's bidirectional pipeline)
+  for (const Layout& l : layouts) {
+    auto s = layout_scenario(c.s, c.topo, l);
+    if (!s) continue;
+    auto r = run_analytical(*s, c.topo, cache);
+    ASSERT_TRUE(r) << r.error().message;
+    const auto comm = workload::make_analytical_comm(c.topo, *s, cache);
+    const double bound = step_lower_bound(*s);
+    const double priced = step_lower_bound(*s, comm.get());
+    EXPECT_GT(bound, 0) << layout_text(l);
+    EXPECT_GE(priced, bound) << layout_text(l);
+    EXPECT_LE(priced, r->step_s) << layout_text(l);
+    EXPECT_LE(bound, free_step(*s, c.topo)) << layout_text(l);
+    // What the bound leaves out is the bubble and the exposed time, never more than the step.
+    EXPECT_GT(bound, 0.3 * free_step(*s, c.topo)) << layout_text(l);
+    ++checked;
+    piped += l.pp > 1 ? 1 : 0;
+  }
+  EXPECT_GT(checked, 20);
+  EXPECT_GT(piped, 10);
+  cli::PlanSearch full;
+  cli::PlanSearch pruned;
+  for (cli::PlanSearch* p : {&full, &pruned}) {
+    p->top = 5;
+    p->own = layout_of(c.s.par);
+    cli::ScoringOptions so;
+    so.prune = p == &pruned;
+    so.top = 5;
+    ASSERT_TRUE(cli::search_analytical(c.s, c.topo, layouts, so, {}, *p));
+    cli::rank_rows(*p);
+  }
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_EQ(layout_text(full.rows[static_cast<std::size_t>(i)].layout),
+              layout_text(pruned.rows[static_cast<std::size_t>(i)].layout))
+        << "#" << i + 1;
+  }
+  EXPECT_GT(pruned.pruned, 0U);
+}
+
 }  // namespace
 }  // namespace stepsim::plan
