@@ -138,6 +138,8 @@ Result<bool> confirm_best(const workload::Scenario& base, const topology::Topolo
     for (const plan::Candidate* b : best) twin = twin || same_step(*b, c);
     if (!twin) best.push_back(&c);
   }
+  // The layouts share the collectives already run (the same costs as running them again).
+  const auto cache = plan::make_confirm_cache();
   tick.start();
   for (std::size_t i = 0; i < best.size(); ++i) {
     if (stop_agreed(ranks)) {
@@ -148,7 +150,7 @@ Result<bool> confirm_best(const workload::Scenario& base, const topology::Topolo
               ": " + plan::layout_text(best[i]->layout), true);
     auto s = plan::layout_scenario(base, topo, best[i]->layout);
     if (!s) return s.error();
-    auto o = plan::run_confirm(*s, topo, opt.confirm, opt.threads, rank);
+    auto o = plan::run_confirm(*s, topo, opt.confirm, opt.threads, rank, cache);
     if (!o) return Error{"layout " + plan::layout_text(best[i]->layout) + ": " + o.error().message};
     if (!o->complete) {  // stopped by a signal: not a confirmation
       p.interrupted = true;
@@ -158,7 +160,12 @@ Result<bool> confirm_best(const workload::Scenario& base, const topology::Topolo
     best[i]->confirmed = true;
     ++p.confirmed;
   }
-  tick.tick(("confirmed at " + opt.confirm + " fidelity").c_str(), p.confirmed, best.size(), "",
+  const plan::ConfirmCacheStats shared = plan::confirm_cache_stats(*cache);
+  tick.tick(("confirmed at " + opt.confirm + " fidelity").c_str(), p.confirmed, best.size(),
+            opt.confirm == "whole"
+                ? std::string()
+                : ": " + std::to_string(shared.runs) + " collectives run, " +
+                      std::to_string(shared.reused) + " taken from an earlier layout's runs",
             true);
   tick.end();
   p.confirm_wall_s = since(t0);

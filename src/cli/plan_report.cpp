@@ -205,7 +205,7 @@ void print_plan(const PlanSearch& p) {
               p.analytical_wall_s, per_min);
   if (p.prune) {
     std::printf(
-        "pruned               %zu layouts that fit not scored: their compute bound cannot "
+        "pruned               %zu layouts that fit not scored: their step bound cannot "
         "reach the best %d\n",
         p.pruned, p.top);
   }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <functional>
 #include <limits>
 #include <memory>
@@ -149,6 +150,18 @@ Result<bool> search_analytical(const workload::Scenario& base, const topology::T
       }
       auto s = plan::layout_scenario(base, topo, c.layout);
       if (!s) return s.error();
+      if (opt.price_collectives && c.bound_step_s > 0 && !own && std::isfinite(threshold.value())) {
+        // The compute bound can reach the best --top: add the collectives the layers always
+        // leave exposed, priced by the model that scores (too dear to price for every layout).
+        const auto comm = workload::make_analytical_comm(topo, *s, cache);
+        c.bound_step_s = std::max(c.bound_step_s, plan::step_lower_bound(*s, comm.get()));
+        if (plan::objective(plan::bound_outcome(*s, c.bound_step_s), opt.objective) <
+            threshold.value()) {
+          c.pruned = true;
+          ++p.pruned;
+          continue;
+        }
+      }
       if (auto ok = score(*s, topo, cache, c); !ok) return ok;
       ++scored;
       threshold.add(c);

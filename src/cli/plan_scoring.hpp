@@ -24,6 +24,9 @@ using PlanTick = std::function<void(std::size_t done, std::size_t total, std::si
 /// What the analytical pass does.
 struct ScoringOptions {
   bool prune = false;
+  /// Pruning: a layout whose compute bound can reach the best `top` also has its layers'
+  /// always-exposed collectives priced before it is scored (false: the compute bound alone).
+  bool price_collectives = true;
   int top = 5;  ///< the best this many must be exact
   std::string objective = "tokens";
   int ranks = 1;  ///< MPI ranks (a stop is agreed over them)

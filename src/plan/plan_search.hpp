@@ -5,6 +5,7 @@
 // (the same step paths `stepsim run` takes, no subprocess).
 
 #include <array>
+#include <cstddef>
 #include <memory>
 #include <string>
 
@@ -58,11 +59,27 @@ void add_memory(const workload::Scenario& s, Candidate& c);
 Result<Outcome> run_analytical(const workload::Scenario& s, const topology::Topology& topo,
                                const std::shared_ptr<workload::AnalyticalCache>& cache);
 
+/// What the confirmations of one search share at cell or packet fidelity: the collectives
+/// already run, by (kind, size, GPUs, and the copies run beside them: the TP and CP sizes of
+/// the layout that ran it). The layouts of one scenario have the same coll.*, nic.* and fabric.*
+/// keys, and a collective's packet run depends on nothing else, so a later layout that asks
+/// for one gets the cost its own run would have given (the same step, byte for byte).
+struct ConfirmCache;
+std::shared_ptr<ConfirmCache> make_confirm_cache();
+/// Collectives run so far and asked for again (by a later layout) from `cache`.
+struct ConfirmCacheStats {
+  std::size_t runs = 0;
+  std::size_t reused = 0;
+};
+ConfirmCacheStats confirm_cache_stats(const ConfirmCache& cache);
+
 /// The step of `s` at `confirm` fidelity: cell or packet (the step's collectives memoized, as
-/// `stepsim run` does), or whole (step.mode whole at the scenario's fidelity if packet or cell,
-/// else cell). Collective over the MPI ranks; `threads` OpenMP threads per rank.
+/// `stepsim run` does, and shared with the other confirmations through `cache`, which may be
+/// null), or whole (step.mode whole at the scenario's fidelity if packet or cell, else cell;
+/// `cache` unused). Collective over the MPI ranks; `threads` OpenMP threads per rank.
 Result<Outcome> run_confirm(const workload::Scenario& s, const topology::Topology& topo,
-                            const std::string& confirm, int threads, int rank);
+                            const std::string& confirm, int threads, int rank,
+                            const std::shared_ptr<ConfirmCache>& cache = nullptr);
 
 /// The objective (larger is better): tokens/s per GPU or MFU.
 double objective(const Outcome& o, const std::string& name);

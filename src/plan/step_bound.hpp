@@ -11,10 +11,13 @@
 //             which this stage's last pass reads) plus this stage's last pass and its optimizer.
 // The step is the latest stage's clock, so it is at least the largest of these: the compute of
 // the busiest stage plus the pipeline's fill and drain (1F1B: (m + p - 1) (f + b) for equal
-// stages). docs/plan.md states it for users; tests/unit/plan/step_bound_test.cpp checks it
+// stages). DualPipe (two mirrored stages per GPU, fed from both ends): the shorter of the two
+// chains of first forwards before the stage, then every pass of its schedule and its optimizer.
+// docs/plan.md states it for users; tests/unit/plan/step_bound_test.cpp checks it
 // against the step.
 
 #include "src/plan/plan_search.hpp"
+#include "stepsim/workload/comm_model.hpp"
 #include "stepsim/workload/scenario.hpp"
 
 namespace stepsim::plan {
@@ -22,7 +25,13 @@ namespace stepsim::plan {
 /// The lower bound (seconds) on the step of `s` (which passed validate()) at any fidelity the
 /// memoized executor runs, slightly below the exact sum (a relative 1e-9) so that summing in
 /// another order never puts it above the step.
-double step_lower_bound(const workload::Scenario& s);
+///
+/// With `comm`, each pass also holds what its layers' collectives always leave exposed on the
+/// compute stream, priced by `comm`: TP collectives (after the GEMM beside them under TP
+/// overlap), expert-TP and CP collectives, and EP's dispatch and combine with moe.overlap none
+/// (with 1f1b they may hide behind the partner pass: not counted). A lower bound on the step
+/// costed by the same `comm` (the planner's analytical model: the step it scores).
+double step_lower_bound(const workload::Scenario& s, workload::CommModel* comm = nullptr);
 
 /// The Outcome of a step of `step_s` seconds of `s` (tokens/s per GPU and MFU as the step
 /// summary computes them; the rest 0): the objective's upper bound at the step's lower bound.
