@@ -19,7 +19,7 @@
 namespace stepsim::collective {
 namespace {
 
-topology::Topology load(const std::string& name) {
+topology::Topology lm_load(const std::string& name) {
   return topology::load_topology(std::string(STEPSIM_SOURCE_DIR) + "/topologies/" + name).value();
 }
 
@@ -41,18 +41,18 @@ double busbw(const topology::Topology& topo, const std::string& algo, int gpus, 
          (static_cast<double>(r.result.time_ps) * 1e-12);
 }
 
-constexpr std::int64_t kGiB = std::int64_t{1} << 30;
+constexpr std::int64_t kLmGiB = std::int64_t{1} << 30;
 
 TEST(LargeMessage, BusBandwidthDoesNotDependOnSize) {
   // NVLink-bound cases (800G rails: the tree's chains, NVLS's and NVLS-tree's switch traffic).
-  const auto rail = load("rail-128gpu-800g.yaml");
+  const auto rail = lm_load("rail-128gpu-800g.yaml");
   struct SizeCase {
     const char* algo;
     int gpus;
   };
   for (const SizeCase& c : {SizeCase{"tree", 32}, SizeCase{"nvls", 8}, SizeCase{"nvls_tree", 32}}) {
-    const double one = busbw(rail, c.algo, c.gpus, kGiB, true);
-    const double four = busbw(rail, c.algo, c.gpus, 4 * kGiB, true);
+    const double one = busbw(rail, c.algo, c.gpus, kLmGiB, true);
+    const double four = busbw(rail, c.algo, c.gpus, 4 * kLmGiB, true);
     std::printf("%s on %d GPUs: 1 GiB %.2f, 4 GiB %.2f GB/s\n", c.algo, c.gpus, one / 1e9,
                 four / 1e9);
     EXPECT_GE(four, 0.99 * one) << c.algo << ": busbw falls with size";
@@ -66,11 +66,11 @@ TEST(LargeMessage, BusBandwidthDoesNotDependOnSize) {
 TEST(LargeMessage, TreePipelineFillsWithOnePiecePerEdgeOnNvlink) {
   // 4 servers of 8 H100 on 8 x 400G rails: the tree is NIC-bound. Its busiest NICs send 2 S / 8
   // (4 halves of a channel pair's data), so busbw <= (n-1)/n x 8 x 50 GB/s (the line rate).
-  const auto topo = load("h100-8k-400g.yaml");
+  const auto topo = lm_load("h100-8k-400g.yaml");
   const int n = 32;
   const double bound = (n - 1.0) / n * 8 * 400e9 / 8;
-  const double one = busbw(topo, "tree", n, kGiB, false);
-  const double four = busbw(topo, "tree", n, 4 * kGiB, false);
+  const double one = busbw(topo, "tree", n, kLmGiB, false);
+  const double four = busbw(topo, "tree", n, 4 * kLmGiB, false);
   std::printf("tree on 4 x 8 GPUs, 400G: 1 GiB %.2f, 4 GiB %.2f GB/s (bound %.2f)\n", one / 1e9,
               four / 1e9, bound / 1e9);
   EXPECT_LE(four, bound);
