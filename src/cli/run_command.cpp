@@ -541,8 +541,16 @@ int write_csv(int rank, const std::string& path, const std::vector<nlohmann::jso
 int RunCommand::execute(int rank, int ranks) {
   auto variants = expand_sweep(opt_.sets, opt_.fidelity);
   if (!variants) return user_error(rank, variants.error().message);
-  if (variants->size() == 1 && opt_.csv_path.empty())
-    return execute_one(rank, ranks, opt_, nullptr);
+  if (variants->size() == 1 && opt_.csv_path.empty()) {
+    // A single run's default output carries its settings, as a sweep variant's does, so that a
+    // run with other --set values never overwrites an earlier one (-o names it exactly).
+    RunOptions o = opt_;
+    const std::string name = settings_name(opt_.sets, opt_.fidelity);
+    if (o.output.empty() && !name.empty()) {
+      o.output = variant_path(std::filesystem::path(opt_.scenario).stem().string() + ".h5", name);
+    }
+    return execute_one(rank, ranks, o, nullptr);
+  }
   // A sweep (or a one-row table): the table's files, then every variant loaded and checked
   // before the first is simulated.
   const std::string stem = std::filesystem::path(opt_.scenario).stem().string();

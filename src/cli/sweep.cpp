@@ -1,8 +1,11 @@
 #include "src/cli/sweep.hpp"
 
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <set>
+
+#include "stepsim/core/crc32.hpp"
 
 namespace stepsim::cli {
 namespace {
@@ -134,6 +137,26 @@ Result<std::vector<SweepVariant>> expand_sweep(const std::vector<std::string>& s
     variants[i].name = "v" + std::to_string(i + 1) + "-" + variants[i].name;
   }
   return variants;
+}
+
+std::string settings_name(const std::vector<std::string>& sets, const std::string& fidelity) {
+  std::vector<std::string> all = sets;
+  if (!fidelity.empty()) all.push_back("fidelity=" + fidelity);
+  std::string name;
+  for (const std::string& set : all) {
+    const auto eq = set.find('=');
+    if (eq == std::string::npos) continue;
+    name += (name.empty() ? "" : "-") + axis_word(set.substr(0, eq), set.substr(eq + 1));
+  }
+  // A file name stays short: a long one keeps its start and a checksum of the whole.
+  constexpr std::size_t kMaxName = 96;
+  if (name.size() > kMaxName) {
+    const auto* bytes = reinterpret_cast<const std::uint8_t*>(name.data());
+    char hex[9];
+    std::snprintf(hex, sizeof hex, "%08x", crc32({bytes, name.size()}));
+    name = name.substr(0, kMaxName - 9) + "-" + hex;
+  }
+  return name;
 }
 
 std::string variant_path(const std::string& path, const std::string& name) {

@@ -32,6 +32,11 @@ bool takes_comma_list(const std::string& key);
 Result<std::vector<SweepVariant>> expand_sweep(const std::vector<std::string>& sets,
                                                const std::string& fidelity);
 
+/// What a single run's --set assignments and --fidelity make of a default output name, as a
+/// sweep names its variants ("parallel.pp=4", "fidelity=cell" -> "pp4-fidelity_cell"); a name
+/// over 96 characters keeps its start and a CRC-32 of the whole.
+std::string settings_name(const std::vector<std::string>& sets, const std::string& fidelity);
+
 /// `path` with `-name` before its extension ("out.h5" -> "out-pp4.h5").
 std::string variant_path(const std::string& path, const std::string& name);
 

@@ -14,6 +14,18 @@ out=$("$stepsim" run "$tiny" --fidelity analytical --set parallel.pp=1,2 \
 check "sweep: 4 summaries" '[[ $(grep -c "^step time" <<<"$out") -eq 4 ]]'
 check "sweep: default names carry what varies" \
   '[[ -f tiny-pp1-micro_batch1.h5 && -f tiny-pp2-micro_batch2.h5 && ! -e tiny.h5 ]]'
+# A single run's default name carries its settings: runs with other settings never overwrite
+# each other, and a run with none writes STEM.h5.
+mkdir single && pushd single >/dev/null || exit 1
+"$stepsim" run "$tiny" --quiet --fidelity analytical --set parallel.pp=1 >/dev/null 2>&1
+"$stepsim" run "$tiny" --quiet --fidelity analytical --set parallel.pp=2 >/dev/null 2>&1
+"$stepsim" run "$tiny" --quiet >/dev/null 2>&1
+check "single run: default names carry the settings" \
+  '[[ -f tiny-pp1-fidelity_analytical.h5 && -f tiny-pp2-fidelity_analytical.h5 && -f tiny.h5 ]]'
+check "single run: each file holds its own run" \
+  '[[ $(h5dump -a /meta/fidelity tiny-pp2-fidelity_analytical.h5 | grep -c "\"analytical\"") -eq 1 &&
+     $(h5dump -a /meta/fidelity tiny.h5 | grep -c "\"analytical\"") -eq 0 ]]'
+popd >/dev/null || exit 1
 out=$($py - <<'PY' 2>&1
 import csv, json
 rows = list(csv.DictReader(open("tiny-sweep.csv")))
