@@ -216,6 +216,7 @@ Result<bool> BenchFabricCommand::configure_rdma(const std::vector<fabric::Flow>&
   if (auto ok = rdma.nic.validate(); !ok) return ok.error();
   cc_ = rdma.nic.cc.algorithm;
   retransmission_ = rdma.nic.retransmission;
+  kind_ = rdma.nic.kind;
   auto message = parse_bytes(message_);
   if (!message || message->count() < 1) {
     return Error{"--message: " +
@@ -253,6 +254,10 @@ Result<fabric::FabricRun> run_rdma_once(const topology::Topology& topo,
   fr.stats = r->stats;
   fr.results = std::move(r->fabric);
   fr.summary = r->summary;
+  const nic::RdmaSummary totals = nic::summarize(r->rdma);
+  fr.summary.retransmitted = totals.qp.retransmitted;
+  fr.summary.nacks = totals.qp.nacks_received;
+  fr.summary.timeouts = totals.qp.timeouts;
   const nic::BulkResult b = app.result(sync);
   std::vector<std::pair<std::int64_t, std::int64_t>> done;
   for (std::size_t t = 0; t < transfers.size(); ++t) {
@@ -431,7 +436,12 @@ void BenchFabricCommand::print_report(const topology::Topology& topo, std::size_
       params_.pfc.enabled ? "on" : "off", params_.ecn.enabled ? "on" : "off",
       params_.sw.cut_through ? "cut-through" : "store-and-forward",
       fidelity_.describe(params_).c_str());
-  if (transport_ == "rdma") {
+  if (transport_ == "rdma" && kind_ == "uet") {
+    std::printf(
+        "transport        UET-style RDMA WRITE, %s B messages, cc %s, unordered delivery, "
+        "per-packet entropy, selective\n",
+        message_.c_str(), cc_.c_str());
+  } else if (transport_ == "rdma") {
     std::printf("transport        RDMA WRITE, %s B messages, cc %s, %s\n", message_.c_str(),
                 cc_.c_str(),
                 nic::resolve_retransmission(retransmission_, params_.lb.policy).c_str());
@@ -469,6 +479,11 @@ void BenchFabricCommand::print_report(const topology::Topology& topo, std::size_
       static_cast<double>(rss_max) / 1048576.0, static_cast<double>(rss_before) / 1048576.0,
       static_cast<double>(run.model_bytes) / 1048576.0);
   print_fabric_lines(s);
+  if (transport_ == "rdma" && (kind_ == "uet" || params_.trimming)) {
+    std::printf("recovery         trimming %s: %" PRIu64 " packets trimmed, %" PRIu64
+                " NACKs, %" PRIu64 " retransmitted, %" PRIu64 " timeouts\n",
+                params_.trimming ? "on" : "off", s.trimmed, s.nacks, s.retransmitted, s.timeouts);
+  }
   print_time_split(st, 8, /*thread_imbalance=*/st.threads > 1);
   if (!samples_path_.empty() && samples_report_.batch_bins == 0) {
     std::printf("samples          %s: /nodes and /ports only (--sample-interval %s)\n",
@@ -523,6 +538,11 @@ int BenchFabricCommand::write_json_report(int rank, const topology::Topology& to
   j["cell_bytes"] = params_.cell.count();
   j["transport"] = transport_;
   if (transport_ == "rdma") j["cc"] = cc_;
+  if (transport_ == "rdma") j["transport_kind"] = kind_;
+  j["trimmed"] = s.trimmed;
+  j["retransmitted"] = s.retransmitted;
+  j["nacks"] = s.nacks;
+  j["timeouts"] = s.timeouts;
   j["ranks"] = ranks;
   j["threads"] = st.threads;
   // Completed: the engine was not interrupted and every flow delivered its last byte.

@@ -84,6 +84,7 @@ class BenchFabricCommand {
   std::string transport_ = "raw";
   std::string cc_ = "dcqcn";
   std::string retransmission_ = "auto";
+  std::string kind_ = "roce";  ///< transport.kind, after configure_rdma
   std::string message_ = "1MiB";
   std::string nic_config_;
   std::vector<std::string> sets_;

@@ -17,6 +17,8 @@ using topology::kNone;
 
 namespace {
 constexpr std::uint32_t kHeaderBytes = 64;  // what cut-through waits for
+// Packet::bytes has 23 bits: a cell and its headers fit.
+static_assert(kMaxCellBytes + 4096 < (std::int64_t{1} << 23));
 }  // namespace
 
 void FabricModel::enqueue(pdes::LpContext& ctx, NodeState& n, std::uint32_t out,
@@ -38,6 +40,10 @@ void FabricModel::enqueue(pdes::LpContext& ctx, NodeState& n, std::uint32_t out,
                           ? admission.lossless(b, in.ingress[ic], in.headroom, n.buffer_used)
                           : admission.lossy(b, e.queued[kLossyClass], n.buffer_used);
   if (a != Admission::kAdmit) {
+    if (params_.trimming && c == kLossyClass && pkt.bytes > kTrimmedFrameBytes && !pkt.trimmed &&
+        !pkt.in_network) [[unlikely]] {
+      if (trim(ctx, n, out, in_port, pkt, tail)) return;
+    }
     // Too little headroom is the ingress port's fault; no room at the egress is the egress's.
     const std::uint32_t at = a == Admission::kNoHeadroom ? in_port : out;
     ++cold(n, at).stats.drops_buffer;
@@ -66,6 +72,33 @@ void FabricModel::enqueue(pdes::LpContext& ctx, NodeState& n, std::uint32_t out,
     samples_->on_enqueue(n.port_base + out, ctx.now(), backlog_[n.port_base + out], marked);
   if (ic != kLossyClass) check_xoff(ctx, n, in_port, ic);
   kick(ctx, n, out);
+}
+
+// The trimmed headers join class 0, which the port serves first (with PFC off nothing else uses
+// it), and are accounted as lossy bytes of their ingress (no PAUSE for them). Like any header
+// they wait only for the packets already on their way out.
+bool FabricModel::trim(pdes::LpContext& ctx, NodeState& n, std::uint32_t out, std::uint32_t in_port,
+                       Packet pkt, SimTime tail) {
+  const std::int64_t b = kTrimmedFrameBytes;
+  if (n.buffer_used + b > params_.sw.buffer.count()) return false;
+  PortState& e = port(n, out);
+  PortState& in = port(n, in_port);
+  pkt.bytes = kTrimmedFrameBytes;
+  pkt.trimmed = 1;
+  ++cold(n, out).stats.trimmed;
+  push(n, e.queue[0],
+       QueueEntry{pkt, std::min(tail, ctx.now()), in_port, static_cast<std::uint32_t>(kLossyClass),
+                  kNone});
+  e.queued[0] += b;
+  integrate_queue(e, backlog_[n.port_base + out], ctx.now());
+  backlog_[n.port_base + out] += b;
+  n.buffer_used += b;
+  in.ingress[kLossyClass] += b;
+  e.max_queue = std::max(e.max_queue, backlog_[n.port_base + out]);
+  if (samples_ != nullptr) [[unlikely]]
+    samples_->on_enqueue(n.port_base + out, ctx.now(), backlog_[n.port_base + out], false);
+  kick(ctx, n, out);
+  return true;
 }
 
 void FabricModel::release(pdes::LpContext& ctx, NodeState& n, std::uint32_t index, int c,

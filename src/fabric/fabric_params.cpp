@@ -117,6 +117,9 @@ config::ParamTable fabric_param_table(FabricParams& p) {
   t.bytes("fabric.ecn_kmax", p.ecn.kmax, 1, big, "ECN: queue bytes where marking reaches pmax");
   t.real("fabric.ecn_pmax", p.ecn.pmax, 0, 1, "ECN: marking probability at kmax (1 above)");
   t.boolean("fabric.pfc", p.pfc.enabled, "PFC on the lossless class (false: lossy fabric)");
+  t.boolean("fabric.trimming", p.trimming,
+            "packet trimming: a data packet of a lossy class that finds no buffer is cut to its "
+            "headers and sent first (on/off)");
   t.bytes("fabric.pfc_xoff", p.pfc.xoff, 1, big, "PFC: ingress bytes above which PAUSE is sent");
   t.bytes("fabric.pfc_xon", p.pfc.xon, 0, big, "PFC: ingress bytes at or below which RESUME");
   t.bytes("fabric.pfc_headroom", p.pfc.headroom, 0, big,

@@ -24,6 +24,7 @@ FabricSummary summarize(const topology::Topology& topo, const FabricResults& r,
     s.drops_link_down += x.drops_link_down;
     s.drops_unroutable += x.drops_unroutable;
     s.fec_corrected += x.fec_corrected;
+    s.trimmed += x.trimmed;
     s.max_queue = std::max(s.max_queue, x.max_queue);
     if (x.first_mark_ps >= 0 && (s.first_mark_ps < 0 || x.first_mark_ps < s.first_mark_ps)) {
       s.first_mark_ps = x.first_mark_ps;

@@ -75,7 +75,16 @@ Result<bool> NicParams::validate() const {
   }
   if (sr_window < 16 || (sr_window & (sr_window - 1)) != 0)
     return Error{"nic.sr_window must be a power of two >= 16"};
+  if (kind != "roce" && kind != "uet") {
+    return Error{"transport.kind '" + kind + "' is unknown (allowed: roce, uet)"};
+  }
   if (auto r = parse_retransmission(retransmission); !r) return r.error();
+  if (kind == "uet" && retransmission != "auto" && retransmission != "selective") {
+    return Error{
+        "transport.kind uet delivers out of order: transport.retransmission must be auto "
+        "or selective, not " +
+        retransmission};
+  }
   if (auto r = cc::congestion_control_needs(cc); !r) return r.error();
   return true;
 }
@@ -217,6 +226,9 @@ config::ParamTable nic_param_table(NicParams& p) {
   t.bytes("nic.page", p.page, 4096, std::int64_t{1} << 30, "translation page (power of two)");
   t.integer("nic.tx_slots", p.tx_slots, 1, 4096, "packets in the send pipeline");
   t.integer("nic.cq_depth", p.cq_depth, 1, 1 << 24, "completions a CQ holds");
+  t.choice("transport.kind", p.kind, {"roce", "uet"},
+           "roce (RC, one path per QP) or uet (Ultra Ethernet kind: unordered delivery, "
+           "per-packet entropy, selective retransmission, NACKs of trimmed packets)");
   t.add({"transport.retransmission", retransmission_help(),
          [&p](const std::string& text) -> Result<bool> {
            auto v = parse_retransmission(text);

@@ -70,6 +70,24 @@ struct Requester {
   SimTime last_ready = SimTime::zero() - SimTime::ms(1);  ///< the previous WQE's (qp_in_order)
   std::int64_t sent_bytes = 0;                            ///< frame bytes of new PSNs sent
   std::int64_t acked_bytes = 0;                           ///< frame bytes of PSNs acknowledged
+  /// transport.kind uet: transmissions so far, each with its own entropy (sprayed by ECMP).
+  std::uint32_t sprayed = 0;
+  /// CcNeeds::ack_echo: when each PSN last left and its frame bytes, in a ring by PSN (sized at
+  /// set-up; an entry overwritten by a later PSN gives no sample).
+  struct Departure {
+    std::uint32_t psn = kNoPsn;
+    std::uint32_t bytes = 0;
+    SimTime at;
+  };
+  std::vector<Departure> departures;
+  void note_departure(std::uint32_t psn, std::uint32_t bytes, SimTime at) {
+    departures[psn & (departures.size() - 1)] = Departure{psn, bytes, at};
+  }
+  /// The departure of `psn`, or null if the ring holds another PSN there.
+  [[nodiscard]] const Departure* departure(std::uint32_t psn) const {
+    const Departure& d = departures[psn & (departures.size() - 1)];
+    return d.psn == psn ? &d : nullptr;
+  }
 
   /// Gives `w` its packets (frames of `mtu` payload bytes, at least one) and its first PSN.
   void number(Wqe& w, std::int64_t mtu);

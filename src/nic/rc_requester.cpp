@@ -170,6 +170,7 @@ inline bool RcTransport::build_request(pdes::LpContext& ctx, QueuePair& qp, Pack
     return false;  // an ACK re-activates the endpoint
   }
   fill_request(qp, w, psn, pkt, work);
+  if (uet_) pkt.tuple_hash = spray_entropy(qp.hash, rq.sprayed++);
   const std::uint32_t next = w.wr.opcode == Opcode::kRead ? w.end_psn() : psn + 1;
   if (psn >= rq.max_sent) rq.sent_bytes += frame;
   if (!from_list) {
@@ -256,8 +257,11 @@ bool RcTransport::next_packet(pdes::LpContext& ctx, std::uint32_t nic, bool paus
       return true;
     case NicArbiter::Source::kData:
       ++n.stats.tx_packets;
-      if (const RcHeader h = rc_header(out); (h.flags & kFirstOfMessage) != 0) {
-        stamp_sent(local(h.qp), h.psn, now);
+      if (const RcHeader h = rc_header(out); (h.flags & kFirstOfMessage) != 0 || needs_.ack_echo) {
+        if ((h.flags & kFirstOfMessage) != 0) stamp_sent(local(h.qp), h.psn, now);
+        // A WRITE's or SEND's departure, for the round trip its ACK will measure.
+        if (needs_.ack_echo && h.op <= kOpSend)
+          local(h.qp).rq.note_departure(h.psn, out.bytes, now);
       }
       n.pulling = true;  // the port is sending this packet: no wake from inside
       fill(ctx, s, nic);
@@ -337,12 +341,35 @@ void RcTransport::on_ack(pdes::LpContext& ctx, QueuePair& qp, const Packet& pkt,
   cc::AckInfo info;
   info.acked = qp.rq.acked_bytes;
   if (h.int_echo != 0) info.utilization = h.int_echo / fabric::kTelemetryOne;
+  if (needs_.ack_echo && h.op == kOpAck) ack_info(qp, h, ctx.now(), info);
   qp.cc->on_ack(ctx.now(), info);
   arm_cc_timer(ctx, qp);
   if (h.op == kOpNak) {
     ++qp.stats.naks_received;
     on_nak(qp, h.psn);
   }
+  if (qp.has_more()) activate(ctx, qp);
+}
+
+// The echo of an ACK (CcNeeds::ack_echo): the CE mark of the packet it answers and, if the ring
+// still holds that packet's departure, its round trip and frame bytes.
+void RcTransport::ack_info(const QueuePair& qp, const RcHeader& h, SimTime now,
+                           cc::AckInfo& info) const {
+  info.ecn = (h.flags & kEcnEcho) != 0;
+  if (const Requester::Departure* d = qp.rq.departure(h.arg)) {
+    info.rtt = now - d->at;
+    info.bytes = d->bytes;
+  }
+}
+
+// A switch trimmed data packet `psn` (fabric.trimming): it is resent now, without waiting for a
+// hole's NAK or the timer, and the congestion control hears of the loss.
+void RcTransport::on_trim_nack(pdes::LpContext& ctx, QueuePair& qp, std::uint32_t psn) {
+  ++qp.stats.nacks_received;
+  catch_up_cc(ctx, qp);
+  qp.cc->on_nack(ctx.now());
+  arm_cc_timer(ctx, qp);
+  on_nak(qp, psn);
   if (qp.has_more()) activate(ctx, qp);
 }
 

@@ -26,8 +26,8 @@ void RcTransport::on_packet(pdes::LpContext& ctx, std::uint32_t nic, const Packe
   // The packet's flow is the requester's endpoint; requests are handled by its peer here,
   // responses and acknowledgements by the requester itself. A CNP names the endpoint to slow.
   const RcHeader h = rc_header(pkt);
-  const bool to_requester =
-      h.op == kOpAck || h.op == kOpNak || h.op == kOpReadResp || h.op == kOpCnp;
+  const bool to_requester = h.op == kOpAck || h.op == kOpNak || h.op == kOpReadResp ||
+                            h.op == kOpCnp || h.op == kOpTrimNack;
   const std::uint32_t id = to_requester ? h.qp : peer_endpoint(h.qp);
   const std::uint32_t li = id < local_ep_.size() ? local_ep_[id] : kNone;
   STEPSIM_CHECK(li != kNone, "packet for endpoint " + std::to_string(id) + " not on this rank");
@@ -43,7 +43,14 @@ inline void RcTransport::on_transport_packet(pdes::LpContext& ctx, QueuePair& qp
                                              SimTime at) {
   const bool ce = pkt.ecn_ce != 0;
   const RcHeader h = rc_header(pkt);
+  if (pkt.trimmed) [[unlikely]] {
+    on_trimmed(ctx, qp, pkt, at);
+    return;
+  }
   switch (h.op) {
+    case kOpTrimNack:
+      on_trim_nack(ctx, qp, h.psn);
+      return;
     case kOpCnp:
       ++qp.stats.cnps_received;
       catch_up_cc(ctx, qp);  // timers due before the CNP come first
@@ -99,7 +106,7 @@ inline void RcTransport::on_request(pdes::LpContext& ctx, QueuePair& qp, const P
   const bool completes = last && (h.op == kOpSend || h.op == kOpWriteImm);
   if (psn < rs.epsn) {
     ++qp.stats.duplicates;
-    send_ack(ctx, qp, h.qp, at, pkt.telemetry);
+    send_ack(ctx, qp, h.qp, at, pkt.telemetry, pkt);
     return;
   }
   if (psn > rs.epsn) {
@@ -127,7 +134,7 @@ inline void RcTransport::on_request(pdes::LpContext& ctx, QueuePair& qp, const P
   if (rs.held > 0 && rs.held >= nak_threshold_) {
     send_nak(ctx, qp, h.qp, at);  // the next hole is known already
   } else if (ack_now || rs.since_ack >= ack_coalesce_) {
-    send_ack(ctx, qp, h.qp, at, pkt.telemetry);
+    send_ack(ctx, qp, h.qp, at, pkt.telemetry, pkt);
   }
 }
 
@@ -143,8 +150,24 @@ void RcTransport::on_out_of_order(pdes::LpContext& ctx, QueuePair& qp, const Pac
     const bool last = (h.flags & kLastPacket) != 0;
     if (payload != mtu_ || last) qp.rs.note_tail(h.psn, payload, last);
     pipe_.place(n.pipe, n.line, at, payload);
+    // A window algorithm that reads every packet's echo hears of this one now (a selective
+    // acknowledgement's feedback; the cumulative PSN stays at the hole).
+    if (needs_.ack_echo && (h.flags & kAckRequest) != 0) {
+      send_ack(ctx, qp, h.qp, at, pkt.telemetry, pkt);
+    }
   }
   if (a.nak) send_nak(ctx, qp, h.qp, at);
+}
+
+// A packet a switch cut to its headers: a data packet of a WRITE or SEND is NACKed at once (the
+// sender resends it); a READ's request or response is lost as a drop would be (READs recover by
+// going back).
+void RcTransport::on_trimmed(pdes::LpContext& ctx, QueuePair& qp, const Packet& pkt, SimTime at) {
+  ++qp.stats.trimmed;
+  const RcHeader h = rc_header(pkt);
+  if (h.op == kOpWrite || h.op == kOpWriteImm || h.op == kOpSend) {
+    queue_ctrl(ctx, qp, kOpTrimNack, h.qp, h.psn, at, 0);
+  }
 }
 
 // The packet at epsn is in memory at `placed`: epsn moves on; the end of a SEND or a WRITE with
@@ -185,9 +208,14 @@ inline void RcTransport::consume(pdes::LpContext& ctx, QueuePair& qp, const Pack
 }
 
 void RcTransport::send_ack(pdes::LpContext& ctx, QueuePair& qp, std::uint32_t flow, SimTime at,
-                           std::uint16_t telemetry) {
+                           std::uint16_t telemetry, const Packet& pkt) {
   qp.rs.since_ack = 0;
   ++qp.stats.acks_sent;
+  if (needs_.ack_echo) {
+    const std::uint8_t flags = pkt.ecn_ce != 0 ? kEcnEcho : 0;
+    queue_ctrl(ctx, qp, kOpAck, flow, qp.rs.epsn, at, telemetry, rc_header(pkt).psn, flags);
+    return;
+  }
   queue_ctrl(ctx, qp, kOpAck, flow, qp.rs.epsn, at, telemetry);
 }
 

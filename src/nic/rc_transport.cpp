@@ -35,6 +35,7 @@ RcTransport::RcTransport(RdmaHost& host, const NicParams& p, fabric::FabricModel
       wire_mtu_(fabric.params().mtu.count()),
       qp_gap_(p.cycles(p.ctx_lookup.cycles) + p.cycles(p.wqe_fetch.cycles) + p.pkt_gen.latency),
       needs_(needs_of(p.cc)),
+      uet_(p.kind == "uet"),
       pipe_(p, wire_mtu_) {
   const std::int64_t per_cell = pipe_.packets_in(mtu_);  // 1 at packet fidelity
   const auto per_frame = [per_cell](int packets) {
@@ -55,8 +56,10 @@ RcTransport::RcTransport(RdmaHost& host, const NicParams& p, fabric::FabricModel
              : p.rto;
   ack_coalesce_ = static_cast<int>(per_frame(p.ack_coalesce));
   nak_threshold_ = per_frame(p.nak_threshold);
+  // The unordered transport places out of order whatever the load balancing does.
   auto retx = make_retransmission(
-      resolve_retransmission(p.retransmission, fabric.params().lb.policy),
+      uet_ ? std::string("selective")
+           : resolve_retransmission(p.retransmission, fabric.params().lb.policy),
       RetransmissionConfig{static_cast<std::uint32_t>(p.sr_window), nak_threshold_});
   STEPSIM_CHECK(retx.ok(), retx.ok() ? std::string() : retx.error().message);
   retx_ = std::move(retx).value();
@@ -129,6 +132,8 @@ void RcTransport::add_endpoint(const Connection& c, std::uint32_t connection, in
   qp.rs.cnp = cc::CnpGenerator(needs_.cnp_interval);
   qp.cq.set_depth(static_cast<std::size_t>(p_.cq_depth));
   retx_->init(qp.rs);
+  // Round trips of the packets in flight: a window of 1.5 BDP at 1.6T and 10 us is ~730 MTUs.
+  if (needs_.ack_echo) qp.rq.departures.resize(2048);
   qp.bring_up();
 }
 
@@ -161,11 +166,13 @@ void RcTransport::activate(pdes::LpContext& ctx, QueuePair& qp) {
 
 void RcTransport::queue_ctrl(pdes::LpContext& ctx, QueuePair& qp, std::uint8_t op,
                              std::uint32_t flow, std::uint32_t psn, SimTime ready,
-                             std::uint16_t telemetry) {
+                             std::uint16_t telemetry, std::uint32_t arg, std::uint8_t flags) {
   RcHeader h;
   h.qp = flow;
   h.psn = psn;
   h.op = op;
+  h.arg = arg;
+  h.flags = flags;
   h.int_echo = telemetry;
   Packet c;
   c.dst_nic = qp.peer_nic;

@@ -9,6 +9,9 @@
 //   of one buffer per endpoint, which is what the translation cache sees.
 // - READ recovery is go-back-N in both strategies: the requester re-requests from the missing PSN.
 // - The requester learns of a lost ACK from the next one (cumulative) or a timeout.
+// - transport.kind uet (Ultra Ethernet kind) is this transport with each packet's entropy its own
+//   (ECMP sprays it), selective retransmission always, and (for every kind) a trimmed packet
+//   NACKed by the receiver at once and resent by the sender at once.
 
 #include <algorithm>
 #include <cstdint>
@@ -97,7 +100,8 @@ class RcTransport {
   void arm_rto(pdes::LpContext& ctx, QueuePair& qp);
   void activate(pdes::LpContext& ctx, QueuePair& qp);
   void queue_ctrl(pdes::LpContext& ctx, QueuePair& qp, std::uint8_t op, std::uint32_t flow,
-                  std::uint32_t psn, SimTime ready, std::uint16_t telemetry);
+                  std::uint32_t psn, SimTime ready, std::uint16_t telemetry, std::uint32_t arg = 0,
+                  std::uint8_t flags = 0);
   void on_nic_wake(pdes::LpContext& ctx, std::uint32_t nic);
   void on_pace(pdes::LpContext& ctx, QueuePair& qp);
   void on_cc_timer(pdes::LpContext& ctx, QueuePair& qp);
@@ -122,6 +126,8 @@ class RcTransport {
   void acknowledge(pdes::LpContext& ctx, QueuePair& qp, std::uint32_t psn, SimTime at);
   void on_ack(pdes::LpContext& ctx, QueuePair& qp, const fabric::Packet& pkt, SimTime at);
   void on_nak(QueuePair& qp, std::uint32_t psn);
+  void on_trim_nack(pdes::LpContext& ctx, QueuePair& qp, std::uint32_t psn);
+  void ack_info(const QueuePair& qp, const RcHeader& h, SimTime now, cc::AckInfo& info) const;
   void on_read_response(pdes::LpContext& ctx, QueuePair& qp, const fabric::Packet& pkt, SimTime at);
 
   // --- responder (rc_responder.cpp) ---
@@ -133,8 +139,10 @@ class RcTransport {
                        bool completes);
   void consume(pdes::LpContext& ctx, QueuePair& qp, const fabric::Packet& pkt, bool completes,
                bool last, SimTime placed, std::uint32_t imm, bool ce);
+  /// `pkt`: the data packet that asks for it (its PSN and CE mark are echoed with ack_echo).
   void send_ack(pdes::LpContext& ctx, QueuePair& qp, std::uint32_t flow, SimTime at,
-                std::uint16_t telemetry);
+                std::uint16_t telemetry, const fabric::Packet& pkt);
+  void on_trimmed(pdes::LpContext& ctx, QueuePair& qp, const fabric::Packet& pkt, SimTime at);
   void send_nak(pdes::LpContext& ctx, QueuePair& qp, std::uint32_t flow, SimTime at);
   void notify_congestion(pdes::LpContext& ctx, QueuePair& qp, std::uint32_t sender, SimTime at);
 
@@ -153,6 +161,7 @@ class RcTransport {
   SimTime rto_;
   SimTime qp_gap_;     ///< qp_in_order: per-QP spacing of WQEs
   cc::CcNeeds needs_;  ///< what the congestion control asks of the transport
+  bool uet_ = false;   ///< transport.kind uet: per-packet entropy, unordered delivery
   NicPipeline pipe_;
   std::unique_ptr<RetransmissionStrategy> retx_;
   std::vector<std::uint32_t> server_of_slot_;  ///< by LP slot
@@ -164,6 +173,15 @@ class RcTransport {
 };
 
 // --- inline: called per packet from every part of the transport --------------------------------
+
+/// transport.kind uet: the entropy of a QP's `n`-th transmission (its UDP source port, which
+/// every switch hashes): each packet its own path under ECMP, the same on every rank.
+[[nodiscard]] inline std::uint32_t spray_entropy(std::uint32_t qp_hash, std::uint32_t n) {
+  std::uint64_t x = (static_cast<std::uint64_t>(qp_hash) << 32) | n;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return static_cast<std::uint32_t>(x ^ (x >> 31));
+}
 
 inline void RcTransport::schedule_once(pdes::LpContext& ctx, SimTime& pending, SimTime at,
                                        std::uint32_t kind, std::uint32_t aux) {

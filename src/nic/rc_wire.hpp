@@ -22,6 +22,7 @@ enum RcOp : std::uint8_t {
   kOpAck = 6,
   kOpNak = 7,
   kOpCnp = 8,
+  kOpTrimNack = 9,  ///< a switch trimmed data packet `psn`: send it again now (fabric.trimming)
 };
 
 /// RcHeader::flags.
@@ -29,13 +30,15 @@ enum RcFlag : std::uint8_t {
   kLastPacket = 1,      ///< the last packet of a message, of a READ's responses, or a READ request
   kFirstOfMessage = 2,  ///< the first packet of a message
   kAckRequest = 4,      ///< BTH AckReq: the receiver acknowledges this packet at once
+  kEcnEcho = 8,         ///< ACK (CcNeeds::ack_echo): the packet it answers arrived CE-marked
 };
 
 /// The RC transport's view of fabric::Packet::transport: the BTH fields the model uses.
 struct RcHeader {
   std::uint32_t qp = 0;   ///< the requester's endpoint (a CNP: the endpoint to slow down)
   std::uint32_t psn = 0;  ///< packet sequence number (ACK, NAK: the PSN the responder expects)
-  /// READ request: the bytes still to read; a message's last packet: its immediate data.
+  /// READ request: the bytes still to read; a message's last packet: its immediate data; an
+  /// ACK with CcNeeds::ack_echo: the PSN of the data packet that asked for it.
   std::uint32_t arg = 0;
   std::uint8_t op = 0;         ///< RcOp
   std::uint8_t flags = 0;      ///< RcFlag bits

@@ -1,7 +1,7 @@
 #pragma once
 /// Congestion control of one sender (queue pair): an interface, parameters and a registry.
-/// One file per algorithm in src/cc/ ("none", "dcqcn", "hpcc"), each registering its name, a
-/// one-line description, its parameters and what it needs from the transport and the fabric
+/// One file per algorithm in src/cc/ ("none", "dcqcn", "hpcc", "nscc"), each registering its name,
+/// a one-line description, its parameters and what it needs from the transport and the fabric
 /// (CcNeeds: INT telemetry, CNPs, an ACK per packet). The NIC calls the hooks, paces the QP at
 /// rate(), keeps at most window() bytes unacknowledged (when it is > 0) and schedules an event at
 /// next_timer().
@@ -123,6 +123,11 @@ struct CcPath {
 struct AckInfo {
   std::int64_t acked = 0;   ///< cumulative bytes of the QP acknowledged so far
   double utilization = -1;  ///< INT: the most loaded hop's normalized utilization (<0: none)
+  /// CcNeeds::ack_echo: the round trip of the data packet it answers (never(): not measured, as
+  /// for a retransmitted one), whether that packet arrived CE-marked and its frame bytes.
+  SimTime rtt = SimTime::never();
+  bool ecn = false;
+  std::int64_t bytes = 0;
 };
 
 class CongestionControl {
@@ -136,6 +141,8 @@ class CongestionControl {
   virtual void on_cnp(SimTime now) = 0;
   /// An acknowledgement arrived at `now` (window-based algorithms react to it).
   virtual void on_ack(SimTime /*now*/, const AckInfo& /*ack*/) {}
+  /// A NACK for a packet a switch trimmed (fabric.trimming) arrived at `now`.
+  virtual void on_nack(SimTime /*now*/) {}
   /// Bytes the QP may have unacknowledged; 0: no window (rate only).
   [[nodiscard]] virtual std::int64_t window() const { return 0; }
   /// When on_timer() wants to run next; never() if no timer is armed.
@@ -151,8 +158,11 @@ struct CcNeeds {
   bool int_telemetry = false;   ///< switches stamp INT into data packets, ACKs echo it (HPCC)
   bool cnp = false;             ///< receivers send CNPs for ECN-marked packets (DCQCN)
   bool ack_per_packet = false;  ///< every data packet asks for an ACK (a window needs each one)
-  SimTime cnp_interval;         ///< when cnp: at most one CNP per QP per interval
-  SimTime telemetry_rtt;        ///< when int_telemetry: the switches' INT window; 0: the fabric's
+  /// ACKs echo the CE mark and the PSN of the data packet that asked for them, also past a hole,
+  /// and the sender measures each one's round trip (AckInfo::rtt: NSCC)
+  bool ack_echo = false;
+  SimTime cnp_interval;   ///< when cnp: at most one CNP per QP per interval
+  SimTime telemetry_rtt;  ///< when int_telemetry: the switches' INT window; 0: the fabric's
 };
 
 /// One registered algorithm, as `stepsim list cc` shows it.

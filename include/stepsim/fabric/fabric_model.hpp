@@ -50,6 +50,7 @@ struct PortStats {
   std::uint64_t queue_byte_ns = 0;      ///< egress backlog integrated over time (bytes x ns)
   std::int64_t busy_ps = 0;             ///< time spent serializing frames
   std::int64_t last_pause_ps = -1;      ///< last XOFF sent by this port's ingress (-1: none)
+  std::uint64_t trimmed = 0;            ///< packets cut to their headers here (fabric.trimming)
   /// Every packet this port lost, whatever the cause.
   [[nodiscard]] std::uint64_t drops() const {
     return drops_buffer + drops_fec + drops_link_down + drops_unroutable;
@@ -94,6 +95,7 @@ constexpr auto stat_table(std::type_identity<PortStats>) {
       stat::sum("queue_byte_ns", "B*ns", &S::queue_byte_ns),
       stat::sum("busy_ps", "ps", &S::busy_ps),
       stat::max("last_pause_ps", "ps", &S::last_pause_ps),
+      stat::sum("trimmed", "", &S::trimmed),
   };
 }
 
@@ -212,6 +214,10 @@ class FabricModel final : public pdes::Model {
   void on_fault(pdes::LpContext& ctx, NodeState& n, std::uint32_t port_index, const LinkFault& f);
   void enqueue(pdes::LpContext& ctx, NodeState& n, std::uint32_t out, std::uint32_t in_port,
                Packet pkt, SimTime tail, Classes k);
+  /// fabric.trimming: `pkt`, which found no buffer at egress `out`, goes on as its headers
+  /// ahead of the port's data; false if even those find no room (the caller drops it).
+  bool trim(pdes::LpContext& ctx, NodeState& n, std::uint32_t out, std::uint32_t in_port,
+            Packet pkt, SimTime tail);
   /// The class a switch port sends from next (-1: none ready): lanes nearest the destination
   /// first, then lossless, then lossy; a paused class waits.
   [[nodiscard]] int next_class(const PortState& e) const;

@@ -79,6 +79,10 @@ struct FabricParams {
   bool telemetry = false;
   SimTime telemetry_rtt = SimTime::us(8);
   bool reroute = true;  ///< avoid down ports when another equal-cost port exists
+  /// Packet trimming (Ultra Ethernet): a switch that would drop a data packet of a lossy class
+  /// for want of buffer cuts it to its headers (kTrimmedFrameBytes) and sends that ahead of the
+  /// port's data, so the receiver can NACK it at once.
+  bool trimming = false;
   /// "minimal" (shortest paths) or "valiant" (dragonfly: via a random router of a third group,
   /// then minimal; Valiant & Brebner 1981, as in Kim et al. 2008).
   std::string routing = "minimal";

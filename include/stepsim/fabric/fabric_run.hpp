@@ -24,6 +24,11 @@ struct FabricSummary {
   std::uint64_t drops_link_down = 0;
   std::uint64_t drops_unroutable = 0;
   std::uint64_t fec_corrected = 0;
+  std::uint64_t trimmed = 0;  ///< packets cut to their headers (fabric.trimming)
+  // RDMA runs: the endpoints' totals (0 for raw flows).
+  std::uint64_t retransmitted = 0;   ///< data packets sent again
+  std::uint64_t nacks = 0;           ///< NACKs of trimmed packets the senders received
+  std::uint64_t timeouts = 0;        ///< retransmission timeouts
   std::int64_t max_queue = 0;        ///< largest egress backlog anywhere
   std::int64_t first_mark_ps = -1;   ///< first ECN mark anywhere
   std::int64_t first_pause_ps = -1;  ///< first PAUSE anywhere

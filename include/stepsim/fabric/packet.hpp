@@ -21,6 +21,8 @@ inline constexpr std::uint32_t kWireOverheadBytes = 20;
 inline constexpr std::uint16_t kRoceUdpPort = 4791;
 /// Frame bytes of an acknowledgement (a minimum Ethernet frame).
 inline constexpr std::uint32_t kAckFrameBytes = 64;
+/// Frame bytes of a trimmed packet: its headers in a minimum Ethernet frame.
+inline constexpr std::uint32_t kTrimmedFrameBytes = 64;
 
 /// RDMA goodput of a port: MTU payloads in frames with RoCE headers, preamble and gap.
 [[nodiscard]] inline DataRate rdma_goodput(DataRate line, Bytes mtu) {
@@ -59,7 +61,10 @@ struct Packet {
   /// CRC-32 of the packet's 5-tuple and IPv6 flow label (tuple_hash()), computed once per flow:
   /// every switch hashes the same header fields, so it is the flow's ECMP entropy.
   std::uint32_t tuple_hash = 0;
-  std::uint32_t bytes : 24 = 0;       ///< frame bytes (payload + headers), < 16 MiB
+  std::uint32_t bytes : 23 = 0;  ///< frame bytes (payload + headers), < 8 MiB
+  /// A switch cut the packet to its headers instead of dropping it (fabric.trimming): the
+  /// receiver learns of the loss at once (packet trimming of Ultra Ethernet).
+  std::uint32_t trimmed : 1 = 0;
   std::uint32_t prio : 3 = 0;         ///< traffic class 0..7
   std::uint32_t ecn_ce : 1 = 0;       ///< ECN congestion experienced (marked by a switch)
   std::uint32_t int_request : 1 = 0;  ///< switches stamp INT (HPCC) into `telemetry`

@@ -86,6 +86,10 @@ struct NicParams {
   int tx_slots = 64;  ///< packets in the send pipeline at once (outstanding DMA reads)
   int cq_depth = 16384;
   // RC transport.
+  /// The transport: "roce" (RoCEv2 RC: one path per QP, retransmission as below) or "uet" (of
+  /// the Ultra Ethernet kind: reliable unordered delivery, each packet with its own entropy so
+  /// that ECMP sprays it, selective retransmission, NACKs of trimmed packets resent at once).
+  std::string kind = "roce";
   /// A retransmission strategy by registry name (retransmission_strategy.hpp): "gbn" (Go-Back-N)
   /// or "selective" (selective repeat), or "auto": selective repeat when the fabric's
   /// load balancing reorders packets (fabric::LbTraits::reorders), Go-Back-N otherwise, as NICs

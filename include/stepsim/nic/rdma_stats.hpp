@@ -23,11 +23,13 @@ struct QpStats {
   std::uint64_t acks_sent = 0;
   std::uint64_t cnps_sent = 0;
   std::uint64_t cnps_received = 0;
-  std::uint64_t ecn_received = 0;  ///< CE-marked data packets that arrived here
-  std::uint64_t out_of_order = 0;  ///< data packets past a hole (placed or dropped)
-  std::uint64_t duplicates = 0;    ///< data packets that were already received
-  std::uint64_t state = 0;         ///< final QpState
-  std::uint64_t error = 0;         ///< QpError
+  std::uint64_t ecn_received = 0;    ///< CE-marked data packets that arrived here
+  std::uint64_t out_of_order = 0;    ///< data packets past a hole (placed or dropped)
+  std::uint64_t duplicates = 0;      ///< data packets that were already received
+  std::uint64_t state = 0;           ///< final QpState
+  std::uint64_t error = 0;           ///< QpError
+  std::uint64_t trimmed = 0;         ///< trimmed data packets that arrived here (each NACKed)
+  std::uint64_t nacks_received = 0;  ///< NACKs of trimmed packets (each resent at once)
 };
 
 /// Counters of one NIC (server port).
@@ -66,7 +68,7 @@ struct MessageTrace {
   std::int64_t cqe_ps = -1;      ///< receive CQE visible
 };
 
-/// QpStats's statistics (core/stat_table.hpp); the digest hashes all but `error`.
+/// QpStats's statistics (core/stat_table.hpp); the digest hashes those up to `state`.
 constexpr auto stat_table(std::type_identity<QpStats>) {
   using S = QpStats;
   using stat::kDigest;
@@ -87,6 +89,8 @@ constexpr auto stat_table(std::type_identity<QpStats>) {
       stat::sum("duplicates", "", &S::duplicates, kDigest),
       stat::max("state", "", &S::state, kDigest),
       stat::max("error", "", &S::error),
+      stat::sum("trimmed", "", &S::trimmed),
+      stat::sum("nacks_received", "", &S::nacks_received),
   };
 }
 

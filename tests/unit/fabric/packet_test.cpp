@@ -21,7 +21,8 @@ TEST(Packet, RoutingFieldsAndTheTransportHeaderAreIndependent) {
   Packet p;
   p.transport = TransportHeader::of(h);
   // What switches write, each at its widest value.
-  p.bytes = (1u << 24) - 1;
+  p.bytes = (1u << 23) - 1;
+  p.trimmed = 1;
   p.prio = 7;
   p.ecn_ce = 1;
   p.int_request = 1;
@@ -41,7 +42,8 @@ TEST(Packet, RoutingFieldsAndTheTransportHeaderAreIndependent) {
   EXPECT_EQ(back.op, h.op);
   EXPECT_EQ(back.flags, h.flags);
   EXPECT_EQ(back.int_echo, h.int_echo);
-  EXPECT_EQ(q.bytes, (1u << 24) - 1);
+  EXPECT_EQ(q.bytes, (1u << 23) - 1);
+  EXPECT_EQ(q.trimmed, 1u);
   EXPECT_EQ(q.prio, 7u);
   EXPECT_EQ(q.lane, 3u);
   EXPECT_EQ(q.via, 0xfffe);
