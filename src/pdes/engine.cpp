@@ -46,8 +46,14 @@ struct WindowStats {
     ++by_advance[c];
     events_by_advance[c] += d;
   }
-  void print(int rank, SimTime lookahead, std::uint64_t windows) const {
+  void print(int rank, SimTime lookahead, std::uint64_t windows,
+             const std::vector<std::uint64_t>& kinds) const {
     if (std::getenv("STEPSIM_WINDOW_STATS") == nullptr) return;
+    for (std::size_t k = 0; k < kinds.size(); ++k) {
+      if (kinds[k] == 0) continue;
+      std::fprintf(stderr, "  rank %d: %" PRIu64 " events of kind %zu%s\n", rank, kinds[k], k,
+                   k + 1 == kinds.size() ? " or above" : "");
+    }
     std::fprintf(stderr, "window stats: rank %d, lookahead %s, %" PRIu64 " windows\n", rank,
                  to_string(lookahead).c_str(), windows);
     for (int b = 0; b <= 40; ++b) {
@@ -271,6 +277,9 @@ Engine::Engine(const LpGraph& graph, Sync& sync, EngineOptions options, std::vec
     workers_.push_back(
         std::make_unique<Worker>(*this, t, bounds[t], bounds[t + 1], threads, neighbours_.size()));
   }
+  if (std::getenv("STEPSIM_WINDOW_STATS") != nullptr) {
+    for (auto& w : workers_) w->kind_counts.assign(Worker::kKindCounters, 0);
+  }
   probe_ = Probe::parse(options_.partition_probe, sync_.size());
   if (probe_) {
     const std::vector<std::uint32_t> slots = probe_->slots(graph_);
@@ -352,7 +361,12 @@ RunStats Engine::run(Model& model) {
       w.process_window(model, loop.g, loop.end);
     }
   }
-  loop.window_stats.print(sync_.rank(), lookahead_, loop.windows);
+  std::vector<std::uint64_t> kinds;
+  for (auto& w : workers_) {
+    kinds.resize(w->kind_counts.size());
+    for (std::size_t k = 0; k < kinds.size(); ++k) kinds[k] += w->kind_counts[k];
+  }
+  loop.window_stats.print(sync_.rank(), lookahead_, loop.windows, kinds);
   RunStats stats = finish(model, loop);
   if (probe_) probe_->report(stats);
   model_ = nullptr;

@@ -38,6 +38,7 @@ void Worker::reset() {
   for (auto& v : to_worker) v.clear();
   for (auto& v : to_rank) v.clear();
   processed = sent_remote = sent_other_lp = 0;
+  std::fill(kind_counts.begin(), kind_counts.end(), 0);
   compute_s = 0;
   top_in_flight_ = false;
   min_ = pushed_min_ = remote_min = SimTime::never();
@@ -70,7 +71,11 @@ void Worker::init_lps(Model& model) {
 }
 
 void Worker::process_window(Model& model, SimTime g, SimTime end) {
-  const auto t0 = std::chrono::steady_clock::now();
+  // Only the thread imbalance reads compute_s: one worker is not timed (two clock reads per
+  // window).
+  const bool timed = engine_.workers_.size() > 1;
+  const auto t0 =
+      timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
   SimTime scan_min = SimTime::never();
   pushed_min_ = SimTime::never();
   const std::uint32_t n = lp_count();
@@ -85,6 +90,8 @@ void Worker::process_window(Model& model, SimTime g, SimTime end) {
       do {
         const Event ev = q.top();
         ctx.now_ = ev.time;
+        if (!kind_counts.empty()) [[unlikely]]
+          ++kind_counts[std::min(ev.kind, kKindCounters - 1)];
         top_in_flight_ = true;
         model.handle(ctx, ev);
         if (top_in_flight_) q.pop();  // no self-send took its place
@@ -102,7 +109,8 @@ void Worker::process_window(Model& model, SimTime g, SimTime end) {
   processed += done;
   pending_ -= done;
   min_ = std::min(scan_min, pushed_min_);
-  compute_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (timed)
+    compute_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 void Worker::deliver(std::vector<Event>& box) {

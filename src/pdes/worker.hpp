@@ -55,6 +55,9 @@ class Worker {
   std::uint64_t sent_remote = 0;
   std::uint64_t sent_other_lp = 0;
   double compute_s = 0;
+  /// STEPSIM_WINDOW_STATS: events processed by kind (kinds above the last share its counter).
+  static constexpr std::uint32_t kKindCounters = 128;
+  std::vector<std::uint64_t> kind_counts;  ///< empty unless counting
 
  private:
   [[noreturn]] void lookahead_violation(LpId src, SimTime now, const Event& ev) const;
