@@ -17,6 +17,16 @@ const CollectiveAlgorithm& nvls_sharp_algorithm();
 const CollectiveAlgorithm& deepep_algorithm();
 const CollectiveAlgorithm& deepep_ll_algorithm();
 
+/// NCCL's p2p over the network (transport/net.cc, device.h): a source GPU's channel has
+/// NCCL_SHARED_STEPS chunk slots shared by the ops of one batch, at most
+/// NCCL_MAX_DEV_WORK_P2P_PER_BATCH peers (one schedule group, init.cc ncclP2pSchedule).
+inline constexpr int kNcclSharedSteps = 16;
+inline constexpr int kNcclP2pPerBatch = 8;
+/// Pieces one network peer has in flight: coll.p2p.channels_per_peer x min(coll.slots,
+/// kNcclSharedSteps / nsubs), nsubs the peers in its batch (1..8; sendProxyProgress' maxDepth):
+/// 2 x 8 for a lone peer (SendRecv), 2 x 2 for the 8 peers of a remote server (AllToAll).
+std::int64_t p2p_window(const CollectiveParams& p, int peers_in_batch);
+
 /// NVLS needs more than two GPUs in the NVLink domain (NCCL transport/nvls.cc: no NVLS at
 /// gpuCount <= 2); forcing it below is a user error.
 inline constexpr int kNvlsMinGpus = 3;

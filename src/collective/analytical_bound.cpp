@@ -9,8 +9,10 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <utility>
 
+#include "src/collective/algorithm_declarations.hpp"
 #include "src/collective/ep_routing.hpp"
 #include "stepsim/collective/collective_app.hpp"
 #include "stepsim/nic/rdma_host.hpp"
@@ -35,12 +37,36 @@ std::vector<BoundChain> chains_of(const CollectiveParams& params, const Collecti
 // The seconds the busiest NIC or NVLink (first) and the busiest proxy (second) of a pairwise
 // AllToAll or SendRecv need, routed as pairwise_algorithm.cpp routes (PXN through the source
 // server's GPU on the destination's rail).
+// A network flow of b bytes also needs ceil(b / chunk) / window round trips of its window
+// (p2p_window: a piece is through its source's proxy, coll.p2p.proxy_overhead, and acknowledged
+// a network round trip, `rtt`, before its slot takes the next), which the first term includes.
 std::pair<double, double> p2p_seconds(const topology::Topology& topo, const Communicator& comm,
-                                      Kind kind, std::int64_t bytes, const CollectiveParams& params,
-                                      const fabric::FabricParams& fabric) {
+                                      Kind kind, std::int64_t bytes, const CollectiveParams& given,
+                                      const fabric::FabricParams& fabric, double rtt) {
   const int n = comm.size();
   const auto G = static_cast<int>(
       std::min<std::uint32_t>(comm.gpus_per_server, static_cast<std::uint32_t>(n)));
+  // The bytes on the wire at the protocol's factor; "auto" at Simple's (the smallest).
+  CollectiveParams params = given;
+  if (params.protocol == "auto") params.protocol = "simple";
+  // Peers of a source in one schedule group: (source, destination server, local / group).
+  const int group = std::gcd(G, kNcclP2pPerBatch);
+  const int per_server = (G + group - 1) / group;
+  const auto group_of = [&](int src, int dst) {
+    return (static_cast<std::size_t>(src) * static_cast<std::size_t>((n + G - 1) / G) +
+            static_cast<std::size_t>(dst / G)) *
+               static_cast<std::size_t>(per_server) +
+           static_cast<std::size_t>(dst % G / group);
+  };
+  std::vector<int> in_group(
+      static_cast<std::size_t>(n) * static_cast<std::size_t>((n + G - 1) / G * per_server), 0);
+  for (int src = 0; src < n; ++src) {
+    for (int dst = 0; dst < n; ++dst) {
+      if (dst / G != src / G && p2p_bytes(kind, bytes, n, src, dst) > 0)
+        ++in_group[group_of(src, dst)];
+    }
+  }
+  double window_s = 0;
   std::map<topology::PortId, std::pair<double, double>> nic;  // bytes out, in
   std::vector<double> nvlink(static_cast<std::size_t>(n), 0);
   std::vector<double> messages(static_cast<std::size_t>(n), 0);
@@ -69,6 +95,9 @@ std::pair<double, double> p2p_seconds(const topology::Topology& topo, const Comm
       const double m = chunks(b, params.p2p_net_chunk);
       messages[static_cast<std::size_t>(x.local != a.local ? via : src)] += m;
       messages[static_cast<std::size_t>(dst)] += m;
+      const auto window = static_cast<double>(p2p_window(params, in_group[group_of(src, dst)]));
+      window_s = std::max(
+          window_s, std::floor((m - 1) / window) * (params.p2p_proxy_overhead.seconds() + rtt));
     }
   }
   const double wire = params.wire_factor();
@@ -84,7 +113,7 @@ std::pair<double, double> p2p_seconds(const topology::Topology& topo, const Comm
   }
   double proxy = 0;
   for (double m : messages) proxy = std::max(proxy, m * params.p2p_proxy_busy.seconds());
-  return {t, proxy};
+  return {std::max(t, window_s), proxy};
 }
 
 // DeepEP's dispatch and combine (ep_routing.hpp): the busiest NIC's and NVLink's bytes, after
@@ -159,7 +188,7 @@ kernels::AlphaBeta analytical_bound(const topology::Topology& topo, const fabric
     // Per NIC and NVLink: the bytes after the base latency, then the last piece's hop. Per proxy:
     // its messages one after the other from the base latency on, the last one the receiver's,
     // with no hop after it. The larger of the two, as latency + bytes / rate.
-    const auto [wire, proxy] = p2p_seconds(topo, comm, kind, bytes, params, fabric);
+    const auto [wire, proxy] = p2p_seconds(topo, comm, kind, bytes, params, fabric, 2 * net);
     double base = std::numeric_limits<double>::infinity();
     for (const std::string& pr : protocols) {
       CollectiveParams q = params;

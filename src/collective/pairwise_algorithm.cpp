@@ -18,11 +18,19 @@
 // proxy progresses its ops).
 // Over NVLink a flow has at most one NVLink chunk waiting on its GPU's NVLink egress (its
 // GPU's flows share NVLink byte for byte, as concurrent copies do).
-// Simplified: all peers start at once (NCCL's pairwise steps are not synchronised); channels per
-// peer only widen the window (one connection per peer pair).
+// Over the network NCCL's p2p uses shared buffers (transport/net.cc): each channel of a source
+// GPU has NCCL_SHARED_STEPS (16) chunk slots, shared by the ops of one batch on that channel,
+// which are the peers of one schedule group (init.cc ncclP2pSchedule: gcd(8, G) ranks of one
+// remote server, NCCL_MAX_DEV_WORK_P2P_PER_BATCH 8 at most). With nsubs of them, each peer has
+// at most min(NCCL_STEPS, 16 / nsubs) chunks in flight per channel (sendProxyProgress' maxDepth):
+// 2 for 8 peers, so a flow's window is channels x 2 chunks (512 KiB), not channels x 8; a lone
+// peer (SendRecv) keeps 8 per channel. p2p_window() is the rule.
+// Simplified: all peers start at once (NCCL's schedule groups run on different channels at the
+// same time); channels per peer only widen the window (one connection per peer pair).
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
 
 #include "src/collective/algorithm_declarations.hpp"
 #include "src/collective/collective_core.hpp"
@@ -32,6 +40,11 @@
 namespace stepsim::collective {
 
 using topology::kNone;
+
+std::int64_t p2p_window(const CollectiveParams& p, int peers_in_batch) {
+  const int nsubs = std::clamp(peers_in_batch, 1, kNcclP2pPerBatch);
+  return std::int64_t{p.p2p_channels_per_peer} * std::min(p.slots, kNcclSharedSteps / nsubs);
+}
 
 namespace {
 
@@ -56,6 +69,7 @@ class PairwiseRun final : public AlgorithmRun {
     std::int64_t acked = 0;
     std::int64_t pxn_posted = 0;
     std::int64_t nvl_queued = 0;  // bytes booked on the source GPU's NVLink, not yet sent
+    std::int64_t window = 0;      // pieces in flight at most (p2p_window)
   };
   enum Event : std::uint32_t {
     kNvlink = 1,  // a piece of flow `index` crossed NVLink to its destination
@@ -116,6 +130,24 @@ PairwiseRun::PairwiseRun(CollectiveCore& core) : AlgorithmRun(core), n_(core.siz
       if (bytes > 0) add_flow(static_cast<std::uint32_t>(g), dst, bytes, conn_of);
     }
   }
+  // Each flow's window: network flows by the peers of the source in the same schedule group
+  // (source GPU, destination server, destination local index / group size).
+  const int group = std::gcd(static_cast<int>(G), kNcclP2pPerBatch);
+  std::vector<int> in_group(static_cast<std::size_t>(n_) * static_cast<std::size_t>(servers) *
+                                static_cast<std::size_t>(ceil_div(static_cast<int>(G), group)),
+                            0);
+  const auto group_of = [&](const Flow& f) {
+    const std::size_t per_server = static_cast<std::size_t>(ceil_div(static_cast<int>(G), group));
+    return (static_cast<std::size_t>(f.src) * servers + f.dst / G) * per_server +
+           (f.dst % G) / static_cast<std::uint32_t>(group);
+  };
+  for (const Flow& f : flows_) {
+    if (!f.intra) ++in_group[group_of(f)];
+  }
+  for (Flow& f : flows_) {
+    f.window = f.intra ? std::int64_t{core_.params().slots} * core_.params().p2p_channels_per_peer
+                       : p2p_window(core_.params(), in_group[group_of(f)]);
+  }
   dst_of_endpoint_.assign(core_.connections().size() * 2, kNone);
   posted_flows_.resize(core_.connections().size() * 2);
   for (const Flow& f : flows_) {
@@ -173,8 +205,7 @@ void PairwiseRun::send(nic::Verbs& v, std::uint32_t fi, std::int64_t upto) {
   // on the link; the GPU's flows share it byte for byte), so one flow's window of pieces does
   // not queue ahead of the others': intra-server pieces would starve the PXN hops feeding the
   // NIC.
-  while (f.sent < std::min(f.pieces, upto) &&
-         f.sent - f.acked < p.slots * p.p2p_channels_per_peer &&
+  while (f.sent < std::min(f.pieces, upto) && f.sent - f.acked < f.window &&
          (!(f.intra || f.pxn) || f.nvl_queued < p.p2p_nvl_chunk)) {
     const std::int64_t wire = core_.wire_bytes(piece_bytes(f, f.sent));
     ++f.sent;
@@ -215,6 +246,7 @@ void PairwiseRun::start(nic::Verbs& v) {
   // GPU's first pieces go to all of its peers, not a window's worth to the first peer.
   const CollectiveParams& p = core_.params();
   for (std::int64_t k = 1; k <= std::int64_t{p.slots} * p.p2p_channels_per_peer; ++k) {
+    // (a flow's own window stops it earlier: send() checks it)
     for (std::uint32_t fi = 0; fi < flows_.size(); ++fi) {
       if (core_.local(v, flows_[fi].src)) send(v, fi, k);
     }

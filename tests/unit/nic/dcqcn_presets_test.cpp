@@ -18,19 +18,19 @@ namespace {
 
 using testing::leaf_spine;
 
-struct Outcome {
+struct DcqcnOutcome {
   RdmaRun run;
   BulkResult bulk;
 };
 
 // Payload rate (Gb/s) of a port carrying 64 KiB WRITEs in 4 KiB packets (62 B headers, 20 B gap).
-double goodput(double port_gbps) {
+double dp_goodput(double port_gbps) {
   return port_gbps * 4096 / (4096 + 62 + 20);
 }
 
-Outcome run_bulk(const topology::Topology& topo, const std::vector<Connection>& conns,
-                 const std::vector<Transfer>& transfers, const std::string& preset, SimTime every,
-                 SimTime end, const std::string& lb = "ecmp") {
+DcqcnOutcome dp_run_bulk(const topology::Topology& topo, const std::vector<Connection>& conns,
+                         const std::vector<Transfer>& transfers, const std::string& preset,
+                         SimTime every, SimTime end, const std::string& lb = "ecmp") {
   NicParams nic;
   auto table = nic_param_table(nic);
   EXPECT_TRUE(table.apply("cc.algorithm=dcqcn").ok());
@@ -43,12 +43,12 @@ Outcome run_bulk(const topology::Topology& topo, const std::vector<Connection>& 
   opt.end = end;
   auto r = run_rdma(topo, conns, nic, fp, &app, sync, opt);
   EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
-  return Outcome{std::move(r).value(), app.result(sync)};
+  return DcqcnOutcome{std::move(r).value(), app.result(sync)};
 }
 
 // `senders` hosts of one leaf write long streams into host 0 of the same leaf.
-Outcome incast(const char* port, int senders, const std::string& preset, SimTime every,
-               SimTime end) {
+DcqcnOutcome dp_incast(const char* port, int senders, const std::string& preset, SimTime every,
+                       SimTime end) {
   const auto topo = leaf_spine(1, 1, static_cast<std::uint32_t>(senders) + 1, port);
   std::vector<Connection> conns;
   std::vector<Transfer> transfers;
@@ -63,13 +63,14 @@ Outcome incast(const char* port, int senders, const std::string& preset, SimTime
     t.messages = 1'000'000;  // more than the run can send: a stream
     transfers.push_back(t);
   }
-  return run_bulk(topo, conns, transfers, preset, every, end);
+  return dp_run_bulk(topo, conns, transfers, preset, every, end);
 }
 
 // Two leaves of `hosts` hosts and two spines: host h of leaf 0 and host h of leaf 1 stream to each
 // other, packets sprayed over both spines (selective repeat). The uplinks are 2:1 oversubscribed
 // (`hosts` = 4): every uplink is a congestion point.
-Outcome permutation(const char* port, const std::string& preset, SimTime every, SimTime end) {
+DcqcnOutcome dp_permutation(const char* port, const std::string& preset, SimTime every,
+                            SimTime end) {
   constexpr std::uint32_t kHosts = 4;
   const auto topo = leaf_spine(2, 2, kHosts, port);
   std::vector<Connection> conns;
@@ -89,16 +90,16 @@ Outcome permutation(const char* port, const std::string& preset, SimTime every, 
       transfers.push_back(t);
     }
   }
-  return run_bulk(topo, conns, transfers, preset, every, end, "spray");
+  return dp_run_bulk(topo, conns, transfers, preset, every, end, "spray");
 }
 
-double total_gbps(const Outcome& x, std::size_t k0, std::size_t k1, SimTime every) {
+double dp_total_gbps(const DcqcnOutcome& x, std::size_t k0, std::size_t k1, SimTime every) {
   double s = 0;
   for (std::size_t t = 0; t < x.bulk.bytes.size(); ++t) s += x.bulk.gbps(t, k0, k1, every);
   return s;
 }
 
-std::int64_t errors(const Outcome& x) {
+std::int64_t dp_errors(const DcqcnOutcome& x) {
   std::int64_t n = 0;
   for (std::int64_t e : x.bulk.errors) n += e;
   return n;
@@ -111,11 +112,11 @@ std::int64_t errors(const Outcome& x) {
 TEST(DcqcnPresets, FirmwareSetKeepsAnIncastBottleneckBusyAt400GAnd1600G) {
   const SimTime every = SimTime::us(50);
   for (const auto& [port, gbps] : {std::pair{"400G", 400.0}, std::pair{"1.6T", 1600.0}}) {
-    const Outcome r = incast(port, 8, "mlx5", every, SimTime::us(2100));
-    EXPECT_EQ(errors(r), 0) << port;
-    const double g = total_gbps(r, 10, 40, every);
-    EXPECT_GE(g, 0.95 * goodput(gbps)) << port << ": " << g;
-    EXPECT_LE(g, 1.001 * goodput(gbps)) << port << ": " << g;
+    const DcqcnOutcome r = dp_incast(port, 8, "mlx5", every, SimTime::us(2100));
+    EXPECT_EQ(dp_errors(r), 0) << port;
+    const double g = dp_total_gbps(r, 10, 40, every);
+    EXPECT_GE(g, 0.95 * dp_goodput(gbps)) << port << ": " << g;
+    EXPECT_LE(g, 1.001 * dp_goodput(gbps)) << port << ": " << g;
     std::uint64_t cnps = 0;
     for (const QpStats& e : r.run.rdma.endpoints) cnps += e.cnps_received;
     EXPECT_GT(cnps, 100u) << port;  // the congestion control acted
@@ -133,12 +134,12 @@ TEST(DcqcnPresets, FirmwareSetKeepsAnIncastBottleneckBusyAt400GAnd1600G) {
 TEST(DcqcnPresets, FirmwareSetKeepsAnOversubscribedPermutationsUplinksBusy) {
   const SimTime every = SimTime::us(50);
   for (const auto& [port, gbps] : {std::pair{"400G", 400.0}, std::pair{"1.6T", 1600.0}}) {
-    const Outcome r = permutation(port, "mlx5", every, SimTime::us(2100));
-    EXPECT_EQ(errors(r), 0) << port;
+    const DcqcnOutcome r = dp_permutation(port, "mlx5", every, SimTime::us(2100));
+    EXPECT_EQ(dp_errors(r), 0) << port;
     // Each direction crosses two uplinks: 2 x goodput in each of the two directions.
-    const double g = total_gbps(r, 10, 40, every);
-    EXPECT_GE(g, 0.95 * 4 * goodput(gbps)) << port << ": " << g;
-    EXPECT_LE(g, 1.001 * 4 * goodput(gbps)) << port << ": " << g;
+    const double g = dp_total_gbps(r, 10, 40, every);
+    EXPECT_GE(g, 0.95 * 4 * dp_goodput(gbps)) << port << ": " << g;
+    EXPECT_LE(g, 1.001 * 4 * dp_goodput(gbps)) << port << ": " << g;
   }
 }
 
@@ -147,12 +148,12 @@ TEST(DcqcnPresets, FirmwareSetKeepsAnOversubscribedPermutationsUplinksBusy) {
 // half the time (measured 166 Gb/s of 392; the firmware's set 392).
 TEST(DcqcnPresets, PaperSetLeavesA400GIncastBottleneckMoreThanHalfIdle) {
   const SimTime every = SimTime::us(50);
-  const Outcome paper = incast("400G", 8, "sigcomm15", every, SimTime::us(2100));
-  const Outcome firmware = incast("400G", 8, "mlx5", every, SimTime::us(2100));
-  const double p = total_gbps(paper, 10, 40, every);
-  const double f = total_gbps(firmware, 10, 40, every);
-  EXPECT_LT(p, 0.5 * goodput(400)) << p;
-  EXPECT_GE(f, 0.95 * goodput(400)) << f;
+  const DcqcnOutcome paper = dp_incast("400G", 8, "sigcomm15", every, SimTime::us(2100));
+  const DcqcnOutcome firmware = dp_incast("400G", 8, "mlx5", every, SimTime::us(2100));
+  const double p = dp_total_gbps(paper, 10, 40, every);
+  const double f = dp_total_gbps(firmware, 10, 40, every);
+  EXPECT_LT(p, 0.5 * dp_goodput(400)) << p;
+  EXPECT_GE(f, 0.95 * dp_goodput(400)) << f;
 }
 
 }  // namespace
