@@ -3,8 +3,12 @@
 // - GEMMs (compute.gemm_model tiles): NVIDIA's "Matrix Multiplication Background" guide (Deep
 //   Learning Performance docs): the output is cut into tiles, one per SM at a time, in waves;
 //   a partial last wave or partial edge tiles cost a whole wave / tile (tile and wave
-//   quantization). The peak x gpu.gemm_efficiency is what a wave of full tiles achieves (fitted,
-//   gpu_spec.cpp). A GEMM is never faster than reading its operands and writing its output.
+//   quantization). The peak x gpu.gemm_efficiency is what a wave of full tiles achieves in its
+//   main loop (fitted, gpu_spec.cpp); each wave then stores its tiles' BF16 outputs at the HBM
+//   rate (the epilogue, not overlapped with the tensor cores): DeepGEMM's H800 FP8 rates fall
+//   with K as K / (K + K0), K0 about 520, and the HBM store predicts K0 = peak / HBM, 580 at its
+//   rates (README table, 2025-04-09). A GEMM is never faster than reading its operands and
+//   writing its output.
 // - Backward GEMMs: the input gradient (m x n by n x k) and the weight gradient (k x m by m x
 //   n) of each linear, each as many FLOPs as the forward.
 // - Attention (compute.attention flash): FlashAttention-2 (Dao 2023) tiles Q and K/V in blocks;
@@ -83,7 +87,11 @@ double gemm_seconds(const Scenario& s, double m, double n, double k, bool fp8, d
   const double mn = std::min(
       {quantized_mn(m, n, groups, tm, tn, sms), quantized_mn(m, n, groups, tn, tm, sms),
        quantized_mn(m, n, groups, tm / 2, tn, sms), quantized_mn(m, n, groups, tn, tm / 2, sms)});
-  const double compute = 2 * mn * k / peak;
+  // Each tile's epilogue (its BF16 output stored after the main loop, the tensor cores idle):
+  // a wave's outputs at the HBM rate. The same time in every precision, so FP8 gains least on
+  // GEMMs of short K (the rate falls as K / (K + peak / HBM)).
+  const double epilogue = 2 * mn / (s.gpu.hbm_bandwidth * s.compute.memory_efficiency);
+  const double compute = 2 * mn * k / peak + epilogue;
   // Operand bytes (block scales included); the output in BF16.
   const double in = !fp8                          ? 2
                     : s.model.precision == "bf16" ? 1
