@@ -17,6 +17,8 @@
 //   one key block's, once per kernel, and CP's ring attention runs one kernel per ring step.
 //   Backward: FlashAttention's backward runs 5 matmuls per block against the forward's 2 (it
 //   recomputes QK^T): 2.5x the forward. Attention runs in BF16 (also in FP8 training).
+// - Elementwise kernels: compute.elementwise_bytes per token and hidden unit (norms, residual
+//   adds, dropout) plus the FFN activation on the FFN's width (ffn_activation_bytes).
 // - FP8 casts (model.precision fp8, current scaling): fp8_cast.hpp; memory-bound, at the HBM
 //   rate of the elementwise kernels, outside the GEMMs (never hidden by TP overlap).
 #include "stepsim/workload/compute_cost.hpp"
@@ -270,6 +272,16 @@ std::pair<double, double> ffn_linears(const Scenario& s, bool moe, double T, Lin
   return {router_f, router_b};
 }
 
+// The FFN activation's HBM bytes per token (forward), on the FFN's width and split over TP:
+// GELU reads and writes the FC1 output (4 bytes per FFN unit, Megatron's fused bias-GELU);
+// SwiGLU reads the gate and up projections and writes their product (6). Dense FFNs and shared
+// experts; an MoE layer's routed activation is in gpu.moe_elementwise_bytes.
+double ffn_activation_bytes(const ModelSpec& m, bool moe) {
+  const double per_unit = m.activation == "swiglu" ? 6 : 4;
+  if (!moe) return per_unit * (m.experts > 0 && m.dense_ffn > 0 ? m.dense_ffn : m.ffn);
+  return per_unit * static_cast<double>(m.shared_experts) * m.ffn;
+}
+
 // Multi-token prediction: each MTP module is a 2h -> h projection, a layer like the model's
 // last, and the output layer, added to the logits' costs. Its layer's TP / EP collectives are
 // not modelled (its compute only).
@@ -325,7 +337,9 @@ LayerCosts layer_costs(const Scenario& s, bool moe_layer) {
   }
   const double attn = attention_fwd_seconds(s);
   const double attn_b = c.attention == "formula" ? 2 * attn : 2.5 * attn;
-  double elem = c.elementwise_bytes * T * h / (p.sequence_parallel ? tp : 1) / hbm;
+  double elem = (c.elementwise_bytes * h / (p.sequence_parallel ? tp : 1) +
+                 ffn_activation_bytes(m, moe) / tp) *
+                T / hbm;
   // The routed pairs this GPU's experts take (EP spreads the group's T x top_k evenly).
   if (moe) elem += s.gpu.moe_elementwise_bytes * T * m.top_k * moe_load(s).tokens * h / hbm;
   const double ovh = c.kernel_overhead.seconds();

@@ -45,7 +45,9 @@ TEST(ComputeCost, LayerCostsFollowTheRoofline) {
   const double params = 4 * h * h + 2 * h * 4096;  // attention (no GQA) and a GELU FFN
   const double gemm = 2 * T * params / tp / (1e15 * 0.5);
   const double attn = 4 * T * 2048 * h / tp / (1e15 * 0.5);
-  const double elem = 24 * T * h / (3e12 * 0.75);  // no sequence parallelism: not split
+  // Norms, residual adds and dropout: 24 bytes per hidden unit (no sequence parallelism: not
+  // split); the GELU reads and writes its TP shard of the FFN (4 bytes per unit).
+  const double elem = (24 * h + 4 * 4096 / tp) * T / (3e12 * 0.75);
   const double ovh = 5e-6;
   const LayerCosts c = layer_costs(s);
   EXPECT_NEAR(c.fwd_s, gemm + attn + elem + ovh, 1e-12 * c.fwd_s);
@@ -54,6 +56,22 @@ TEST(ComputeCost, LayerCostsFollowTheRoofline) {
   const double logits = 2 * T * h * 32000 / tp / (1e15 * 0.5);
   EXPECT_NEAR(c.logits_fwd_s, logits + ovh, 1e-12 * c.logits_fwd_s);
   EXPECT_NEAR(c.logits_bwd_s, 2 * logits + ovh, 1e-12 * c.logits_bwd_s);
+}
+
+TEST(ComputeCost, TheFfnActivationCostsItsWidthsTraffic) {
+  // SwiGLU reads the gate and the up projection and writes their product: 6 bytes per FFN unit
+  // of the TP shard and token, against GELU's 4; the GEMMs' difference (a third matrix) apart.
+  Scenario s = gpt();
+  const double T = 2.0 * 2048, tp = 2, hbm = 3e12 * 0.75;
+  const double gelu = layer_costs(s).fwd_s;
+  s.model.activation = "swiglu";
+  const double gate = 2 * T * 1024 * 4096 / tp / (1e15 * 0.5);  // the gate projection's GEMM
+  EXPECT_NEAR(layer_costs(s).fwd_s - gelu, gate + (6 - 4) * 4096 / tp * T / hbm, 1e-12 * gelu);
+  // Sequence parallelism does not split it (the FFN is split over TP already).
+  s.par.sequence_parallel = true;
+  const double sp = layer_costs(s).fwd_s;
+  s.model.ffn = 8192;
+  EXPECT_GT(layer_costs(s).fwd_s - sp, 6 * 4096 / tp * T / hbm);
 }
 
 TEST(ComputeCost, SequenceParallelismSplitsTheElementwiseTraffic) {
@@ -164,12 +182,13 @@ TEST(ComputeCost, MoeFeaturesAddUpToTheModelAndCostWhatTheyCompute) {
     EXPECT_DOUBLE_EQ(grads, 2 * sum);  // grad_bytes 2
   }
   // A dense layer (FFN 8192) against an MoE layer (top 2 + 1 shared of 4096, and the router):
-  // flat GEMMs, so the FFN's FLOPs decide.
+  // flat GEMMs, so the FFN's FLOPs decide, and the GELU's traffic on the FFN's width (the
+  // dense 8192, the shared expert's 4096; the routed experts' is moe_elementwise_bytes, 0 here).
   const LayerCosts dense = layer_costs(s, false);
   const LayerCosts moe = layer_costs(s, true);
-  const double T = 2.0 * 2048, h = 1024, eff = 0.5e15;
-  const double ffn_dense = 2 * T * 2 * h * 8192 / eff;
-  const double ffn_moe = 2 * T * (3 * 2 * h * 4096 + h * 4) / eff;
+  const double T = 2.0 * 2048, h = 1024, eff = 0.5e15, hbm = 3e12 * 0.75;
+  const double ffn_dense = 2 * T * 2 * h * 8192 / eff + 4 * 8192 * T / hbm;
+  const double ffn_moe = 2 * T * (3 * 2 * h * 4096 + h * 4) / eff + 4 * 4096 * T / hbm;
   EXPECT_NEAR(moe.fwd_s - dense.fwd_s, ffn_moe - ffn_dense, 1e-12);
   // The MTP module runs on the output layer's pass: a layer, a projection, the logits again.
   Scenario no_mtp = s;
