@@ -16,7 +16,8 @@
 //   whole. Each query block pays a fixed cost (load Q, rescale and write O) assumed equal to
 //   one key block's, once per kernel, and CP's ring attention runs one kernel per ring step.
 //   Backward: FlashAttention's backward runs 5 matmuls per block against the forward's 2 (it
-//   recomputes QK^T): 2.5x the forward. Attention runs in BF16 (also in FP8 training).
+//   recomputes QK^T): 2.5x the forward's FLOPs, at a lower rate (kAttentionBackwardRate).
+//   Attention runs in BF16 (also in FP8 training).
 // - Elementwise kernels: compute.elementwise_bytes per token and hidden unit (norms, residual
 //   adds, dropout) plus the FFN activation on the FFN's width (ffn_activation_bytes).
 // - FP8 casts (model.precision fp8, current scaling): fp8_cast.hpp; memory-bound, at the HBM
@@ -38,6 +39,12 @@
 namespace stepsim::workload {
 
 namespace {
+
+// FlashAttention's backward runs below its forward's rate (dQ accumulated across key blocks,
+// the softmax recomputed): FlashAttention-3 (Shah et al. 2024, arXiv 2407.08608, figures of
+// H100 SXM5 BF16, head dim 128, 16k tokens) 561 TFLOP/s backward against 648 forward, cuDNN's
+// kernels 516 against 595: 0.87 of the forward's rate in both, each pass's FLOPs counted as here.
+constexpr double kAttentionBackwardRate = 561.0 / 648.0;
 
 // The peak of a low-precision GEMM: model.precision's (fp8, mxfp8, nvfp4), FP8 when the model
 // is in BF16 (a caller asking for an FP8 GEMM of a BF16 model). One fitted efficiency covers
@@ -336,7 +343,7 @@ LayerCosts layer_costs(const Scenario& s, bool moe_layer) {
     gemm_b += gb[i];
   }
   const double attn = attention_fwd_seconds(s);
-  const double attn_b = c.attention == "formula" ? 2 * attn : 2.5 * attn;
+  const double attn_b = c.attention == "formula" ? 2 * attn : 2.5 * attn / kAttentionBackwardRate;
   double elem = (c.elementwise_bytes * h / (p.sequence_parallel ? tp : 1) +
                  ffn_activation_bytes(m, moe) / tp) *
                 T / hbm;
