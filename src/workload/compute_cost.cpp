@@ -6,9 +6,9 @@
 //   quantization). The peak x gpu.gemm_efficiency is what a wave of full tiles achieves in its
 //   main loop (fitted, gpu_spec.cpp); each wave then stores its tiles' BF16 outputs at the HBM
 //   rate (the epilogue, not overlapped with the tensor cores): DeepGEMM's H800 FP8 rates fall
-//   with K as K / (K + K0), K0 about 520, and the HBM store predicts K0 = peak / HBM, 580 at its
-//   rates (README table, 2025-04-09). A GEMM is never faster than reading its operands and
-//   writing its output.
+//   with K as K / (K + K0), K0 about 520 (README table, 2025-04-09), and the HBM store predicts
+//   K0 = achieved peak / (HBM x memory efficiency), 580 at its rates. A GEMM is never faster
+//   than reading its operands and writing its output.
 // - Backward GEMMs: the input gradient (m x n by n x k) and the weight gradient (k x m by m x
 //   n) of each linear, each as many FLOPs as the forward.
 // - Attention (compute.attention flash): FlashAttention-2 (Dao 2023) tiles Q and K/V in blocks;
@@ -109,7 +109,7 @@ double gemm_seconds(const Scenario& s, double m, double n, double k, bool fp8, d
        quantized_mn(m, n, groups, tm / 2, tn, sms), quantized_mn(m, n, groups, tn, tm / 2, sms)});
   // Each tile's epilogue (its BF16 output stored after the main loop, the tensor cores idle):
   // a wave's outputs at the HBM rate. The same time in every precision, so FP8 gains least on
-  // GEMMs of short K (the rate falls as K / (K + peak / HBM)).
+  // GEMMs of short K (a whole wave's rate falls as K / (K + peak / HBM), both effective).
   const double epilogue = 2 * mn / (s.gpu.hbm_bandwidth * s.compute.memory_efficiency);
   const double compute = 2 * mn * k / peak + epilogue;
   // Operand bytes (block scales included); the output in BF16.
