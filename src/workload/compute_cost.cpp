@@ -20,6 +20,7 @@
 //   Attention runs in BF16 (also in FP8 training).
 // - Elementwise kernels: compute.elementwise_bytes per token and hidden unit (norms, residual
 //   adds, dropout) plus the FFN activation on the FFN's width (ffn_activation_bytes).
+// - Cross entropy: memory-bound over the TP shard's logits, beside the output layer's GEMMs.
 // - FP8 casts (model.precision fp8, current scaling): fp8_cast.hpp; memory-bound, at the HBM
 //   rate of the elementwise kernels, outside the GEMMs (never hidden by TP overlap).
 #include "stepsim/workload/compute_cost.hpp"
@@ -382,8 +383,12 @@ LayerCosts layer_costs(const Scenario& s, bool moe_layer) {
   if (p.recompute == "full") k.recompute_s = k.fwd_s;
   if (p.recompute == "selective") k.recompute_s = attn;
   const Linear logits{T, static_cast<double>(m.vocab) / tp, h};
-  k.logits_fwd_s = fwd_seconds(s, logits, fp8) + ovh;
-  k.logits_bwd_s = bwd_seconds(s, logits, fp8) + ovh;
+  // Megatron's fused vocabulary-parallel cross entropy, per logit of the TP shard: forward 14
+  // bytes (the BF16 logits read, their FP32 softmax written and read back for the max and the
+  // sum of exponentials), backward 6 (the softmax read, the BF16 gradient written).
+  const double logit_count = T * static_cast<double>(m.vocab) / tp;
+  k.logits_fwd_s = fwd_seconds(s, logits, fp8) + 14 * logit_count / hbm + ovh;
+  k.logits_bwd_s = bwd_seconds(s, logits, fp8) + 6 * logit_count / hbm + ovh;
   k.output_fwd_s = k.logits_fwd_s;
   k.output_bwd_s = k.logits_bwd_s;
   if (m.mtp_layers > 0) add_mtp(s, moe, T, k);

@@ -63,10 +63,10 @@ TEST(MoeValidation, E2_KnownMissHeldWhereItIs) {
   // casts (amax and cast-transpose of every FP8 GEMM's inputs) are charged; they take 12,070
   // down to 11,314. The GEMM epilogue (the same time in BF16 and FP8, so short-K GEMMs gain
   // less from FP8) slows E2's 768-wide experts, but M6's refit takes it back (M6's weight
-  // gradients have K = 2,048 tokens too): 11,400, still 27% fast.
+  // gradients have K = 2,048 tokens too): 11,394, still 27% fast.
   const double e2 = 1024.0 * 4096 / step("e2-qwen3-30b-a3b-ep16-fp8-h100.yaml").step_s / 16;
   std::printf("E2 %.0f tokens/s/GPU\n", e2);
-  EXPECT_NEAR(e2, 11400, 0.02 * 11400);
+  EXPECT_NEAR(e2, 11394, 0.02 * 11394);
   // The casts cost the FP8 step a share of what its GEMMs gain: BF16 (E1) stays below it.
   const double e1 = 1024.0 * 4096 / step(kE1).step_s / 16;
   EXPECT_LT(e1, e2);
