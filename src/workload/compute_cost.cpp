@@ -3,8 +3,12 @@
 // - GEMMs (compute.gemm_model tiles): NVIDIA's "Matrix Multiplication Background" guide (Deep
 //   Learning Performance docs): the output is cut into tiles, one per SM at a time, in waves;
 //   a partial last wave or partial edge tiles cost a whole wave / tile (tile and wave
-//   quantization). The peak x gpu.gemm_efficiency is what a wave of full tiles achieves (fitted,
-//   gpu_spec.cpp). A GEMM is never faster than reading its operands and writing its output.
+//   quantization). The peak x gpu.gemm_efficiency is what a wave of full tiles achieves in its
+//   main loop (fitted, gpu_spec.cpp); each wave then stores its tiles' BF16 outputs at the HBM
+//   rate (the epilogue, not overlapped with the tensor cores): DeepGEMM's H800 FP8 rates fall
+//   with K as K / (K + K0), K0 about 520 (README table, 2025-04-09), and the HBM store predicts
+//   K0 = achieved peak / (HBM x memory efficiency), 580 at its rates. A GEMM is never faster
+//   than reading its operands and writing its output.
 // - Backward GEMMs: the input gradient (m x n by n x k) and the weight gradient (k x m by m x
 //   n) of each linear, each as many FLOPs as the forward.
 // - Attention (compute.attention flash): FlashAttention-2 (Dao 2023) tiles Q and K/V in blocks;
@@ -12,7 +16,11 @@
 //   whole. Each query block pays a fixed cost (load Q, rescale and write O) assumed equal to
 //   one key block's, once per kernel, and CP's ring attention runs one kernel per ring step.
 //   Backward: FlashAttention's backward runs 5 matmuls per block against the forward's 2 (it
-//   recomputes QK^T): 2.5x the forward. Attention runs in BF16 (also in FP8 training).
+//   recomputes QK^T): 2.5x the forward's FLOPs, at a lower rate (kAttentionBackwardRate).
+//   Attention runs in BF16 (also in FP8 training).
+// - Elementwise kernels: compute.elementwise_bytes per token and hidden unit (norms, residual
+//   adds, dropout) plus the FFN activation on the FFN's width (ffn_activation_bytes).
+// - Cross entropy: memory-bound over the TP shard's logits, beside the output layer's GEMMs.
 // - FP8 casts (model.precision fp8, current scaling): fp8_cast.hpp; memory-bound, at the HBM
 //   rate of the elementwise kernels, outside the GEMMs (never hidden by TP overlap).
 #include "stepsim/workload/compute_cost.hpp"
@@ -23,6 +31,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -32,6 +41,22 @@
 namespace stepsim::workload {
 
 namespace {
+
+// FlashAttention's backward runs below its forward's rate (dQ accumulated across key blocks,
+// the softmax recomputed): FlashAttention-3 (Shah et al. 2024, arXiv 2407.08608, figures of
+// H100 SXM5 BF16, head dim 128, 16k tokens) 561 TFLOP/s backward against 648 forward, cuDNN's
+// kernels 516 against 595: 0.87 of the forward's rate in both, each pass's FLOPs counted as here.
+constexpr double kAttentionBackwardRate = 561.0 / 648.0;
+
+// The forward's rate where one is published for the GPU's tensor cores: cuDNN's fused attention
+// (Transformer Engine's default backend on Hopper) reaches 595 TFLOP/s on an H100 SXM5 (the same
+// FlashAttention-3 figure: BF16, head dim 128, 16k tokens, no mask), 0.602 of the BF16 peak; the
+// model's per-query-block fixed cost (1/128 at 16k tokens) is on top, so its blocks run at
+// 0.602 x (1 + 1/128). H800 and H200 share the H100's SMs. Elsewhere: the GEMM efficiency.
+double published_attention_efficiency(const std::string& gpu) {
+  if (gpu == "h100" || gpu == "h800" || gpu == "h200") return 595.0 / 989.0 * (1 + 1.0 / 128);
+  return 0;
+}
 
 // The peak of a low-precision GEMM: model.precision's (fp8, mxfp8, nvfp4), FP8 when the model
 // is in BF16 (a caller asking for an FP8 GEMM of a BF16 model). One fitted efficiency covers
@@ -83,7 +108,11 @@ double gemm_seconds(const Scenario& s, double m, double n, double k, bool fp8, d
   const double mn = std::min(
       {quantized_mn(m, n, groups, tm, tn, sms), quantized_mn(m, n, groups, tn, tm, sms),
        quantized_mn(m, n, groups, tm / 2, tn, sms), quantized_mn(m, n, groups, tn, tm / 2, sms)});
-  const double compute = 2 * mn * k / peak;
+  // Each tile's epilogue (its BF16 output stored after the main loop, the tensor cores idle):
+  // a wave's outputs at the HBM rate. The same time in every precision, so FP8 gains least on
+  // GEMMs of short K (a whole wave's rate falls as K / (K + peak / HBM), both effective).
+  const double epilogue = 2 * mn / (s.gpu.hbm_bandwidth * s.compute.memory_efficiency);
+  const double compute = 2 * mn * k / peak + epilogue;
   // Operand bytes (block scales included); the output in BF16.
   const double in = !fp8                          ? 2
                     : s.model.precision == "bf16" ? 1
@@ -134,7 +163,9 @@ double attention_fwd_seconds(const Scenario& s) {
     if (!m.mla()) return 4 * T * m.seq_len * static_cast<double>(m.attn_width()) / p.tp / peak16;
     return pair * T * m.seq_len * m.heads / p.tp / peak16;
   }
+  const double published = published_attention_efficiency(s.gpu.name);
   const double eff = s.compute.attention_efficiency > 0 ? s.compute.attention_efficiency
+                     : published > 0                    ? published
                                                         : peak16 / s.gpu.bf16_flops;
   const double b = s.compute.attention_block;
   const double nb = std::max(1.0, m.seq_len / b);  // a shorter sequence still costs a block
@@ -262,6 +293,16 @@ std::pair<double, double> ffn_linears(const Scenario& s, bool moe, double T, Lin
   return {router_f, router_b};
 }
 
+// The FFN activation's HBM bytes per token (forward), on the FFN's width and split over TP:
+// GELU reads and writes the FC1 output (4 bytes per FFN unit, Megatron's fused bias-GELU);
+// SwiGLU reads the gate and up projections and writes their product (6). Dense FFNs and shared
+// experts; an MoE layer's routed activation is in gpu.moe_elementwise_bytes.
+double ffn_activation_bytes(const ModelSpec& m, bool moe) {
+  const double per_unit = m.activation == "swiglu" ? 6 : 4;
+  if (!moe) return per_unit * (m.experts > 0 && m.dense_ffn > 0 ? m.dense_ffn : m.ffn);
+  return per_unit * static_cast<double>(m.shared_experts) * m.ffn;
+}
+
 // Multi-token prediction: each MTP module is a 2h -> h projection, a layer like the model's
 // last, and the output layer, added to the logits' costs. Its layer's TP / EP collectives are
 // not modelled (its compute only).
@@ -316,8 +357,10 @@ LayerCosts layer_costs(const Scenario& s, bool moe_layer) {
     gemm_b += gb[i];
   }
   const double attn = attention_fwd_seconds(s);
-  const double attn_b = c.attention == "formula" ? 2 * attn : 2.5 * attn;
-  double elem = c.elementwise_bytes * T * h / (p.sequence_parallel ? tp : 1) / hbm;
+  const double attn_b = c.attention == "formula" ? 2 * attn : 2.5 * attn / kAttentionBackwardRate;
+  double elem = (c.elementwise_bytes * h / (p.sequence_parallel ? tp : 1) +
+                 ffn_activation_bytes(m, moe) / tp) *
+                T / hbm;
   // The routed pairs this GPU's experts take (EP spreads the group's T x top_k evenly).
   if (moe) elem += s.gpu.moe_elementwise_bytes * T * m.top_k * moe_load(s).tokens * h / hbm;
   const double ovh = c.kernel_overhead.seconds();
@@ -340,8 +383,12 @@ LayerCosts layer_costs(const Scenario& s, bool moe_layer) {
   if (p.recompute == "full") k.recompute_s = k.fwd_s;
   if (p.recompute == "selective") k.recompute_s = attn;
   const Linear logits{T, static_cast<double>(m.vocab) / tp, h};
-  k.logits_fwd_s = fwd_seconds(s, logits, fp8) + ovh;
-  k.logits_bwd_s = bwd_seconds(s, logits, fp8) + ovh;
+  // Megatron's fused vocabulary-parallel cross entropy, per logit of the TP shard: forward 14
+  // bytes (the BF16 logits read, their FP32 softmax written and read back for the max and the
+  // sum of exponentials), backward 6 (the softmax read, the BF16 gradient written).
+  const double logit_count = T * static_cast<double>(m.vocab) / tp;
+  k.logits_fwd_s = fwd_seconds(s, logits, fp8) + 14 * logit_count / hbm + ovh;
+  k.logits_bwd_s = bwd_seconds(s, logits, fp8) + 6 * logit_count / hbm + ovh;
   k.output_fwd_s = k.logits_fwd_s;
   k.output_bwd_s = k.logits_bwd_s;
   if (m.mtp_layers > 0) add_mtp(s, moe, T, k);

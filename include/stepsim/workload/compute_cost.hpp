@@ -38,12 +38,13 @@ struct LayerCosts {
 
 /// Seconds of one GEMM, (m x k) times (k x n), `groups` of them launched together (a grouped
 /// GEMM: MoE experts), on one GPU of `s`. compute.gemm_model tiles: the output's tiles
-/// (compute.gemm_tile_m x _n, the better orientation) run in waves of gpu.sms, each wave at the
-/// efficiency-scaled peak; never faster than its operands' HBM traffic. flat: 2 m n k at the
+/// (compute.gemm_tile_m x _n, the better orientation) run in waves of gpu.sms, each wave's main
+/// loop at the efficiency-scaled peak, then its BF16 outputs stored at the HBM rate (the
+/// epilogue); never faster than its operands' HBM traffic. flat: 2 m n k at the
 /// efficiency-scaled peak. FP8 GEMMs at the FP8 peak.
 double gemm_seconds(const Scenario& s, double m, double n, double k, bool fp8, double groups = 1);
 /// The achieved fraction of the (BF16 or FP8) peak of that GEMM: 2 m n k groups / time / peak.
-/// At most the GPU's GEMM efficiency.
+/// Below the GPU's GEMM efficiency (by K / (K + K0) on whole waves, the epilogue's share).
 double gemm_achieved(const Scenario& s, double m, double n, double k, bool fp8, double groups = 1);
 
 /// FlashAttention key blocks (query block x key block) that context-parallel rank `rank` of
@@ -56,7 +57,8 @@ double cp_attention_blocks(double blocks, int cp, int rank, bool causal, bool ba
 /// The attention core (softmax(QK^T)V) of one micro-batch's layer on one GPU, forward, on the
 /// slowest CP rank (the CP collectives wait for it). compute.attention flash: key blocks
 /// (cp_attention_blocks) plus a fixed cost of one key block per query block and ring step, at
-/// the attention efficiency; formula: 4 T s h / tp FLOPs at the GEMM efficiency.
+/// the attention efficiency (compute.attention_efficiency; else on Hopper cuDNN's published
+/// rate, elsewhere the GEMM efficiency); formula: 4 T s h / tp FLOPs at the GEMM efficiency.
 double attention_fwd_seconds(const Scenario& s);
 
 /// A TP collective of `comm_s` beside a GEMM of `gemm_s`, both cut into `chunks` pipelined

@@ -45,15 +45,36 @@ TEST(ComputeCost, LayerCostsFollowTheRoofline) {
   const double params = 4 * h * h + 2 * h * 4096;  // attention (no GQA) and a GELU FFN
   const double gemm = 2 * T * params / tp / (1e15 * 0.5);
   const double attn = 4 * T * 2048 * h / tp / (1e15 * 0.5);
-  const double elem = 24 * T * h / (3e12 * 0.75);  // no sequence parallelism: not split
+  // Norms, residual adds and dropout: 24 bytes per hidden unit (no sequence parallelism: not
+  // split); the GELU reads and writes its TP shard of the FFN (4 bytes per unit).
+  const double elem = (24 * h + 4 * 4096 / tp) * T / (3e12 * 0.75);
   const double ovh = 5e-6;
   const LayerCosts c = layer_costs(s);
   EXPECT_NEAR(c.fwd_s, gemm + attn + elem + ovh, 1e-12 * c.fwd_s);
   EXPECT_NEAR(c.bwd_s, 2 * (gemm + attn + elem) + ovh, 1e-12 * c.bwd_s);
   EXPECT_EQ(c.recompute_s, 0.0);
+  // The output layer's GEMMs and the cross entropy over the TP shard's T x V / tp logits: 14
+  // bytes each forward (BF16 read, FP32 softmax written and read twice), 6 backward.
   const double logits = 2 * T * h * 32000 / tp / (1e15 * 0.5);
-  EXPECT_NEAR(c.logits_fwd_s, logits + ovh, 1e-12 * c.logits_fwd_s);
-  EXPECT_NEAR(c.logits_bwd_s, 2 * logits + ovh, 1e-12 * c.logits_bwd_s);
+  const double ce = T * 32000 / tp / (3e12 * 0.75);
+  EXPECT_NEAR(c.logits_fwd_s, logits + 14 * ce + ovh, 1e-12 * c.logits_fwd_s);
+  EXPECT_NEAR(c.logits_bwd_s, 2 * logits + 6 * ce + ovh, 1e-12 * c.logits_bwd_s);
+}
+
+TEST(ComputeCost, TheFfnActivationCostsItsWidthsTraffic) {
+  // SwiGLU reads the gate and the up projection and writes their product: 6 bytes per FFN unit
+  // of the TP shard and token, against GELU's 4; the GEMMs' difference (a third matrix) apart.
+  Scenario s = gpt();
+  const double T = 2.0 * 2048, tp = 2, hbm = 3e12 * 0.75;
+  const double gelu = layer_costs(s).fwd_s;
+  s.model.activation = "swiglu";
+  const double gate = 2 * T * 1024 * 4096 / tp / (1e15 * 0.5);  // the gate projection's GEMM
+  EXPECT_NEAR(layer_costs(s).fwd_s - gelu, gate + (6 - 4) * 4096 / tp * T / hbm, 1e-12 * gelu);
+  // Sequence parallelism does not split it (the FFN is split over TP already).
+  s.par.sequence_parallel = true;
+  const double sp = layer_costs(s).fwd_s;
+  s.model.ffn = 8192;
+  EXPECT_GT(layer_costs(s).fwd_s - sp, 6 * 4096 / tp * T / hbm);
 }
 
 TEST(ComputeCost, SequenceParallelismSplitsTheElementwiseTraffic) {
@@ -164,12 +185,13 @@ TEST(ComputeCost, MoeFeaturesAddUpToTheModelAndCostWhatTheyCompute) {
     EXPECT_DOUBLE_EQ(grads, 2 * sum);  // grad_bytes 2
   }
   // A dense layer (FFN 8192) against an MoE layer (top 2 + 1 shared of 4096, and the router):
-  // flat GEMMs, so the FFN's FLOPs decide.
+  // flat GEMMs, so the FFN's FLOPs decide, and the GELU's traffic on the FFN's width (the
+  // dense 8192, the shared expert's 4096; the routed experts' is moe_elementwise_bytes, 0 here).
   const LayerCosts dense = layer_costs(s, false);
   const LayerCosts moe = layer_costs(s, true);
-  const double T = 2.0 * 2048, h = 1024, eff = 0.5e15;
-  const double ffn_dense = 2 * T * 2 * h * 8192 / eff;
-  const double ffn_moe = 2 * T * (3 * 2 * h * 4096 + h * 4) / eff;
+  const double T = 2.0 * 2048, h = 1024, eff = 0.5e15, hbm = 3e12 * 0.75;
+  const double ffn_dense = 2 * T * 2 * h * 8192 / eff + 4 * 8192 * T / hbm;
+  const double ffn_moe = 2 * T * (3 * 2 * h * 4096 + h * 4) / eff + 4 * 4096 * T / hbm;
   EXPECT_NEAR(moe.fwd_s - dense.fwd_s, ffn_moe - ffn_dense, 1e-12);
   // The MTP module runs on the output layer's pass: a layer, a projection, the logits again.
   Scenario no_mtp = s;
@@ -229,11 +251,15 @@ Scenario h100() {
 TEST(GemmModel, BoundedByThePeakAndExactOnWholeWaves) {
   const Scenario s = h100();
   const double eff = s.gpu.gemm_efficiency;
+  // Each wave's main loop at the efficiency, then its BF16 outputs stored at the HBM rate: a
+  // whole wave reaches eff x k / (k + k0), k0 = eff x peak / (HBM x memory efficiency).
+  const double k0 = eff * s.gpu.bf16_flops / (s.gpu.hbm_bandwidth * s.compute.memory_efficiency);
+  const double whole = eff * 8192 / (8192 + k0);
   // 12 x 11 tiles of 256 x 128 = 132 tiles: one whole wave on 132 SMs, compute bound (k large).
-  EXPECT_NEAR(gemm_achieved(s, 12 * 256, 11 * 128, 8192, false), eff, 1e-12);
+  EXPECT_NEAR(gemm_achieved(s, 12 * 256, 11 * 128, 8192, false), whole, 1e-12);
   // One row of 256 more: 143 tiles of 256 x 128 need two waves, 286 of 128 x 128 three; the
-  // library takes the latter: 13 / 18 of the peak.
-  EXPECT_NEAR(gemm_achieved(s, 12 * 256 + 256, 11 * 128, 8192, false), eff * 13 / 18, 1e-12);
+  // library takes the latter: 13 / 18 of a whole wave's rate.
+  EXPECT_NEAR(gemm_achieved(s, 12 * 256 + 256, 11 * 128, 8192, false), whole * 13 / 18, 1e-12);
   for (double m : {512.0, 2048.0, 4096.0, 8192.0, 16384.0}) {
     for (double n = 64; n <= 32768; n += 64) {
       const double a = gemm_achieved(s, m, n, 8192, false);
@@ -241,6 +267,37 @@ TEST(GemmModel, BoundedByThePeakAndExactOnWholeWaves) {
       EXPECT_GT(a, 0);
     }
   }
+}
+
+TEST(GemmModel, FallsWithShortKAsDeepGemmMeasuresOnH800) {
+  // DeepGEMM's README (deepseek-ai/DeepGEMM, table of 2025-04-09, H800 SXM5, FP8): M = 4096 rows
+  // (M x N x K, TFLOP/s) and the grouped contiguous layout (8 groups of 4096). Their rates
+  // against the largest K (7168 x 16384: 1520) fall with K (512: 775, half); the model, its main
+  // loop at DeepGEMM's long-K rate (0.79 of the FP8 peak), holds each within 10% through the
+  // epilogue's HBM store alone (without it K = 512 comes out 66% fast, K = 2048 30%).
+  Scenario s;
+  s.gpu = gpu::gpu_preset("h800").value();
+  s.gpu.fp8_gemm_efficiency = 0.79;
+  struct Row {
+    double m, n, k, groups, tflops;
+  };
+  const Row rows[] = {{4096, 2112, 7168, 1, 1127}, {4096, 24576, 1536, 1, 1212},
+                      {4096, 32768, 512, 1, 775},  {4096, 4096, 7168, 1, 1410},
+                      {4096, 7168, 2048, 1, 1168}, {4096, 4096, 7168, 8, 1346},
+                      {4096, 7168, 2048, 8, 1214}};
+  const double ref = gemm_achieved(s, 4096, 7168, 16384, true);
+  for (const Row& r : rows) {
+    const double model = gemm_achieved(s, r.m, r.n, r.k, true, r.groups) / ref;
+    EXPECT_NEAR(model, r.tflops / 1520, 0.10 * r.tflops / 1520) << r.n << " " << r.k;
+  }
+  // The epilogue takes the same time in BF16 and FP8: a 768-wide expert (K 768) gains less from
+  // FP8 than a long-K GEMM does, and both gain less than the peaks' ratio.
+  const Scenario h = h100();
+  auto gain = [&](double k) {
+    return gemm_seconds(h, 4096, 2048, k, false) / gemm_seconds(h, 4096, 2048, k, true);
+  };
+  EXPECT_LT(gain(768), 0.9 * gain(16384));
+  EXPECT_LT(gain(16384), 2 * h.gpu.fp8_gemm_efficiency / h.gpu.gemm_efficiency);
 }
 
 TEST(GemmModel, TimeNeverFallsWithTheShardAndSmallShardsAreLessEfficient) {
@@ -284,9 +341,10 @@ TEST(AttentionModel, QuadraticInTheSequenceAndHalvedByTheCausalMask) {
     s.model.seq_len = seq;
     return attention_fwd_seconds(s);
   };
-  // Non-causal: (n^2 + n) blocks of 4 b^2 d FLOPs (n = s / 128, one block's fixed cost per row).
-  const double eff = s.gpu.bf16_flops * s.gpu.gemm_efficiency;
-  EXPECT_NEAR(attn(8192), 32 * (64.0 * 64 + 64) * 4 * 128 * 128 * 128 / eff, 1e-15);
+  // Non-causal: (n^2 + n) blocks of 4 b^2 d FLOPs (n = s / 128, one block's fixed cost per row),
+  // on an H100 at cuDNN's published rate (below).
+  const double rate = 595e12 * (1 + 1.0 / 128);
+  EXPECT_NEAR(attn(8192), 32 * (64.0 * 64 + 64) * 4 * 128 * 128 * 128 / rate, 1e-15);
   EXPECT_NEAR(attn(16384) / attn(8192), 4, 0.05);
   EXPECT_NEAR(attn(65536) / attn(32768), 4, 0.01);
   // Short sequences pay the per-block cost: under 4x from 512 to 1024.
@@ -296,8 +354,48 @@ TEST(AttentionModel, QuadraticInTheSequenceAndHalvedByTheCausalMask) {
   s.model.causal = false;
   EXPECT_NEAR(causal / attn(32768), 0.5, 0.01);
   // The formula model: 4 T s h / tp at the GEMM efficiency.
+  const double eff = s.gpu.bf16_flops * s.gpu.gemm_efficiency;
   s.compute.attention = "formula";
   EXPECT_NEAR(attn(8192), 4.0 * 8192 * 8192 * 4096 / eff, 1e-15);
+}
+
+TEST(AttentionModel, HopperRunsAtCudnnsPublishedRate) {
+  // cuDNN's fused attention on an H100 SXM5 (FlashAttention-3 paper, arXiv 2407.08608: BF16,
+  // head dim 128, 16k tokens, no mask): 595 TFLOP/s forward, 516 backward (2.5x the forward's
+  // FLOPs), each within 1%; the GEMM efficiency fitted on M3 would give 670 forward.
+  Scenario s = h100();
+  s.model.hidden = 4096;
+  s.model.heads = 32;
+  s.model.seq_len = 16384;
+  s.model.causal = false;
+  const double flops = 4.0 * 16384 * 16384 * 128 * 32;
+  const LayerCosts c = layer_costs(s);
+  EXPECT_NEAR(flops / c.attn_fwd_s / 1e12, 595, 0.01 * 595);
+  EXPECT_NEAR(2.5 * flops / c.attn_bwd_s / 1e12, 516, 0.01 * 516);
+  // compute.attention_efficiency overrides it; GPUs without a published rate take the GEMM's.
+  s.compute.attention_efficiency = s.gpu.gemm_efficiency;
+  const double gemm_rate = flops / layer_costs(s).attn_fwd_s;
+  s.compute.attention_efficiency = 0;
+  s.gpu.name = "b200";
+  EXPECT_DOUBLE_EQ(flops / layer_costs(s).attn_fwd_s, gemm_rate);
+  EXPECT_GT(gemm_rate, 1.1 * 595e12);
+}
+
+TEST(AttentionModel, TheBackwardRunsBelowTheForwardsRate) {
+  // FlashAttention-3's figures (arXiv 2407.08608; H100 SXM5, BF16, head dim 128, 16k tokens):
+  // 561 TFLOP/s backward, 648 forward (cuDNN 516 and 595, the same ratio within 0.2%), with the
+  // backward's FLOPs 2.5 times the forward's: the backward takes 2.5 x 648 / 561 its time.
+  Scenario s = h100();
+  s.model.hidden = 4096;
+  s.model.heads = 32;
+  s.model.seq_len = 16384;
+  const LayerCosts c = layer_costs(s);
+  EXPECT_NEAR(c.attn_bwd_s / c.attn_fwd_s, 2.5 * 648 / 561, 1e-9);
+  EXPECT_NEAR(c.attn_bwd_s / c.attn_fwd_s, 2.5 * 595 / 516, 0.01 * 2.5 * 595 / 516);
+  // The formula model keeps the textbook 2x.
+  s.compute.attention = "formula";
+  const LayerCosts f = layer_costs(s);
+  EXPECT_NEAR(f.attn_bwd_s / f.attn_fwd_s, 2, 1e-12);
 }
 
 TEST(AttentionModel, CausalContextParallelismWithAndWithoutLoadBalancing) {

@@ -61,11 +61,12 @@ TEST(MoeValidation, E1_WithinTenPercentAndTheOverlapsGain) {
 TEST(MoeValidation, E2_KnownMissHeldWhereItIs) {
   // Published 8,960 tokens/s/GPU in FP8, below the BF16 run's 10,610. FP8 current scaling's
   // casts (amax and cast-transpose of every FP8 GEMM's inputs) are charged; they take 12,070
-  // down to 11,314, still 26% fast: the model's FP8 grouped GEMMs of 768-wide experts keep the
-  // FP8 rate fitted on M6's large GEMMs.
+  // down to 11,314. The GEMM epilogue (the same time in BF16 and FP8, so short-K GEMMs gain
+  // less from FP8) slows E2's 768-wide experts, but M6's refit takes it back (M6's weight
+  // gradients have K = 2,048 tokens too): 11,394, still 27% fast.
   const double e2 = 1024.0 * 4096 / step("e2-qwen3-30b-a3b-ep16-fp8-h100.yaml").step_s / 16;
   std::printf("E2 %.0f tokens/s/GPU\n", e2);
-  EXPECT_NEAR(e2, 11314, 0.02 * 11314);
+  EXPECT_NEAR(e2, 11394, 0.02 * 11394);
   // The casts cost the FP8 step a share of what its GEMMs gain: BF16 (E1) stays below it.
   const double e1 = 1024.0 * 4096 / step(kE1).step_s / 16;
   EXPECT_LT(e1, e2);

@@ -54,8 +54,10 @@ TEST(Step, WithFreeCommunicationOneF1BTakesTheTextbookTime) {
   const double h = 1024, T = 2048, L = 2, eff = s.gpu.gemm_efficiency;
   const double peak = s.gpu.bf16_flops * eff;
   const double hbm = s.gpu.hbm_bandwidth * s.compute.memory_efficiency;
-  const double layer_f =
-      2 * T * 12 * h * h / peak + 4 * T * T * h / peak + s.compute.elementwise_bytes * T * h / hbm;
+  // GEMMs, attention, and the elementwise kernels (norms and residuals per hidden unit, the
+  // GELU's 4 bytes per FFN unit).
+  const double layer_f = 2 * T * 12 * h * h / peak + 4 * T * T * h / peak +
+                         (s.compute.elementwise_bytes * h + 4 * 4096) * T / hbm;
   const double f = L * layer_f;
   const double b = 2 * f;
   const double m = 8, p = 4;
