@@ -39,7 +39,7 @@ expect_error "--pcie-fault: 'gen9@1us' is not GEN@TIME" \
 out=$("$stepsim" bench perftest write_bw --topology "$topo" -s 1MiB -n 100 --pcie-fault gen4@0us --report_gbits --quiet 2>&1)
 bw=$(awk '$1 == 1048576 {print $4}' <<<"$out")
 check "write_bw after a Gen4 retrain is 400..480 Gb/s (got '$bw')" 'awk -v b="$bw" "BEGIN {exit !(b > 400 && b < 480)}"'
-expect_error "--set transport.rtx: unknown key (allowed: transport.retransmission, transport.rto" \
+expect_error "--set transport.rtx: unknown key (allowed: transport.kind, transport.retransmission, transport.rto" \
   bench perftest write_bw --topology "$topo" --set transport.rtx=1us
 expect_error "--set cc.dcqcn.g: '2' is out of range (0..1)" \
   bench perftest write_bw --topology "$topo" --set cc.dcqcn.g=2
