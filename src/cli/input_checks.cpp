@@ -77,6 +77,44 @@ Result<Length> length_option(const std::string& option, const std::string& text,
   return ranged_option(option, text, parse_length, lo, hi, range_of(lo, hi));
 }
 
+Result<std::vector<std::uint32_t>> gpu_list_option(const std::string& option,
+                                                   const std::string& text,
+                                                   const std::vector<bool>& allowed,
+                                                   const std::string& allowed_text) {
+  const Error bad{option + ": '" + text +
+                  "' is not a list of GPUs (GPUs and ranges joined by commas, e.g. 0-7,64)"};
+  const auto number = [](const std::string& t) -> std::int64_t {
+    if (t.empty() || t.size() > 9 || t.find_first_not_of("0123456789") != std::string::npos) {
+      return -1;
+    }
+    return std::stoll(t);
+  };
+  std::vector<bool> in(allowed.size(), false);
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', pos), text.size());
+    const std::string item = text.substr(pos, comma - pos);
+    const std::size_t dash = item.find('-');
+    const std::int64_t lo = number(item.substr(0, dash));
+    const std::int64_t hi = dash == std::string::npos ? lo : number(item.substr(dash + 1));
+    if (lo < 0 || hi < lo) return bad;
+    for (std::int64_t g = lo; g <= hi; ++g) {
+      if (static_cast<std::uint64_t>(g) >= allowed.size() ||
+          !allowed[static_cast<std::size_t>(g)]) {
+        return Error{option + ": GPU " + std::to_string(g) + " of '" + text +
+                     "' is not one the step runs (" + allowed_text + ")"};
+      }
+      in[static_cast<std::size_t>(g)] = true;
+    }
+    pos = comma + 1;
+  }
+  std::vector<std::uint32_t> gpus;
+  for (std::size_t g = 0; g < in.size(); ++g) {
+    if (in[g]) gpus.push_back(static_cast<std::uint32_t>(g));
+  }
+  return gpus;
+}
+
 void add_output(std::vector<OutputFile>& outputs, const CLI::App& cmd, const std::string& option,
                 const std::string& path) {
   if (cmd.count(option) > 0 || !path.empty()) outputs.push_back({option, path});

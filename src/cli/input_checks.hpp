@@ -31,6 +31,14 @@ Result<DataRate> rate_option(const std::string& option, const std::string& text,
 Result<Length> length_option(const std::string& option, const std::string& text, Length lo,
                              Length hi);
 
+/// A list of GPUs as `option` takes it: GPUs and inclusive ranges joined by commas ("0-7,64"),
+/// each GPU one that `allowed` marks (by GPU index; `allowed_text` describes them in the
+/// error). Ascending, each once.
+Result<std::vector<std::uint32_t>> gpu_list_option(const std::string& option,
+                                                   const std::string& text,
+                                                   const std::vector<bool>& allowed,
+                                                   const std::string& allowed_text);
+
 /// Payload bytes per packet of the benchmarks' --mtu: 256..9000, the range of fabric.mtu.
 inline constexpr std::int64_t kMinMtu = 256;
 inline constexpr std::int64_t kMaxMtu = 9000;

@@ -76,7 +76,25 @@ RunCommand::RunCommand(CLI::App& parent) {
                    "HDF5 file of the step (docs/hdf5-schema.md); default: SCENARIO stem + .h5");
   cmd_->add_flag("--no-output", opt_.no_output, "Do not write the HDF5 file");
   cmd_->add_option("--trace", opt_.trace,
-                   "Write the op timeline as a Chrome/Perfetto trace (JSON) to this file");
+                   "Write the op timeline as a Chrome/Perfetto trace (JSON) to this file: a "
+                   "process per stage, or in step.mode whole per traced GPU (--trace-gpus)");
+  cmd_->add_option("--trace-gpus", opt_.trace_gpus,
+                   "step.mode whole: the GPUs --trace shows, each its own process with its ops "
+                   "and collectives: GPUs and ranges, e.g. 0-7,64 (default: each job's "
+                   "reference pipeline, one GPU per stage)")
+      ->check(
+          [](const std::string& v) {
+            return v.empty() ? std::string(
+                                   "an empty GPU list: give GPUs and ranges joined by "
+                                   "commas, e.g. 0-7,64")
+                             : std::string();
+          },
+          "LIST");
+  cmd_->add_option("--trace-max-events", opt_.trace_max_events,
+                   "Most ops and collective events --trace holds, the earliest first; past it "
+                   "the trace stops and says so (default " +
+                       std::to_string(output::kDefaultTraceEvents) + ")")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1000000000000}));
   cmd_->add_option("--progress", opt_.progress_s,
                    "Seconds between progress lines on stderr (0.5 on a terminal, 10 in a log by "
                    "default; 0: one per report)")
@@ -201,6 +219,53 @@ Result<workload::Scenario::Background> parse_background(const std::string& b) {
   return bg;
 }
 
+// The GPUs of the step: one job's 0..world-1, or the topology's GPUs in some job.
+JobGpus job_gpus(const workload::Scenario& s) {
+  JobGpus gpus;
+  for (const workload::JobSpec& j : s.jobs) {
+    for (std::uint32_t g : j.gpus) {
+      if (g >= gpus.in_job.size()) gpus.in_job.resize(g + 1, false);
+      gpus.in_job[g] = true;
+    }
+  }
+  gpus.count = static_cast<std::uint64_t>(s.jobs.empty() ? s.par.world() : gpus.in_job.size());
+  return gpus;
+}
+
+// The whole step's traced GPUs (StepRequest::trace_gpus; empty: the default), or none without a
+// whole-step trace. --trace-gpus and --trace-max-events only with --trace; a GPU selection only
+// in the whole step (the memoized one simulates one GPU per stage, the processes of its trace).
+Result<std::optional<std::vector<std::uint32_t>>> trace_selection(const RunOptions& opt,
+                                                                  const workload::Scenario& s) {
+  using Selection = std::optional<std::vector<std::uint32_t>>;
+  const bool gpus_given = !opt.trace_gpus.empty();
+  if (opt.trace.empty()) {
+    if (gpus_given || opt.trace_max_events >= 0) {
+      return Error{std::string(gpus_given ? "--trace-gpus" : "--trace-max-events") +
+                   " shapes the --trace file: give --trace FILE.json too"};
+    }
+    return Selection{};
+  }
+  if (!workload::step_execution(s).whole) {
+    if (gpus_given) {
+      return Error{
+          "--trace-gpus: the memoized step simulates one GPU per pipeline stage, and its "
+          "trace shows those; tracing chosen GPUs needs step.mode=whole at packet or "
+          "cell fidelity (add --set step.mode=whole)"};
+    }
+    return Selection{};
+  }
+  if (!gpus_given) return Selection{std::vector<std::uint32_t>{}};
+  const JobGpus gpus = job_gpus(s);
+  std::vector<bool> allowed = gpus.in_job;
+  if (allowed.empty()) allowed.assign(gpus.count, true);
+  const std::string allowed_text = s.jobs.empty() ? "GPUs 0.." + std::to_string(gpus.count - 1)
+                                                  : std::string("a GPU of some job's gpus");
+  auto list = gpu_list_option("--trace-gpus", opt.trace_gpus, allowed, allowed_text);
+  if (!list) return list.error();
+  return Selection{std::move(list).value()};
+}
+
 // --fault, --pcie-fault and --slow-gpu into the scenario (they need the whole step: memoized
 // runs start every collective at time zero).
 Result<bool> apply_step_faults(const RunOptions& opt, workload::Scenario& s,
@@ -220,14 +285,7 @@ Result<bool> apply_step_faults(const RunOptions& opt, workload::Scenario& s,
     }
   }
   // Several jobs: GPUs are the topology's, each in some job.
-  JobGpus gpus;
-  for (const workload::JobSpec& j : s.jobs) {
-    for (std::uint32_t g : j.gpus) {
-      if (g >= gpus.in_job.size()) gpus.in_job.resize(g + 1, false);
-      gpus.in_job[g] = true;
-    }
-  }
-  gpus.count = static_cast<std::uint64_t>(s.jobs.empty() ? s.par.world() : gpus.in_job.size());
+  const JobGpus gpus = job_gpus(s);
   auto all = collective::make_communicator(topo, static_cast<int>(gpus.count));
   if (!all) return all.error();
   for (const std::string& f : opt.pcie_faults) {
@@ -257,6 +315,7 @@ Result<LoadedRun> load_run(const RunOptions& opt) {
     return Error{"topology: " + not_found_note(topo.error(), sc.topology, "topologies").message};
   if (auto ok = workload::validate(sc, *topo); !ok) return ok.error();
   if (auto ok = apply_step_faults(opt, sc, *topo); !ok) return ok.error();
+  if (auto ok = trace_selection(opt, sc); !ok) return ok.error();
   return LoadedRun{std::move(sets), std::move(sc), std::move(topo).value()};
 }
 
@@ -380,6 +439,10 @@ Result<workload::StepResult> simulate(const RunOptions& opt, const LoadedRun& ru
   progress.attach(req.engine, false);  // engine runs of single collectives: a heartbeat
   req.on_pass = progress.on_pass();
   req.ideal = std::move(ideal_comm);
+  if (auto traced = trace_selection(opt, run.scenario); traced && *traced) {
+    req.trace = true;
+    req.trace_gpus = std::move(traced).value().value();
+  }
   // Background traffic lasts the ideal step unless told otherwise.
   req.background_until = SimTime::ps(std::llround(ideal_step_s * 1e12));
   for (const workload::Scenario::Background& bg : s.background) {
@@ -498,7 +561,15 @@ int RunCommand::execute_one(int rank, int ranks, RunOptions& o, nlohmann::json* 
       (!o.no_output || trace) ? workload::step_rows(rep.r, stride) : output::StepRows{};
   if (!o.no_output && !output_error) output_error = write_h5(rank, rep, rows);
   if (trace && !output_error) {
-    if (auto ok = output::write_chrome_trace(o.trace, rows, stride); !ok) output_error = ok.error();
+    output::TraceOptions topt;
+    topt.gpu_stride = stride;
+    if (o.trace_max_events > 0) topt.max_events = static_cast<std::uint64_t>(o.trace_max_events);
+    auto ok = output::write_chrome_trace(o.trace, rows, topt);
+    if (!ok) {
+      output_error = ok.error();
+    } else if (!ok->note.empty()) {
+      std::fprintf(stderr, "stepsim: --trace: %s\n", ok->note.c_str());
+    }
   }
   const bool interrupted = rep.r.interrupted;
   if (rank != 0) {

@@ -21,7 +21,9 @@ struct RunOptions {
   std::string csv_path;  ///< --csv: the sweep's table (a one-row table for one run)
   std::string output;    ///< HDF5 file; default: the scenario's stem + .h5
   bool no_output = false;
-  std::string trace;       ///< Chrome/Perfetto trace JSON
+  std::string trace;                   ///< Chrome/Perfetto trace JSON
+  std::string trace_gpus;              ///< --trace-gpus LIST (the whole step); empty: the default
+  std::int64_t trace_max_events = -1;  ///< --trace-max-events; < 0: not given (the default)
   double progress_s = -1;  ///< --progress: seconds between progress lines; < 0: the default
   bool quiet = false;
   bool profile = false;  ///< --profile (or STEPSIM_PROFILE=1): time per phase on stderr

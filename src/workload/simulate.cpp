@@ -63,7 +63,7 @@ Result<StepResult> simulate_step(const Scenario& s, const topology::Topology& to
     }
   }
   auto r = run_whole_step(whole, topo, folded, sync, std::move(req.step_engine), {}, req.samples,
-                          req.foldable);
+                          req.foldable, req.trace ? &req.trace_gpus : nullptr);
   if (!r) return r.error();
   StepResult out = std::move(r).value();
   if (cut != SimTime::never()) out.background_cut_s = cut.seconds();

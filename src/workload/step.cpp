@@ -41,9 +41,10 @@ Result<StepResult> run_whole_step(const Scenario& s, const topology::Topology& t
                                   pdes::EngineOptions engine,
                                   const std::function<bool(double)>& progress,
                                   fabric::FabricSamples* samples,
-                                  const std::function<void(std::uint32_t)>& foldable) {
-  auto trace =
-      run_whole_step_trace(s, topo, folded, sync, std::move(engine), progress, samples, foldable);
+                                  const std::function<void(std::uint32_t)>& foldable,
+                                  const std::vector<std::uint32_t>* trace_gpus) {
+  auto trace = run_whole_step_trace(s, topo, folded, sync, std::move(engine), progress, samples,
+                                    foldable, trace_gpus);
   if (!trace) return trace.error();
   return summarize_step(s, topo, std::move(trace).value());
 }

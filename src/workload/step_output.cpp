@@ -53,6 +53,34 @@ output::StepFigures figures(const StepResult& r) {
   return f;
 }
 
+// The whole step's traced GPUs, their ops and the collectives' GPUs (none otherwise).
+void gpu_trace_rows(const StepResult& r, output::GpuTraceRows& out) {
+  if (r.trace_gpus.empty()) return;
+  out.ops.reserve(r.trace_ops.size());
+  for (const OpRecord& o : r.trace_ops) {
+    out.ops.push_back(output::OpsRow{o.start_s, o.end_s, o.gpu, o.stage, o.micro, o.chunk, o.layer,
+                                     static_cast<std::uint16_t>(o.kind),
+                                     static_cast<std::uint16_t>(o.group), o.job});
+  }
+  // A GPU's job and stage: its first op's (the ops come GPU by GPU).
+  std::size_t k = 0;
+  for (std::uint32_t g : r.trace_gpus) {
+    while (k < r.trace_ops.size() && r.trace_ops[k].gpu < g) ++k;
+    output::GpuTraceRows::Gpu row{g, 0, 0};
+    if (k < r.trace_ops.size() && r.trace_ops[k].gpu == g) {
+      row.job = r.trace_ops[k].job;
+      row.stage = r.trace_ops[k].stage;
+    }
+    out.gpus.push_back(row);
+  }
+  out.coll_members.reserve(r.colls.size());
+  for (const CollectiveRecord& c : r.colls) {
+    out.coll_members.push_back(
+        c.members < r.member_sets.size() ? c.members : output::GpuTraceRows::kNoMemberSet);
+  }
+  out.member_sets = r.member_sets;
+}
+
 }  // namespace
 
 const char* step_status(const StepResult& r) {
@@ -98,6 +126,7 @@ output::StepRows step_rows(const StepResult& r, std::uint32_t gpu_stride) {
     out.links.push_back(output::LinksRow{l.bytes, l.packets, l.ecn_marks, l.pause_sent, l.drops,
                                          l.busy_s, l.paused_s, l.port, l.node, l.link, l.tier});
   }
+  gpu_trace_rows(r, out.gpu_trace);
   for (const JobResult& j : r.jobs) {
     output::JobsRow x;
     x.name = j.name;

@@ -255,6 +255,9 @@ StepResult summarize_step(const Scenario& s, const topology::Topology& topo, Ste
   r.digest = h;
   r.ops = std::move(trace.ops);
   r.colls = std::move(trace.colls);
+  r.member_sets = std::move(trace.member_sets);
+  r.trace_gpus = std::move(trace.trace_gpus);
+  r.trace_ops = std::move(trace.trace_ops);
   return r;
 }
 

@@ -98,6 +98,21 @@ struct StepFigures {
   std::uint32_t flows_sample = 1;     ///< output.flows: 1 all, K 1 in K collectives, 0 none
 };
 
+/// The whole step's GPUs in the Perfetto trace (chrome_trace.hpp): not in the HDF5 file.
+struct GpuTraceRows {
+  /// A GPU the trace shows: the job and stage it runs.
+  struct Gpu {
+    std::uint32_t gpu = 0, job = 0, stage = 0;
+  };
+  std::vector<Gpu> gpus;    ///< ascending; empty: the memoized step's trace (one GPU per stage)
+  std::vector<OpsRow> ops;  ///< their ops, GPU by GPU (OpsRow::gpu the traced GPU)
+  /// By /collectives row: the GPUs it ran on, member_sets[coll_members[row]] (kNoMemberSet:
+  /// unknown).
+  std::vector<std::uint32_t> coll_members;
+  std::vector<std::vector<std::uint32_t>> member_sets;
+  static constexpr std::uint32_t kNoMemberSet = 0xffffffffu;
+};
+
 /// The step, as the writers receive it.
 struct StepRows {
   StepFigures figures;
@@ -106,6 +121,7 @@ struct StepRows {
   std::vector<FlowsRow> flows;
   std::vector<LinksRow> links;
   std::vector<JobsRow> jobs;  ///< empty for one job
+  GpuTraceRows gpu_trace;     ///< the whole step's traced GPUs (empty otherwise)
   /// Names of the codes the rows hold: by group (kGroups: tp, cp, ...) and by OpCode (forward,
   /// ...).
   std::vector<std::string> group_names, op_names;

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <vector>
 
 #include "stepsim/core/result.hpp"
 #include "stepsim/fabric/fabric_samples.hpp"
@@ -51,6 +52,11 @@ struct StepRequest {
   std::function<void(std::uint32_t)> foldable;
   /// Background traffic without an end of its own (`--background P@R`) lasts until this.
   SimTime background_until = SimTime::never();
+  /// Whole step, `run --trace`: the GPUs record their ops and their collectives' GPUs for the
+  /// trace (StepResult::trace_gpus); `trace_gpus` (the topology's GPUs, each in a job) selects
+  /// them, empty: each job's reference pipeline (one GPU per stage, the GPUs of /ops).
+  bool trace = false;
+  std::vector<std::uint32_t> trace_gpus;
   /// The ideal-fidelity comm model, reused when the scenario's fidelity is ideal (may be null:
   /// one is made).
   std::unique_ptr<CommModel> ideal;

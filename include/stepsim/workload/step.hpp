@@ -46,12 +46,14 @@ Result<StepResult> run_step_totals(const Scenario& s, const topology::Topology& 
 /// reports (rank 0); false stops the run. `samples` (optional) records the ports' time series
 /// (drained by engine.at_window). `foldable` (optional) hears, before the engine starts, that
 /// `step.fold: rails` would fold this many rails (StepResult::foldable_rails, known early).
-/// Collective over `sync`.
+/// `trace_gpus` (optional) asks for the Perfetto trace's GPUs (StepRequest::trace_gpus; empty:
+/// the reference pipelines). Collective over `sync`.
 Result<StepResult> run_whole_step(const Scenario& s, const topology::Topology& topo,
                                   const std::vector<CommModel*>& folded, pdes::Sync& sync,
                                   pdes::EngineOptions engine,
                                   const std::function<bool(double)>& progress = {},
                                   fabric::FabricSamples* samples = nullptr,
-                                  const std::function<void(std::uint32_t)>& foldable = {});
+                                  const std::function<void(std::uint32_t)>& foldable = {},
+                                  const std::vector<std::uint32_t>* trace_gpus = nullptr);
 
 }  // namespace stepsim::workload

@@ -36,7 +36,11 @@ struct OpRecord {
   std::uint32_t layer = 0;
   double start_s = 0;
   double end_s = 0;
+  std::uint32_t gpu = 0;  ///< whole step: the topology's GPU it ran on (memoized: 0)
 };
+
+/// CollectiveRecord::members of a record without its GPUs (the memoized step's: its stage's).
+inline constexpr std::uint32_t kNoMembers = 0xffffffffu;
 
 /// One collective of the step as it ran.
 struct CollectiveRecord {
@@ -47,6 +51,9 @@ struct CollectiveRecord {
   collective::Kind kind = collective::Kind::kAllReduce;
   std::int64_t bytes = 0;
   std::uint32_t gpus = 0;
+  /// Whole step: the GPUs it ran on, StepResult::member_sets[members] (its communicator's);
+  /// kNoMembers in the memoized step (one GPU per stage ran). (In the padding before start_s.)
+  std::uint32_t members = kNoMembers;
   double start_s = 0;
   double end_s = 0;
   double busbw_gbs = 0;
@@ -161,6 +168,13 @@ struct StepResult {
   double background_cut_s = -1;
   std::vector<OpRecord> ops;
   std::vector<CollectiveRecord> colls;
+  /// Whole step: the GPU lists CollectiveRecord::members points into (by communicator).
+  std::vector<std::vector<std::uint32_t>> member_sets;
+  /// Whole step with Scenario::trace: the GPUs the trace shows (ascending) and their ops, GPU
+  /// by GPU in the order they ran (OpRecord::gpu the traced GPU; a step.fold mirror's are the
+  /// rail-0 GPU's it copies).
+  std::vector<std::uint32_t> trace_gpus;
+  std::vector<OpRecord> trace_ops;
   std::vector<FlowRow> flows;         ///< packet fidelity, as output.flows selects them
   std::uint64_t flow_rows_total = 0;  ///< flow rows before output.flows selected
   /// Which rows `flows` keeps: 1 all, K every row of 1 in K collectives (flow_row_sampled), 0 none.

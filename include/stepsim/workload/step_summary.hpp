@@ -47,8 +47,11 @@ struct StepTrace {
   /// stages in turn. Empty for one job.
   std::vector<std::uint32_t> job_stages;
   std::vector<OpRecord> ops;
-  std::vector<CollectiveRecord> colls;       ///< in the order they ran; id = index
-  std::vector<DistinctCollective> distinct;  ///< in the order they first ran
+  std::vector<CollectiveRecord> colls;                  ///< in the order they ran; id = index
+  std::vector<std::vector<std::uint32_t>> member_sets;  ///< as StepResult's
+  std::vector<std::uint32_t> trace_gpus;                ///< as StepResult's
+  std::vector<OpRecord> trace_ops;                      ///< as StepResult's
+  std::vector<DistinctCollective> distinct;             ///< in the order they first ran
   /// Flows with their own times (the whole-step run), in addition to the distinct collectives'.
   std::vector<FlowRow> flows;
   StepStop stop = StepStop::kDone;

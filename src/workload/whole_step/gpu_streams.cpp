@@ -67,12 +67,14 @@ void StepApp::on_start(nic::Verbs& v) {
 }
 
 void StepApp::record(ServerState& ss, const GpuRun& g, OpRecord r, SimTime start, SimTime end) {
-  if (!g.p->reference) return;
+  if (!g.p->records()) return;
   r.job = g.p->job;
   r.stage = static_cast<std::uint32_t>(g.p->stage);
   r.start_s = start.seconds();
   r.end_s = end.seconds();
-  ss.ops.push_back(r);
+  r.gpu = g.p->gpu;
+  if (g.p->reference) ss.ops.push_back(r);
+  if (g.p->trace_source) ss.trace_ops.push_back(r);
 }
 
 // Compute (or, `optimizer`, the optimizer step) for the op's time, scaled by a straggler's
@@ -217,7 +219,7 @@ bool StepApp::beside_partner(nic::Verbs& v, GpuRun& g, const StageOp& op, SimTim
   g.exposed[static_cast<int>(CommGroup::kEp)] += waited - hidden;
   g.ep_hidden += hidden;
   record(server(v), g, op.record, g.since, g.since + SimTime::ps(beside + extra));
-  if (waited > beside && g.p->reference) {
+  if (waited > beside && g.p->records()) {
     OpRecord r;
     r.kind = OpKind::kComm;
     r.group = CommGroup::kEp;
@@ -252,7 +254,7 @@ void StepApp::wake(nic::Verbs& v, GpuRun& g, SimTime now) {
         g.compute += gemm.picoseconds();
         g.exposed[static_cast<int>(g.wait_group)] += (both - gemm).picoseconds();
         record(server(v), g, op.record, g.since, g.since + gemm);
-        if (both > gemm && g.p->reference) {
+        if (both > gemm && g.p->records()) {
           OpRecord r;
           r.kind = OpKind::kComm;
           r.group = g.wait_group;
@@ -266,7 +268,7 @@ void StepApp::wake(nic::Verbs& v, GpuRun& g, SimTime now) {
         break;
       }
       g.exposed[static_cast<int>(g.wait_group)] += waited;
-      if (waited > 0 && g.p->reference) {
+      if (waited > 0 && g.p->records()) {
         OpRecord r;
         r.kind = OpKind::kComm;
         r.group = g.wait_group;
@@ -276,7 +278,7 @@ void StepApp::wake(nic::Verbs& v, GpuRun& g, SimTime now) {
     }
     case Wait::kRecv:
       g.bubble += waited;
-      if (waited > 0 && g.p->reference) {
+      if (waited > 0 && g.p->records()) {
         OpRecord w;
         w.kind = OpKind::kWait;
         const StageOp& op = job_of(g).progs[idx(g.p->stage)].ops[g.pc - 1];

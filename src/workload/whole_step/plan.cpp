@@ -274,4 +274,15 @@ Result<StepPlan> make_plan(const Scenario& s, const topology::Topology& topo,
   return p;
 }
 
+void select_traced(const std::vector<std::uint32_t>& gpus, StepPlan& p) {
+  for (GpuPlan& r : p.gpus) r.traced = r.used && gpus.empty() && r.reference;
+  for (std::uint32_t g : gpus) {
+    if (g < p.gpus.size() && p.gpus[g].used) p.gpus[g].traced = true;
+  }
+  for (GpuPlan& r : p.gpus) r.trace_source = r.traced && r.mirror == kNone32;
+  for (const GpuPlan& r : p.gpus) {
+    if (r.traced && r.mirror != kNone32) p.gpus[r.mirror].trace_source = true;
+  }
+}
+
 }  // namespace stepsim::workload::whole_step

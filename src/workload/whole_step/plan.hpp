@@ -96,9 +96,15 @@ struct GpuPlan {
   int t = 0, c = 0, d = 0;
   NodeId server = 0;
   bool reference = false;  // records its ops (the reference pipeline)
+  // Scenario::trace: shown in the Perfetto trace (`traced`); records its ops for it
+  // (`trace_source`: a traced GPU that runs, or the rail-0 GPU a traced mirror copies).
+  bool traced = false;
+  bool trace_source = false;
   // step.fold rails: the rail-0 GPU of its server, whose clocks it takes (it never runs).
   std::uint32_t mirror = kNone32;
   double slowdown = 1.0;  // a straggler's compute factor
+  /// Records its ops: for /ops or for the trace.
+  [[nodiscard]] bool records() const { return reference || trace_source; }
 };
 
 /// A server that runs anything: the GPUs that run there and the background flows it sends.
@@ -162,5 +168,10 @@ struct StepPlan {
 /// reason when the rails would differ.
 Result<StepPlan> make_plan(const Scenario& s, const topology::Topology& topo,
                            const std::vector<CommModel*>& folded);
+
+/// The Perfetto trace's GPUs (GpuPlan::traced): `gpus` (those a job runs), or with none each
+/// job's reference pipeline. Each records its ops (GpuPlan::trace_source), a step.fold mirror
+/// through the rail-0 GPU it copies.
+void select_traced(const std::vector<std::uint32_t>& gpus, StepPlan& p);
 
 }  // namespace stepsim::workload::whole_step

@@ -89,7 +89,8 @@ struct GpuRun {
 struct ServerState {
   std::unordered_map<std::uint64_t, Instance> live;
   collective::TimerTable<Timer> timers{1};
-  std::vector<OpRecord> ops;  // the reference GPUs' compute streams
+  std::vector<OpRecord> ops;        // the reference GPUs' compute streams
+  std::vector<OpRecord> trace_ops;  // the traced GPUs' (GpuPlan::trace_source)
   std::vector<FlowRow> flows;
   LogHistogram fct;
   std::map<std::uint64_t, SimTime> mail;          // folded pipeline sends: key -> data in
@@ -184,6 +185,7 @@ class StepApp final : public nic::RdmaApp {
                                   StepTrace& trace);
   void collect_collectives(pdes::Sync& sync, StepTrace& trace) const;
   LogHistogram collect_records(pdes::Sync& sync, StepTrace& trace, double stop_s);
+  void collect_traced(std::vector<OpRecord> all, StepTrace& trace) const;
 
   const StepPlan& plan_;
   const Scenario& s_;

@@ -159,6 +159,7 @@ void StepApp::collect_collectives(pdes::Sync& sync, StepTrace& trace) const {
       r.gpus = static_cast<std::uint32_t>(op.gpus.size());
       r.start_s = start >= 0 ? static_cast<double>(start) * 1e-12 : -1;
       r.end_s = ran ? static_cast<double>(end) * 1e-12 : -1;
+      r.members = ci;
       r.busbw_gbs = ran && end > start
                         ? static_cast<double>(op.bytes) /
                               (static_cast<double>(end - start) * 1e-12) / 1e9 *
@@ -167,6 +168,8 @@ void StepApp::collect_collectives(pdes::Sync& sync, StepTrace& trace) const {
       trace.colls.push_back(r);
     }
   }
+  trace.member_sets.reserve(plan_.comms.size());
+  for (const CommInfo& c : plan_.comms) trace.member_sets.push_back(c.gpus);
 }
 
 // The reference pipelines' ops (job by job, stage by stage) and the flows, from every rank;
@@ -174,14 +177,17 @@ void StepApp::collect_collectives(pdes::Sync& sync, StepTrace& trace) const {
 // its timer will have: in an interrupted step (stop_s >= 0) those past the stop end there.
 LogHistogram StepApp::collect_records(pdes::Sync& sync, StepTrace& trace, double stop_s) {
   std::vector<OpRecord> ops;
+  std::vector<OpRecord> traced;
   std::vector<FlowRow> flows;
   LogHistogram fct;
+  const auto keep = [stop_s](std::vector<OpRecord>& out, OpRecord r) {
+    if (stop_s >= 0 && r.start_s > stop_s) return;
+    if (stop_s >= 0) r.end_s = std::min(r.end_s, stop_s);
+    out.push_back(r);
+  };
   for (ServerState& ss : servers_) {
-    for (OpRecord r : ss.ops) {
-      if (stop_s >= 0 && r.start_s > stop_s) continue;
-      if (stop_s >= 0) r.end_s = std::min(r.end_s, stop_s);
-      ops.push_back(r);
-    }
+    for (const OpRecord& r : ss.ops) keep(ops, r);
+    for (const OpRecord& r : ss.trace_ops) keep(traced, r);
     flows.insert(flows.end(), ss.flows.begin(), ss.flows.end());
     fct.merge(ss.fct);
   }
@@ -189,6 +195,7 @@ LogHistogram StepApp::collect_records(pdes::Sync& sync, StepTrace& trace, double
   std::stable_sort(trace.ops.begin(), trace.ops.end(), [](const OpRecord& a, const OpRecord& b) {
     return std::tie(a.job, a.stage) < std::tie(b.job, b.stage);
   });
+  collect_traced(sync.all_gather(traced), trace);
   std::vector<FlowRow> all_flows = sync.all_gather(flows);
   std::sort(all_flows.begin(), all_flows.end(), [](const FlowRow& a, const FlowRow& b) {
     return std::tie(a.collective, a.src_nic, a.dst_nic, a.messages) <
@@ -206,6 +213,28 @@ LogHistogram StepApp::collect_records(pdes::Sync& sync, StepTrace& trace, double
   sync.allreduce_sum(bins);
   std::copy(bins.begin(), bins.end(), fct.bins().begin());
   return fct;
+}
+
+// Scenario::trace: the traced GPUs and their ops, GPU by GPU (one GPU's come from its one
+// server, in the order they ran); a step.fold mirror shows those of the rail-0 GPU it copies.
+void StepApp::collect_traced(std::vector<OpRecord> all, StepTrace& trace) const {
+  std::stable_sort(all.begin(), all.end(),
+                   [](const OpRecord& a, const OpRecord& b) { return a.gpu < b.gpu; });
+  for (const GpuPlan& g : plan_.gpus) {
+    if (!g.traced) continue;
+    trace.trace_gpus.push_back(g.gpu);
+    const std::uint32_t source = g.mirror != kNone32 ? g.mirror : g.gpu;
+    OpRecord probe;
+    probe.gpu = source;
+    const auto [lo, hi] =
+        std::equal_range(all.begin(), all.end(), probe,
+                         [](const OpRecord& a, const OpRecord& b) { return a.gpu < b.gpu; });
+    for (auto it = lo; it != hi; ++it) {
+      OpRecord r = *it;
+      r.gpu = g.gpu;
+      trace.trace_ops.push_back(r);
+    }
+  }
 }
 
 Result<StepTrace> StepApp::collect(pdes::Sync& sync, nic::RdmaRun& run, bool stopped) {

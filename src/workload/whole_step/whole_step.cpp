@@ -62,14 +62,17 @@ Result<StepTrace> run_whole_step_trace(const Scenario& s, const topology::Topolo
                                        pdes::EngineOptions engine,
                                        const std::function<bool(double)>& progress,
                                        fabric::FabricSamples* samples,
-                                       const std::function<void(std::uint32_t)>& foldable) {
+                                       const std::function<void(std::uint32_t)>& foldable,
+                                       const std::vector<std::uint32_t>* trace_gpus) {
   if (folded.size() != std::max<std::size_t>(1, s.jobs.size())) {
     return Error{"whole step: " + std::to_string(folded.size()) + " folded comm models for " +
                  std::to_string(s.jobs.size()) + " jobs"};
   }
   auto made = whole_step::make_plan(s, topo, folded);
   if (!made) return made.error();
-  const whole_step::StepPlan& plan = *made;
+  whole_step::StepPlan planned = std::move(made).value();
+  if (trace_gpus != nullptr) whole_step::select_traced(*trace_gpus, planned);
+  const whole_step::StepPlan& plan = planned;
   if (auto ok = check_state_memory(plan, sync); !ok) return ok.error();
   if (foldable && plan.foldable > 1) foldable(plan.foldable);
   whole_step::StepApp app(plan, s);

@@ -56,7 +56,8 @@ Result<StepTrace> run_whole_step_trace(const Scenario& s, const topology::Topolo
                                        pdes::EngineOptions engine,
                                        const std::function<bool(double)>& progress,
                                        fabric::FabricSamples* samples = nullptr,
-                                       const std::function<void(std::uint32_t)>& foldable = {});
+                                       const std::function<void(std::uint32_t)>& foldable = {},
+                                       const std::vector<std::uint32_t>* trace_gpus = nullptr);
 
 /// The time the last GPU of the whole step of `s` ends, from a run that stops there (no samples;
 /// `engine`'s progress reports go on). Empty when that run ended otherwise (a signal, failed

@@ -14,10 +14,10 @@ StepResult one_job() {
   r.step_s = 2.5e-3;
   r.exposed_s[static_cast<int>(CommGroup::kDp)] = 1e-4;
   r.ops.push_back(OpRecord{0, 3, OpKind::kComm, CommGroup::kEp, 2, 1, 7, 1e-3, 2e-3});
-  r.colls.push_back(
-      CollectiveRecord{0, 0, 1, CommGroup::kTp, collective::Kind::kAllGather, 64, 4, 0, 1, 2});
-  r.colls.push_back(
-      CollectiveRecord{1, 0, 3, CommGroup::kDp, collective::Kind::kAllReduce, 128, 8, 1, 2, 3});
+  r.colls.push_back(CollectiveRecord{0, 0, 1, CommGroup::kTp, collective::Kind::kAllGather, 64, 4,
+                                     kNoMembers, 0, 1, 2});
+  r.colls.push_back(CollectiveRecord{1, 0, 3, CommGroup::kDp, collective::Kind::kAllReduce, 128, 8,
+                                     kNoMembers, 1, 2, 3});
   FlowRow f;
   f.collective = 1;
   f.repeats = 4;
