@@ -361,7 +361,8 @@ int BenchFabricCommand::execute(int rank, int ranks) {
   Inputs in;
   if (auto ok = parse_inputs(rank, in); !ok) return user_error(rank, ok.error().message);
   const std::int64_t rss_before = current_rss_bytes();
-  auto topo = topology::load_topology(find_data_file(topology_, "topologies"));
+  // The estimate from the topology's counts first: a huge one is refused before it is built.
+  auto topo = load_topology_within_memory(find_data_file(topology_, "topologies"), ranks, true);
   if (!topo) return user_error(rank, not_found_note(topo.error(), topology_, "topologies").message);
   if (auto ok = check_topology(*topo, ranks); !ok) return user_error(rank, ok.error().message);
   auto flows = fabric::make_flows(*topo, traffic_);

@@ -193,10 +193,9 @@ int CheckCommand::execute(int rank, int ranks) {
     if (!p) return user_error(rank, "--partition: " + p.error().message);
     partitioners = {partition_};
   }
-  const auto loaded = topology::load_topology(file_);
+  // The estimate from the topology's counts, before it is built: a huge one is refused at once.
+  const auto loaded = load_topology_within_memory(file_, ranks, true);
   if (!loaded) return user_error(rank, not_found_note(loaded.error(), file_, "topologies").message);
-  if (auto ok = check_fabric_memory(*loaded, ranks); !ok)
-    return user_error(rank, ok.error().message);
   if (rank != 0) return kExitOk;
   const topology::Topology& topo = *loaded;
   const int parts = parts_ > 0 ? parts_ : ranks > 1 ? ranks : kDefaultParts;

@@ -16,6 +16,7 @@
 #include "stepsim/core/memory.hpp"
 #include "stepsim/fabric/fabric_model.hpp"
 #include "stepsim/pdes/mpi_sync.hpp"
+#include "stepsim/topology/topology_loader.hpp"
 
 namespace stepsim::cli {
 
@@ -163,36 +164,68 @@ double lp_port_bytes() {
 }
 
 MemoryEstimate estimate_fabric_memory(const topology::Topology& topo) {
+  return estimate_fabric_memory(topology::count_topology(topo));
+}
+
+double topology_bytes(const topology::TopologyCounts& c) {
+  return static_cast<double>(c.nodes()) * sizeof(topology::Node) +
+         static_cast<double>(c.ports) * sizeof(topology::Port) +
+         static_cast<double>(c.links) * sizeof(topology::Link);
+}
+
+MemoryEstimate estimate_fabric_memory(const topology::TopologyCounts& c) {
   MemoryEstimate e;
-  std::vector<char> edge(topo.nodes.size(), 0);
-  for (topology::NodeId v = 0; v < topo.nodes.size(); ++v) {
-    if (!topo.is_server(v)) continue;
-    for (const topology::Port& p : topo.ports_of(v)) {
-      if (p.link != topology::kNone) edge[topo.ports[p.peer].node] = 1;
-    }
-  }
-  double edges = 0;
-  for (const char c : edge) edges += c;
-  const auto switches = static_cast<double>(topo.switch_count());
-  const auto nodes = static_cast<double>(topo.nodes.size());
-  const auto ports = static_cast<double>(topo.ports.size());
-  const auto links = static_cast<double>(topo.links.size());
-  e.replicated_bytes = nodes * sizeof(topology::Node) + ports * sizeof(topology::Port) +
-                       links * sizeof(topology::Link) + switches * edges * kRoutingEntryBytes +
+  const auto switches = static_cast<double>(c.switches);
+  const auto edges = static_cast<double>(c.edge_switches);
+  const auto nodes = static_cast<double>(c.nodes());
+  const auto ports = static_cast<double>(c.ports);
+  e.replicated_bytes = topology_bytes(c) + switches * edges * kRoutingEntryBytes +
                        ports * 32;                              // routing's per-port information
   e.lp_bytes = nodes * kLpBaseBytes + ports * lp_port_bytes();  // cabled or not
   return e;
 }
 
+namespace {
+
+// What a memory refusal names: the topology, its counts, the ranks of this node.
+std::string counted(const std::string& name, const topology::TopologyCounts& c, int local) {
+  char what[512];
+  std::snprintf(what, sizeof what,
+                "%s (%llu servers, %llu switches, %llu links) on %d rank%s of this node",
+                name.c_str(), static_cast<unsigned long long>(c.servers),
+                static_cast<unsigned long long>(c.switches),
+                static_cast<unsigned long long>(c.links), local, local == 1 ? "" : "s");
+  return what;
+}
+
+}  // namespace
+
 Result<bool> check_fabric_memory(const topology::Topology& topo, int ranks) {
   const MemoryEstimate e = estimate_fabric_memory(topo);
   const int local = std::min(std::max(1, ranks), local_rank_count());
-  char what[256];
-  std::snprintf(what, sizeof what,
-                "%s (%zu servers, %zu switches, %zu links) on %d rank%s of this node",
-                topo.name.c_str(), topo.server_count(), topo.switch_count(), topo.links.size(),
-                local, local == 1 ? "" : "s");
-  return agree_on_all_ranks(check_memory(e.per_node(std::max(1, ranks), local), what));
+  return agree_on_all_ranks(
+      check_memory(e.per_node(std::max(1, ranks), local),
+                   counted(topo.name, topology::count_topology(topo), local)));
+}
+
+Result<topology::Topology> load_topology_within_memory(const std::string& path, int ranks,
+                                                       bool fabric) {
+  auto spec = topology::load_topology_spec(path);
+  Result<bool> fits = true;
+  if (spec) {
+    // A description the counts refuse is left to the build, which says why in its own order.
+    if (auto c = topology::topology_counts(*spec)) {
+      const std::string name =
+          !spec->name.empty() ? spec->name : std::filesystem::path(path).stem().string();
+      const int local = std::min(std::max(1, ranks), local_rank_count());
+      const double bytes = fabric ? estimate_fabric_memory(*c).per_node(std::max(1, ranks), local)
+                                  : local * topology_bytes(*c);
+      fits = check_memory(bytes, counted(name, *c, local));
+    }
+  }
+  if (auto ok = agree_on_all_ranks(fits); !ok) return ok.error();
+  if (!spec) return spec.error();
+  return topology::generate_topology(*spec);
 }
 
 Result<bool> agree_on_all_ranks(const Result<bool>& mine) {

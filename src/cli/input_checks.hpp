@@ -14,6 +14,7 @@
 #include "stepsim/core/result.hpp"
 #include "stepsim/core/units.hpp"
 #include "stepsim/topology/topology.hpp"
+#include "stepsim/topology/topology_counts.hpp"
 
 namespace stepsim::cli {
 
@@ -78,6 +79,17 @@ inline constexpr double kLpBaseBytes = 200;
 [[nodiscard]] double lp_port_bytes();
 inline constexpr double kRoutingEntryBytes = 16;
 MemoryEstimate estimate_fabric_memory(const topology::Topology& topo);
+/// The same from a topology's counts (topology_counts.hpp), before it is built.
+MemoryEstimate estimate_fabric_memory(const topology::TopologyCounts& counts);
+/// The topology's own structures (nodes, ports, links) from its counts: what building it holds.
+double topology_bytes(const topology::TopologyCounts& counts);
+
+/// Reads topology file `path` and builds it only when its estimate from the counts fits this
+/// machine's memory on every rank (check_memory; `fabric`: a packet or cell simulation on
+/// `ranks` ranks, estimate_fabric_memory, else the topology alone): a huge topology is refused
+/// in a moment, before anything is allocated. Collective: every rank must call it.
+Result<topology::Topology> load_topology_within_memory(const std::string& path, int ranks,
+                                                       bool fabric);
 
 using stepsim::local_rank_count;  // core/memory.hpp
 

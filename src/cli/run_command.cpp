@@ -302,15 +302,17 @@ Result<bool> apply_step_faults(const RunOptions& opt, workload::Scenario& s,
   return true;
 }
 
-// The scenario with the command line's overrides, its topology, and the checks that need both.
-// The error is the user error to print.
-Result<LoadedRun> load_run(const RunOptions& opt) {
+// The scenario with the command line's overrides, its topology (built once its estimate from
+// the counts fits the memory of `ranks` ranks), and the checks that need both. The error is the
+// user error to print. Collective: every rank calls it.
+Result<LoadedRun> load_run(const RunOptions& opt, int ranks) {
   std::vector<std::string> sets = opt.sets;
   if (!opt.fidelity.empty()) sets.push_back("fidelity=" + opt.fidelity);
   auto loaded = load_scenario_file(opt.scenario, sets);
   if (!loaded) return loaded.error();
   auto sc = std::move(loaded).value();
-  auto topo = topology::load_topology(sc.topology);
+  const bool fabric = sc.fidelity == "packet" || sc.fidelity == "cell";
+  auto topo = load_topology_within_memory(sc.topology, ranks, fabric);
   if (!topo)
     return Error{"topology: " + not_found_note(topo.error(), sc.topology, "topologies").message};
   if (auto ok = workload::validate(sc, *topo); !ok) return ok.error();
@@ -511,7 +513,7 @@ int RunCommand::execute_one(int rank, int ranks, RunOptions& o, nlohmann::json* 
   const bool sweep = row != nullptr;
   PhaseProfile prof(o.profile || profile_requested_by_environment());
   prof.phase("set-up", "scenario, topology, input and output checks");
-  auto run = load_run(o);
+  auto run = load_run(o, ranks);
   if (!run) return user_error(rank, run.error().message);
   const std::vector<JobMemory> memory = scenario_memory(run->scenario);
   if (auto ok = check_gpu_memory(run->scenario, memory, rank); !ok) {
@@ -530,11 +532,6 @@ int RunCommand::execute_one(int rank, int ranks, RunOptions& o, nlohmann::json* 
       add_output(outputs, *cmd_, "--trace", o.trace);
     }
     if (auto ok = check_outputs_once(outputs, {o.scenario, run->scenario.topology}, rank); !ok) {
-      return user_error(rank, ok.error().message);
-    }
-  }
-  if (run->scenario.fidelity == "packet" || run->scenario.fidelity == "cell") {
-    if (auto ok = check_fabric_memory(run->topo, ranks); !ok) {
       return user_error(rank, ok.error().message);
     }
   }
@@ -642,7 +639,7 @@ int RunCommand::execute(int rank, int ranks) {
     };
     o.output = named(opt_.output.empty() ? stem + ".h5" : opt_.output);
     o.trace = named(opt_.trace);
-    if (auto run = load_run(o); !run) {
+    if (auto run = load_run(o, ranks); !run) {
       return user_error(
           rank, "sweep variant " + (v.name.empty() ? stem : v.name) + ": " + run.error().message);
     }

@@ -150,6 +150,36 @@ Result<std::uint32_t> clos_servers(const GeneratorParams& params, const ClosShap
   return static_cast<std::uint32_t>(n);
 }
 
+TopologyCounts clos_plane_counts(const ClosShape& shape, std::uint32_t servers) {
+  TopologyCounts c;
+  const std::uint64_t radix = shape.radix;
+  const std::uint64_t up = shape.up;
+  const std::uint64_t leaves = std::uint64_t{ceil_div(servers, shape.down)} * shape.rails;
+  c.switches = c.edge_switches = leaves;
+  c.ports = leaves * (shape.down + up);
+  c.links = std::uint64_t{servers} * shape.rails;
+  if (leaves < 2) return c;
+  if (shape.tiers == 2) {
+    const std::uint64_t spines = smallest_divisor_at_least(shape.up, ceil_div(leaves * up, radix));
+    c.switches += spines;
+    c.ports += spines * radix;
+    c.links += leaves * up;
+    return c;
+  }
+  const std::uint64_t pods = ceil_div(leaves, shape.leaves_per_pod());
+  c.switches += pods * up;
+  c.ports += pods * up * radix;
+  c.links += leaves * up;
+  if (pods < 2) return c;
+  const std::uint64_t sup = shape.spine_up;
+  const std::uint64_t cores =
+      smallest_divisor_at_least(shape.spine_up, ceil_div(pods * sup, radix));
+  c.switches += up * cores;
+  c.ports += up * cores * radix;
+  c.links += pods * up * sup;
+  return c;
+}
+
 void build_clos_plane(Topology& topo, const ClosShape& shape, std::uint32_t servers,
                       std::uint32_t nic, std::uint16_t plane, const ClosLinks& links) {
   STEPSIM_CHECK(servers >= 1 && servers <= shape.capacity(), "plane population out of range");

@@ -81,4 +81,8 @@ Result<bool> check_breakout(const GeneratorParams& params, const ClosShape& shap
 void build_clos_plane(Topology& topo, const ClosShape& shape, std::uint32_t servers,
                       std::uint32_t nic, std::uint16_t plane, const ClosLinks& links);
 
+/// What build_clos_plane adds: its switches (`edge_switches` its leaves), their ports and the
+/// links, the servers' links to the leaves included (the servers' own nodes and ports not).
+TopologyCounts clos_plane_counts(const ClosShape& shape, std::uint32_t servers);
+
 }  // namespace stepsim::topology

@@ -37,28 +37,26 @@ class Dragonfly final : public Generator {
             {"local", "router to router inside a group", CableKind::kDac, Length::m(5)},
             {"global", "router to router between groups", CableKind::kOptics, Length::m(100)}};
   }
+  [[nodiscard]] Result<TopologyCounts> counts(const GeneratorParams& params) const override {
+    const auto s = shape(params);
+    if (!s) return s.error();
+    const std::uint64_t g = s->g, a = s->a, p = s->p;
+    const std::uint64_t routers = g * a;
+    TopologyCounts c;
+    c.servers = routers * p;
+    c.switches = c.edge_switches = routers;
+    c.ports = c.servers + routers * (p + (a - 1) + s->h);
+    // Host links, all-to-all local links in each group, floor(a*h/(g-1)) per pair of groups.
+    c.links = c.servers + g * (a * (a - 1) / 2) + g * (g - 1) / 2 * (a * s->h / (g - 1));
+    c.gpus = c.servers * s->gpus;
+    return c;
+  }
   [[nodiscard]] Result<Topology> build(const GeneratorParams& params,
                                        std::span<const LinkSpec> links,
                                        Topology topo) const override {
-    const auto a = static_cast<std::uint32_t>(params.get("routers_per_group"));
-    const auto p = static_cast<std::uint32_t>(params.get("hosts_per_router"));
-    const auto h = static_cast<std::uint32_t>(params.get("global_links_per_router"));
-    const auto gpus = static_cast<std::uint32_t>(params.get("gpus_per_server"));
-    const std::uint64_t max_groups = std::uint64_t{a} * h + 1;
-    const std::uint64_t g64 = static_cast<std::uint64_t>(params.get_or("groups", max_groups));
-    if (g64 < 2 || g64 > max_groups) {
-      return params.error("groups", std::to_string(g64) + " groups cannot all be connected: " +
-                                        "allowed 2 to a*h + 1 = " + std::to_string(max_groups) +
-                                        " (a = " + std::to_string(a) + " routers x h = " +
-                                        std::to_string(h) + " global links per group)");
-    }
-    if (g64 * a * p > kMaxDragonflyServers) {
-      return params.error("groups",
-                          std::to_string(g64) + " groups x " + std::to_string(a) + " routers x " +
-                              std::to_string(p) + " hosts = " + std::to_string(g64 * a * p) +
-                              " servers, more than " + std::to_string(kMaxDragonflyServers));
-    }
-    const auto g = static_cast<std::uint32_t>(g64);
+    const auto sh = shape(params);
+    if (!sh) return sh.error();
+    const std::uint32_t a = sh->a, p = sh->p, h = sh->h, gpus = sh->gpus, g = sh->g;
     const std::uint32_t radix = p + (a - 1) + h;
     topo.tier_names = {"server", "router"};
 
@@ -102,6 +100,35 @@ class Dragonfly final : public Generator {
       }
     }
     return topo;
+  }
+
+ private:
+  // The checked parameters.
+  struct Shape {
+    std::uint32_t a = 0, p = 0, h = 0, gpus = 0, g = 0;
+  };
+  static Result<Shape> shape(const GeneratorParams& params) {
+    Shape s;
+    s.a = static_cast<std::uint32_t>(params.get("routers_per_group"));
+    s.p = static_cast<std::uint32_t>(params.get("hosts_per_router"));
+    s.h = static_cast<std::uint32_t>(params.get("global_links_per_router"));
+    s.gpus = static_cast<std::uint32_t>(params.get("gpus_per_server"));
+    const std::uint64_t max_groups = std::uint64_t{s.a} * s.h + 1;
+    const std::uint64_t g64 = static_cast<std::uint64_t>(params.get_or("groups", max_groups));
+    if (g64 < 2 || g64 > max_groups) {
+      return params.error("groups", std::to_string(g64) + " groups cannot all be connected: " +
+                                        "allowed 2 to a*h + 1 = " + std::to_string(max_groups) +
+                                        " (a = " + std::to_string(s.a) + " routers x h = " +
+                                        std::to_string(s.h) + " global links per group)");
+    }
+    if (g64 * s.a * s.p > kMaxDragonflyServers) {
+      return params.error("groups",
+                          std::to_string(g64) + " groups x " + std::to_string(s.a) + " routers x " +
+                              std::to_string(s.p) + " hosts = " + std::to_string(g64 * s.a * s.p) +
+                              " servers, more than " + std::to_string(kMaxDragonflyServers));
+    }
+    s.g = static_cast<std::uint32_t>(g64);
+    return s;
   }
 };
 

@@ -47,25 +47,49 @@ class FatTree final : public Generator {
   [[nodiscard]] Result<Topology> build(const GeneratorParams& params,
                                        std::span<const LinkSpec> links,
                                        Topology topo) const override {
-    const auto gpus = static_cast<std::uint32_t>(params.get("gpus_per_server"));
-    const auto nics = static_cast<std::uint32_t>(params.get("nics_per_server"));
-    if (auto bad = check_nics(params, gpus, nics); !bad) return bad.error();
-    const auto shape = make_clos_shape(params, "k", nics, "nics_per_server");
+    const auto p = plan(params);
+    if (!p) return p.error();
+    topo.tier_names = {"server", "leaf", "spine", "core"};
+    for (std::uint32_t s = 0; s < p->servers; ++s) {
+      topo.add_node(NodeKind::kServer, 0, p->nics, p->shape.pod_of(s), 0, p->gpus);
+    }
+    const ClosLinks clos{links[0], links[1], links[2]};
+    if (auto ok = check_breakout(params, p->shape, topo, clos); !ok) return ok.error();
+    build_clos_plane(topo, p->shape, p->servers, 0, 0, clos);
+    return topo;
+  }
+  [[nodiscard]] Result<TopologyCounts> counts(const GeneratorParams& params) const override {
+    const auto p = plan(params);
+    if (!p) return p.error();
+    TopologyCounts c = clos_plane_counts(p->shape, p->servers);
+    c.servers = p->servers;
+    c.ports += std::uint64_t{p->servers} * p->nics;
+    c.gpus = std::uint64_t{p->servers} * p->gpus;
+    return c;
+  }
+
+ private:
+  // The checked parameters: one plane whose rail groups take each server's NICs.
+  struct Plan {
+    std::uint32_t gpus = 0, nics = 0, servers = 0;
+    ClosShape shape;
+  };
+  static Result<Plan> plan(const GeneratorParams& params) {
+    Plan p;
+    p.gpus = static_cast<std::uint32_t>(params.get("gpus_per_server"));
+    p.nics = static_cast<std::uint32_t>(params.get("nics_per_server"));
+    if (auto bad = check_nics(params, p.gpus, p.nics); !bad) return bad.error();
+    const auto shape = make_clos_shape(params, "k", p.nics, "nics_per_server");
     if (!shape) return shape.error();
+    p.shape = *shape;
     const std::int64_t over = params.get("oversubscription");
     const std::string what = "a " + std::to_string(shape->tiers) +
                              "-tier k=" + std::to_string(shape->radix) + " fat-tree" +
                              (over > 1 ? " with oversubscription " + std::to_string(over) : "");
     const auto servers = clos_servers(params, *shape, what);
     if (!servers) return servers.error();
-    topo.tier_names = {"server", "leaf", "spine", "core"};
-    for (std::uint32_t s = 0; s < *servers; ++s) {
-      topo.add_node(NodeKind::kServer, 0, nics, shape->pod_of(s), 0, gpus);
-    }
-    const ClosLinks clos{links[0], links[1], links[2]};
-    if (auto ok = check_breakout(params, *shape, topo, clos); !ok) return ok.error();
-    build_clos_plane(topo, *shape, *servers, 0, 0, clos);
-    return topo;
+    p.servers = *servers;
+    return p;
   }
 };
 

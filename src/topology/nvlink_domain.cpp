@@ -48,6 +48,15 @@ Result<std::uint32_t> domain_servers(const GeneratorParams& params, std::uint32_
 
 }  // namespace
 
+Result<bool> join_nvlink_domain_counts(const GeneratorParams& params, TopologyCounts& counts) {
+  if (!params.has("nvlink_domain") || counts.servers == 0) return true;
+  const auto gpus = static_cast<std::uint32_t>(counts.gpus / counts.servers);
+  const auto per = domain_servers(params, gpus, counts.servers);
+  if (!per) return per.error();
+  counts.servers /= *per;
+  return true;
+}
+
 Result<bool> join_nvlink_domains(const GeneratorParams& params, Topology& topo) {
   if (!params.has("nvlink_domain")) return true;
   const std::size_t servers = topo.server_count();

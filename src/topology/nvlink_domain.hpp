@@ -19,4 +19,8 @@ ParamSpec nvlink_domain_param();
 /// A domain of one server changes nothing.
 Result<bool> join_nvlink_domains(const GeneratorParams& params, Topology& topo);
 
+/// What join_nvlink_domains makes of a generator's counts (the same checks): the servers of a
+/// domain become one node; ports, links and switches stay.
+Result<bool> join_nvlink_domain_counts(const GeneratorParams& params, TopologyCounts& counts);
+
 }  // namespace stepsim::topology

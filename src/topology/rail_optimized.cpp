@@ -45,25 +45,53 @@ class RailOptimized final : public Generator {
   [[nodiscard]] Result<Topology> build(const GeneratorParams& params,
                                        std::span<const LinkSpec> links,
                                        Topology topo) const override {
-    const auto gpus = static_cast<std::uint32_t>(params.get("gpus_per_server"));
-    const auto nics = static_cast<std::uint32_t>(params.get_or("nics_per_server", gpus));
-    if (auto bad = check_nics(params, gpus, nics); !bad) return bad.error();
+    const auto p = plan(params);
+    if (!p) return p.error();
+    topo.tier_names = {"server", "leaf", "spine", "core"};
+    for (std::uint32_t s = 0; s < p->servers; ++s) {
+      topo.add_node(NodeKind::kServer, 0, p->nics, p->shape.pod_of(s), 0, p->gpus);
+    }
+    const ClosLinks clos{links[0], links[1], links[2]};
+    if (auto ok = check_breakout(params, p->shape, topo, clos); !ok) return ok.error();
+    for (std::uint32_t plane = 0; plane < p->nics; ++plane) {
+      build_clos_plane(topo, p->shape, p->servers, plane, static_cast<std::uint16_t>(plane), clos);
+    }
+    return topo;
+  }
+  [[nodiscard]] Result<TopologyCounts> counts(const GeneratorParams& params) const override {
+    const auto p = plan(params);
+    if (!p) return p.error();
+    const TopologyCounts plane = clos_plane_counts(p->shape, p->servers);
+    TopologyCounts c;
+    c.servers = p->servers;
+    c.switches = plane.switches * p->nics;
+    c.edge_switches = plane.edge_switches * p->nics;
+    c.ports = plane.ports * p->nics + std::uint64_t{p->servers} * p->nics;
+    c.links = plane.links * p->nics;
+    c.gpus = std::uint64_t{p->servers} * p->gpus;
+    return c;
+  }
+
+ private:
+  // The checked parameters: one plane per NIC.
+  struct Plan {
+    std::uint32_t gpus = 0, nics = 0, servers = 0;
+    ClosShape shape;
+  };
+  static Result<Plan> plan(const GeneratorParams& params) {
+    Plan p;
+    p.gpus = static_cast<std::uint32_t>(params.get("gpus_per_server"));
+    p.nics = static_cast<std::uint32_t>(params.get_or("nics_per_server", p.gpus));
+    if (auto bad = check_nics(params, p.gpus, p.nics); !bad) return bad.error();
     const auto shape = make_clos_shape(params, "switch_radix");
     if (!shape) return shape.error();
+    p.shape = *shape;
     const std::string what = "one " + std::to_string(shape->tiers) + "-tier plane of radix-" +
                              std::to_string(shape->radix) + " switches";
     const auto servers = clos_servers(params, *shape, what);
     if (!servers) return servers.error();
-    topo.tier_names = {"server", "leaf", "spine", "core"};
-    for (std::uint32_t s = 0; s < *servers; ++s) {
-      topo.add_node(NodeKind::kServer, 0, nics, shape->pod_of(s), 0, gpus);
-    }
-    const ClosLinks clos{links[0], links[1], links[2]};
-    if (auto ok = check_breakout(params, *shape, topo, clos); !ok) return ok.error();
-    for (std::uint32_t plane = 0; plane < nics; ++plane) {
-      build_clos_plane(topo, *shape, *servers, plane, static_cast<std::uint16_t>(plane), clos);
-    }
-    return topo;
+    p.servers = *servers;
+    return p;
   }
 };
 

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "stepsim/config/yaml_input.hpp"
+#include "stepsim/topology/topology_counts.hpp"
 
 namespace stepsim::topology {
 namespace {
@@ -180,10 +181,26 @@ Result<Topology> parse_topology(const std::string& text, const std::string& sour
   return build_topology(*root, source_name);
 }
 
-Result<Topology> load_topology(const std::string& path) {
+Result<TopologySpec> load_topology_spec(const std::string& path) {
   auto text = config::read_input_file(path, "topology file");
   if (!text) return text.error();
-  return parse_topology(*text, path);
+  auto root = config::parse_yaml_document(*text, path);
+  if (!root) return root.error();
+  if (root->IsMap()) {
+    for (const auto& kv : *root) {
+      if (kv.first.Scalar() != "topology") {
+        return Error{where(path, kv.first, kv.first.Scalar()) +
+                     ": unknown top-level key (a topology file holds only 'topology')"};
+      }
+    }
+  }
+  return read_topology_spec(*root, path);
+}
+
+Result<Topology> load_topology(const std::string& path) {
+  auto spec = load_topology_spec(path);
+  if (!spec) return spec.error();
+  return generate_topology(*spec);
 }
 
 }  // namespace stepsim::topology

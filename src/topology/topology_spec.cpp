@@ -265,6 +265,40 @@ const std::vector<std::string>& cable_keys() {
   return keys;
 }
 
+Result<TopologyCounts> topology_counts(const TopologySpec& spec) {
+  if (spec.kind.empty()) {
+    return Error{spec.locate("topology.kind") + ": missing (allowed: " + join(generator_names()) +
+                 ")"};
+  }
+  const auto found = find_generator(spec.kind);
+  if (!found) return Error{spec.locate("topology.kind") + ": " + found.error().message};
+  const auto params = read_params(spec, **found);
+  if (!params) return params.error();
+  const auto counted = (*found)->counts(*params);
+  if (!counted) return counted.error();
+  TopologyCounts counts = *counted;
+  if (auto joined = join_nvlink_domain_counts(*params, counts); !joined) return joined.error();
+  return counts;
+}
+
+TopologyCounts count_topology(const Topology& topo) {
+  TopologyCounts c;
+  c.servers = topo.server_count();
+  c.switches = topo.switch_count();
+  c.ports = topo.ports.size();
+  c.links = topo.links.size();
+  c.gpus = topo.gpu_count();
+  std::vector<char> edge(topo.nodes.size(), 0);
+  for (NodeId v = 0; v < topo.nodes.size(); ++v) {
+    if (!topo.is_server(v)) continue;
+    for (const Port& p : topo.ports_of(v)) {
+      if (p.link != kNone) edge[topo.ports[p.peer].node] = 1;
+    }
+  }
+  for (const char e : edge) c.edge_switches += static_cast<std::uint64_t>(e);
+  return c;
+}
+
 Result<Topology> generate_topology(const TopologySpec& spec) {
   if (spec.kind.empty()) {
     return Error{spec.locate("topology.kind") + ": missing (allowed: " + join(generator_names()) +

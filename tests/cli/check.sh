@@ -96,5 +96,32 @@ for want in "fat_tree:" "rail_optimized:" "dragonfly:" "switch_radix" "global_li
   if grep -qF -- "$want" <<<"$out"; then passed=$((passed + 1)); else
     failed=$((failed + 1)); echo "FAIL: list topologies lacks '$want':"; echo "$out"; fi
 done
+# A huge topology is refused from its counts, before it is built: 2^20 servers of 64 GPUs on 64
+# rail planes (201,326,592 links) against STEPSIM_MEMORY_LIMIT=6GiB, by `check` and by `run`:
+# exit 2, the counts in the one message, and a peak resident size far below what building it
+# takes (its links and ports alone are over 10 GB).
+huge_dir=$(mktemp -d)
+printf 'topology:\n  name: huge-rails\n  kind: rail_optimized\n  servers: 1048576\n  gpus_per_server: 64\n  switch_radix: 256\n  port: 400G\n' > "$huge_dir/huge.yaml"
+refused() {  # WHAT ARGS...: stepsim ARGS exits 2 naming the counts, peak RSS under 1 GiB
+  local what=$1; shift
+  local res rc rss err
+  res=$(STEPSIM_MEMORY_LIMIT=6GiB /usr/bin/python3 -c '
+import resource, subprocess, sys
+p = subprocess.run(sys.argv[1:], capture_output=True, text=True)
+print(p.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+sys.stdout.write(p.stderr)' "$stepsim" "$@")
+  read -r rc rss <<<"$(head -1 <<<"$res")"
+  err=$(tail -n +2 <<<"$res")
+  if [[ $rc -eq 2 && $rss -lt 1048576 &&
+        $(grep -c "too large: huge-rails (1048576 servers, 1310720 switches, 201326592 links) on 1 rank of this node needs about [0-9.]* [GTP]iB of memory, but this machine has 6.0 GiB available" <<<"$err") -eq 1 ]]; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1)); echo "FAIL: $what: exit $rc, peak RSS $rss KiB:"; echo "$err"
+  fi
+}
+refused "check of a 201M-link topology" check "$huge_dir/huge.yaml"
+refused "run on a 201M-link topology" run "$topologies/../workloads/tiny.yaml" --quiet --no-output --set topology="$huge_dir/huge.yaml"
+rm -rf "$huge_dir"
+
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]

@@ -13,6 +13,7 @@
 
 #include "stepsim/core/result.hpp"
 #include "stepsim/topology/topology.hpp"
+#include "stepsim/topology/topology_counts.hpp"
 
 namespace stepsim::topology {
 
@@ -86,6 +87,9 @@ class Generator {
   [[nodiscard]] virtual Result<Topology> build(const GeneratorParams& params,
                                                std::span<const LinkSpec> links,
                                                Topology topo) const = 0;
+  /// What build() makes of `params` (before NVLink domains join servers), by the same checks
+  /// of the parameters, without building it.
+  [[nodiscard]] virtual Result<TopologyCounts> counts(const GeneratorParams& params) const = 0;
 };
 
 /// The generator registered as `kind`; the error lists the known kinds.
