@@ -185,7 +185,7 @@ int CheckCommand::execute(int rank, int ranks) {
   } else {
     file_ = find_data_file(file_, "topologies");
   }
-  if (is_scenario_file(file_)) return check_scenario(file_, sets_, rank);
+  if (is_scenario_file(file_)) return check_scenario(file_, sets_, rank, ranks);
   if (!sets_.empty()) return user_error(rank, "--set: " + file_ + " is a topology, not a scenario");
   std::vector<std::string> partitioners = pdes::partitioner_names();
   if (!partition_.empty()) {

@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "src/cli/cli.hpp"
+#include "src/cli/input_checks.hpp"
 #include "src/cli/memory_report.hpp"
 #include "stepsim/topology/topology_loader.hpp"
 
@@ -24,11 +25,13 @@ bool is_scenario_file(const std::string& path) {
   }
 }
 
-int check_scenario(const std::string& path, const std::vector<std::string>& sets, int rank) {
+int check_scenario(const std::string& path, const std::vector<std::string>& sets, int rank,
+                   int ranks) {
   auto loaded = load_scenario_file(path, sets);
   if (!loaded) return user_error(rank, loaded.error().message);
   const workload::Scenario& s = *loaded;
-  auto topo = topology::load_topology(s.topology);
+  // The topology's own memory from its counts first (nothing is simulated here).
+  auto topo = load_topology_within_memory(s.topology, ranks, false);
   if (!topo) {
     return user_error(
         rank, "topology: " + not_found_note(topo.error(), s.topology, "topologies").message);

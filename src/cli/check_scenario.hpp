@@ -11,7 +11,9 @@ namespace stepsim::cli {
 /// Whether `path` is a scenario file (a map with model, parallel or jobs), not a topology.
 bool is_scenario_file(const std::string& path);
 
-/// Checks the scenario with `sets` applied and prints its memory (rank 0). The exit code.
-int check_scenario(const std::string& path, const std::vector<std::string>& sets, int rank);
+/// Checks the scenario with `sets` applied and prints its memory (rank 0); `ranks` of the run
+/// (its topology is refused from its counts when it would not fit). The exit code.
+int check_scenario(const std::string& path, const std::vector<std::string>& sets, int rank,
+                   int ranks);
 
 }  // namespace stepsim::cli

@@ -203,7 +203,8 @@ int PlanCommand::execute(int rank, int ranks) {
                                 "scenario without jobs:)");
   }
   base.memory.check = "warn";  // the planner counts what does not fit; it is not an error here
-  auto topo = topology::load_topology(base.topology);
+  // The topology's own memory from its counts first: a huge one is refused before it is built.
+  auto topo = load_topology_within_memory(base.topology, ranks, false);
   if (!topo) return user_error(rank, "topology: " + topo.error().message);
   // Once for the search: each layout's validate_layout() leaves it out.
   if (auto ok = workload::validate_fabric(base, *topo); !ok) {

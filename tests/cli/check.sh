@@ -97,7 +97,8 @@ for want in "fat_tree:" "rail_optimized:" "dragonfly:" "switch_radix" "global_li
     failed=$((failed + 1)); echo "FAIL: list topologies lacks '$want':"; echo "$out"; fi
 done
 # A huge topology is refused from its counts, before it is built: 2^20 servers of 64 GPUs on 64
-# rail planes (201,326,592 links) against STEPSIM_MEMORY_LIMIT=6GiB, by `check` and by `run`:
+# rail planes (201,326,592 links) against STEPSIM_MEMORY_LIMIT=6GiB, by `check` (of the file
+# and of a scenario on it), `run` and `plan`:
 # exit 2, the counts in the one message, and a peak resident size far below what building it
 # takes (its links and ports alone are over 10 GB).
 huge_dir=$(mktemp -d)
@@ -121,6 +122,8 @@ sys.stdout.write(p.stderr)' "$stepsim" "$@")
 }
 refused "check of a 201M-link topology" check "$huge_dir/huge.yaml"
 refused "run on a 201M-link topology" run "$topologies/../workloads/tiny.yaml" --quiet --no-output --set topology="$huge_dir/huge.yaml"
+refused "check of a scenario on it" check "$topologies/../workloads/tiny.yaml" --set topology="$huge_dir/huge.yaml"
+refused "plan on it" plan "$topologies/../workloads/tiny.yaml" --set topology="$huge_dir/huge.yaml"
 rm -rf "$huge_dir"
 
 echo "$passed passed, $failed failed"
