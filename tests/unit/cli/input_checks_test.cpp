@@ -145,5 +145,25 @@ TEST(InputChecks, MemoryBeyondTheMachineIsRefusedWithTheEstimate) {
   EXPECT_TRUE(check_memory(1024, "a test").ok());
 }
 
+TEST(InputChecks, GpuListsAscendOnceAndNameWhatIsWrong) {
+  std::vector<bool> allowed(16, true);
+  allowed[10] = false;  // e.g. a GPU of no job
+  const auto ok = gpu_list_option("--trace-gpus", "9,0-3,2,15", allowed, "GPUs 0..15");
+  ASSERT_TRUE(ok.ok()) << ok.error().message;
+  EXPECT_EQ(*ok, (std::vector<std::uint32_t>{0, 1, 2, 3, 9, 15}));
+  for (const char* bad : {"", "0-", "-3", "3-1", "0,,1", "a", "1-2-3", "0x1", "1234567890"}) {
+    const auto r = gpu_list_option("--trace-gpus", bad, allowed, "GPUs 0..15");
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_TRUE(has(r.error().message, "is not a list of GPUs")) << r.error().message;
+  }
+  const auto out = gpu_list_option("--trace-gpus", "14-20", allowed, "GPUs 0..15");
+  ASSERT_FALSE(out.ok());
+  EXPECT_TRUE(has(out.error().message, "GPU 16 of '14-20' is not one the step runs (GPUs 0..15)"))
+      << out.error().message;
+  const auto hole = gpu_list_option("--trace-gpus", "8-11", allowed, "GPUs 0..15");
+  ASSERT_FALSE(hole.ok());
+  EXPECT_TRUE(has(hole.error().message, "GPU 10 of")) << hole.error().message;
+}
+
 }  // namespace
 }  // namespace stepsim::cli
