@@ -188,7 +188,7 @@ MemoryEstimate estimate_fabric_memory(const topology::TopologyCounts& c) {
 namespace {
 
 // What a memory refusal names: the topology, its counts, the ranks of this node.
-std::string counted(const std::string& name, const topology::TopologyCounts& c, int local) {
+std::string counts_text(const std::string& name, const topology::TopologyCounts& c, int local) {
   char what[512];
   std::snprintf(what, sizeof what,
                 "%s (%llu servers, %llu switches, %llu links) on %d rank%s of this node",
@@ -205,7 +205,7 @@ Result<bool> check_fabric_memory(const topology::Topology& topo, int ranks) {
   const int local = std::min(std::max(1, ranks), local_rank_count());
   return agree_on_all_ranks(
       check_memory(e.per_node(std::max(1, ranks), local),
-                   counted(topo.name, topology::count_topology(topo), local)));
+                   counts_text(topo.name, topology::count_topology(topo), local)));
 }
 
 Result<topology::Topology> load_topology_within_memory(const std::string& path, int ranks,
@@ -220,7 +220,7 @@ Result<topology::Topology> load_topology_within_memory(const std::string& path, 
       const int local = std::min(std::max(1, ranks), local_rank_count());
       const double bytes = fabric ? estimate_fabric_memory(*c).per_node(std::max(1, ranks), local)
                                   : local * topology_bytes(*c);
-      fits = check_memory(bytes, counted(name, *c, local));
+      fits = check_memory(bytes, counts_text(name, *c, local));
     }
   }
   if (auto ok = agree_on_all_ranks(fits); !ok) return ok.error();

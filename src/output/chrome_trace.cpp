@@ -90,7 +90,7 @@ struct TraceUnit {
   [[nodiscard]] std::uint64_t events() const { return collective != 0 ? 2 : 1; }
 };
 
-bool finished(const CollectivesRow& c) {
+bool trace_finished(const CollectivesRow& c) {
   return c.start_s >= 0 && c.end_s >= c.start_s;  // not: an interrupted step's unfinished one
 }
 
@@ -114,7 +114,7 @@ void memoized_units(const StepRows& r, std::uint32_t gpu_stride, std::vector<Tra
   }
   for (std::uint32_t i = 0; i < r.colls.size(); ++i) {
     const CollectivesRow& c = r.colls[i];
-    if (finished(c)) units.push_back({c.start_s, pid_of(r, c.job, c.stage), 1, i});
+    if (trace_finished(c)) units.push_back({c.start_s, pid_of(r, c.job, c.stage), 1, i});
   }
 }
 
@@ -144,7 +144,7 @@ void gpu_units(const StepRows& r, std::vector<TraceProcess>& procs, std::vector<
   }
   for (std::uint32_t i = 0; i < r.colls.size() && i < t.coll_members.size(); ++i) {
     const std::uint32_t m = t.coll_members[i];
-    if (m >= in_set.size() || !finished(r.colls[i])) continue;
+    if (m >= in_set.size() || !trace_finished(r.colls[i])) continue;
     for (std::uint32_t g : in_set[m]) units.push_back({r.colls[i].start_s, g, 1, i});
   }
 }
