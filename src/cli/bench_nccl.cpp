@@ -353,7 +353,7 @@ Result<bool> BenchNcclCommand::check_iterations(Setup& s) const {
   return true;
 }
 
-Result<BenchNcclCommand::Setup> BenchNcclCommand::prepare() const {
+Result<BenchNcclCommand::Setup> BenchNcclCommand::prepare(int ranks) const {
   Setup s;
   auto kind = collective::parse_kind(kind_);
   if (!kind) return kind.error();
@@ -370,7 +370,7 @@ Result<BenchNcclCommand::Setup> BenchNcclCommand::prepare() const {
   s.end = *end;
   const std::string path = sim_.topology.empty() ? data_dir() + "/topologies/rail-128gpu-800g.yaml"
                                                  : find_data_file(sim_.topology, "topologies");
-  auto topo = topology::load_topology(path);
+  auto topo = load_topology_within_memory(path, ranks, true);
   if (!topo) return not_found_note(topo.error(), sim_.topology, "topologies");
   s.topo = std::move(topo).value();
   auto comm = collective::make_communicator(s.topo, s.gpus);
@@ -565,7 +565,7 @@ Result<bool> BenchNcclCommand::run_size(const Setup& s, std::int64_t bytes, Tota
 }
 
 int BenchNcclCommand::execute(int rank, int ranks) {
-  auto prepared = prepare();
+  auto prepared = prepare(ranks);
   if (!prepared) return user_error(rank, prepared.error().message);
   Setup setup = std::move(prepared).value();
   add_notes(setup, ranks);

@@ -83,7 +83,9 @@ class BenchNcclCommand {
   void add_nccl_tests_flags();
   void add_sim_options();
   void add_accepted_flags();
-  [[nodiscard]] Result<Setup> prepare() const;
+  /// The setup of the command line; the topology is built once its memory estimate from its
+  /// counts fits `ranks` ranks (collective).
+  [[nodiscard]] Result<Setup> prepare(int ranks) const;
   [[nodiscard]] Result<bool> load_parameters(Setup& s) const;
   [[nodiscard]] Result<bool> apply_env(Setup& s) const;
   [[nodiscard]] Result<bool> sweep(Setup& s) const;

@@ -395,7 +395,7 @@ Result<bool> BenchPerftestCommand::place(Setup& s) const {
   return true;
 }
 
-Result<BenchPerftestCommand::Setup> BenchPerftestCommand::prepare() const {
+Result<BenchPerftestCommand::Setup> BenchPerftestCommand::prepare(int ranks) const {
   Setup s;
   auto kind = nic::parse_perftest_kind(test_.rfind("ib_", 0) == 0 ? test_.substr(3) : test_);
   if (!kind) return kind.error();
@@ -457,7 +457,7 @@ Result<BenchPerftestCommand::Setup> BenchPerftestCommand::prepare() const {
   if (auto ok = load_parameters(s); !ok) return ok.error();
   const std::string path = sim_.topology.empty() ? data_dir() + "/topologies/toy-2server-1.6t.yaml"
                                                  : find_data_file(sim_.topology, "topologies");
-  auto topo = topology::load_topology(path);
+  auto topo = load_topology_within_memory(path, ranks, true);
   if (!topo) return not_found_note(topo.error(), sim_.topology, "topologies");
   s.topo = std::move(topo).value();
   if (auto ok = place(s); !ok) return ok.error();
@@ -597,7 +597,7 @@ int BenchPerftestCommand::write_json_file(int rank, const Setup& s, const Totals
 }
 
 int BenchPerftestCommand::execute(int rank, int ranks) {
-  auto prepared = prepare();
+  auto prepared = prepare(ranks);
   if (!prepared) return user_error(rank, prepared.error().message);
   const Setup& s = *prepared;
   std::vector<OutputFile> outputs;

@@ -93,7 +93,9 @@ class BenchPerftestCommand {
   void add_accepted_flags();
   [[nodiscard]] std::vector<std::string> notes() const;
   void add_sim_options();
-  [[nodiscard]] Result<Setup> prepare() const;
+  /// The setup of the command line; the topology is built once its memory estimate from its
+  /// counts fits `ranks` ranks (collective).
+  [[nodiscard]] Result<Setup> prepare(int ranks) const;
   [[nodiscard]] Result<bool> load_parameters(Setup& s) const;
   [[nodiscard]] Result<bool> place(Setup& s) const;
   void print_preamble(const Setup& s) const;

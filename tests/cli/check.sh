@@ -98,7 +98,7 @@ for want in "fat_tree:" "rail_optimized:" "dragonfly:" "switch_radix" "global_li
 done
 # A huge topology is refused from its counts, before it is built: 2^20 servers of 64 GPUs on 64
 # rail planes (201,326,592 links) against STEPSIM_MEMORY_LIMIT=6GiB, by `check` (of the file
-# and of a scenario on it), `run` and `plan`:
+# and of a scenario on it), `run`, `plan` and the benchmarks:
 # exit 2, the counts in the one message, and a peak resident size far below what building it
 # takes (its links and ports alone are over 10 GB).
 huge_dir=$(mktemp -d)
@@ -124,6 +124,9 @@ refused "check of a 201M-link topology" check "$huge_dir/huge.yaml"
 refused "run on a 201M-link topology" run "$topologies/../workloads/tiny.yaml" --quiet --no-output --set topology="$huge_dir/huge.yaml"
 refused "check of a scenario on it" check "$topologies/../workloads/tiny.yaml" --set topology="$huge_dir/huge.yaml"
 refused "plan on it" plan "$topologies/../workloads/tiny.yaml" --set topology="$huge_dir/huge.yaml"
+refused "bench fabric on it" bench fabric --topology "$huge_dir/huge.yaml" --quiet
+refused "bench nccl on it" bench nccl allreduce -b 1M -e 1M --gpus 16 --topology "$huge_dir/huge.yaml" --quiet
+refused "bench perftest on it" bench perftest write_bw --topology "$huge_dir/huge.yaml" -s 1MiB -n 10 --quiet
 rm -rf "$huge_dir"
 
 echo "$passed passed, $failed failed"
