@@ -46,10 +46,7 @@ RunCommand::RunCommand(CLI::App& parent) {
   cmd_->add_option(
       "--set", opt_.sets,
       "Override a scenario key: key=value, or one job's: jobs.NAME.key=value (repeatable)");
-  cmd_->add_option("--fidelity", opt_.fidelity,
-                   "packet (every collective at packet level), cell (the same fabric in cells of "
-                   "fabric.cell bytes, 64 KiB by default), ideal (NCCL's cost model) or "
-                   "analytical (alpha-beta lower bound)")
+  cmd_->add_option("--fidelity", opt_.fidelity, fidelity_help(fidelity_choices()))
       ->check(
           [](const std::string& v) {
             if (!v.empty()) return std::string();
