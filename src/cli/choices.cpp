@@ -8,6 +8,7 @@
 #include "stepsim/collective/collective.hpp"
 #include "stepsim/collective/collective_algorithm.hpp"
 #include "stepsim/fabric/load_balancer.hpp"
+#include "stepsim/fabric/traffic.hpp"
 #include "stepsim/gpu/gpu_spec.hpp"
 #include "stepsim/pdes/partition.hpp"
 #include "stepsim/topology/generator.hpp"
@@ -62,6 +63,14 @@ std::vector<std::string> fidelity_choices() {
 
 std::vector<std::string> topology_choices() {
   return topology::generator_names();
+}
+
+std::vector<std::string> background_choices() {
+  std::vector<std::string> out;
+  for (const std::string& p : fabric::traffic_patterns()) {
+    if (p != "pair") out.push_back(p);
+  }
+  return out;
 }
 
 std::string fidelity_help(const std::vector<std::string>& names) {

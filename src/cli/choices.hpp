@@ -21,6 +21,8 @@ std::vector<std::string> gpu_choices();             ///< --gpu, gpu presets
 std::vector<std::string> partition_choices();       ///< --partition (without auto)
 std::vector<std::string> fidelity_choices();        ///< fidelity, run --fidelity
 std::vector<std::string> topology_choices();        ///< topology.kind (generators)
+/// run --background: the fabric's traffic patterns but pair (one pair of NICs is no background).
+std::vector<std::string> background_choices();
 
 /// `names` (fidelities) as a help text lists them, each with what it models: "packet (MTU
 /// packets), cell (...) or analytical (...)".

@@ -118,6 +118,10 @@ TEST(HelpText, EveryRegisteredNameIsInTheHelpOfEveryOptionThatTakesIt) {
   for (const char* path : {"bench fabric", "bench perftest"})
     expect_lists(c, path, "--retransmission", retransmission_choices());
   expect_lists(c, "bench fabric", "--pattern", fabric::traffic_patterns());
+  expect_lists(c, "run", "--background", background_choices());
+  for (const std::string& p : background_choices()) {
+    EXPECT_TRUE(has_word(list_words(fabric::traffic_patterns()), p)) << p;
+  }
   expect_lists(c, "bench nccl", "--algo", algorithm_choices());
   expect_lists(c, "bench nccl", "--proto", protocol_choices());
   expect_lists(c, "bench nccl", "--gpu", gpu_choices());
