@@ -1,6 +1,8 @@
 #include "stepsim/cc/congestion_control.hpp"
 
-#include <map>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "src/cc/cc_registry.hpp"
 #include "stepsim/config/param_table.hpp"
@@ -8,55 +10,55 @@
 namespace stepsim::cc {
 namespace {
 
-std::map<std::string, CcEntry>& entries() {
-  static std::map<std::string, CcEntry> e;
-  return e;
-}
-
-Result<const CcEntry*> find(const std::string& name) {
-  const auto it = entries().find(name);
-  if (it != entries().end()) return &it->second;
-  std::string known;
-  for (const std::string& n : congestion_control_names()) known += (known.empty() ? "" : ", ") + n;
-  return Error{"unknown congestion control '" + name + "' (allowed: " + known + ")"};
-}
+const char* const kCcWhat = "congestion control";
 
 }  // namespace
 
+std::vector<std::string> CongestionControl::Traits::words() const {
+  if (!needs) return {};
+  const CcNeeds n = needs(CcParams{});
+  std::vector<std::string> out;
+  if (n.cnp) out.emplace_back("CNPs for ECN marks");
+  if (n.int_telemetry) out.emplace_back("INT telemetry");
+  if (n.ack_per_packet) out.emplace_back("an ACK per packet");
+  if (n.ack_echo) out.emplace_back("ACKs echo ECN and round trips");
+  return out;
+}
+
 CcRegistration::CcRegistration(CcEntry entry) {
-  std::string name = entry.name;
-  entries().emplace(std::move(name), std::move(entry));
+  CcRegistry::add(entry.name, std::move(entry.make), std::move(entry.description), {},
+                  CongestionControl::Traits{std::move(entry.needs), std::move(entry.params)});
 }
 
 Result<std::unique_ptr<CongestionControl>> make_congestion_control(const CcParams& p,
                                                                    const CcPath& path) {
-  auto e = find(p.algorithm);
-  if (!e) return e.error();
-  return (*e)->make(p, path);
+  return CcRegistry::create(kCcWhat, p.algorithm, p, path);
 }
 
 Result<CcNeeds> congestion_control_needs(const CcParams& p) {
-  auto e = find(p.algorithm);
-  if (!e) return e.error();
-  return (*e)->needs ? (*e)->needs(p) : CcNeeds{};
+  const CongestionControl::Traits* t = CcRegistry::traits(p.algorithm);
+  if (t == nullptr) return CcRegistry::unknown(kCcWhat, p.algorithm);
+  return t->needs ? t->needs(p) : CcNeeds{};
 }
 
 std::vector<std::string> congestion_control_names() {
-  std::vector<std::string> out;
-  for (const auto& [name, entry] : entries()) out.push_back(name);
-  return out;
+  return CcRegistry::names();
 }
 
 std::vector<CcAlgorithmInfo> congestion_control_algorithms() {
   std::vector<CcAlgorithmInfo> out;
-  for (const auto& [name, entry] : entries()) out.push_back({name, entry.description});
+  for (const RegistryInfo& info : CcRegistry::infos()) out.push_back({info.name, info.description});
   return out;
 }
 
 void declare_cc_params(config::ParamTable& table, CcParams& p) {
-  table.choice("cc.algorithm", p.algorithm, congestion_control_names(), "congestion control");
-  for (const auto& [name, entry] : entries()) {
-    if (entry.params) entry.params(table, p);
+  std::string names;
+  for (const std::string& n : congestion_control_names()) names += (names.empty() ? "" : ", ") + n;
+  table.choice("cc.algorithm", p.algorithm, congestion_control_names(),
+               "congestion control: " + names + " (stepsim list cc)");
+  for (const std::string& name : congestion_control_names()) {
+    const CongestionControl::Traits* t = CcRegistry::traits(name);
+    if (t->params) t->params(table, p);
   }
 }
 

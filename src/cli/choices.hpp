@@ -19,5 +19,13 @@ std::vector<std::string> algorithm_choices();       ///< coll.algorithm, --algo 
 std::vector<std::string> protocol_choices();        ///< coll.protocol, --proto (with auto)
 std::vector<std::string> gpu_choices();             ///< --gpu, gpu presets
 std::vector<std::string> partition_choices();       ///< --partition (without auto)
+std::vector<std::string> fidelity_choices();        ///< fidelity, run --fidelity
+std::vector<std::string> topology_choices();        ///< topology.kind (generators)
+/// run --background: the fabric's traffic patterns but pair (one pair of NICs is no background).
+std::vector<std::string> background_choices();
+
+/// `names` (fidelities) as a help text lists them, each with what it models: "packet (MTU
+/// packets), cell (...) or analytical (...)".
+std::string fidelity_help(const std::vector<std::string>& names);
 
 }  // namespace stepsim::cli

@@ -1,5 +1,6 @@
 #include "src/cli/report.hpp"
 
+#include "src/cli/choices.hpp"
 #include "src/cli/cli.hpp"
 #include "src/cli/progress.hpp"
 #include "stepsim/output/text_file.hpp"
@@ -73,12 +74,8 @@ int write_json(int rank, const std::string& path, const nlohmann::json& j) {
 }
 
 void FidelityOptions::add(CLI::App* cmd, const std::vector<std::string>& allowed) {
-  std::string names;
-  for (const std::string& a : allowed) names += (names.empty() ? "" : ", ") + a;
   cmd->add_option("--fidelity", fidelity,
-                  "Network model: " + names +
-                      " (packet: MTU packets; cell: the same fabric in cells of --cell bytes; "
-                      "analytical: alpha-beta lower bound; docs/fidelity.md)")
+                  "Network model: " + fidelity_help(allowed) + " (docs/fidelity.md)")
       ->capture_default_str()
       ->check(CLI::IsMember(allowed));
   const fabric::FabricParams defaults;

@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
@@ -46,10 +47,7 @@ RunCommand::RunCommand(CLI::App& parent) {
   cmd_->add_option(
       "--set", opt_.sets,
       "Override a scenario key: key=value, or one job's: jobs.NAME.key=value (repeatable)");
-  cmd_->add_option("--fidelity", opt_.fidelity,
-                   "packet (every collective at packet level), cell (the same fabric in cells of "
-                   "fabric.cell bytes, 64 KiB by default), ideal (NCCL's cost model) or "
-                   "analytical (alpha-beta lower bound)")
+  cmd_->add_option("--fidelity", opt_.fidelity, fidelity_help(fidelity_choices()))
       ->check(
           [](const std::string& v) {
             if (!v.empty()) return std::string();
@@ -114,9 +112,10 @@ RunCommand::RunCommand(CLI::App& parent) {
                    "FACTOR times as long, e.g. 5:1.3");
   cmd_->add_option("--background", opt_.background,
                    "step.mode whole: background traffic on the same fabric (repeatable): "
-                   "PATTERN@RATE[,UNTIL], PATTERN permutation, incast, all_to_all or hotspot, "
-                   "RATE per flow (e.g. 100G), UNTIL the simulated time it stops (default: the "
-                   "ideal step time), e.g. permutation@200G");
+                   "PATTERN@RATE[,UNTIL], PATTERN " +
+                       list_words(background_choices()) +
+                       ", RATE per flow (e.g. 100G), UNTIL the simulated time it stops (default: "
+                       "the ideal step time), e.g. permutation@200G");
 }
 
 namespace {
@@ -199,11 +198,11 @@ Result<workload::Scenario::Background> parse_background(const std::string& b) {
   const auto comma = b.find(',', at == std::string::npos ? 0 : at);
   workload::Scenario::Background bg;
   bg.pattern = b.substr(0, at);
-  const std::string form = "--background: '" + b +
-                           "' is not PATTERN@RATE[,UNTIL] (PATTERN permutation, incast, "
-                           "all_to_all or hotspot; e.g. permutation@100G or incast@50G,2ms)";
-  if (at == std::string::npos || (bg.pattern != "permutation" && bg.pattern != "incast" &&
-                                  bg.pattern != "all_to_all" && bg.pattern != "hotspot")) {
+  const std::vector<std::string> patterns = background_choices();
+  const std::string form = "--background: '" + b + "' is not PATTERN@RATE[,UNTIL] (PATTERN " +
+                           list_words(patterns) + "; e.g. permutation@100G or incast@50G,2ms)";
+  if (at == std::string::npos ||
+      std::find(patterns.begin(), patterns.end(), bg.pattern) == patterns.end()) {
     return Error{form};
   }
   auto rate =

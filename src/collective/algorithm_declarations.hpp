@@ -1,21 +1,23 @@
 #pragma once
-// The registered collective algorithms (one file each: src/collective/<name>_algorithm.cpp) and
-// the cost terms several of them share. The registry's list is in algorithm_registry.cpp.
+// The registered collective algorithms (one file each: src/collective/<name>_algorithm.cpp, which
+// registers it with AlgorithmRegistration) and the cost terms several of them share.
 
 #include "stepsim/collective/collective_algorithm.hpp"
+#include "stepsim/core/registry.hpp"
 
 namespace stepsim::collective {
 
-const CollectiveAlgorithm& ring_algorithm();
-const CollectiveAlgorithm& chain_algorithm();
-const CollectiveAlgorithm& pairwise_algorithm();
-const CollectiveAlgorithm& tree_algorithm();
-const CollectiveAlgorithm& nvls_algorithm();
-const CollectiveAlgorithm& sharp_algorithm();
-const CollectiveAlgorithm& nvls_tree_algorithm();
-const CollectiveAlgorithm& nvls_sharp_algorithm();
-const CollectiveAlgorithm& deepep_algorithm();
-const CollectiveAlgorithm& deepep_ll_algorithm();
+/// The algorithms' registry: one shared instance each, listed by rank (the order of
+/// collective_algorithms(), `stepsim list algorithms` and the tuner's candidates on ties).
+using AlgorithmRegistry = Registry<CollectiveAlgorithm>;
+
+/// Registers an algorithm at static-initialisation time under its own name() and description(),
+/// one line in its file: `const AlgorithmRegistration kMineRegistration{[] { return
+/// std::make_unique<Mine>(); }, RANK};`. RANK places it among the others (ring 10, chain 20,
+/// pairwise 30, tree 40, nvls 50, nvls_tree 60, sharp 70, nvls_sharp 80, deepep 90, deepep_ll
+/// 100): the tuner takes the first of equal costs, so a rank is part of what `--algo auto`
+/// chooses.
+using AlgorithmRegistration = NamedRegistration<AlgorithmRegistry>;
 
 /// NCCL's p2p over the network (transport/net.cc, device.h): a source GPU's channel has
 /// NCCL_SHARED_STEPS chunk slots shared by the ops of one batch, at most

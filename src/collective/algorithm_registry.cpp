@@ -1,17 +1,14 @@
-// The collective algorithms' registry: the list (its order is the listing's and the tuner's on
-// ties) and the eligibility questions every caller asks it.
+// The collective algorithms' registry (the Registry template, in rank order: the listing's and the
+// tuner's on ties) and the eligibility questions every caller asks it.
 #include <algorithm>
+#include <memory>
 
 #include "src/collective/algorithm_declarations.hpp"
 
 namespace stepsim::collective {
 
 const std::vector<const CollectiveAlgorithm*>& collective_algorithms() {
-  static const std::vector<const CollectiveAlgorithm*> all = {
-      &ring_algorithm(),   &chain_algorithm(),     &pairwise_algorithm(), &tree_algorithm(),
-      &nvls_algorithm(),   &nvls_tree_algorithm(), &sharp_algorithm(),    &nvls_sharp_algorithm(),
-      &deepep_algorithm(), &deepep_ll_algorithm(),
-  };
+  static const std::vector<const CollectiveAlgorithm*> all = AlgorithmRegistry::instances();
   return all;
 }
 
@@ -92,7 +89,7 @@ namespace {
 // The algorithm that runs `kind` when the user names none that can: the ring's family.
 const CollectiveAlgorithm& default_for(Kind kind) {
   const CollectiveAlgorithm* a = find_algorithm("ring", kind);
-  return a != nullptr ? *a : ring_algorithm();
+  return a != nullptr ? *a : *AlgorithmRegistry::instance("ring");
 }
 
 // What the kinds `selected` runs are, for an error message ("allreduce").

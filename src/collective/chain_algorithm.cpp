@@ -2,6 +2,8 @@
 // ring, Reduce from the root's successor to the root, piece by piece (runtime: LaneRun,
 // lane_run.hpp). NCCL's ring Broadcast/Reduce; its tuning.cc prices them as n-1 steps.
 // Simplified: the chain has no tree variant.
+#include <memory>
+
 #include "src/collective/lane_run.hpp"
 
 namespace stepsim::collective {
@@ -26,9 +28,6 @@ class Chain final : public LaneAlgorithm {
 
 }  // namespace
 
-const CollectiveAlgorithm& chain_algorithm() {
-  static const Chain a;
-  return a;
-}
+const AlgorithmRegistration kChainRegistration{[] { return std::make_unique<Chain>(); }, 20};
 
 }  // namespace stepsim::collective

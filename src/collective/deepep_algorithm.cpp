@@ -10,6 +10,7 @@
 // dispatch at its own size (under balanced routing every NIC and NVLink carries the same bytes
 // either way; the real combine crosses NVLink first, then RDMA, reducing at the forwarder).
 #include <cmath>
+#include <memory>
 #include <utility>
 
 #include "src/collective/algorithm_declarations.hpp"
@@ -213,9 +214,6 @@ class Deepep final : public CollectiveAlgorithm {
 
 }  // namespace
 
-const CollectiveAlgorithm& deepep_algorithm() {
-  static const Deepep a;
-  return a;
-}
+const AlgorithmRegistration kDeepepRegistration{[] { return std::make_unique<Deepep>(); }, 90};
 
 }  // namespace stepsim::collective

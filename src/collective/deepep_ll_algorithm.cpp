@@ -10,6 +10,7 @@
 // packing) is coll.ep.ll_overhead, before the first write. Combine moves the same pattern at
 // its own size.
 #include <cmath>
+#include <memory>
 
 #include "src/collective/algorithm_declarations.hpp"
 #include "src/collective/collective_core.hpp"
@@ -194,9 +195,6 @@ class DeepepLl final : public CollectiveAlgorithm {
 
 }  // namespace
 
-const CollectiveAlgorithm& deepep_ll_algorithm() {
-  static const DeepepLl a;
-  return a;
-}
+const AlgorithmRegistration kDeepepLlRegistration{[] { return std::make_unique<DeepepLl>(); }, 100};
 
 }  // namespace stepsim::collective

@@ -7,6 +7,7 @@
 // rate. Simplified: the switch's own bandwidth is not a bottleneck. Across servers: nvls_tree
 // (nvls_tree_algorithm.cpp) and nvls_sharp (sharp_algorithm.cpp).
 #include <algorithm>
+#include <memory>
 
 #include "src/collective/algorithm_declarations.hpp"
 #include "src/collective/collective_core.hpp"
@@ -145,9 +146,6 @@ class Nvls final : public CollectiveAlgorithm {
 
 }  // namespace
 
-const CollectiveAlgorithm& nvls_algorithm() {
-  static const Nvls a;
-  return a;
-}
+const AlgorithmRegistration kNvlsRegistration{[] { return std::make_unique<Nvls>(); }, 50};
 
 }  // namespace stepsim::collective

@@ -14,6 +14,7 @@
 // nvls_algorithm.cpp); a reduced piece waits for the last GPU's copy.
 #include <algorithm>
 #include <cmath>
+#include <memory>
 
 #include "src/collective/algorithm_declarations.hpp"
 #include "src/collective/collective_core.hpp"
@@ -318,9 +319,6 @@ class NvlsTree final : public CollectiveAlgorithm {
 
 }  // namespace
 
-const CollectiveAlgorithm& nvls_tree_algorithm() {
-  static const NvlsTree a;
-  return a;
-}
+const AlgorithmRegistration kNvlsTreeRegistration{[] { return std::make_unique<NvlsTree>(); }, 60};
 
 }  // namespace stepsim::collective

@@ -30,6 +30,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <numeric>
 
 #include "src/collective/algorithm_declarations.hpp"
@@ -339,9 +340,6 @@ class Pairwise final : public CollectiveAlgorithm {
 
 }  // namespace
 
-const CollectiveAlgorithm& pairwise_algorithm() {
-  static const Pairwise a;
-  return a;
-}
+const AlgorithmRegistration kPairwiseRegistration{[] { return std::make_unique<Pairwise>(); }, 30};
 
 }  // namespace stepsim::collective

@@ -4,6 +4,7 @@
 // workstations", JPDC 2009; NCCL's tuning.cc for the cost. Simplified: one ring order per
 // channel (servers in order), no NVLS or CollNet inside it.
 #include <algorithm>
+#include <memory>
 
 #include "src/collective/algorithm_declarations.hpp"
 #include "src/collective/lane_run.hpp"
@@ -49,9 +50,6 @@ class Ring final : public LaneAlgorithm {
 
 }  // namespace
 
-const CollectiveAlgorithm& ring_algorithm() {
-  static const Ring a;
-  return a;
-}
+const AlgorithmRegistration kRingRegistration{[] { return std::make_unique<Ring>(); }, 10};
 
 }  // namespace stepsim::collective

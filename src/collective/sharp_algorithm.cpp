@@ -22,6 +22,7 @@
 // piece into its owner) and step 3 a multicast store (one copy), at gpu.nvls_efficiency of the
 // copy rate; per GPU, NVLink carries (G+1)/G S against the ring-based 2(G-1)/G S.
 #include <algorithm>
+#include <memory>
 
 #include "src/collective/algorithm_declarations.hpp"
 #include "src/collective/collective_core.hpp"
@@ -254,14 +255,8 @@ class Sharp final : public CollectiveAlgorithm {
 
 }  // namespace
 
-const CollectiveAlgorithm& sharp_algorithm() {
-  static const Sharp a(false);
-  return a;
-}
-
-const CollectiveAlgorithm& nvls_sharp_algorithm() {
-  static const Sharp a(true);
-  return a;
-}
+const AlgorithmRegistration kSharpRegistration{[] { return std::make_unique<Sharp>(false); }, 70};
+const AlgorithmRegistration kNvlsSharpRegistration{[] { return std::make_unique<Sharp>(true); },
+                                                   80};
 
 }  // namespace stepsim::collective

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <memory>
 
 #include "src/collective/algorithm_declarations.hpp"
 #include "src/collective/collective_core.hpp"
@@ -278,9 +279,6 @@ class Tree final : public CollectiveAlgorithm {
 
 }  // namespace
 
-const CollectiveAlgorithm& tree_algorithm() {
-  static const Tree a;
-  return a;
-}
+const AlgorithmRegistration kTreeRegistration{[] { return std::make_unique<Tree>(); }, 40};
 
 }  // namespace stepsim::collective

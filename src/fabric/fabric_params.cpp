@@ -70,7 +70,10 @@ config::Param ber_param(double& field) {
 config::ParamTable fabric_param_table(FabricParams& p) {
   config::ParamTable t;
   const std::int64_t big = std::int64_t{1} << 34;  // 16 GiB
-  t.add({"fabric.lb", "load-balancing policy among equal-cost ports (stepsim list lb)",
+  std::string policies;
+  for (const std::string& n : load_balancer_names()) policies += (policies.empty() ? "" : ", ") + n;
+  t.add({"fabric.lb",
+         "load-balancing policy among equal-cost ports: " + policies + " (stepsim list lb)",
          [&p](const std::string& name) -> Result<bool> {
            LbParams lb = p.lb;
            lb.policy = name;

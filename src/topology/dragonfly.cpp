@@ -132,7 +132,7 @@ class Dragonfly final : public Generator {
   }
 };
 
-const GeneratorRegistration kDragonfly{std::make_unique<Dragonfly>()};
+const GeneratorRegistration kDragonfly{[] { return std::make_unique<Dragonfly>(); }};
 
 }  // namespace
 }  // namespace stepsim::topology

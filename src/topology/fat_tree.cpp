@@ -93,7 +93,7 @@ class FatTree final : public Generator {
   }
 };
 
-const GeneratorRegistration kFatTree{std::make_unique<FatTree>()};
+const GeneratorRegistration kFatTree{[] { return std::make_unique<FatTree>(); }};
 
 }  // namespace
 }  // namespace stepsim::topology

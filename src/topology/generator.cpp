@@ -6,34 +6,15 @@
 #include "stepsim/core/fatal.hpp"
 
 namespace stepsim::topology {
-namespace {
-
-std::map<std::string, std::unique_ptr<Generator>>& registry() {
-  static std::map<std::string, std::unique_ptr<Generator>> r;
-  return r;
-}
-
-}  // namespace
-
-GeneratorRegistration::GeneratorRegistration(std::unique_ptr<Generator> generator) {
-  std::string name = generator->name();
-  registry().emplace(std::move(name), std::move(generator));
-}
 
 std::vector<std::string> generator_names() {
-  std::vector<std::string> names;
-  for (const auto& [name, generator] : registry()) names.push_back(name);
-  return names;
+  return GeneratorRegistry::names();
 }
 
 Result<const Generator*> find_generator(const std::string& kind) {
-  const auto it = registry().find(kind);
-  if (it == registry().end()) {
-    std::string known;
-    for (const auto& n : generator_names()) known += (known.empty() ? "" : ", ") + n;
-    return Error{"unknown topology kind '" + kind + "' (allowed: " + known + ")"};
-  }
-  return static_cast<const Generator*>(it->second.get());
+  const Generator* g = GeneratorRegistry::instance(kind);
+  if (g == nullptr) return GeneratorRegistry::unknown("topology kind", kind);
+  return g;
 }
 
 void GeneratorParams::set(const std::string& name, std::int64_t value, std::string where) {

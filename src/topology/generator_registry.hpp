@@ -1,15 +1,16 @@
 #pragma once
-// Self-registration of topology generators: one `const GeneratorRegistration kX{
-// std::make_unique<X>()};` line in the generator's own file adds it to find_generator().
+// Self-registration of topology generators (the Registry template, one shared instance each):
+// one `const GeneratorRegistration kX{[] { return std::make_unique<X>(); }};` line in the
+// generator's own file adds it, under its name() and description(), to find_generator().
 
 #include <memory>
 
+#include "stepsim/core/registry.hpp"
 #include "stepsim/topology/generator.hpp"
 
 namespace stepsim::topology {
 
-struct GeneratorRegistration {
-  explicit GeneratorRegistration(std::unique_ptr<Generator> generator);
-};
+using GeneratorRegistry = Registry<Generator>;
+using GeneratorRegistration = NamedRegistration<GeneratorRegistry>;
 
 }  // namespace stepsim::topology

@@ -95,7 +95,7 @@ class RailOptimized final : public Generator {
   }
 };
 
-const GeneratorRegistration kRailOptimized{std::make_unique<RailOptimized>()};
+const GeneratorRegistration kRailOptimized{[] { return std::make_unique<RailOptimized>(); }};
 
 }  // namespace
 }  // namespace stepsim::topology

@@ -132,6 +132,9 @@ struct AckInfo {
 
 class CongestionControl {
  public:
+  /// What an algorithm declares in its registration (src/cc/cc_registry.hpp): its needs and its
+  /// parameters.
+  struct Traits;
   virtual ~CongestionControl() = default;
   /// The rate the QP may send at now.
   [[nodiscard]] virtual DataRate rate() const = 0;

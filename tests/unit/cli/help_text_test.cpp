@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cctype>
 #include <string>
 #include <vector>
@@ -15,11 +16,17 @@
 #include "src/cli/bench_phold.hpp"
 #include "src/cli/check_command.hpp"
 #include "src/cli/choices.hpp"
+#include "src/cli/list_command.hpp"
 #include "src/cli/run_command.hpp"
+#include "stepsim/cc/congestion_control.hpp"
 #include "stepsim/collective/collective.hpp"
+#include "stepsim/collective/collective_algorithm.hpp"
+#include "stepsim/fabric/fabric_params.hpp"
 #include "stepsim/fabric/load_balancer.hpp"
 #include "stepsim/fabric/traffic.hpp"
 #include "stepsim/nic/nic_params.hpp"
+#include "stepsim/pdes/partition.hpp"
+#include "stepsim/topology/generator.hpp"
 #include "stepsim/workload/scenario.hpp"
 
 namespace stepsim::cli {
@@ -36,6 +43,17 @@ class Commands {
         nccl_(*bench_),
         check_(app_),
         run_(app_) {}
+
+  // Whether the command line `args` (without "stepsim") parses: its options' checks accept it.
+  bool accepts(std::vector<std::string> args) {
+    std::reverse(args.begin(), args.end());  // CLI11 takes the arguments last first
+    try {
+      app_.parse(args);
+    } catch (const CLI::ParseError&) {
+      return false;
+    }
+    return true;
+  }
 
   // The help text of `option` of `path` ("bench nccl", "run").
   std::string help(const std::string& path, const std::string& option) const {
@@ -100,6 +118,10 @@ TEST(HelpText, EveryRegisteredNameIsInTheHelpOfEveryOptionThatTakesIt) {
   for (const char* path : {"bench fabric", "bench perftest"})
     expect_lists(c, path, "--retransmission", retransmission_choices());
   expect_lists(c, "bench fabric", "--pattern", fabric::traffic_patterns());
+  expect_lists(c, "run", "--background", background_choices());
+  for (const std::string& p : background_choices()) {
+    EXPECT_TRUE(has_word(list_words(fabric::traffic_patterns()), p)) << p;
+  }
   expect_lists(c, "bench nccl", "--algo", algorithm_choices());
   expect_lists(c, "bench nccl", "--proto", protocol_choices());
   expect_lists(c, "bench nccl", "--gpu", gpu_choices());
@@ -123,6 +145,62 @@ TEST(HelpText, RunFidelityAndGpuModelListTheScenarioTablesChoices) {
   EXPECT_EQ(missing(gpu->help, gpu_choices()), std::vector<std::string>{}) << gpu->help;
 }
 
+// Each --fidelity help names exactly the fidelities its option accepts, from the scenario
+// table's list (a fidelity added there and accepted by a command shows in that command's help).
+TEST(HelpText, FidelityHelpNamesExactlyTheAcceptedFidelities) {
+  const std::vector<std::string> all = fidelity_choices();
+  ASSERT_GE(all.size(), 4u);
+  const std::vector<std::vector<std::string>> commands = {{"bench", "fabric", "--topology", "t"},
+                                                          {"bench", "perftest", "write_bw"},
+                                                          {"bench", "nccl", "allreduce"},
+                                                          {"run", "s.yaml"}};
+  for (const std::vector<std::string>& args : commands) {
+    const std::string path = args[0] == "run" ? "run" : args[0] + " " + args[1];
+    const std::string text = Commands().help(path, "--fidelity");
+    int accepted = 0;
+    for (const std::string& f : all) {
+      std::vector<std::string> line = args;
+      line.insert(line.end(), {"--fidelity", f});
+      const bool ok = Commands().accepts(line);
+      accepted += ok ? 1 : 0;
+      EXPECT_EQ(has_word(text, f), ok) << "stepsim " << path << " --fidelity " << f << ": " << text;
+    }
+    EXPECT_GE(accepted, 2) << path;
+  }
+}
+
+// The output of `stepsim list WHAT` (rank 0's).
+std::string help_listing(const std::string& what) {
+  CLI::App app;
+  ListCommand list(app);
+  app.parse(std::vector<std::string>{what, "list"});
+  ::testing::internal::CaptureStdout();
+  list.execute(0);
+  return ::testing::internal::GetCapturedStdout();
+}
+
+// `stepsim list` shows every registered part of every registry.
+TEST(HelpText, EveryRegisteredPartIsListed) {
+  const auto expect_listed = [](const std::string& what, const std::vector<std::string>& names) {
+    ASSERT_FALSE(names.empty()) << what;
+    EXPECT_EQ(missing(help_listing(what), names), std::vector<std::string>{})
+        << "stepsim list " << what;
+  };
+  expect_listed("topologies", topology_choices());
+  expect_listed("partitioners", partition_choices());
+  expect_listed("lb", lb_choices());
+  expect_listed("cc", cc_choices());
+  std::vector<std::string> algorithms;
+  for (const collective::CollectiveAlgorithm* a : collective::collective_algorithms()) {
+    algorithms.push_back(a->name());
+  }
+  expect_listed("algorithms", algorithms);
+  // And the error for an unknown topology kind names every generator.
+  const auto bad = topology::find_generator("torus");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(missing(bad.error().message, topology_choices()), std::vector<std::string>{});
+}
+
 // A parameter's help (`stepsim list`, --set errors) names every registered choice.
 void expect_param_lists(const config::ParamTable& table, const std::string& key,
                         const std::vector<std::string>& names) {
@@ -136,6 +214,9 @@ TEST(HelpText, ParameterHelpListsTheRegisteredChoices) {
   nic::NicParams nic;
   const config::ParamTable nics = nic::nic_param_table(nic);
   expect_param_lists(nics, "transport.retransmission", retransmission_choices());
+  expect_param_lists(nics, "cc.algorithm", cc_choices());
+  fabric::FabricParams fab;
+  expect_param_lists(fabric::fabric_param_table(fab), "fabric.lb", lb_choices());
   // The policies that make `auto` selective are those whose registration declares that they
   // reorder, and no other.
   const config::Param* retx = nics.find("transport.retransmission");
@@ -147,6 +228,9 @@ TEST(HelpText, ParameterHelpListsTheRegisteredChoices) {
   const config::ParamTable colls = collective::collective_param_table(coll);
   expect_param_lists(colls, "coll.algorithm", algorithm_choices());
   expect_param_lists(colls, "coll.protocol", protocol_choices());
+  workload::Scenario scenario;
+  const config::ParamTable scenarios = workload::scenario_param_table(scenario);
+  expect_param_lists(scenarios, "fidelity", fidelity_choices());
 }
 
 TEST(HelpText, AWordIsFoundOnlyWhole) {

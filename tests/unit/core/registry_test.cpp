@@ -7,6 +7,7 @@
 #include <set>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 #include "stepsim/fabric/fabric_params.hpp"
 #include "stepsim/fabric/load_balancer.hpp"
@@ -99,6 +100,50 @@ TEST(Registry, LoadBalancersThatReorderSayItInTheirListing) {
   for (const RegistryInfo& r : fabric::load_balancers()) {
     EXPECT_EQ(r.traits.empty(), !fabric::lb_reorders(r.name)) << r.name;
   }
+}
+
+// A family whose parts name themselves and whose order means something (the collective
+// algorithms': the tuner's tie-break): listed by rank, then name, never by name alone.
+struct Ranked {
+  explicit Ranked(std::string n) : name_(std::move(n)) {}
+  virtual ~Ranked() = default;
+  [[nodiscard]] std::string name() const { return name_; }
+  [[nodiscard]] std::string description() const { return "the part " + name_; }
+
+ private:
+  std::string name_;
+};
+using RankedRegistry = Registry<Ranked>;
+const NamedRegistration<RankedRegistry> kRankedZulu{[] { return std::make_unique<Ranked>("zulu"); },
+                                                    10};
+const NamedRegistration<RankedRegistry> kRankedAlpha{
+    [] { return std::make_unique<Ranked>("alpha"); }, 30};
+const NamedRegistration<RankedRegistry> kRankedMike{[] { return std::make_unique<Ranked>("mike"); },
+                                                    20};
+const NamedRegistration<RankedRegistry> kRankedBravo{
+    [] { return std::make_unique<Ranked>("bravo"); }, 20};
+
+TEST(Registry, RankedPartsListByRankThenNameWithOneSharedInstanceEach) {
+  const std::vector<std::string> order = {"zulu", "bravo", "mike", "alpha"};
+  EXPECT_EQ(RankedRegistry::names(), order);
+  const std::vector<RegistryInfo> infos = RankedRegistry::infos();
+  ASSERT_EQ(infos.size(), order.size());
+  EXPECT_EQ(infos[1].description, "the part bravo");  // the part's own description
+  const std::vector<const Ranked*> shared = RankedRegistry::instances();
+  ASSERT_EQ(shared.size(), order.size());
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    ASSERT_NE(shared[i], nullptr);
+    EXPECT_EQ(shared[i]->name(), order[i]);
+    EXPECT_EQ(RankedRegistry::instance(order[i]), shared[i]);  // the same instance every time
+  }
+  EXPECT_EQ(RankedRegistry::instance("yankee"), nullptr);
+  // create() still makes a new part; the error lists the names in rank order.
+  const auto made = RankedRegistry::create("part", "mike");
+  ASSERT_TRUE(made.ok());
+  EXPECT_NE(made.value().get(), RankedRegistry::instance("mike"));
+  const auto bad = RankedRegistry::create("part", "yankee");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message, "unknown part 'yankee' (allowed: zulu, bravo, mike, alpha)");
 }
 
 TEST(Registry, PartitionersDescribeThemselves) {

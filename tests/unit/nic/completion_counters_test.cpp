@@ -6,11 +6,13 @@
 #include <array>
 
 #include "stepsim/nic/rdma_run.hpp"
+#include "tests/support/incast.hpp"
 #include "tests/support/small_topologies.hpp"
 
 namespace stepsim::nic {
 namespace {
 
+using testing::incast_connections;
 using testing::leaf_spine;
 
 // Posts `messages` WRITEs with immediate of `bytes` on side A of every connection, `depth` at a
@@ -68,14 +70,7 @@ struct Recorded {
 Recorded incast(int senders, std::int64_t bytes, int messages, const NicParams& nic,
                 const fabric::FabricParams& fp) {
   const auto topo = leaf_spine(1, 1, static_cast<std::uint32_t>(senders) + 1);
-  std::vector<Connection> conns;
-  for (int i = 0; i < senders; ++i) {
-    Connection c;
-    c.a = topo.port_id(static_cast<topology::NodeId>(i + 1), 0);
-    c.b = topo.port_id(0, 0);
-    c.entropy = static_cast<std::uint16_t>(50000 + i);
-    conns.push_back(c);
-  }
+  const std::vector<Connection> conns = incast_connections(topo, senders);
   RecordingApp app(topo, conns, bytes, messages, 8);
   pdes::SerialSync sync;
   pdes::EngineOptions opt;

@@ -5,11 +5,13 @@
 
 #include "stepsim/nic/bulk_app.hpp"
 #include "stepsim/nic/rdma_run.hpp"
+#include "tests/support/incast.hpp"
 #include "tests/support/small_topologies.hpp"
 
 namespace stepsim::nic {
 namespace {
 
+using testing::incast_connections;
 using testing::leaf_spine;
 
 struct Incast {
@@ -23,14 +25,9 @@ struct Incast {
 Incast incast(const std::string& cc, int senders, SimTime stagger, SimTime every, SimTime end,
               std::int64_t bytes_each) {
   const auto topo = leaf_spine(1, 1, static_cast<std::uint32_t>(senders) + 1);
-  std::vector<Connection> conns;
+  const std::vector<Connection> conns = incast_connections(topo, senders);
   std::vector<Transfer> transfers;
   for (int i = 0; i < senders; ++i) {
-    Connection c;
-    c.a = topo.port_id(static_cast<topology::NodeId>(i + 1), 0);
-    c.b = topo.port_id(0, 0);
-    c.entropy = static_cast<std::uint16_t>(50000 + i);
-    conns.push_back(c);
     Transfer t;
     t.connection = static_cast<std::uint32_t>(i);
     t.message_bytes = 65536;

@@ -11,11 +11,13 @@
 #include "stepsim/fabric/fabric_params.hpp"
 #include "stepsim/nic/bulk_app.hpp"
 #include "stepsim/nic/rdma_run.hpp"
+#include "tests/support/incast.hpp"
 #include "tests/support/small_topologies.hpp"
 
 namespace stepsim::nic {
 namespace {
 
+using testing::incast_connections;
 using testing::leaf_spine;
 
 struct DcqcnOutcome {
@@ -50,14 +52,9 @@ DcqcnOutcome dp_run_bulk(const topology::Topology& topo, const std::vector<Conne
 DcqcnOutcome dp_incast(const char* port, int senders, const std::string& preset, SimTime every,
                        SimTime end) {
   const auto topo = leaf_spine(1, 1, static_cast<std::uint32_t>(senders) + 1, port);
-  std::vector<Connection> conns;
+  const std::vector<Connection> conns = incast_connections(topo, senders);
   std::vector<Transfer> transfers;
   for (int i = 0; i < senders; ++i) {
-    Connection c;
-    c.a = topo.port_id(static_cast<topology::NodeId>(i + 1), 0);
-    c.b = topo.port_id(0, 0);
-    c.entropy = static_cast<std::uint16_t>(50000 + i);
-    conns.push_back(c);
     Transfer t;
     t.connection = static_cast<std::uint32_t>(i);
     t.messages = 1'000'000;  // more than the run can send: a stream
