@@ -29,25 +29,24 @@ MemoizedExecutor::MemoizedExecutor(const Scenario& s, CommModel& comm, Progress 
       shape_(pipeline_shape(s)),
       place_{s.par.tp, s.par.cp, s.par.data_parallel(), s.par.pp},
       send_bytes_(stage_send_bytes(s)),
-      ep_overlap_(s, shape_) {
+      ep_overlap_(s, shape_),
+      programs_(s, ProgramUse::kMemoized) {
   const int P = shape_.stages;
   trace_.stages.resize(idx(P));
   stages_.resize(idx(P));
-  std::vector<StageProgram> progs = stage_programs(s, ProgramUse::kMemoized);
   for (int st = 0; st < P; ++st) {
     Stage& g = stages_[idx(st)];
-    g.prog = std::move(progs[idx(st)]);
-    g.repeated.resize(g.prog.repeated);
-    for (std::uint32_t c = 0; c < g.prog.repeated; ++c) {
+    g.prog = &programs_.program(st);
+    g.repeated.resize(g.prog->repeated);
+    for (std::uint32_t c = 0; c < g.prog->repeated; ++c) {
       StableOp& o = g.repeated[c];
-      o.op = g.prog.comm_ops[c];
+      o.op = g.prog->comm_ops[c];
       o.free = is_free(o.op);
       // A free collective costs 0: only the GEMM beside it is left.
       if (o.free)
         o.after_overlap =
             overlapped_seconds(0, o.op.overlap_s, o.op.overlap_chunks) - o.op.overlap_s;
     }
-    g.dp_end.assign(g.prog.dp.size(), 0.0);
   }
   for (PassKind k : {PassKind::kForward, PassKind::kBackward}) {
     fin_[idx(k)].assign(idx(P * shape_.chunks * shape_.micro_batches), -1.0);
@@ -84,17 +83,17 @@ Result<bool> MemoizedExecutor::run_schedules() {
     bool moved = false;
     for (int st = 0; st < shape_.stages; ++st) {
       Stage& g = stages_[idx(st)];
-      while (g.pc < g.prog.passes_end) {
+      while (!g.passes_done) {
         auto ran = run_group(st, end);
         if (!ran) return ran.error();
-        if (*ran == Group::kBlocked) break;
+        if (*ran == Group::kBlocked || *ran == Group::kDone) break;
         moved = true;
         if (*ran == Group::kEnd) {
           trace_.stop = StepStop::kEnd;
           return true;
         }
       }
-      if (g.pc < g.prog.passes_end) all = false;
+      if (!g.passes_done) all = false;
     }
     STEPSIM_CHECK(all || moved, "pipeline schedule made no progress");
   }
@@ -106,7 +105,16 @@ Result<bool> MemoizedExecutor::run_schedules() {
 // one after the other. Blocked while a pipeline send it receives has not been produced.
 Result<MemoizedExecutor::Group> MemoizedExecutor::run_group(int st, double end) {
   Stage& g = stages_[idx(st)];
-  const std::vector<StageOp>& ops = g.prog.ops;
+  std::vector<StageOp>& ops = g.prog->ops;
+  if (g.pc == ops.size()) {
+    // The last group ran: the next one replaces it.
+    ops.clear();
+    g.pc = 0;
+    if (!programs_.next_group(st)) {
+      g.passes_done = true;
+      return Group::kDone;
+    }
+  }
   std::size_t pc = g.pc;
   for (; ops[pc].kind == StageOpKind::kRecv; ++pc) {
     if (!input_known(ops[pc])) return Group::kBlocked;
@@ -139,7 +147,7 @@ Result<MemoizedExecutor::Group> MemoizedExecutor::run_group(int st, double end) 
     if (!op.paired) break;
   }
   // The pass's sends: costed when their receiver takes them (input_ready).
-  while (g.pc < g.prog.passes_end && ops[g.pc].kind == StageOpKind::kSend) ++g.pc;
+  while (g.pc < ops.size() && ops[g.pc].kind == StageOpKind::kSend) ++g.pc;
   return g.time.t > end ? Group::kEnd : Group::kRan;
 }
 
@@ -236,11 +244,12 @@ Result<bool> MemoizedExecutor::collective(int st, const StageOp& op) {
 // data-parallel stream, from now on.
 Result<bool> MemoizedExecutor::release_dp(int st, std::uint32_t upto) {
   Stage& g = stages_[idx(st)];
+  if (g.dp_end.size() < upto) g.dp_end.resize(upto, 0.0);
   for (; g.dp_next < upto; ++g.dp_next) {
-    const std::uint32_t c = g.prog.dp[g.dp_next];
+    const std::uint32_t c = g.prog->dp[g.dp_next];
     const double start = std::max(g.time.t, g.dp_free);
-    auto d = c < g.prog.repeated ? run_comm(st, g.repeated[c], start)
-                                 : run_comm(st, g.prog.comm_ops[c], start);
+    auto d = c < g.prog->repeated ? run_comm(st, g.repeated[c], start)
+                                  : run_comm(st, g.prog->comm_ops[c], start);
     if (!d) return d.error();
     g.dp_free = start + *d;
     g.dp_end[g.dp_next] = g.dp_free;
@@ -252,8 +261,10 @@ Result<bool> MemoizedExecutor::release_dp(int st, std::uint32_t upto) {
 // the data-parallel stream is through, and (ZeRO 1/2) the parameter all-gather.
 Result<bool> MemoizedExecutor::run_tail(int st) {
   Stage& g = stages_[idx(st)];
-  for (std::size_t pc = g.prog.passes_end; pc < g.prog.ops.size(); ++pc) {
-    const StageOp& op = g.prog.ops[pc];
+  g.prog->ops.clear();
+  programs_.tail(st);
+  for (std::size_t pc = g.prog->passes_end; pc < g.prog->ops.size(); ++pc) {
+    const StageOp& op = g.prog->ops[pc];
     if (op.kind == StageOpKind::kRelease) {
       if (auto ok = release_dp(st, op.dp); !ok) return ok;
     } else if (op.kind == StageOpKind::kOptimizer) {
@@ -282,8 +293,8 @@ Result<bool> MemoizedExecutor::run_tail(int st) {
 Result<bool> MemoizedExecutor::param_gather(int st, std::uint32_t upto) {
   Stage& g = stages_[idx(st)];
   double gather = 0;
-  for (std::uint32_t i = g.prog.param_gather_first; i < upto; ++i) {
-    auto d = run_comm(st, g.prog.comm_ops[g.prog.dp[i]], g.time.t + gather);
+  for (std::uint32_t i = g.prog->param_gather_first; i < upto; ++i) {
+    auto d = run_comm(st, g.prog->comm_ops[g.prog->dp[i]], g.time.t + gather);
     if (!d) return d.error();
     gather += *d;
   }

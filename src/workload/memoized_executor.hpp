@@ -63,20 +63,22 @@ class MemoizedExecutor final : public StepExecutor {
     // beside it, overlapped_seconds(cost, overlap_s, overlap_chunks) - overlap_s.
     double after_overlap = 0;
   };
-  // One stage's program and where its streams are.
+  // Where one stage's streams are in its program (StageProgramStream: the ops of the pass or
+  // pair it runs; the stage's collectives and data-parallel stream so far).
   struct Stage {
-    StageProgram prog;
-    std::vector<StableOp> repeated;  // prog.comm_ops[0...prog.repeated), built once
-    std::size_t pc = 0;              // the next op of prog.ops
+    StageProgram* prog = nullptr;
+    std::vector<StableOp> repeated;  // prog->comm_ops[0...prog->repeated), built once
+    std::size_t pc = 0;              // the next op of prog->ops
+    bool passes_done = false;        // the stream has no pass left
     StageTime time;                  // time.t: the compute stream
     double dp_free = 0;              // when the data-parallel stream is free
-    std::size_t dp_next = 0;         // the next op of prog.dp to start
-    std::vector<double> dp_end;      // when each started op of prog.dp is done
+    std::size_t dp_next = 0;         // the next op of prog->dp to start
+    std::vector<double> dp_end;      // when each started op of prog->dp is done
     double pass_start = 0;           // the running pass's start (after its input is in)
     double first_fwd_s = -1;         // the first forward pass (what hides the parameter gather)
   };
   // What run_group did.
-  enum class Group : std::uint8_t { kBlocked, kRan, kEnd };
+  enum class Group : std::uint8_t { kBlocked, kRan, kEnd, kDone };
 
   Result<bool> run_schedules();
   Result<Group> run_group(int st, double end);
@@ -113,6 +115,7 @@ class MemoizedExecutor final : public StepExecutor {
   Placement place_;
   std::int64_t send_bytes_ = 0;                    // one pipeline send
   EpOverlap ep_overlap_;                           // moe.overlap
+  StageProgramStream programs_;                    // ProgramUse::kMemoized
   std::map<std::pair<int, int>, StableOp> sends_;  // pipeline sends by (from, to) stage
   std::vector<Stage> stages_;
   // Completion (arrival at the consumer excluded) of each forward and backward pass, by stage,

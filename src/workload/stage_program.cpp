@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <memory>
 #include <utility>
 
 #include "src/workload/dualpipe_mirror.hpp"
@@ -71,51 +72,69 @@ class ProgramBuilder {
       first_.push_back(first_layer(shape_, s.model.layers, stage, c));
     }
     find_consumers();
+    passes_ = stage_schedule(shape_, stage);
   }
 
+  // The whole program at once.
   StageProgram build() {
-    const int st = prog_.stage;
-    const std::vector<PipelinePass> passes = stage_schedule(shape_, st);
-    reserve_ops(passes);
-    for (std::size_t i = 0; i < passes.size(); ++i) {
-      const PipelinePass& pass = passes[i];
-      // moe.overlap 1f1b: a steady-state forward and the backward after it run as one pair.
-      if (use_ == ProgramUse::kWholeStep && pass.kind == PassKind::kForward &&
-          ep_overlap_.partnered(st, pass) && i + 1 < passes.size() &&
-          ep_overlap_.partnered(st, passes[i + 1]) && pair_mergeable(pass, passes[i + 1])) {
-        run_pair(pass, passes[i + 1]);
-        ++i;
-        continue;
-      }
-      // DualPipe's F&B pair without EP to overlap: both inputs in, then one after the other
-      // (the memoized executor's rule).
-      if (shape_.dualpipe && pass.kind == PassKind::kForward && pass.partner >= 0 &&
-          i + 1 < passes.size()) {
-        const PipelinePass& b = passes[i + 1];
-        recv_input(pass);
-        recv_input(b);
-        for (const PipelinePass* q : {&pass, &b}) {
-          mark(StageOpKind::kPassStart, *q, q == &pass);
-          run_pass(*q);
-          end_pass(*q, q == &pass);
-        }
-        ++i;
-        continue;
-      }
-      recv_input(pass);
-      mark(StageOpKind::kPassStart, pass);
-      run_pass(pass);
-      end_pass(pass);
+    reserve_ops();
+    while (next_group()) {
     }
-    prog_.passes_end = static_cast<std::uint32_t>(prog_.ops.size());
-    finish();
+    tail();
     return std::move(prog_);
   }
+
+  // Appends the next pass (or pair) with its receives and sends; false when the passes are
+  // through.
+  bool next_group() {
+    const int st = prog_.stage;
+    const std::vector<PipelinePass>& passes = passes_;
+    const std::size_t i = next_;
+    if (i >= passes.size()) return false;
+    const PipelinePass& pass = passes[i];
+    next_ += 1;
+    // moe.overlap 1f1b: a steady-state forward and the backward after it run as one pair.
+    if (use_ == ProgramUse::kWholeStep && pass.kind == PassKind::kForward &&
+        ep_overlap_.partnered(st, pass) && i + 1 < passes.size() &&
+        ep_overlap_.partnered(st, passes[i + 1]) && pair_mergeable(pass, passes[i + 1])) {
+      run_pair(pass, passes[i + 1]);
+      next_ += 1;
+      return true;
+    }
+    // DualPipe's F&B pair without EP to overlap: both inputs in, then one after the other
+    // (the memoized executor's rule).
+    if (shape_.dualpipe && pass.kind == PassKind::kForward && pass.partner >= 0 &&
+        i + 1 < passes.size()) {
+      const PipelinePass& b = passes[i + 1];
+      recv_input(pass);
+      recv_input(b);
+      for (const PipelinePass* q : {&pass, &b}) {
+        mark(StageOpKind::kPassStart, *q, q == &pass);
+        run_pass(*q);
+        end_pass(*q, q == &pass);
+      }
+      next_ += 1;
+      return true;
+    }
+    recv_input(pass);
+    mark(StageOpKind::kPassStart, pass);
+    run_pass(pass);
+    end_pass(pass);
+    return true;
+  }
+
+  // Appends the tail (after the last pass).
+  void tail() {
+    prog_.passes_end = static_cast<std::uint32_t>(prog_.ops.size());
+    finish();
+  }
+
+  StageProgram& program() { return prog_; }
 
  private:
   // Room for the ops of `passes` (each layer: its compute, its collectives, a recomputed
   // forward's, FSDP's gathers; each pass: its marks, receive and sends).
-  void reserve_ops(const std::vector<PipelinePass>& passes) {
+  void reserve_ops() {
     std::size_t per_layer = 1;
     for (const auto& kind : layer_ops_) {
       for (const LayerOps& lo : kind) per_layer = std::max(per_layer, 1 + lo.ops.size());
@@ -123,7 +142,7 @@ class ProgramBuilder {
     if (s_.par.recompute == "full") per_layer *= 2;
     if (s_.par.zero == 3) per_layer += 3;
     std::size_t n = 16;
-    for (const PipelinePass& pass : passes) {
+    for (const PipelinePass& pass : passes_) {
       n += 4 + consumers_.size() + per_layer * static_cast<std::size_t>(layers(pass.chunk));
     }
     prog_.ops.reserve(n);
@@ -457,6 +476,8 @@ class ProgramBuilder {
   GradientBuckets buckets_;
   const EpOverlap& ep_overlap_;  // moe.overlap
   StageProgram prog_;
+  std::vector<PipelinePass> passes_;  // stage_schedule
+  std::size_t next_ = 0;              // the next of passes_ to build
   // A layer's collectives of one pass kind (comm_ops indices) and how many are EP's (busy: not
   // free).
   struct LayerOps {
@@ -473,6 +494,31 @@ class ProgramBuilder {
 };
 
 }  // namespace
+
+struct StageProgramStream::Impl {
+  Impl(const Scenario& s, ProgramUse use) : ctx(s, use) {
+    builders.reserve(static_cast<std::size_t>(s.par.pp));
+    for (int st = 0; st < s.par.pp; ++st) builders.emplace_back(s, ctx, st);
+  }
+  ProgramContext ctx;
+  std::vector<ProgramBuilder> builders;
+};
+
+StageProgramStream::StageProgramStream(const Scenario& s, ProgramUse use)
+    : impl_(std::make_unique<Impl>(s, use)) {}
+StageProgramStream::~StageProgramStream() = default;
+
+StageProgram& StageProgramStream::program(int stage) {
+  return impl_->builders[static_cast<std::size_t>(stage)].program();
+}
+
+bool StageProgramStream::next_group(int stage) {
+  return impl_->builders[static_cast<std::size_t>(stage)].next_group();
+}
+
+void StageProgramStream::tail(int stage) {
+  impl_->builders[static_cast<std::size_t>(stage)].tail();
+}
 
 std::vector<StageProgram> stage_programs(const Scenario& s, ProgramUse use) {
   const ProgramContext ctx(s, use);

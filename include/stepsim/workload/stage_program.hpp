@@ -14,6 +14,7 @@
 /// 0, as Placement builds them); `translate_group` moves a group to another GPU's copy.
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "stepsim/workload/comm_model.hpp"
@@ -94,6 +95,30 @@ struct StageProgram {
 /// The program of every stage of `s` (which passed validate()), for `use`.
 std::vector<StageProgram> stage_programs(const Scenario& s,
                                          ProgramUse use = ProgramUse::kWholeStep);
+
+/// Every stage's program built as it is read, a pass (or a pair) at a time: the memoized
+/// executor runs the ops of one and drops them (`program(st).ops.clear()`) before it asks for
+/// the next, so the ops it holds stay few. The same ops as stage_programs, in the same order.
+class StageProgramStream {
+ public:
+  StageProgramStream(const Scenario& s, ProgramUse use);  // `s` must outlive it
+  StageProgramStream(const StageProgramStream&) = delete;
+  StageProgramStream& operator=(const StageProgramStream&) = delete;
+  ~StageProgramStream();
+  /// Stage `stage`'s program so far: its collectives (comm_ops[0...repeated) from the start),
+  /// its data-parallel stream, and the ops appended since they were last dropped.
+  [[nodiscard]] StageProgram& program(int stage);
+  /// Appends the stage's next pass (DualPipe: its F&B pair; whole step, moe.overlap 1f1b: a
+  /// merged pair) with its receives and sends, ending at its last send. False: the passes are
+  /// through.
+  bool next_group(int stage);
+  /// After the last pass: appends the tail (passes_end: where it starts in ops).
+  void tail(int stage);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 /// Bytes of one pipeline send (pipeline_send_bytes).
 std::int64_t stage_send_bytes(const Scenario& s);
