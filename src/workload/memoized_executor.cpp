@@ -119,6 +119,7 @@ Result<MemoizedExecutor::Group> MemoizedExecutor::run_group(int st, double end) 
   for (; ops[pc].kind == StageOpKind::kRecv; ++pc) {
     if (!input_known(ops[pc])) return Group::kBlocked;
   }
+  const bool fast = repeats_free_ && !records_;
   double ready = 0;
   for (; g.pc < pc; ++g.pc) {
     auto at = input_ready(st, ops[g.pc]);
@@ -131,6 +132,21 @@ Result<MemoizedExecutor::Group> MemoizedExecutor::run_group(int st, double end) 
       // The compute stream idles until the input is in (the pair's second pass: it is).
       wait_until(st, op, ready);
       g.pass_start = g.time.t;
+      continue;
+    }
+    if (op.kind == StageOpKind::kCompute) {
+      compute(st, op);
+      continue;
+    }
+    if (op.kind == StageOpKind::kCollective) {
+      // Without records or anything beside, a collective costed before takes blocking_known's
+      // few additions (the same ones blocking() makes, in the same order).
+      StableOp& stable = g.repeated[op.comm];
+      if (fast && op.beside_s == 0 && (stable.known || stable.free)) {
+        blocking_known(st, stable);
+        continue;
+      }
+      if (auto ok = blocking(st, stable, op.record, op.beside_s); !ok) return ok.error();
       continue;
     }
     if (op.kind == StageOpKind::kSend) continue;  // the first pass's of a pair
@@ -155,11 +171,6 @@ Result<MemoizedExecutor::Group> MemoizedExecutor::run_group(int st, double end) 
 Result<bool> MemoizedExecutor::run_op(int st, const StageOp& op) {
   Stage& g = stages_[idx(st)];
   switch (op.kind) {
-    case StageOpKind::kCompute:
-      compute(st, op);
-      return true;
-    case StageOpKind::kCollective:
-      return collective(st, op);
     case StageOpKind::kRelease:
       return release_dp(st, op.dp);
     case StageOpKind::kWaitDp: {
@@ -226,18 +237,6 @@ void MemoizedExecutor::compute(int st, const StageOp& op) {
   g.compute += op.seconds;
   r.end_s = g.t;
   add_op(r);
-}
-
-// A layer's collective on the compute stream. Without records or anything beside, a
-// collective costed before takes blocking_known's few additions (the same ones blocking()
-// makes, in the same order).
-Result<bool> MemoizedExecutor::collective(int st, const StageOp& op) {
-  StableOp& stable = stages_[idx(st)].repeated[op.comm];
-  if (repeats_free_ && !records_ && op.beside_s == 0 && (stable.known || stable.free)) {
-    blocking_known(st, stable);
-    return true;
-  }
-  return blocking(st, stable, op.record, op.beside_s);
 }
 
 // Starts the data-parallel ops released up to `upto` (exclusive), one after another on the

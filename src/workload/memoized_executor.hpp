@@ -90,7 +90,6 @@ class MemoizedExecutor final : public StepExecutor {
   Result<double> input_ready(int st, const StageOp& recv);
   void wait_until(int st, const StageOp& pass, double ready);
   void compute(int st, const StageOp& op);
-  Result<bool> collective(int st, const StageOp& op);
   Result<double> run_comm(int st, const CommOp& op, double start);
   Result<double> run_comm(int st, StableOp& op, double start);
   void record(int st, const CommOp& op, double start, const CommCost& c, std::uint32_t distinct);

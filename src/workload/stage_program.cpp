@@ -43,7 +43,8 @@ class ProgramBuilder {
         place_(ctx.place),
         lc_(ctx.lc),
         buckets_(s, place_, stage),
-        ep_overlap_(ctx.ep_overlap) {
+        ep_overlap_(ctx.ep_overlap),
+        recompute_full_(s.par.recompute == "full") {
     prog_.stage = stage;
     for (PassKind k : {PassKind::kForward, PassKind::kBackward}) {
       // Only the kinds of layer the model has (a dense model's, or an MoE model without dense
@@ -139,7 +140,7 @@ class ProgramBuilder {
     for (const auto& kind : layer_ops_) {
       for (const LayerOps& lo : kind) per_layer = std::max(per_layer, 1 + lo.ops.size());
     }
-    if (s_.par.recompute == "full") per_layer *= 2;
+    if (recompute_full_) per_layer *= 2;
     if (s_.par.zero == 3) per_layer += 3;
     std::size_t n = 16;
     for (const PipelinePass& pass : passes_) {
@@ -338,7 +339,7 @@ class ProgramBuilder {
     const bool fwd = pass.kind == PassKind::kForward;
     const LayerCosts& lc = lc_[s_.model.moe_layer(static_cast<int>(r.layer)) ? 1 : 0];
     const bool weight = pass.grad == GradPart::kWeight;  // DualPipe's W: compute alone
-    if (!fwd && !weight && s_.par.recompute == "full") {
+    if (!fwd && !weight && recompute_full_) {
       r.kind = OpKind::kForward;
       compute(r, lc.recompute_s);
       layer_comm(PassKind::kForward, r);
@@ -475,6 +476,7 @@ class ProgramBuilder {
   const std::array<LayerCosts, 2>& lc_;  // a dense layer's, an MoE layer's
   GradientBuckets buckets_;
   const EpOverlap& ep_overlap_;  // moe.overlap
+  bool recompute_full_;          // parallel.recompute full
   StageProgram prog_;
   std::vector<PipelinePass> passes_;  // stage_schedule
   std::size_t next_ = 0;              // the next of passes_ to build
