@@ -1,8 +1,9 @@
 #pragma once
 // The memoized step executor (the only StepExecutor so far): every stage of the simulated
-// pipeline runs its schedule on its own clocks (a compute stream and a data-parallel stream), and
-// each collective takes what the CommModel says, whatever else runs at that moment. Its trace goes
-// to summarize_step. Modelling choices, each stated once:
+// pipeline runs its stage program (stage_program.hpp: the same list of ops the whole step runs,
+// built for ProgramUse::kMemoized) on its own clocks (a compute stream and a data-parallel
+// stream), and each collective takes what the CommModel says, whatever else runs at that
+// moment. Its trace goes to summarize_step. Modelling choices, each stated once:
 // - TP, CP and EP collectives block the compute stream. Pipeline sends are asynchronous: the
 //   receiver waits for the data, the sender does not wait for the receiver.
 // - Data parallelism: gradients fill buckets as the last micro-batch's backward passes each
@@ -14,8 +15,11 @@
 // - Expert (MoE) gradients are reduced over the expert-data-parallel group (dp / ep ranks).
 // - Full recomputation adds a forward (and its TP collectives) to every backward, selective
 //   recomputation the attention core.
+// The stages run in turn, each as far as its next pass's inputs allow, until every stage is
+// through its passes; then each stage's tail (the last buckets, the optimizer, the parameter
+// gathers), stage after stage. A pipeline send is costed (on the sender's stage) when its
+// receiver takes it.
 
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -25,10 +29,9 @@
 #include "src/workload/memoized_comm.hpp"
 #include "src/workload/moe/ep_overlap.hpp"
 #include "src/workload/step_executor.hpp"
-#include "stepsim/workload/compute_cost.hpp"
-#include "stepsim/workload/data_parallel_comm.hpp"
 #include "stepsim/workload/pipeline_schedule.hpp"
 #include "stepsim/workload/placement.hpp"
+#include "stepsim/workload/stage_program.hpp"
 #include "stepsim/workload/step_summary.hpp"
 
 namespace stepsim::workload {
@@ -60,39 +63,33 @@ class MemoizedExecutor final : public StepExecutor {
     // beside it, overlapped_seconds(cost, overlap_s, overlap_chunks) - overlap_s.
     double after_overlap = 0;
   };
-  // A layer's collectives of one pass on one stage and how many of them are EP's.
-  struct LayerOps {
-    std::vector<StableOp> ops;
-    std::ptrdiff_t ep = 0;
-  };
-  // One stage's compute stream, data-parallel stream and gradient buckets.
+  // Where one stage's streams are in its program (StageProgramStream: the ops of the pass or
+  // pair it runs; the stage's collectives and data-parallel stream so far).
   struct Stage {
-    explicit Stage(GradientBuckets b) : buckets(std::move(b)) {}
-    std::vector<PipelinePass> passes;
-    std::size_t next = 0;     // the next pass to run
-    StageTime time;           // time.t: the compute stream
-    double dp_free = 0;       // when the data-parallel stream is free
-    GradientBuckets buckets;  // gradients not yet reduced
-    StableOp fsdp_gather;     // FSDP: one layer's parameter gather
-    double first_fwd_s = -1;  // the first forward pass (what hides the parameter gather)
+    StageProgram* prog = nullptr;
+    std::vector<StableOp> repeated;  // prog->comm_ops[0...prog->repeated), built once
+    std::size_t pc = 0;              // the next op of prog->ops
+    bool passes_done = false;        // the stream has no pass left
+    StageTime time;                  // time.t: the compute stream
+    double dp_free = 0;              // when the data-parallel stream is free
+    std::size_t dp_next = 0;         // the next op of prog->dp to start
+    std::vector<double> dp_end;      // when each started op of prog->dp is done
+    double pass_start = 0;           // the running pass's start (after its input is in)
+    double first_fwd_s = -1;         // the first forward pass (what hides the parameter gather)
   };
+  // What run_group did.
+  enum class Group : std::uint8_t { kBlocked, kRan, kEnd, kDone };
 
   Result<bool> run_schedules();
-  Result<bool> finish_stage(int st);
-  bool input_known(int st, const PipelinePass& pass);
-  Result<double> input_ready(int st, const PipelinePass& pass);
-  [[nodiscard]] double partner_seconds(int st, const PipelinePass& pass, int layer) const;
-  Result<bool> run_pass(int st, const PipelinePass& pass, double ready);
-  void wait_until(int st, const PipelinePass& pass, double ready);
-  Result<bool> fsdp_wait(int st, int k, int n_layers, double& next_ready);
-  Result<double> fsdp_gather(int st);
-  Result<bool> run_layer(int st, const PipelinePass& pass, int layer, OpRecord r);
-  Result<bool> run_layerless(int st, const PipelinePass& pass, int first);
-  Result<bool> layer_comm(int st, PassKind kind, const OpRecord& base, double beside_s = 0);
-  Result<bool> add_gradients(int st, int chunk, int layer);
-  Result<bool> reduce_buckets(int st, GradClass cls, double at, bool flush);
-  Result<bool> param_gather(int st, double params);
-  Result<bool> mirror_reduce(int st);
+  Result<Group> run_group(int st, double end);
+  Result<bool> run_op(int st, const StageOp& op);
+  Result<bool> run_tail(int st);
+  Result<bool> release_dp(int st, std::uint32_t upto);
+  Result<bool> param_gather(int st, std::uint32_t upto);
+  bool input_known(const StageOp& recv);
+  Result<double> input_ready(int st, const StageOp& recv);
+  void wait_until(int st, const StageOp& pass, double ready);
+  void compute(int st, const StageOp& op);
   Result<double> run_comm(int st, const CommOp& op, double start);
   Result<double> run_comm(int st, StableOp& op, double start);
   void record(int st, const CommOp& op, double start, const CommCost& c, std::uint32_t distinct);
@@ -105,7 +102,7 @@ class MemoizedExecutor final : public StepExecutor {
     if (records_) trace_.ops.push_back(r);
   }
 
-  double& finished(PassKind kind, int st, int c, int mb);
+  double& finished(PassKind kind, int st, std::uint32_t c, std::uint32_t mb);
 
   const Scenario& s_;
   CommModel& comm_;
@@ -115,11 +112,9 @@ class MemoizedExecutor final : public StepExecutor {
   std::uint32_t next_id_ = 0;  // the next collective record's id (kept or not)
   PipelineShape shape_;
   Placement place_;
-  std::array<LayerCosts, 2> lc_;  // a dense layer's, an MoE layer's (the same for a dense model)
-  std::int64_t send_bytes_ = 0;   // one pipeline send
-  EpOverlap ep_overlap_;          // moe.overlap
-  // The TP / CP / EP collectives of a layer's pass, by stage and pass kind.
-  std::vector<LayerOps> layer_ops_[2][2];          // [pass kind][MoE layer][stage]
+  std::int64_t send_bytes_ = 0;                    // one pipeline send
+  EpOverlap ep_overlap_;                           // moe.overlap
+  StageProgramStream programs_;                    // ProgramUse::kMemoized
   std::map<std::pair<int, int>, StableOp> sends_;  // pipeline sends by (from, to) stage
   std::vector<Stage> stages_;
   // Completion (arrival at the consumer excluded) of each forward and backward pass, by stage,

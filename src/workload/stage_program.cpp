@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <memory>
 #include <utility>
 
 #include "src/workload/dualpipe_mirror.hpp"
@@ -16,16 +17,34 @@
 namespace stepsim::workload {
 namespace {
 
+// What every stage's builder shares: the pipeline's shape and placement, the layers' costs,
+// moe.overlap's partners.
+struct ProgramContext {
+  ProgramContext(const Scenario& s, ProgramUse u)
+      : use(u),
+        shape(pipeline_shape(s)),
+        place{s.par.tp, s.par.cp, s.par.data_parallel(), s.par.pp},
+        lc{layer_costs(s, false), layer_costs(s, true)},
+        ep_overlap(s, shape) {}
+  ProgramUse use;
+  PipelineShape shape;
+  Placement place;
+  std::array<LayerCosts, 2> lc;  // a dense layer's, an MoE layer's
+  EpOverlap ep_overlap;          // moe.overlap
+};
+
 // Builds one stage's program, pass by pass.
 class ProgramBuilder {
  public:
-  ProgramBuilder(const Scenario& s, int stage)
+  ProgramBuilder(const Scenario& s, const ProgramContext& ctx, int stage)
       : s_(s),
-        shape_(pipeline_shape(s)),
-        place_{s.par.tp, s.par.cp, s.par.data_parallel(), s.par.pp},
-        lc_{layer_costs(s, false), layer_costs(s, true)},
+        use_(ctx.use),
+        shape_(ctx.shape),
+        place_(ctx.place),
+        lc_(ctx.lc),
         buckets_(s, place_, stage),
-        ep_overlap_(s, shape_) {
+        ep_overlap_(ctx.ep_overlap),
+        recompute_full_(s.par.recompute == "full") {
     prog_.stage = stage;
     for (PassKind k : {PassKind::kForward, PassKind::kBackward}) {
       // Only the kinds of layer the model has (a dense model's, or an MoE model without dense
@@ -35,59 +54,113 @@ class ProgramBuilder {
       auto& ops = layer_ops_[static_cast<int>(k)];
       for (const bool moe : {false, true}) {
         if (moe ? !has_moe : !has_dense) continue;
+        LayerOps& lo = ops[moe ? 1 : 0];
         for (const CommOp& op : layer_collectives(s, place_, stage, k, moe)) {
-          ops[moe ? 1 : 0].push_back(add_comm(op));
+          lo.ops.push_back(add_comm(op));
+          const bool ep = op.group == CommGroup::kEp;
+          lo.ep_all += ep ? 1 : 0;
+          lo.ep_busy += ep && !is_free(op) ? 1 : 0;
         }
       }
       if (!has_moe) ops[1] = ops[0];
       if (!has_dense) ops[0] = ops[1];
     }
     if (s.par.zero == 3) fsdp_gather_ = add_comm(fsdp_gather_op(s, place_, stage));
+    prog_.repeated = static_cast<std::uint32_t>(prog_.comm_ops.size());
+    for (const CommOp& op : prog_.comm_ops) free_.push_back(is_free(op) ? 1 : 0);
+    for (int c = 0; c < shape_.chunks; ++c) {
+      layers_.push_back(layers_in(shape_, s.model.layers, stage, c));
+      first_.push_back(first_layer(shape_, s.model.layers, stage, c));
+    }
     find_consumers();
+    passes_ = stage_schedule(shape_, stage);
   }
 
+  // The whole program at once.
   StageProgram build() {
-    const int st = prog_.stage;
-    const std::vector<PipelinePass> passes = stage_schedule(shape_, st);
-    for (std::size_t i = 0; i < passes.size(); ++i) {
-      const PipelinePass& pass = passes[i];
-      // moe.overlap 1f1b: a steady-state forward and the backward after it run as one pair.
-      if (pass.kind == PassKind::kForward && ep_overlap_.partnered(st, pass) &&
-          i + 1 < passes.size() && ep_overlap_.partnered(st, passes[i + 1]) &&
-          pair_mergeable(pass, passes[i + 1])) {
-        run_pair(pass, passes[i + 1]);
-        ++i;
-        continue;
-      }
-      // DualPipe's F&B pair without EP to overlap: both inputs in, then one after the other
-      // (the memoized executor's rule).
-      if (shape_.dualpipe && pass.kind == PassKind::kForward && pass.partner >= 0 &&
-          i + 1 < passes.size()) {
-        const PipelinePass& b = passes[i + 1];
-        recv_input(pass);
-        recv_input(b);
-        for (const PipelinePass& q : {pass, b}) {
-          mark(StageOpKind::kPassStart, q);
-          run_pass(q);
-          end_pass(q);
-        }
-        ++i;
-        continue;
-      }
-      recv_input(pass);
-      mark(StageOpKind::kPassStart, pass);
-      run_pass(pass);
-      end_pass(pass);
+    reserve_ops();
+    while (next_group()) {
     }
-    finish();
+    tail();
     return std::move(prog_);
   }
 
+  // Appends the next pass (or pair) with its receives and sends; false when the passes are
+  // through.
+  bool next_group() {
+    const int st = prog_.stage;
+    const std::vector<PipelinePass>& passes = passes_;
+    const std::size_t i = next_;
+    if (i >= passes.size()) return false;
+    const PipelinePass& pass = passes[i];
+    next_ += 1;
+    // moe.overlap 1f1b: a steady-state forward and the backward after it run as one pair.
+    if (use_ == ProgramUse::kWholeStep && pass.kind == PassKind::kForward &&
+        ep_overlap_.partnered(st, pass) && i + 1 < passes.size() &&
+        ep_overlap_.partnered(st, passes[i + 1]) && pair_mergeable(pass, passes[i + 1])) {
+      run_pair(pass, passes[i + 1]);
+      next_ += 1;
+      return true;
+    }
+    // DualPipe's F&B pair without EP to overlap: both inputs in, then one after the other
+    // (the memoized executor's rule).
+    if (shape_.dualpipe && pass.kind == PassKind::kForward && pass.partner >= 0 &&
+        i + 1 < passes.size()) {
+      const PipelinePass& b = passes[i + 1];
+      recv_input(pass);
+      recv_input(b);
+      for (const PipelinePass* q : {&pass, &b}) {
+        mark(StageOpKind::kPassStart, *q, q == &pass);
+        run_pass(*q);
+        end_pass(*q, q == &pass);
+      }
+      next_ += 1;
+      return true;
+    }
+    recv_input(pass);
+    mark(StageOpKind::kPassStart, pass);
+    run_pass(pass);
+    end_pass(pass);
+    return true;
+  }
+
+  // Appends the tail (after the last pass).
+  void tail() {
+    prog_.passes_end = static_cast<std::uint32_t>(prog_.ops.size());
+    finish();
+  }
+
+  StageProgram& program() { return prog_; }
+
  private:
-  void mark(StageOpKind kind, const PipelinePass& pass) {
+  // Room for the ops of `passes` (each layer: its compute, its collectives, a recomputed
+  // forward's, FSDP's gathers; each pass: its marks, receive and sends).
+  void reserve_ops() {
+    std::size_t per_layer = 1;
+    for (const auto& kind : layer_ops_) {
+      for (const LayerOps& lo : kind) per_layer = std::max(per_layer, 1 + lo.ops.size());
+    }
+    if (recompute_full_) per_layer *= 2;
+    if (s_.par.zero == 3) per_layer += 3;
+    std::size_t n = 16;
+    for (const PipelinePass& pass : passes_) {
+      n += 4 + consumers_.size() + per_layer * static_cast<std::size_t>(layers(pass.chunk));
+    }
+    prog_.ops.reserve(n);
+  }
+
+  // Layers of this stage's chunk `c`, and the model index of its first.
+  [[nodiscard]] int layers(int c) const { return layers_[static_cast<std::size_t>(c)]; }
+  [[nodiscard]] int first(int c) const { return first_[static_cast<std::size_t>(c)]; }
+
+  void mark(StageOpKind kind, const PipelinePass& pass, bool paired = false) {
     StageOp m;
     m.kind = kind;
     m.pass = pass.kind;
+    m.chunk = static_cast<std::uint32_t>(pass.chunk);
+    m.micro = static_cast<std::uint32_t>(pass.micro);
+    m.grad = pass.grad;
+    m.paired = paired;
     prog_.ops.push_back(m);
   }
 
@@ -105,8 +178,8 @@ class ProgramBuilder {
   }
 
   // The pass's end and the sends of its output.
-  void end_pass(const PipelinePass& pass) {
-    mark(StageOpKind::kPassEnd, pass);
+  void end_pass(const PipelinePass& pass, bool paired = false) {
+    mark(StageOpKind::kPassEnd, pass, paired);
     if (pass.grad == GradPart::kWeight) return;  // its B sent the input gradient
     for (int dst : consumers_[{static_cast<int>(pass.kind), pass.chunk}]) {
       StageOp snd;
@@ -125,8 +198,7 @@ class ProgramBuilder {
     r.kind = pass.kind == PassKind::kForward ? OpKind::kForward : OpKind::kBackward;
     r.micro = static_cast<std::uint32_t>(pass.micro);
     r.chunk = static_cast<std::uint32_t>(pass.chunk);
-    r.layer = static_cast<std::uint32_t>(
-        first_layer(shape_, s_.model.layers, prog_.stage, pass.chunk) + layer);
+    r.layer = static_cast<std::uint32_t>(first(pass.chunk) + layer);
     return r;
   }
 
@@ -139,8 +211,7 @@ class ProgramBuilder {
   // Pairs run merged when both have layers (FSDP and full recomputation: validate refuses them
   // with the whole step's overlap).
   bool pair_mergeable(const PipelinePass& f, const PipelinePass& b) const {
-    return layers_in(shape_, s_.model.layers, prog_.stage, f.chunk) > 0 &&
-           layers_in(shape_, s_.model.layers, prog_.stage, b.chunk) > 0;
+    return layers(f.chunk) > 0 && layers(b.chunk) > 0;
   }
 
   // moe.overlap 1f1b in the whole step (Megatron's combined 1F1B): the forward `f` and the
@@ -151,11 +222,11 @@ class ProgramBuilder {
   // runs alone. The memoized executor's accounting (ep_overlap.hpp), made causal.
   void run_pair(const PipelinePass& f, const PipelinePass& b) {
     const int st = prog_.stage;
-    const int nf = layers_in(shape_, s_.model.layers, st, f.chunk);
-    const int nb = layers_in(shape_, s_.model.layers, st, b.chunk);
+    const int nf = layers(f.chunk);
+    const int nb = layers(b.chunk);
     recv_input(f);
     recv_input(b);
-    mark(StageOpKind::kPassStart, f);
+    mark(StageOpKind::kPassStart, f, true);
     mark(StageOpKind::kPassStart, b);
     double moved_f = 0;  // of forward layer k's compute, already run beside the backward's EP
     for (int k = 0; k < std::max(nf, nb); ++k) {
@@ -167,7 +238,7 @@ class ProgramBuilder {
         if (own > 0) compute(r, own);
         const double beside = l >= 0 ? pass_layer_seconds(b, l) : 0.0;
         moved_b = layer_comm(PassKind::kForward, r, beside, l >= 0 ? layer_record(b, l) : r);
-        if (k == nf - 1) end_pass(f);
+        if (k == nf - 1) end_pass(f, true);
       }
       moved_f = 0;
       if (k < nb) {
@@ -215,8 +286,8 @@ class ProgramBuilder {
   void run_pass(const PipelinePass& pass) {
     const int st = prog_.stage;
     const bool fwd = pass.kind == PassKind::kForward;
-    const int n_layers = layers_in(shape_, s_.model.layers, st, pass.chunk);
-    const int first = first_layer(shape_, s_.model.layers, st, pass.chunk);
+    const int n_layers = layers(pass.chunk);
+    const int first = this->first(pass.chunk);
     std::uint32_t fsdp_mine = 0;  // FSDP: the data-parallel op of this layer's parameters
     for (int k = 0; k < n_layers; ++k) {
       const int layer = fwd ? k : n_layers - 1 - k;
@@ -268,7 +339,7 @@ class ProgramBuilder {
     const bool fwd = pass.kind == PassKind::kForward;
     const LayerCosts& lc = lc_[s_.model.moe_layer(static_cast<int>(r.layer)) ? 1 : 0];
     const bool weight = pass.grad == GradPart::kWeight;  // DualPipe's W: compute alone
-    if (!fwd && !weight && s_.par.recompute == "full") {
+    if (!fwd && !weight && recompute_full_) {
       r.kind = OpKind::kForward;
       compute(r, lc.recompute_s);
       layer_comm(PassKind::kForward, r);
@@ -277,7 +348,12 @@ class ProgramBuilder {
     compute(r,
             fwd ? layer_pass_seconds(s_, lc, shape_, prog_.stage, pass.chunk, pass.kind, layer)
                 : backward_part_seconds(s_, lc, shape_, prog_.stage, pass.chunk, pass.grad, layer));
-    if (!weight) layer_comm(pass.kind, r);
+    if (!weight) {
+      // kMemoized, moe.overlap: the partner pass's compute of this layer hides its EP
+      // collectives (the whole step pairs the passes instead: run_pair).
+      const bool hides = use_ == ProgramUse::kMemoized && ep_overlap_.partnered(prog_.stage, pass);
+      layer_comm(pass.kind, r, hides ? partner_seconds(pass, layer) : 0.0);
+    }
     if (last_gradients(pass)) {
       buckets_.add(layer_gradient_bytes(s_, shape_, prog_.stage, pass.chunk, layer));
       if (s_.par.zero == 3 || s_.par.overlap_grad_reduce) reduce_buckets(s_.par.zero == 3);
@@ -292,19 +368,44 @@ class ProgramBuilder {
     prog_.ops.push_back(op);
   }
 
+  // What of the partner's compute (the other kind) hides the EP collectives of layer `layer`
+  // of a partnered pass (kMemoized): 1f1b the same chunk's layer; DualPipe the pair's other
+  // chunk whole, shared by this pass's MoE layers (the ones with EP collectives), as the F&B
+  // chunks overlap as a whole.
+  [[nodiscard]] double partner_seconds(const PipelinePass& pass, int layer) const {
+    const int st = prog_.stage;
+    const PassKind other =
+        pass.kind == PassKind::kForward ? PassKind::kBackward : PassKind::kForward;
+    const int c = ep_overlap_.partner_chunk(pass);
+    auto compute = [&](int chunk, int k) {
+      const int at = first(chunk) + k;
+      return layer_pass_seconds(s_, lc_[s_.model.moe_layer(at) ? 1 : 0], shape_, st, chunk, other,
+                                k);
+    };
+    if (c == pass.chunk) return compute(c, layer);
+    int moe = 0;
+    for (int k = 0; k < layers(pass.chunk); ++k)
+      moe += s_.model.moe_layer(first(pass.chunk) + k) ? 1 : 0;
+    if (moe == 0 || !s_.model.moe_layer(first(pass.chunk) + layer)) return 0.0;
+    double total = 0;
+    for (int k = 0; k < layers(c); ++k) total += compute(c, k);
+    return total / moe;
+  }
+
   // The layer's blocking collectives; `r` is the layer's compute record, which a collective
   // with TP overlap (CommOp::overlap_s) carries for the GEMM that runs beside it.
-  // `beside_s` (moe.overlap): the partner's compute moved into this layer's EP collectives,
-  // shared over them (`partner` its record); returns how much was placed (0 without EP ops).
+  // `beside_s` (moe.overlap): the partner's compute beside this layer's EP collectives, shared
+  // over them; kWholeStep moves it there (`partner` its record) and returns how much was placed
+  // (0 without EP ops). kMemoized shares it over every EP collective of the layer, free ones
+  // too (the memoized accounting), and leaves it in the partner's pass.
   double layer_comm(PassKind kind, const OpRecord& r, double beside_s = 0,
                     const OpRecord& partner = {}) {
     const int moe = s_.model.moe_layer(static_cast<int>(r.layer)) ? 1 : 0;
-    const auto& ops = layer_ops_[static_cast<int>(kind)][moe];
-    const auto ep = std::count_if(ops.begin(), ops.end(), [&](std::uint32_t c) {
-      return prog_.comm_ops[c].group == CommGroup::kEp && !is_free(prog_.comm_ops[c]);
-    });
-    for (std::uint32_t c : ops) {
-      if (is_free(prog_.comm_ops[c])) {
+    const LayerOps& lo = layer_ops_[static_cast<int>(kind)][moe];
+    const bool memoized = use_ == ProgramUse::kMemoized;
+    const std::ptrdiff_t ep = memoized ? lo.ep_all : lo.ep_busy;
+    for (std::uint32_t c : lo.ops) {
+      if (free_[c] != 0) {
         if (prog_.comm_ops[c].overlap_s > 0) compute(r, prog_.comm_ops[c].overlap_s);
         continue;
       }
@@ -314,7 +415,7 @@ class ProgramBuilder {
       op.record = r;
       if (beside_s > 0 && ep > 0 && prog_.comm_ops[c].group == CommGroup::kEp) {
         op.beside_s = beside_s / static_cast<double>(ep);
-        op.record = partner;
+        if (!memoized) op.record = partner;
       }
       prog_.ops.push_back(op);
     }
@@ -345,7 +446,7 @@ class ProgramBuilder {
       // The mirrored copies' all-reduce, after the data-parallel reduction; both stages name
       // its GPUs in the same order (one communicator).
       CommOp op = mirror_reduce_op(s_, shape_, place_, prog_.stage);
-      std::sort(op.gpus.begin(), op.gpus.end());
+      if (use_ == ProgramUse::kWholeStep) std::sort(op.gpus.begin(), op.gpus.end());
       if (!is_free(op)) release(add_comm(op));
     }
     const double params = stage_params(s_, shape_, prog_.stage);
@@ -369,22 +470,63 @@ class ProgramBuilder {
   }
 
   const Scenario& s_;
-  PipelineShape shape_;
-  Placement place_;
-  std::array<LayerCosts, 2> lc_;  // a dense layer's, an MoE layer's
+  ProgramUse use_;
+  const PipelineShape& shape_;
+  const Placement& place_;
+  const std::array<LayerCosts, 2>& lc_;  // a dense layer's, an MoE layer's
   GradientBuckets buckets_;
-  EpOverlap ep_overlap_;  // moe.overlap
+  const EpOverlap& ep_overlap_;  // moe.overlap
+  bool recompute_full_;          // parallel.recompute full
   StageProgram prog_;
-  std::vector<std::uint32_t> layer_ops_[2][2];  // [pass kind][MoE layer]: comm_ops indices
+  std::vector<PipelinePass> passes_;  // stage_schedule
+  std::size_t next_ = 0;              // the next of passes_ to build
+  // A layer's collectives of one pass kind (comm_ops indices) and how many are EP's (busy: not
+  // free).
+  struct LayerOps {
+    std::vector<std::uint32_t> ops;
+    std::ptrdiff_t ep_all = 0;
+    std::ptrdiff_t ep_busy = 0;
+  };
+  LayerOps layer_ops_[2][2];        // [pass kind][MoE layer]
+  std::vector<std::uint8_t> free_;  // of comm_ops[0...repeated): is_free
+  std::vector<int> layers_;         // by chunk: layers_in
+  std::vector<int> first_;          // by chunk: first_layer
   std::uint32_t fsdp_gather_ = 0;
   std::map<std::pair<int, int>, std::vector<int>> consumers_;  // (kind, chunk) -> stages
 };
 
 }  // namespace
 
-std::vector<StageProgram> stage_programs(const Scenario& s) {
+struct StageProgramStream::Impl {
+  Impl(const Scenario& s, ProgramUse use) : ctx(s, use) {
+    builders.reserve(static_cast<std::size_t>(s.par.pp));
+    for (int st = 0; st < s.par.pp; ++st) builders.emplace_back(s, ctx, st);
+  }
+  ProgramContext ctx;
+  std::vector<ProgramBuilder> builders;
+};
+
+StageProgramStream::StageProgramStream(const Scenario& s, ProgramUse use)
+    : impl_(std::make_unique<Impl>(s, use)) {}
+StageProgramStream::~StageProgramStream() = default;
+
+StageProgram& StageProgramStream::program(int stage) {
+  return impl_->builders[static_cast<std::size_t>(stage)].program();
+}
+
+bool StageProgramStream::next_group(int stage) {
+  return impl_->builders[static_cast<std::size_t>(stage)].next_group();
+}
+
+void StageProgramStream::tail(int stage) {
+  impl_->builders[static_cast<std::size_t>(stage)].tail();
+}
+
+std::vector<StageProgram> stage_programs(const Scenario& s, ProgramUse use) {
+  const ProgramContext ctx(s, use);
   std::vector<StageProgram> out;
-  for (int st = 0; st < s.par.pp; ++st) out.push_back(ProgramBuilder(s, st).build());
+  out.reserve(static_cast<std::size_t>(s.par.pp));
+  for (int st = 0; st < s.par.pp; ++st) out.push_back(ProgramBuilder(s, ctx, st).build());
   return out;
 }
 
