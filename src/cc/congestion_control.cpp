@@ -54,7 +54,21 @@ std::vector<CcAlgorithmInfo> congestion_control_algorithms() {
 }
 
 void declare_cc_params(config::ParamTable& table, CcParams& p) {
-  table.choice("cc.algorithm", p.algorithm, congestion_control_names(), "congestion control");
+  std::vector<std::string> names = congestion_control_names();
+  table.add({"cc.algorithm", "congestion control (transport.kind uet without it: nscc)",
+             [&p, names](const std::string& t) -> Result<bool> {
+               for (const std::string& n : names) {
+                 if (n != t) continue;
+                 p.algorithm = t;
+                 p.algorithm_chosen = true;
+                 return true;
+               }
+               std::string allowed;
+               for (const std::string& n : names) allowed += (allowed.empty() ? "" : ", ") + n;
+               return Error{"'" + t + "' is not allowed (allowed: " + allowed + ")"};
+             },
+             [&p] { return p.algorithm; }},
+            names);
   for (const auto& [name, entry] : entries()) {
     if (entry.params) entry.params(table, p);
   }
