@@ -100,6 +100,31 @@ std::vector<Connection> us_permutation(const topology::Topology& topo, std::uint
 
 const std::vector<std::string> kUsUet = {"transport.kind=uet", "cc.algorithm=nscc"};
 
+TEST(UetSack, UetWithoutACongestionControlPicksNsccAndAChosenOneWins) {
+  {
+    NicParams nic;
+    ASSERT_TRUE(nic_param_table(nic).apply("transport.kind=uet").ok());
+    EXPECT_EQ(nic.cc.algorithm, "nscc");
+    ASSERT_TRUE(nic_param_table(nic).apply("transport.kind=roce").ok());
+    EXPECT_EQ(nic.cc.algorithm, "dcqcn");
+  }
+  for (const bool cc_first : {true, false}) {
+    NicParams nic;
+    auto table = nic_param_table(nic);
+    const std::string kind = "transport.kind=uet";
+    const std::string cc = "cc.algorithm=dcqcn";
+    ASSERT_TRUE(table.apply(cc_first ? cc : kind).ok());
+    ASSERT_TRUE(table.apply(cc_first ? kind : cc).ok());
+    EXPECT_EQ(nic.cc.algorithm, "dcqcn") << cc_first;
+  }
+  NicParams nic;
+  auto table = nic_param_table(nic);
+  EXPECT_FALSE(table.apply("transport.kind=tcp").ok());
+  ASSERT_TRUE(table.apply("transport.kind=uet").ok());
+  ASSERT_TRUE(table.apply("transport.sr_window=65536").ok());
+  EXPECT_FALSE(nic.validate().ok());  // the ACK's 16-bit echo offset
+}
+
 TEST(UetSack, AckFieldsRoundTrip) {
   for (const auto& [cack, echo] : {std::pair{100u, 140u}, std::pair{100u, 99u},
                                    std::pair{70000u, 70000u + 4095u}, std::pair{5u, 0u}}) {
