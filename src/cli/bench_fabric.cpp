@@ -209,6 +209,8 @@ Result<bool> BenchFabricCommand::configure_rdma(const std::vector<fabric::Flow>&
       return Error{std::string(option) + ": " + ok.error().message};
     }
   }
+  // --cc's default: transport.kind uet picks nscc instead.
+  if (cmd_->count("--cc") == 0 && nic_config_.empty()) rdma.nic.cc.algorithm_chosen = false;
   for (const std::string& kv : sets_) {
     if (is_fabric_key(kv)) continue;  // configure_fabric
     if (auto ok = table.apply(kv); !ok) return Error{"--set " + ok.error().message};
@@ -258,6 +260,8 @@ Result<fabric::FabricRun> run_rdma_once(const topology::Topology& topo,
   fr.summary.retransmitted = totals.qp.retransmitted;
   fr.summary.nacks = totals.qp.nacks_received;
   fr.summary.timeouts = totals.qp.timeouts;
+  fr.summary.duplicates = totals.qp.duplicates;
+  fr.summary.sack_losses = totals.qp.sack_losses;
   const nic::BulkResult b = app.result(sync);
   std::vector<std::pair<std::int64_t, std::int64_t>> done;
   for (std::size_t t = 0; t < transfers.size(); ++t) {
@@ -440,7 +444,7 @@ void BenchFabricCommand::print_report(const topology::Topology& topo, std::size_
   if (transport_ == "rdma" && kind_ == "uet") {
     std::printf(
         "transport        UET-style RDMA WRITE, %s B messages, cc %s, unordered delivery, "
-        "per-packet entropy, selective\n",
+        "per-packet entropy, SACK loss detection\n",
         message_.c_str(), cc_.c_str());
   } else if (transport_ == "rdma") {
     std::printf("transport        RDMA WRITE, %s B messages, cc %s, %s\n", message_.c_str(),
@@ -482,8 +486,13 @@ void BenchFabricCommand::print_report(const topology::Topology& topo, std::size_
   print_fabric_lines(s);
   if (transport_ == "rdma" && (kind_ == "uet" || params_.trimming)) {
     std::printf("recovery         trimming %s: %" PRIu64 " packets trimmed, %" PRIu64
-                " NACKs, %" PRIu64 " retransmitted, %" PRIu64 " timeouts\n",
+                " NACKs, %" PRIu64 " retransmitted, %" PRIu64 " timeouts",
                 params_.trimming ? "on" : "off", s.trimmed, s.nacks, s.retransmitted, s.timeouts);
+    if (kind_ == "uet") {
+      std::printf("; %" PRIu64 " holes found by SACK, %" PRIu64 " packets arrived twice",
+                  s.sack_losses, s.duplicates);
+    }
+    std::printf("\n");
   }
   print_time_split(st, 8, /*thread_imbalance=*/st.threads > 1);
   if (!samples_path_.empty() && samples_report_.batch_bins == 0) {
@@ -544,6 +553,8 @@ int BenchFabricCommand::write_json_report(int rank, const topology::Topology& to
   j["retransmitted"] = s.retransmitted;
   j["nacks"] = s.nacks;
   j["timeouts"] = s.timeouts;
+  j["duplicates"] = s.duplicates;
+  j["sack_losses"] = s.sack_losses;
   j["ranks"] = ranks;
   j["threads"] = st.threads;
   // Completed: the engine was not interrupted and every flow delivered its last byte.

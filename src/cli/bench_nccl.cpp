@@ -253,6 +253,7 @@ Result<bool> BenchNcclCommand::load_parameters(Setup& s) const {
     if (auto ok = nic_table.set("cc.algorithm", sim_.cc); !ok) {
       return Error{"--cc: " + ok.error().message};
     }
+    s.nic.cc.algorithm_chosen = given("--cc");  // the default: transport.kind uet may pick nscc
   }
   s.fp.lb.policy = sim_.lb;
   for (const std::string& kv : sim_.sets) {

@@ -78,6 +78,11 @@ Result<bool> NicParams::validate() const {
   if (kind != "roce" && kind != "uet") {
     return Error{"transport.kind '" + kind + "' is unknown (allowed: roce, uet)"};
   }
+  if (kind == "uet" && sr_window > 32768) {
+    return Error{
+        "transport.sr_window must be at most 32768 with transport.kind uet (its ACKs "
+        "carry the PSN they answer as a 16-bit offset)"};
+  }
   if (auto r = parse_retransmission(retransmission); !r) return r.error();
   if (kind == "uet" && retransmission != "auto" && retransmission != "selective") {
     return Error{
@@ -226,9 +231,22 @@ config::ParamTable nic_param_table(NicParams& p) {
   t.bytes("nic.page", p.page, 4096, std::int64_t{1} << 30, "translation page (power of two)");
   t.integer("nic.tx_slots", p.tx_slots, 1, 4096, "packets in the send pipeline");
   t.integer("nic.cq_depth", p.cq_depth, 1, 1 << 24, "completions a CQ holds");
-  t.choice("transport.kind", p.kind, {"roce", "uet"},
-           "roce (RC, one path per QP) or uet (Ultra Ethernet kind: unordered delivery, "
-           "per-packet entropy, selective retransmission, NACKs of trimmed packets)");
+  t.add({"transport.kind",
+         "roce (RC, one path per QP) or uet (Ultra Ethernet kind: unordered delivery, "
+         "per-packet entropy, SACK-based loss detection, NACKs of trimmed packets; cc nscc "
+         "unless cc.algorithm is set)",
+         [&p](const std::string& text) -> Result<bool> {
+           if (text != "roce" && text != "uet") {
+             return Error{"'" + text + "' is not allowed (allowed: roce, uet)"};
+           }
+           p.kind = text;
+           // The unordered transport's own congestion control, unless one was chosen.
+           if (!p.cc.algorithm_chosen)
+             p.cc.algorithm = text == "uet" ? "nscc" : cc::CcParams{}.algorithm;
+           return true;
+         },
+         [&p] { return p.kind; }},
+        {"roce", "uet"});
   t.add({"transport.retransmission", retransmission_help(),
          [&p](const std::string& text) -> Result<bool> {
            auto v = parse_retransmission(text);
@@ -244,6 +262,8 @@ config::ParamTable nic_param_table(NicParams& p) {
             "selective repeat: packets past a hole before a NAK");
   t.integer("transport.sr_window", p.sr_window, 16, 1 << 20,
             "selective repeat: PSNs held past a hole (power of two)");
+  t.time("transport.reorder_window", p.reorder_window, SimTime::zero(), max_time,
+         "uet: a hole is lost once a packet sent this much later arrived (0: auto)");
   cc::declare_cc_params(t, p.cc);
   return t;
 }

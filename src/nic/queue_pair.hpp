@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "src/nic/rc_wire.hpp"
+#include "src/nic/sack_board.hpp"
 #include "stepsim/cc/congestion_control.hpp"
 #include "stepsim/core/ring_queue.hpp"
 #include "stepsim/core/units.hpp"
@@ -72,6 +73,15 @@ struct Requester {
   std::int64_t acked_bytes = 0;                           ///< frame bytes of PSNs acknowledged
   /// transport.kind uet: transmissions so far, each with its own entropy (sprayed by ECMP).
   std::uint32_t sprayed = 0;
+  /// transport.kind uet: the PSNs in flight, what the SACKs say of them (sack_board.hpp), and
+  /// the reorder window: a hole is lost once a packet sent this much later has arrived
+  /// (transport.reorder_window, or if 0 the largest round trip measured, at least base_rtt).
+  SackBoard board;
+  SimTime reorder_window;
+  SimTime base_rtt;
+  [[nodiscard]] SimTime reorder() const {
+    return reorder_window > SimTime::zero() ? reorder_window : std::max(base_rtt, board.max_rtt());
+  }
   /// CcNeeds::ack_echo: when each PSN last left and its frame bytes, in a ring by PSN (sized at
   /// set-up; an entry overwritten by a later PSN gives no sample).
   struct Departure {
@@ -142,6 +152,20 @@ struct Responder {
   [[nodiscard]] std::uint32_t window() const { return static_cast<std::uint32_t>(ooo.size()); }
   /// Keeps PSN `psn` (past epsn, inside the window); false if it was held already.
   bool hold(std::uint32_t psn, bool completes_message, std::uint32_t imm);
+  /// The SACK bitmap of an ACK answering `psn`: bit i set if PSN psn - 1 - i is held past the
+  /// hole (PSNs below epsn are acknowledged cumulatively).
+  [[nodiscard]] std::uint16_t sack_bits(std::uint32_t psn) const {
+    std::uint16_t bits = 0;
+    if (ooo.empty()) return bits;
+    for (std::uint32_t i = 0; i < kSackBits && i + 1 <= psn; ++i) {
+      const std::uint32_t q = psn - 1 - i;
+      if (q <= epsn) break;  // epsn itself is the hole
+      if (q - epsn < window() && ooo[q & (window() - 1)] != 0) {
+        bits = static_cast<std::uint16_t>(bits | (1u << i));
+      }
+    }
+    return bits;
+  }
   /// The held PSN `psn` arrived CE-marked (its message's receive completion counts it).
   void mark_held_ce(std::uint32_t psn) { ooo[psn & (window() - 1)] |= kHeldCe; }
   /// Takes the held packet at epsn, if any (the caller then consumes it and moves epsn on).
@@ -295,7 +319,12 @@ inline bool Requester::pop_resend(std::uint32_t& psn, std::uint32_t& wqe) {
     psn = resend.front();
     resend.erase(resend.begin());
     wqe = seek(psn);
-    if (psn >= una && wqe < sq.size()) return true;  // else acknowledged meanwhile
+    // else acknowledged meanwhile (uet: or a SACK reported its first copy; the oldest
+    // unacknowledged PSN is resent all the same, as the timer's probe for a fresh cumulative
+    // acknowledgement).
+    if (psn >= una && wqe < sq.size() && !(board.active() && psn != una && board.sacked(psn))) {
+      return true;
+    }
   }
   return false;
 }

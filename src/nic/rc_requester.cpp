@@ -165,10 +165,13 @@ inline bool RcTransport::build_request(pdes::LpContext& ctx, QueuePair& qp, Pack
   Wqe& w = rq.sq[wi];
   const std::int64_t frame = w.frame_of(psn, mtu_);
   const std::int64_t win = qp.cc->window();
-  const std::int64_t in_flight = rq.sent_bytes - rq.acked_bytes;
+  // The unordered transport credits the window with what its SACKs reported arrived.
+  const std::int64_t in_flight = rq.sent_bytes - rq.acked_bytes - rq.board.sacked_bytes;
   if (!resend && win > 0 && in_flight > 0 && in_flight + frame > win) {
     return false;  // an ACK re-activates the endpoint
   }
+  // ... and keeps at most its board's PSNs outstanding (the receiver holds as many).
+  if (!resend && uet_ && psn - rq.una >= rq.board.size()) return false;
   fill_request(qp, w, psn, pkt, work);
   if (uet_) pkt.tuple_hash = spray_entropy(qp.hash, rq.sprayed++);
   const std::uint32_t next = w.wr.opcode == Opcode::kRead ? w.end_psn() : psn + 1;
@@ -202,7 +205,7 @@ inline void RcTransport::fill_request(const QueuePair& qp, const Wqe& w, std::ui
   h.qp = qp.id;
   h.psn = psn;
   h.op = op_of(w.wr.opcode);
-  if (needs_.ack_per_packet) h.flags |= kAckRequest;
+  if (needs_.ack_per_packet || uet_) h.flags |= kAckRequest;  // uet: a SACK per packet
   if (psn == w.first_psn) h.flags |= kFirstOfMessage;
   const std::int64_t k = psn - w.first_psn;
   if (w.wr.opcode == Opcode::kRead) {
@@ -257,11 +260,14 @@ bool RcTransport::next_packet(pdes::LpContext& ctx, std::uint32_t nic, bool paus
       return true;
     case NicArbiter::Source::kData:
       ++n.stats.tx_packets;
-      if (const RcHeader h = rc_header(out); (h.flags & kFirstOfMessage) != 0 || needs_.ack_echo) {
+      if (const RcHeader h = rc_header(out);
+          (h.flags & kFirstOfMessage) != 0 || needs_.ack_echo || uet_) {
         if ((h.flags & kFirstOfMessage) != 0) stamp_sent(local(h.qp), h.psn, now);
-        // A WRITE's or SEND's departure, for the round trip its ACK will measure.
+        // A WRITE's or SEND's departure, for the round trip its ACK will measure, and (uet)
+        // for the loss detection.
         if (needs_.ack_echo && h.op <= kOpSend)
           local(h.qp).rq.note_departure(h.psn, out.bytes, now);
+        if (uet_ && h.op <= kOpSend) local(h.qp).rq.board.on_departure(h.psn, out.bytes, now);
       }
       n.pulling = true;  // the port is sending this packet: no wake from inside
       fill(ctx, s, nic);
@@ -324,6 +330,13 @@ void RcTransport::complete_send(pdes::LpContext& ctx, QueuePair& qp, const Wqe& 
 void RcTransport::acknowledge(pdes::LpContext& ctx, QueuePair& qp, std::uint32_t psn, SimTime at) {
   NicPort& n = port_of(qp);
   const SimTime cqe = at + n.pipe.pcie.write_latency;
+  if (uet_) {
+    // PSNs acknowledged cumulatively leave the board (and its SACK credit).
+    const std::uint32_t end = std::min(psn, qp.rq.max_sent);
+    for (std::uint32_t q = qp.rq.una; q < end; ++q) {
+      qp.rq.board.sacked_bytes -= qp.rq.board.release(q);
+    }
+  }
   const bool moved = qp.rq.acknowledge(psn, mtu_, [&](const Wqe& w) {
     // Without GPUDirect a READ's data lands in the bounce buffer and is copied to the GPU.
     const SimTime done =
@@ -337,11 +350,16 @@ void RcTransport::acknowledge(pdes::LpContext& ctx, QueuePair& qp, std::uint32_t
 
 void RcTransport::on_ack(pdes::LpContext& ctx, QueuePair& qp, const Packet& pkt, SimTime at) {
   const RcHeader h = rc_header(pkt);
+  // uet: an ACK of a PSN resent on suspicion gives no round trip (its first copy may be the one
+  // that arrived); asked before the acknowledgement frees the PSN's slot.
+  const bool karn = uet_ && h.op == kOpAck && qp.rq.board.suspect(unpack_echo(h.psn, h.arg));
   acknowledge(ctx, qp, h.psn, at);
+  const std::uint32_t echo =
+      uet_ && h.op == kOpAck ? on_sack(qp, h.psn, h.arg, ctx.now()) : h.arg;  // uet: a SACK
   cc::AckInfo info;
   info.acked = qp.rq.acked_bytes;
   if (h.int_echo != 0) info.utilization = h.int_echo / fabric::kTelemetryOne;
-  if (needs_.ack_echo && h.op == kOpAck) ack_info(qp, h, ctx.now(), info);
+  if (needs_.ack_echo && h.op == kOpAck) ack_info(qp, h, karn ? kNoPsn : echo, ctx.now(), info);
   qp.cc->on_ack(ctx.now(), info);
   arm_cc_timer(ctx, qp);
   if (h.op == kOpNak) {
@@ -351,12 +369,35 @@ void RcTransport::on_ack(pdes::LpContext& ctx, QueuePair& qp, const Packet& pkt,
   if (qp.has_more()) activate(ctx, qp);
 }
 
-// The echo of an ACK (CcNeeds::ack_echo): the CE mark of the packet it answers and, if the ring
-// still holds that packet's departure, its round trip and frame bytes.
-void RcTransport::ack_info(const QueuePair& qp, const RcHeader& h, SimTime now,
+// An unordered transport's ACK: the PSN it answers and those its bitmap names have arrived; then
+// the holes that evidence makes losses are queued for a resend. Returns the echoed PSN.
+std::uint32_t RcTransport::on_sack(QueuePair& qp, std::uint32_t cack, std::uint32_t arg,
+                                   SimTime now) {
+  Requester& rq = qp.rq;
+  SackBoard& b = rq.board;
+  const std::uint32_t echo = unpack_echo(cack, arg);
+  if (echo == kNoPsn) return kNoPsn;
+  if (echo >= rq.una && echo < rq.max_sent) b.sacked_bytes += b.sack(echo, now);
+  const std::uint16_t bits = unpack_bits(arg);
+  for (std::uint32_t i = 0; i < kSackBits; ++i) {
+    if ((bits & (1u << i)) == 0 || echo < i + 1) continue;
+    const std::uint32_t q = echo - 1 - i;
+    if (q >= rq.una && q < rq.max_sent) b.sacked_bytes += b.sack(q, now);
+  }
+  b.detect(rq.una, rq.max_sent, rq.reorder(), [&](std::uint32_t psn) {
+    ++qp.stats.sack_losses;
+    rq.queue_resend(psn);
+  });
+  return echo;
+}
+
+// The echo of an ACK (CcNeeds::ack_echo): the CE mark of the packet it answers (PSN `echo`) and,
+// if the ring still holds that packet's departure, its round trip and frame bytes.
+void RcTransport::ack_info(const QueuePair& qp, const RcHeader& h, std::uint32_t echo, SimTime now,
                            cc::AckInfo& info) const {
   info.ecn = (h.flags & kEcnEcho) != 0;
-  if (const Requester::Departure* d = qp.rq.departure(h.arg)) {
+  if (echo == kNoPsn) return;
+  if (const Requester::Departure* d = qp.rq.departure(echo)) {
     info.rtt = now - d->at;
     info.bytes = d->bytes;
   }
@@ -369,6 +410,12 @@ void RcTransport::on_trim_nack(pdes::LpContext& ctx, QueuePair& qp, std::uint32_
   catch_up_cc(ctx, qp);
   qp.cc->on_nack(ctx.now());
   arm_cc_timer(ctx, qp);
+  if (uet_) {
+    // A resend whose first copy arrived meanwhile needs no other; the loss detection must
+    // not declare this hole lost again.
+    if (qp.rq.board.sacked(psn) || psn < qp.rq.una) return;
+    qp.rq.board.mark_lost(psn, true);
+  }
   on_nak(qp, psn);
   if (qp.has_more()) activate(ctx, qp);
 }

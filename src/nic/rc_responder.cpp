@@ -131,7 +131,7 @@ inline void RcTransport::on_request(pdes::LpContext& ctx, QueuePair& qp, const P
     ack_now = true;
   }
   if (qp.nak_psn != kNoPsn && qp.nak_psn < rs.epsn) qp.nak_psn = kNoPsn;
-  if (rs.held > 0 && rs.held >= nak_threshold_) {
+  if (!uet_ && rs.held > 0 && rs.held >= nak_threshold_) {
     send_nak(ctx, qp, h.qp, at);  // the next hole is known already
   } else if (ack_now || rs.since_ack >= ack_coalesce_) {
     send_ack(ctx, qp, h.qp, at, pkt.telemetry, pkt);
@@ -142,7 +142,15 @@ void RcTransport::on_out_of_order(pdes::LpContext& ctx, QueuePair& qp, const Pac
                                   SimTime at, bool completes) {
   ++qp.stats.out_of_order;
   const RcHeader h = rc_header(pkt);
-  const OutOfOrderAction a = retx_->on_out_of_order(qp.rs, h.psn, completes, h.arg);
+  OutOfOrderAction a;
+  if (uet_) {
+    // Placed if the window holds it, never NAKed: the sender finds the holes from the SACKs.
+    if (h.psn - qp.rs.epsn >= qp.rs.window()) return;  // past the window: dropped
+    a.place = qp.rs.hold(h.psn, completes, h.arg);
+    if (!a.place) ++qp.stats.duplicates;  // held already
+  } else {
+    a = retx_->on_out_of_order(qp.rs, h.psn, completes, h.arg);
+  }
   if (a.place) {
     if (pkt.ecn_ce != 0) qp.rs.mark_held_ce(h.psn);
     NicPort& n = port_of(qp);
@@ -152,10 +160,11 @@ void RcTransport::on_out_of_order(pdes::LpContext& ctx, QueuePair& qp, const Pac
     pipe_.place(n.pipe, n.line, at, payload);
     // A window algorithm that reads every packet's echo hears of this one now (a selective
     // acknowledgement's feedback; the cumulative PSN stays at the hole).
-    if (needs_.ack_echo && (h.flags & kAckRequest) != 0) {
+    if (needs_.ack_echo && (h.flags & kAckRequest) != 0 && !uet_) {
       send_ack(ctx, qp, h.qp, at, pkt.telemetry, pkt);
     }
   }
+  if (uet_) send_ack(ctx, qp, h.qp, at, pkt.telemetry, pkt);  // its SACK, or a duplicate's ACK
   if (a.nak) send_nak(ctx, qp, h.qp, at);
 }
 
@@ -211,6 +220,14 @@ void RcTransport::send_ack(pdes::LpContext& ctx, QueuePair& qp, std::uint32_t fl
                            std::uint16_t telemetry, const Packet& pkt) {
   qp.rs.since_ack = 0;
   ++qp.stats.acks_sent;
+  if (uet_) {
+    // The cumulative PSN, the PSN asked for and the SACK bitmap below it (sack_board.hpp).
+    const std::uint32_t echo = rc_header(pkt).psn;
+    const std::uint8_t flags = pkt.ecn_ce != 0 ? kEcnEcho : 0;
+    queue_ctrl(ctx, qp, kOpAck, flow, qp.rs.epsn, at, telemetry,
+               pack_sack(qp.rs.epsn, echo, qp.rs.sack_bits(echo)), flags);
+    return;
+  }
   if (needs_.ack_echo) {
     const std::uint8_t flags = pkt.ecn_ce != 0 ? kEcnEcho : 0;
     queue_ctrl(ctx, qp, kOpAck, flow, qp.rs.epsn, at, telemetry, rc_header(pkt).psn, flags);

@@ -126,6 +126,12 @@ void RcTransport::add_endpoint(const Connection& c, std::uint32_t connection, in
   qp.hash = fabric::tuple_hash(mine, peer, c.entropy, c.label);
   const cc::CcPath path{routing.port(mine).rate,
                         RdmaHost::base_rtt(topo, routing, fabric_.params(), mine, peer)};
+  if (uet_) {
+    // The sender may have as many PSNs outstanding as the receiver can hold past a hole.
+    qp.rq.board.init(static_cast<std::uint32_t>(p_.sr_window));
+    qp.rq.reorder_window = p_.reorder_window;
+    qp.rq.base_rtt = path.base_rtt;
+  }
   auto made = cc::make_congestion_control(p_.cc, path);
   STEPSIM_CHECK(made.ok(), made.ok() ? std::string() : made.error().message);
   qp.cc = std::move(made).value();
@@ -256,6 +262,7 @@ void RcTransport::on_rto(pdes::LpContext& ctx, QueuePair& qp) {
   if (!rq.sq.empty() && rq.sq.front().wr.opcode == Opcode::kRead) {
     RetransmissionStrategy::go_back_to_una(qp);  // READs recover by going back
   } else {
+    if (uet_) rq.board.mark_lost(rq.una, false);  // the loss detection leaves it to the resend
     retx_->on_timeout(qp);
   }
   // The next timeout counts from the retransmission's departure (build_request arms it), not

@@ -10,8 +10,10 @@
 // - READ recovery is go-back-N in both strategies: the requester re-requests from the missing PSN.
 // - The requester learns of a lost ACK from the next one (cumulative) or a timeout.
 // - transport.kind uet (Ultra Ethernet kind) is this transport with each packet's entropy its own
-//   (ECMP sprays it), selective retransmission always, and (for every kind) a trimmed packet
-//   NACKed by the receiver at once and resent by the sender at once.
+//   (ECMP sprays it), out-of-order placement always, an ACK with a SACK bitmap per packet and
+//   the sender's reorder-tolerant loss detection (sack_board.hpp) instead of the receiver's
+//   NAKs, and (for every kind) a trimmed packet NACKed by the receiver at once and resent by the
+//   sender at once.
 
 #include <algorithm>
 #include <cstdint>
@@ -127,7 +129,9 @@ class RcTransport {
   void on_ack(pdes::LpContext& ctx, QueuePair& qp, const fabric::Packet& pkt, SimTime at);
   void on_nak(QueuePair& qp, std::uint32_t psn);
   void on_trim_nack(pdes::LpContext& ctx, QueuePair& qp, std::uint32_t psn);
-  void ack_info(const QueuePair& qp, const RcHeader& h, SimTime now, cc::AckInfo& info) const;
+  std::uint32_t on_sack(QueuePair& qp, std::uint32_t cack, std::uint32_t arg, SimTime now);
+  void ack_info(const QueuePair& qp, const RcHeader& h, std::uint32_t echo, SimTime now,
+                cc::AckInfo& info) const;
   void on_read_response(pdes::LpContext& ctx, QueuePair& qp, const fabric::Packet& pkt, SimTime at);
 
   // --- responder (rc_responder.cpp) ---

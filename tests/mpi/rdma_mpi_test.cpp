@@ -1,7 +1,10 @@
 // RDMA NICs and transport across MPI ranks: identical results to a one-rank run in the same
 // process, with DCQCN or HPCC, WRITE, SEND and READ, losses with selective repeat, and a link
-// fault, at 1 and 2 threads per rank.
+// fault, at 1 and 2 threads per rank; and the same with the unordered transport (transport.kind
+// uet, NSCC, trimming).
 #include <gtest/gtest.h>
+
+#include <string>
 
 #include "stepsim/nic/bulk_app.hpp"
 #include "stepsim/nic/rdma_run.hpp"
@@ -37,10 +40,19 @@ TEST_P(Algorithms, MatchesAOneRankRunBitForBit) {
     }
   }
   NicParams nic;
-  nic.cc.algorithm = GetParam();
+  const std::string param = GetParam();
+  // "uet": the unordered transport with NSCC, its packets sprayed by ECMP, lossy with trimming.
+  const bool uet = param == "uet";
+  nic.cc.algorithm = uet ? "nscc" : param;
+  nic.kind = uet ? "uet" : "roce";
   nic.retransmission = "selective";
   fabric::FabricParams fp;
-  fp.lb.policy = "spray";
+  fp.lb.policy = uet ? "ecmp" : "spray";
+  if (uet) {
+    fp.pfc.enabled = false;
+    fp.trimming = true;
+    fp.sw.buffer = Bytes(256 * 1024);
+  }
   fp.fec = false;
   fp.ber_override = 2e-8;  // a few lost packets
   fp.faults.push_back({fabric::FaultSpec::Kind::kDown, 17, SimTime::us(20), 0});
@@ -101,7 +113,7 @@ TEST_P(Algorithms, MatchesAOneRankRunBitForBit) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Rdma, Algorithms, ::testing::Values("none", "dcqcn", "hpcc"));
+INSTANTIATE_TEST_SUITE_P(Rdma, Algorithms, ::testing::Values("none", "dcqcn", "hpcc", "uet"));
 
 }  // namespace
 }  // namespace stepsim::nic

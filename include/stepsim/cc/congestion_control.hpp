@@ -108,6 +108,8 @@ class CcParamBlocks {
 
 struct CcParams {
   std::string algorithm = "dcqcn";
+  /// cc.algorithm was set (otherwise transport.kind uet picks nscc).
+  bool algorithm_chosen = false;
   DcqcnParams dcqcn;
   HpccParams hpcc;
   CcParamBlocks more;  ///< every other algorithm's parameters, by its name

@@ -29,6 +29,8 @@ struct FabricSummary {
   std::uint64_t retransmitted = 0;   ///< data packets sent again
   std::uint64_t nacks = 0;           ///< NACKs of trimmed packets the senders received
   std::uint64_t timeouts = 0;        ///< retransmission timeouts
+  std::uint64_t duplicates = 0;      ///< data packets that arrived again (spurious resends)
+  std::uint64_t sack_losses = 0;     ///< uet: holes the senders' SACKs declared lost
   std::int64_t max_queue = 0;        ///< largest egress backlog anywhere
   std::int64_t first_mark_ps = -1;   ///< first ECN mark anywhere
   std::int64_t first_pause_ps = -1;  ///< first PAUSE anywhere

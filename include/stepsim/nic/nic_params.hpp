@@ -103,6 +103,9 @@ struct NicParams {
   /// 400G; a real loss is recovered that many packets later).
   int nak_threshold = 16;
   int sr_window = 4096;  ///< selective repeat: PSNs past the hole the receiver can hold
+  /// transport.kind uet: a PSN not acknowledged is lost once a packet sent this much later has
+  /// arrived (the sender's SACK-based loss detection; 0: auto, see RcTransport).
+  SimTime reorder_window = SimTime::zero();
   cc::CcParams cc;
   std::vector<PcieFault> pcie_faults;
 

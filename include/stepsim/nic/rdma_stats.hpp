@@ -30,6 +30,8 @@ struct QpStats {
   std::uint64_t error = 0;           ///< QpError
   std::uint64_t trimmed = 0;         ///< trimmed data packets that arrived here (each NACKed)
   std::uint64_t nacks_received = 0;  ///< NACKs of trimmed packets (each resent at once)
+  /// transport.kind uet: holes the sender declared lost from its SACKs (each resent once).
+  std::uint64_t sack_losses = 0;
 };
 
 /// Counters of one NIC (server port).
@@ -91,6 +93,7 @@ constexpr auto stat_table(std::type_identity<QpStats>) {
       stat::max("error", "", &S::error),
       stat::sum("trimmed", "", &S::trimmed),
       stat::sum("nacks_received", "", &S::nacks_received),
+      stat::sum("sack_losses", "", &S::sack_losses),
   };
 }
 
