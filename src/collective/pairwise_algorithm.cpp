@@ -120,6 +120,9 @@ class PairwiseRun final : public AlgorithmRun {
 };
 
 PairwiseRun::PairwiseRun(CollectiveCore& core) : AlgorithmRun(core), n_(core.size()) {
+  STEPSIM_CHECK(core_.params().p2p_channels_per_peer != CollectiveParams::kP2pAuto &&
+                    core_.params().p2p_nvl_chunk != CollectiveParams::kP2pAuto,
+                "pairwise: coll.p2p's auto values are resolved before the run (resolve_p2p)");
   const auto G = core_.comm().gpus_per_server;
   expect_bytes_.assign(static_cast<std::size_t>(n_), 0);
   got_bytes_.assign(static_cast<std::size_t>(n_), 0);

@@ -47,7 +47,8 @@ double pw_seconds(Kind kind, int n, std::int64_t S, const CollectiveParams& p) {
 }
 
 TEST(P2pWindow, NcclsSharedSlotsPerPeer) {
-  CollectiveParams p;               // coll.slots 8 (NCCL_STEPS), 2 channels per peer
+  CollectiveParams p;  // coll.slots 8 (NCCL_STEPS)
+  p.p2p_channels_per_peer = 2;
   EXPECT_EQ(p2p_window(p, 1), 16);  // min(8, 16 / 1) x 2
   EXPECT_EQ(p2p_window(p, 2), 16);  // min(8, 8) x 2
   EXPECT_EQ(p2p_window(p, 3), 10);  // 16 / 3 = 5
