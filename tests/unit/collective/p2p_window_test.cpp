@@ -27,6 +27,7 @@ CollectiveParams pw_params() {
   p.apply_gpu(gpu::gpu_preset("h100").value());
   p.protocol = "simple";
   // Small chunks and a long proxy latency: the window, not the wire, sets the time.
+  p.p2p_channels_per_peer = 2;  // the window the tests below derive
   p.p2p_net_chunk = 8 << 10;
   p.p2p_proxy_overhead = SimTime::us(100);
   return p;
