@@ -47,7 +47,8 @@ std::pair<double, double> p2p_seconds(const topology::Topology& topo, const Comm
   const auto G = static_cast<int>(
       std::min<std::uint32_t>(comm.gpus_per_server, static_cast<std::uint32_t>(n)));
   // The bytes on the wire at the protocol's factor; "auto" at Simple's (the smallest).
-  CollectiveParams params = given;
+  CollectiveParams params = resolve_p2p(given, kind, n, (n + G - 1) / G,
+                                        topo.link_rate(topo.ports[comm.gpus[0].nic].link));
   if (params.protocol == "auto") params.protocol = "simple";
   // Peers of a source in one schedule group: (source, destination server, local / group).
   const int group = std::gcd(G, kNcclP2pPerBatch);

@@ -127,6 +127,25 @@ std::string joined(const std::vector<std::string>& names) {
   return out;
 }
 
+// Param `q`, bound to `field`, that also takes `auto` (CollectiveParams::kP2pAuto).
+template <class T>
+config::Param with_auto(const config::Param& q, T& field) {
+  config::Param a = q;
+  a.set = [set = q.set, &field](const std::string& text) -> Result<bool> {
+    if (text == "auto") {
+      field = CollectiveParams::kP2pAuto;
+      return true;
+    }
+    auto r = set(text);
+    if (!r) return Error{r.error().message + ", or auto"};
+    return r;
+  };
+  a.get = [get = q.get, &field] {
+    return field == CollectiveParams::kP2pAuto ? std::string("auto") : get();
+  };
+  return a;
+}
+
 }  // namespace
 
 Result<bool> CollectiveParams::validate() const {
@@ -218,11 +237,20 @@ config::ParamTable collective_param_table(CollectiveParams& p) {
   t.integer("coll.slots", p.slots, 1, 1024, "pieces in flight per ring edge");
   t.bytes("coll.p2p.net_chunk", p.p2p_net_chunk, 64, std::int64_t{1} << 30,
           "point to point: bytes per network message (NCCL_P2P_NET_CHUNKSIZE)");
-  t.bytes("coll.p2p.nvl_chunk", p.p2p_nvl_chunk, 64, std::int64_t{1} << 30,
-          "point to point: bytes per NVLink piece (NCCL_P2P_NVL_CHUNKSIZE)");
-  t.integer("coll.p2p.channels_per_peer", p.p2p_channels_per_peer, 1, 64,
-            "point to point: channels per peer, each with coll.slots pieces in flight "
-            "(NCCL_NCHANNELS_PER_NET_PEER)");
+  {
+    config::ParamTable inner;  // the explicit values' parsing and range, then `auto` beside them
+    inner.bytes("coll.p2p.nvl_chunk", p.p2p_nvl_chunk, 64, std::int64_t{1} << 30,
+                "point to point: bytes per NVLink piece (NCCL_P2P_NVL_CHUNKSIZE), or auto "
+                "(NCCL's: 512 KiB in one server, coll.p2p.net_chunk when the communicator spans "
+                "servers)");
+    inner.integer("coll.p2p.channels_per_peer", p.p2p_channels_per_peer, 1, 64,
+                  "point to point: channels per peer, each with coll.slots pieces in flight "
+                  "(NCCL_NCHANNELS_PER_NET_PEER), or auto (NCCL 2.29+'s: across servers "
+                  "ceil(NIC GB/s / 14) rounded up to a power of 2, halved while it times "
+                  "ceil(ranks / 8) exceeds 16; 32 in one server; DeepEP: 2)");
+    t.add(with_auto(inner.params()[0], p.p2p_nvl_chunk));
+    t.add(with_auto(inner.params()[1], p.p2p_channels_per_peer));
+  }
   t.time("coll.p2p.proxy_overhead", p.p2p_proxy_overhead, SimTime::zero(), max_time,
          "point to point: a network message's latency through the proxy, at the sender's NIC and "
          "at the receiver (NCCL's network overhead per step, tuning.cc); messages in flight "
@@ -392,6 +420,37 @@ std::vector<std::uint32_t> gpu_of_nic_ports(const topology::Topology& topo) {
     first += gpus;
   }
   return gpu;
+}
+
+int nccl_p2p_channels_per_peer(int ranks, int servers, DataRate nic) {
+  // graph/paths.cc: across servers a GPU's channels per peer are the fewest over its peers, the
+  // network peers' max(NICs, ceil(NIC GB/s / NCCL_P2P_PER_CHANNEL_NET_BW)) with one NIC per
+  // GPU (NVLink peers have more); then rounded up to a power of 2 and halved while the
+  // schedule's ceil(ranks / 8) groups on that many channels each exceed the p2p channels.
+  constexpr int kPerChannelGbytes = 14;     // NCCL_P2P_PER_CHANNEL_NET_BW's default, GB/s
+  constexpr int kP2pChannelsAcross = 16;    // p2p channels of a multi-server H100 communicator
+  constexpr int kP2pChannelsInServer = 32;  // ... and of one H100 server
+  if (servers <= 1) return kP2pChannelsInServer;
+  const auto gbytes = static_cast<int>(static_cast<double>(nic.bits_per_second()) / 8e9);
+  int c = std::max(1, (gbytes + kPerChannelGbytes - 1) / kPerChannelGbytes);
+  int pow2 = 1;
+  while (pow2 < c) pow2 *= 2;
+  c = pow2;
+  constexpr int kPerBatch = 8;  // NCCL_MAX_DEV_WORK_P2P_PER_BATCH
+  const int groups = (std::max(ranks, 1) + kPerBatch - 1) / kPerBatch;
+  while (c * groups > kP2pChannelsAcross && c > 1) c /= 2;
+  return c;
+}
+
+CollectiveParams resolve_p2p(CollectiveParams p, Kind kind, int ranks, int servers, DataRate nic) {
+  const bool deepep = is_ep_kind(kind);
+  if (p.p2p_channels_per_peer == CollectiveParams::kP2pAuto) {
+    p.p2p_channels_per_peer = deepep ? 2 : nccl_p2p_channels_per_peer(ranks, servers, nic);
+  }
+  if (p.p2p_nvl_chunk == CollectiveParams::kP2pAuto) {
+    p.p2p_nvl_chunk = deepep || servers <= 1 ? std::int64_t{512} * 1024 : p.p2p_net_chunk;
+  }
+  return p;
 }
 
 }  // namespace stepsim::collective

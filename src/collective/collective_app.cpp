@@ -127,7 +127,12 @@ Result<CollectiveParams> prepare_collective(const topology::Topology& topo,
                  " on " + std::to_string(comm.size()) + " GPUs after the exclusions (NCCL_ALGO, " +
                  "NCCL_PROTO)"};
   }
-  CollectiveParams chosen = params;
+  // coll.p2p's `auto` values, NCCL's for this communicator (its NIC's line rate).
+  CollectiveParams chosen =
+      resolve_p2p(params, spec.kind, comm.size(),
+                  static_cast<int>((comm.gpus.size() + comm.gpus_per_server - 1) /
+                                   std::max<std::uint32_t>(comm.gpus_per_server, 1)),
+                  topo.link_rate(topo.ports[nic_port].link));
   chosen.algorithm = choice.algorithm;
   chosen.protocol = choice.protocol;
   const CollectiveAlgorithm* a = find_algorithm(chosen.algorithm, spec.kind);

@@ -72,6 +72,9 @@ class DeepepRun final : public AlgorithmRun {
 
 DeepepRun::DeepepRun(CollectiveCore& core)
     : AlgorithmRun(core), n_(static_cast<std::uint32_t>(core.size())) {
+  STEPSIM_CHECK(core_.params().p2p_channels_per_peer != CollectiveParams::kP2pAuto &&
+                    core_.params().p2p_nvl_chunk != CollectiveParams::kP2pAuto,
+                "deepep: coll.p2p's auto values are resolved before the run (resolve_p2p)");
   G_ = std::min(core_.comm().gpus_per_server, n_);
   const EpRoute r = ep_route(static_cast<int>(n_), static_cast<int>(G_), core_.params());
   const std::int64_t S = core_.spec().bytes;

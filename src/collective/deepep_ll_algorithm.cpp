@@ -65,6 +65,9 @@ class DeepepLlRun final : public AlgorithmRun {
 
 DeepepLlRun::DeepepLlRun(CollectiveCore& core)
     : AlgorithmRun(core), n_(static_cast<std::uint32_t>(core.size())) {
+  STEPSIM_CHECK(core_.params().p2p_channels_per_peer != CollectiveParams::kP2pAuto &&
+                    core_.params().p2p_nvl_chunk != CollectiveParams::kP2pAuto,
+                "deepep: coll.p2p's auto values are resolved before the run (resolve_p2p)");
   G_ = std::min(core_.comm().gpus_per_server, n_);
   const CollectiveParams& p = core_.params();
   per_peer_ = std::llround(static_cast<double>(core_.spec().bytes) * std::max(p.ep_top_k, 1) / n_);

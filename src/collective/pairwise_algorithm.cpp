@@ -18,13 +18,17 @@
 // proxy progresses its ops).
 // Over NVLink a flow has at most one NVLink chunk waiting on its GPU's NVLink egress (its
 // GPU's flows share NVLink byte for byte, as concurrent copies do).
-// Over the network NCCL's p2p uses shared buffers (transport/net.cc): each channel of a source
-// GPU has NCCL_SHARED_STEPS (16) chunk slots, shared by the ops of one batch on that channel,
-// which are the peers of one schedule group (init.cc ncclP2pSchedule: gcd(8, G) ranks of one
-// remote server, NCCL_MAX_DEV_WORK_P2P_PER_BATCH 8 at most). With nsubs of them, each peer has
-// at most min(NCCL_STEPS, 16 / nsubs) chunks in flight per channel (sendProxyProgress' maxDepth):
-// 2 for 8 peers, so a flow's window is channels x 2 chunks (512 KiB), not channels x 8; a lone
-// peer (SendRecv) keeps 8 per channel. p2p_window() is the rule.
+// Over the network NCCL's p2p uses shared buffers (transport/net.cc): a proxy keeps, per local
+// GPU and channel, NCCL_SHARED_STEPS (16) chunk slots, shared by the ops of one batch on that
+// channel; a batch holds the peers of one schedule group (init.cc ncclP2pSchedule: gcd(8, G)
+// ranks of one remote server, NCCL_MAX_DEV_WORK_P2P_PER_BATCH 8 at most). With nsubs of them,
+// each has at most min(NCCL_STEPS, 16 / nsubs) chunks in flight (send/recvProxyProgress'
+// maxDepth). The receiving GPU's proxy holds the group's 8 senders on its channel (one
+// multi-receive when they come through one PXN GPU, reposted only when all 8 have room; the
+// sender's writes wait for all 8 to match: net_ib ncclIbIsend), so 2 each; with PXN the sending
+// side (the PXN GPU's pool for that source and channel) has 1 sub and 8 slots, and the receive
+// side sets the window: channels x 2 chunks (512 KiB), not channels x 8; a lone peer (SendRecv)
+// keeps 8 per channel. p2p_window() is the rule.
 // Simplified: all peers start at once (NCCL's schedule groups run on different channels at the
 // same time); channels per peer only widen the window (one connection per peer pair).
 #include <algorithm>
@@ -117,6 +121,9 @@ class PairwiseRun final : public AlgorithmRun {
 };
 
 PairwiseRun::PairwiseRun(CollectiveCore& core) : AlgorithmRun(core), n_(core.size()) {
+  STEPSIM_CHECK(core_.params().p2p_channels_per_peer != CollectiveParams::kP2pAuto &&
+                    core_.params().p2p_nvl_chunk != CollectiveParams::kP2pAuto,
+                "pairwise: coll.p2p's auto values are resolved before the run (resolve_p2p)");
   const auto G = core_.comm().gpus_per_server;
   expect_bytes_.assign(static_cast<std::size_t>(n_), 0);
   got_bytes_.assign(static_cast<std::size_t>(n_), 0);

@@ -192,12 +192,15 @@ StageParams stage_param_split(const Scenario& s, const PipelineShape& shape, int
 
 // NCCL's buffers: per communicator of more than one GPU, a ring's two peers on every channel
 // (TP, CP, DP, expert DP), the pipeline's two neighbours and the all-to-all's peers on
-// coll.p2p_channels_per_peer channels each.
+// coll.p2p_channels_per_peer channels each (`auto`: 2, as the planner does not read the NICs'
+// rate that NCCL 2.29+'s count takes).
 double nccl_bytes(const Scenario& s) {
   const Parallelism& p = s.par;
   const double ch = s.memory.nccl_channels > 0 ? s.memory.nccl_channels : s.coll.channels;
   const double buf = static_cast<double>(s.memory.nccl_buffer);
-  const double p2p = s.coll.p2p_channels_per_peer;
+  const double p2p = s.coll.p2p_channels_per_peer == collective::CollectiveParams::kP2pAuto
+                         ? 2.0
+                         : s.coll.p2p_channels_per_peer;
   auto ring = [&](double n) { return n > 1 ? ch * 2 * buf : 0.0; };
   const double dp = p.data_parallel();
   double b = ring(p.tp) + ring(p.cp) + ring(dp);

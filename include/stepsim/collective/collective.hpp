@@ -62,6 +62,8 @@ Result<Protocol> parse_protocol(const std::string& name);
 std::string protocol_name(Protocol p);
 
 struct CollectiveParams {
+  /// coll.p2p.channels_per_peer and coll.p2p.nvl_chunk set to `auto` (resolve_p2p replaces it).
+  static constexpr int kP2pAuto = 0;
   std::string algorithm = "ring";   ///< ring, tree, nvls, sharp (AllReduce) or auto; AllToAll: p2p
   std::string protocol = "simple";  ///< simple, ll, ll128 or auto
   /// With "auto": algorithms and protocols the tuner must not choose (NCCL_ALGO=^NVLS,
@@ -73,8 +75,12 @@ struct CollectiveParams {
   int slots = 8;                    ///< pieces in flight per channel (NCCL_STEPS)
   // Point to point (AllToAll, AllToAllv, SendRecv), NCCL's p2p defaults.
   std::int64_t p2p_net_chunk = 128 * 1024;  ///< bytes per network message (NCCL_P2P_NET_CHUNKSIZE)
-  std::int64_t p2p_nvl_chunk = 512 * 1024;  ///< bytes per NVLink piece (NCCL_P2P_NVL_CHUNKSIZE)
-  int p2p_channels_per_peer = 2;            ///< channels per peer (NCCL_NCHANNELS_PER_NET_PEER)
+  /// Bytes per NVLink piece; kP2pAuto: NCCL's (NCCL_P2P_NVL_CHUNKSIZE, 512 KiB, in one server,
+  /// p2p_net_chunk across servers; resolve_p2p).
+  std::int64_t p2p_nvl_chunk = kP2pAuto;
+  /// Channels per peer (NCCL_NCHANNELS_PER_NET_PEER); kP2pAuto: NCCL 2.29+'s count
+  /// (nccl_p2p_channels_per_peer; resolve_p2p).
+  int p2p_channels_per_peer = kP2pAuto;
   SimTime p2p_proxy_overhead = SimTime::ns(500);  ///< latency per network message, each end
   SimTime p2p_proxy_busy = SimTime::ns(250);  ///< proxy thread's busy time per message, each end
   // GPU and NVLink (H100 defaults): NVLink bandwidth per GPU per direction and latency.
@@ -170,6 +176,23 @@ struct Communicator {
   std::uint32_t gpus_per_server = 1;
   [[nodiscard]] int size() const { return static_cast<int>(gpus.size()); }
 };
+
+/// NCCL 2.29+'s channels per peer for a communicator of `ranks` GPUs on `servers` servers whose
+/// GPUs each have a NIC of rate `nic` (graph/paths.cc, ncclTopoGetNchannels and
+/// ncclTopoComputeP2pChannels). Across servers: ceil(NIC GB/s / 14) (NCCL_P2P_PER_CHANNEL_NET_BW)
+/// rounded up to a power of 2, halved while it times ceil(ranks / 8) (the schedule's groups of
+/// NCCL_MAX_DEV_WORK_P2P_PER_BATCH) exceeds the 16 p2p channels of a multi-server H100
+/// communicator, at least 1. In one server NVLink's count (twice the NVLinks) exceeds the 32 p2p
+/// channels, so 32.
+int nccl_p2p_channels_per_peer(int ranks, int servers, DataRate nic);
+
+/// `p` with the `auto` coll.p2p.channels_per_peer and coll.p2p.nvl_chunk replaced by NCCL's for a
+/// collective of `kind` on `ranks` GPUs over `servers` servers with NICs of rate `nic`: the
+/// channels by nccl_p2p_channels_per_peer, the NVLink chunk NCCL_P2P_NVL_CHUNKSIZE (512 KiB) in
+/// one server and coll.p2p.net_chunk across servers (init.cc computeBuffSizes: a multi-server
+/// communicator moves every p2p peer in network-sized steps). DeepEP's kernels are not NCCL's:
+/// for them `auto` is 2 channels and 512 KiB. Explicit values are kept.
+CollectiveParams resolve_p2p(CollectiveParams p, Kind kind, int ranks, int servers, DataRate nic);
 
 /// One direction of an RC connection in a collective run (the endpoint that sends): its
 /// messages' send completions and the peer's receive completions, summed. Times are the run's

@@ -27,6 +27,7 @@ CollectiveParams pw_params() {
   p.apply_gpu(gpu::gpu_preset("h100").value());
   p.protocol = "simple";
   // Small chunks and a long proxy latency: the window, not the wire, sets the time.
+  p.p2p_channels_per_peer = 2;  // the window the tests below derive
   p.p2p_net_chunk = 8 << 10;
   p.p2p_proxy_overhead = SimTime::us(100);
   return p;
@@ -47,7 +48,8 @@ double pw_seconds(Kind kind, int n, std::int64_t S, const CollectiveParams& p) {
 }
 
 TEST(P2pWindow, NcclsSharedSlotsPerPeer) {
-  CollectiveParams p;               // coll.slots 8 (NCCL_STEPS), 2 channels per peer
+  CollectiveParams p;  // coll.slots 8 (NCCL_STEPS)
+  p.p2p_channels_per_peer = 2;
   EXPECT_EQ(p2p_window(p, 1), 16);  // min(8, 16 / 1) x 2
   EXPECT_EQ(p2p_window(p, 2), 16);  // min(8, 8) x 2
   EXPECT_EQ(p2p_window(p, 3), 10);  // 16 / 3 = 5
