@@ -61,6 +61,17 @@ void FabricModel::enqueue(pdes::LpContext& ctx, NodeState& n, std::uint32_t out,
     stamp_utilization(pkt, backlog_[n.port_base + out], e.rate, cold(n, out).tx.util,
                       params_.telemetry_rtt);
   }
+  queue_packet(ctx, n, out, in_port, pkt, tail, c, ic, marked);
+}
+
+// Queues an admitted packet (or trimmed header) in class c of port out, charged to class ic of
+// its ingress port, and starts the port if it is idle.
+void FabricModel::queue_packet(pdes::LpContext& ctx, NodeState& n, std::uint32_t out,
+                               std::uint32_t in_port, const Packet& pkt, SimTime tail, int c,
+                               int ic, bool marked) {
+  PortState& e = port(n, out);
+  PortState& in = port(n, in_port);
+  const std::int64_t b = pkt.bytes;
   push(n, e.queue[c], QueueEntry{pkt, tail, in_port, static_cast<std::uint32_t>(ic), kNone});
   e.queued[c] += b;
   integrate_queue(e, backlog_[n.port_base + out], ctx.now());
@@ -79,25 +90,11 @@ void FabricModel::enqueue(pdes::LpContext& ctx, NodeState& n, std::uint32_t out,
 // they wait only for the packets already on their way out.
 bool FabricModel::trim(pdes::LpContext& ctx, NodeState& n, std::uint32_t out, std::uint32_t in_port,
                        Packet pkt, SimTime tail) {
-  const std::int64_t b = kTrimmedFrameBytes;
-  if (n.buffer_used + b > params_.sw.buffer.count()) return false;
-  PortState& e = port(n, out);
-  PortState& in = port(n, in_port);
+  if (n.buffer_used + kTrimmedFrameBytes > params_.sw.buffer.count()) return false;
   pkt.bytes = kTrimmedFrameBytes;
   pkt.trimmed = 1;
   ++cold(n, out).stats.trimmed;
-  push(n, e.queue[0],
-       QueueEntry{pkt, std::min(tail, ctx.now()), in_port, static_cast<std::uint32_t>(kLossyClass),
-                  kNone});
-  e.queued[0] += b;
-  integrate_queue(e, backlog_[n.port_base + out], ctx.now());
-  backlog_[n.port_base + out] += b;
-  n.buffer_used += b;
-  in.ingress[kLossyClass] += b;
-  e.max_queue = std::max(e.max_queue, backlog_[n.port_base + out]);
-  if (samples_ != nullptr) [[unlikely]]
-    samples_->on_enqueue(n.port_base + out, ctx.now(), backlog_[n.port_base + out], false);
-  kick(ctx, n, out);
+  queue_packet(ctx, n, out, in_port, pkt, std::min(tail, ctx.now()), 0, kLossyClass, false);
   return true;
 }
 

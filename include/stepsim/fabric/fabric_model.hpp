@@ -214,6 +214,11 @@ class FabricModel final : public pdes::Model {
   void on_fault(pdes::LpContext& ctx, NodeState& n, std::uint32_t port_index, const LinkFault& f);
   void enqueue(pdes::LpContext& ctx, NodeState& n, std::uint32_t out, std::uint32_t in_port,
                Packet pkt, SimTime tail, Classes k);
+  /// An admitted packet (or trimmed header) into class c of egress `out`, charged to class ic
+  /// of ingress `in_port`: the queue, its counters, the sampler, PFC's XOFF check, the port's
+  /// start.
+  void queue_packet(pdes::LpContext& ctx, NodeState& n, std::uint32_t out, std::uint32_t in_port,
+                    const Packet& pkt, SimTime tail, int c, int ic, bool marked);
   /// fabric.trimming: `pkt`, which found no buffer at egress `out`, goes on as its headers
   /// ahead of the port's data; false if even those find no room (the caller drops it).
   bool trim(pdes::LpContext& ctx, NodeState& n, std::uint32_t out, std::uint32_t in_port,
