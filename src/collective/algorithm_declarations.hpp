@@ -2,6 +2,9 @@
 // The registered collective algorithms (one file each: src/collective/<name>_algorithm.cpp, which
 // registers it with AlgorithmRegistration) and the cost terms several of them share.
 
+#include <cstddef>
+#include <vector>
+
 #include "stepsim/collective/collective_algorithm.hpp"
 #include "stepsim/core/registry.hpp"
 
@@ -28,6 +31,29 @@ inline constexpr int kNcclP2pPerBatch = 8;
 /// kNcclSharedSteps / nsubs), nsubs the peers in its batch (1..8; sendProxyProgress' maxDepth):
 /// 2 x 8 for a lone peer (SendRecv), 2 x 2 for the 8 peers of a remote server (AllToAll).
 std::int64_t p2p_window(const CollectiveParams& p, int peers_in_batch);
+
+/// NCCL's schedule groups over a communicator of n GPUs, G per server: the network peers of a
+/// source GPU fall in groups of gcd(G, kNcclP2pPerBatch) consecutive local indices of one
+/// destination server (init.cc ncclP2pSchedule). Counts each group's peers for p2p_window.
+class P2pScheduleGroups {
+ public:
+  P2pScheduleGroups(int n, int G);
+  void add(int src, int dst) { ++peers_[index(src, dst)]; }
+  /// The peers counted in (src, dst)'s group.
+  [[nodiscard]] int peers(int src, int dst) const { return peers_[index(src, dst)]; }
+
+ private:
+  [[nodiscard]] std::size_t index(int src, int dst) const {
+    return (static_cast<std::size_t>(src) * servers_ + static_cast<std::size_t>(dst / G_)) *
+               per_server_ +
+           static_cast<std::size_t>(dst % G_ / group_);
+  }
+  int G_;
+  int group_;
+  std::size_t servers_;
+  std::size_t per_server_;
+  std::vector<int> peers_;
+};
 
 /// NVLS needs more than two GPUs in the NVLink domain (NCCL transport/nvls.cc: no NVLS at
 /// gpuCount <= 2); forcing it below is a user error.

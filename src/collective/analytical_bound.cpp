@@ -9,7 +9,6 @@
 #include <cmath>
 #include <limits>
 #include <map>
-#include <numeric>
 #include <utility>
 
 #include "src/collective/algorithm_declarations.hpp"
@@ -51,20 +50,10 @@ std::pair<double, double> p2p_seconds(const topology::Topology& topo, const Comm
                                         topo.link_rate(topo.ports[comm.gpus[0].nic].link));
   if (params.protocol == "auto") params.protocol = "simple";
   // Peers of a source in one schedule group: (source, destination server, local / group).
-  const int group = std::gcd(G, kNcclP2pPerBatch);
-  const int per_server = (G + group - 1) / group;
-  const auto group_of = [&](int src, int dst) {
-    return (static_cast<std::size_t>(src) * static_cast<std::size_t>((n + G - 1) / G) +
-            static_cast<std::size_t>(dst / G)) *
-               static_cast<std::size_t>(per_server) +
-           static_cast<std::size_t>(dst % G / group);
-  };
-  std::vector<int> in_group(
-      static_cast<std::size_t>(n) * static_cast<std::size_t>((n + G - 1) / G * per_server), 0);
+  P2pScheduleGroups groups(n, G);
   for (int src = 0; src < n; ++src) {
     for (int dst = 0; dst < n; ++dst) {
-      if (dst / G != src / G && p2p_bytes(kind, bytes, n, src, dst) > 0)
-        ++in_group[group_of(src, dst)];
+      if (dst / G != src / G && p2p_bytes(kind, bytes, n, src, dst) > 0) groups.add(src, dst);
     }
   }
   double window_s = 0;
@@ -96,7 +85,7 @@ std::pair<double, double> p2p_seconds(const topology::Topology& topo, const Comm
       const double m = chunks(b, params.p2p_net_chunk);
       messages[static_cast<std::size_t>(x.local != a.local ? via : src)] += m;
       messages[static_cast<std::size_t>(dst)] += m;
-      const auto window = static_cast<double>(p2p_window(params, in_group[group_of(src, dst)]));
+      const auto window = static_cast<double>(p2p_window(params, groups.peers(src, dst)));
       window_s = std::max(
           window_s, std::floor((m - 1) / window) * (params.p2p_proxy_overhead.seconds() + rtt));
     }

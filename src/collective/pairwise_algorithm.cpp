@@ -51,6 +51,13 @@ std::int64_t p2p_window(const CollectiveParams& p, int peers_in_batch) {
   return std::int64_t{p.p2p_channels_per_peer} * std::min(p.slots, kNcclSharedSteps / nsubs);
 }
 
+P2pScheduleGroups::P2pScheduleGroups(int n, int G)
+    : G_(G),
+      group_(std::gcd(G, kNcclP2pPerBatch)),
+      servers_(static_cast<std::size_t>(ceil_div(n, G))),
+      per_server_(static_cast<std::size_t>(ceil_div(G, group_))),
+      peers_(static_cast<std::size_t>(n) * servers_ * per_server_, 0) {}
+
 namespace {
 
 class PairwiseRun final : public AlgorithmRun {
@@ -140,21 +147,14 @@ PairwiseRun::PairwiseRun(CollectiveCore& core) : AlgorithmRun(core), n_(core.siz
   }
   // Each flow's window: network flows by the peers of the source in the same schedule group
   // (source GPU, destination server, destination local index / group size).
-  const int group = std::gcd(static_cast<int>(G), kNcclP2pPerBatch);
-  std::vector<int> in_group(static_cast<std::size_t>(n_) * static_cast<std::size_t>(servers) *
-                                static_cast<std::size_t>(ceil_div(static_cast<int>(G), group)),
-                            0);
-  const auto group_of = [&](const Flow& f) {
-    const std::size_t per_server = static_cast<std::size_t>(ceil_div(static_cast<int>(G), group));
-    return (static_cast<std::size_t>(f.src) * servers + f.dst / G) * per_server +
-           (f.dst % G) / static_cast<std::uint32_t>(group);
-  };
+  P2pScheduleGroups groups(n_, static_cast<int>(G));
   for (const Flow& f : flows_) {
-    if (!f.intra) ++in_group[group_of(f)];
+    if (!f.intra) groups.add(static_cast<int>(f.src), static_cast<int>(f.dst));
   }
   for (Flow& f : flows_) {
     f.window = f.intra ? std::int64_t{core_.params().slots} * core_.params().p2p_channels_per_peer
-                       : p2p_window(core_.params(), in_group[group_of(f)]);
+                       : p2p_window(core_.params(),
+                                    groups.peers(static_cast<int>(f.src), static_cast<int>(f.dst)));
   }
   dst_of_endpoint_.assign(core_.connections().size() * 2, kNone);
   posted_flows_.resize(core_.connections().size() * 2);

@@ -27,6 +27,7 @@
 #include "src/nic/rc_wire.hpp"
 #include "src/nic/retransmission_strategy.hpp"
 #include "stepsim/cc/congestion_control.hpp"
+#include "stepsim/core/hash.hpp"
 #include "stepsim/fabric/fabric_model.hpp"
 #include "stepsim/nic/nic_params.hpp"
 #include "stepsim/nic/verbs.hpp"
@@ -181,10 +182,7 @@ class RcTransport {
 /// transport.kind uet: the entropy of a QP's `n`-th transmission (its UDP source port, which
 /// every switch hashes): each packet its own path under ECMP, the same on every rank.
 [[nodiscard]] inline std::uint32_t spray_entropy(std::uint32_t qp_hash, std::uint32_t n) {
-  std::uint64_t x = (static_cast<std::uint64_t>(qp_hash) << 32) | n;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return static_cast<std::uint32_t>(x ^ (x >> 31));
+  return static_cast<std::uint32_t>(finalize64((static_cast<std::uint64_t>(qp_hash) << 32) | n));
 }
 
 inline void RcTransport::schedule_once(pdes::LpContext& ctx, SimTime& pending, SimTime at,

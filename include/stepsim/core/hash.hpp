@@ -5,12 +5,16 @@
 
 namespace stepsim {
 
-/// The SplitMix64 finaliser: a bijective 64-bit mixer.
-[[nodiscard]] constexpr std::uint64_t mix64(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
+/// The SplitMix64 finaliser alone: a bijective 64-bit mixer.
+[[nodiscard]] constexpr std::uint64_t finalize64(std::uint64_t x) {
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
   x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
   return x ^ (x >> 31);
+}
+
+/// SplitMix64's output for state x: the golden-ratio increment, then the finaliser.
+[[nodiscard]] constexpr std::uint64_t mix64(std::uint64_t x) {
+  return finalize64(x + 0x9e3779b97f4a7c15ULL);
 }
 
 /// Order-dependent combination (h, v) -> h'.
