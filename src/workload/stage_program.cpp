@@ -15,7 +15,10 @@
 #include "stepsim/workload/layer_comm.hpp"
 
 namespace stepsim::workload {
-namespace {
+// A named namespace, not an anonymous one: StageProgramStream::Impl holds these types, and a
+// member of a named class must not have a type with internal linkage (GCC's
+// -Wsubobject-linkage in a unity build).
+namespace stage_program_detail {
 
 // What every stage's builder shares: the pipeline's shape and placement, the layers' costs,
 // moe.overlap's partners.
@@ -495,7 +498,10 @@ class ProgramBuilder {
   std::map<std::pair<int, int>, std::vector<int>> consumers_;  // (kind, chunk) -> stages
 };
 
-}  // namespace
+}  // namespace stage_program_detail
+
+using stage_program_detail::ProgramBuilder;
+using stage_program_detail::ProgramContext;
 
 struct StageProgramStream::Impl {
   Impl(const Scenario& s, ProgramUse use) : ctx(s, use) {

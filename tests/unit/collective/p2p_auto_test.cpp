@@ -26,12 +26,13 @@ DataRate p2p_auto_test_gbps(int g) {
 }
 
 TEST(P2pAuto, ChannelsPerPeerFollowNcclsRuleAcrossServers) {
-  struct Case {
+  struct P2pAutoCase {
     int gbps, servers, expect;
   };
-  for (const Case c :
-       {Case{400, 2, 4}, Case{800, 2, 8}, Case{1600, 2, 8}, Case{400, 4, 4}, Case{800, 4, 4},
-        Case{1600, 4, 4}, Case{400, 6, 2}, Case{800, 6, 2}, Case{1600, 6, 2}}) {
+  for (const P2pAutoCase c :
+       {P2pAutoCase{400, 2, 4}, P2pAutoCase{800, 2, 8}, P2pAutoCase{1600, 2, 8},
+        P2pAutoCase{400, 4, 4}, P2pAutoCase{800, 4, 4}, P2pAutoCase{1600, 4, 4},
+        P2pAutoCase{400, 6, 2}, P2pAutoCase{800, 6, 2}, P2pAutoCase{1600, 6, 2}}) {
     EXPECT_EQ(nccl_p2p_channels_per_peer(8 * c.servers, c.servers, p2p_auto_test_gbps(c.gbps)),
               c.expect)
         << c.gbps << "G on " << c.servers << " x 8";
