@@ -7,6 +7,7 @@
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <initializer_list>
 
 #include "src/pdes/shm_exchange.hpp"
@@ -185,12 +186,13 @@ void MpiSync::exchange_min(std::span<std::vector<Event>> out, std::vector<Event>
     allreduce_min(values);
     return;
   }
-  // Every other rank is a neighbour: each message ends with a trailer event that carries the
+  // Every other rank is a neighbour: each message ends with a trailer event whose bytes are the
   // sender's values, and every rank takes the minimum of its own and all it receives.
+  static_assert(kMaxFusedValues * sizeof(std::int64_t) == sizeof(Event));
   std::array<std::int64_t, kMaxFusedValues> packed{};
   std::copy(values.begin(), values.end(), packed.begin());
   Event trailer;
-  trailer.set_payload(packed);
+  std::memcpy(static_cast<void*>(&trailer), packed.data(), sizeof(Event));
   for (auto& v : out) v.push_back(trailer);
   exchange_impl(out, in, values);
 }
@@ -220,7 +222,8 @@ void MpiSync::exchange_impl(std::span<std::vector<Event>> out, std::vector<Event
     MPI_Mrecv(in.data() + at, bytes, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
     if (!trailer_min.empty()) {
       STEPSIM_CHECK(in.size() > at, "an event message without its trailer");
-      const auto theirs = in.back().payload_as<std::array<std::int64_t, kMaxFusedValues>>();
+      std::array<std::int64_t, kMaxFusedValues> theirs{};
+      std::memcpy(theirs.data(), static_cast<const void*>(&in.back()), sizeof(Event));
       in.pop_back();
       for (std::size_t i = 0; i < trailer_min.size(); ++i)
         trailer_min[i] = std::min(trailer_min[i], theirs[i]);

@@ -22,16 +22,18 @@ constexpr std::size_t kMaxCapacity = 16384;
 constexpr std::size_t kSegmentBudget = std::size_t{4} << 20;
 constexpr std::size_t kLine = 64;
 
-// Pause instructions before a waiting rank yields its core (sched_yield) between checks: ~5 us
-// on a current x86 core. A bounded spin catches a peer that is running; yielding keeps an
-// oversubscribed run (more ranks than free cores) from starving the rank it waits for.
+// Pause instructions before a waiting rank yields its core (sched_yield) between checks: ~80 us
+// (~40 ns a pause on a current x86 core). A bounded spin catches a peer that is running or is
+// about to be; yielding keeps an oversubscribed run (more ranks than free cores) from starving
+// the rank it waits for. Yielding early costs much more than it saves on a loaded machine: each
+// yield may hand the core to another process for a whole time slice (BENCHMARKS.md).
 unsigned spin_limit() {
   if (const char* v = std::getenv("STEPSIM_SYNC_SPIN"); v != nullptr && *v != '\0') {
     char* end = nullptr;
     const unsigned long n = std::strtoul(v, &end, 10);
     if (*end == '\0' && n <= 1u << 24) return static_cast<unsigned>(n);
   }
-  return 100;
+  return 2000;
 }
 
 }  // namespace

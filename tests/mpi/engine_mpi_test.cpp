@@ -221,6 +221,50 @@ TEST(EngineMpi, AllGatherConcatenatesEveryRanksRecordsInRankOrder) {
   EXPECT_EQ(world_failures(failures), 0);
 }
 
+TEST(EngineMpi, StopVoteOfEveryRankStopsWhereOneRankWould) {
+  // Each rank votes once every LP it holds has seen 6 tokens: the engine stops at the first
+  // window where that holds for every LP, wherever the LPs are, so the end, the events and the
+  // digest are a one-rank run's. A vote no rank ever gives lets the run complete.
+  TokenRing serial_ring(16, 5, SimTime::ns(300), SimTime::ns(11));
+  const LpGraph g = serial_ring.graph();
+  const auto voter = [](const TokenRing& ring) {
+    return [&ring] {
+      for (std::size_t s = 0; s < ring.local().size(); ++s) {
+        if (ring.seen(s).size() < 6) return false;
+      }
+      return true;
+    };
+  };
+  EngineOptions opt;
+  opt.end = SimTime::us(150);
+  opt.stop_vote = voter(serial_ring);
+  SerialSync serial;
+  const RunStats ref = Engine::create(g, serial, opt).value()->run(serial_ring);
+  Engine::clear_stop();
+  EXPECT_TRUE(ref.stopped_by_vote);
+  EXPECT_FALSE(ref.completed);
+  EXPECT_LT(ref.final_time, opt.end);
+  for (const char* transport : {"shm", "mpi"}) {
+    const ScopedSyncTransport env(transport);
+    TokenRing ring(16, 5, SimTime::ns(300), SimTime::ns(11));
+    opt.stop_vote = voter(ring);
+    MpiSync sync;
+    const RunStats st = Engine::create(g, sync, opt).value()->run(ring);
+    Engine::clear_stop();
+    EXPECT_TRUE(st.stopped_by_vote) << transport;
+    EXPECT_EQ(st.final_time, ref.final_time) << transport;
+    EXPECT_EQ(st.events, ref.events) << transport;
+    EXPECT_EQ(st.digest, ref.digest) << transport;
+  }
+  TokenRing ring(16, 5, SimTime::ns(300), SimTime::ns(11));
+  MpiSync sync;
+  opt.stop_vote = [&sync] { return sync.rank() != 0; };
+  const RunStats st = Engine::create(g, sync, opt).value()->run(ring);
+  Engine::clear_stop();
+  EXPECT_FALSE(st.stopped_by_vote);
+  EXPECT_TRUE(st.completed);
+}
+
 TEST(EngineMpi, StopRequestOnOneRankStopsAll) {
   TokenRing ring(8, 8, SimTime::ns(100), SimTime::zero());
   const LpGraph g = ring.graph();

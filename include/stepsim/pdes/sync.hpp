@@ -31,7 +31,7 @@ class Sync {
     exchange(out, in);
     allreduce_min(values);
   }
-  static constexpr std::size_t kMaxFusedValues = 4;
+  static constexpr std::size_t kMaxFusedValues = 8;
   /// Element-wise minimum over ranks, in place.
   virtual void allreduce_min(std::span<std::int64_t> values) = 0;
   /// Element-wise sum (mod 2^64) over ranks, in place.
