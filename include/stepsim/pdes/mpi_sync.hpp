@@ -1,6 +1,6 @@
 #pragma once
 /// MPI implementation of Sync, and the MPI session (init, finalize, abort on fatal errors).
-/// Every MPI call of the engine lives in src/pdes/mpi_sync.cpp.
+/// Every MPI call of the engine lives in src/pdes/mpi_sync.cpp and src/pdes/shm_exchange.cpp.
 
 #include <memory>
 #include <string>
