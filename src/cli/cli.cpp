@@ -137,6 +137,9 @@ int run(int argc, char** argv, pdes::MpiSession& mpi) {
   if (headroom.selected()) return headroom.execute(rank);
   if (check.selected()) return check.execute(rank, mpi.size());
   if (list.selected()) return list.execute(rank);
+  if (auto transport = pdes::sync_transport_from_environment(); !transport) {
+    return user_error(rank, transport.error().message);
+  }
   output::init_hdf5();  // before MPI: src/output/step_h5.cpp says why
   if (mpi.launched()) mpi.start();
   const int ranks = mpi.size();

@@ -300,6 +300,7 @@ struct Engine::Loop {
   SimTime end = SimTime::never();  // options_.end, or where a stop brings every LP (stop_at)
   bool done = false;
   bool interrupted = false;
+  bool voted = false;  // every rank voted to stop (EngineOptions::stop_vote)
   std::uint64_t windows = 0;
   std::uint64_t committed = 0;        // this rank's events at the last window boundary
   std::uint64_t critical_events = 0;  // sum over windows of the busiest rank's events
@@ -387,11 +388,13 @@ void Engine::next_window(Loop& loop) {
                              loop.since(loop.last_progress) >= options_.progress_every;
   std::uint64_t committed = 0;
   for (auto& wk : workers_) committed += wk->processed;
-  // The last value is minus this rank's events of the window just processed: its minimum over
-  // ranks is minus the busiest rank's (RunStats::critical_events).
-  std::int64_t reduce[4] = {
+  // The fourth value is minus this rank's events of the window just processed: its minimum over
+  // ranks is minus the busiest rank's (RunStats::critical_events); the fifth is 1 where the rank
+  // votes to stop (EngineOptions::stop_vote).
+  const bool vote = options_.stop_vote && !loop.voted && options_.stop_vote();
+  std::int64_t reduce[5] = {
       local_min.picoseconds(), stop_requested_.load(std::memory_order_relaxed) ? 0 : 1,
-      want_progress ? 0 : 1, -static_cast<std::int64_t>(committed - loop.committed)};
+      want_progress ? 0 : 1, -static_cast<std::int64_t>(committed - loop.committed), vote ? 1 : 0};
   exchange_remote(reduce);
   loop.committed = committed;
   if (probe_) probe_->end_window(workers_);
@@ -411,6 +414,11 @@ void Engine::next_window(Loop& loop) {
   } else {
     loop.window_end = std::min(loop.g.saturating_add(lookahead_), loop.end);  // (progress)
     ++loop.windows;
+  }
+  if (reduce[4] == 1 && !loop.done) {
+    // Every rank voted: a stop request from here on, as if the window hook had made it.
+    loop.voted = true;
+    request_stop();
   }
   loop.mine.allreduce_s += loop.lap();
   if (!loop.done && options_.at_window) {
@@ -472,6 +480,7 @@ RunStats Engine::finish(Model& model, Loop& loop) {
   stats.ranks = sync_.size();
   stats.threads = static_cast<int>(workers_.size());
   stats.completed = !loop.interrupted;
+  stats.stopped_by_vote = loop.voted;
   stats.final_time = std::min(loop.g, loop.end);
   if (options_.at_window) {
     loop.lap();

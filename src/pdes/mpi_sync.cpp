@@ -7,8 +7,10 @@
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <initializer_list>
 
+#include "src/pdes/shm_exchange.hpp"
 #include "stepsim/core/fatal.hpp"
 
 namespace stepsim::pdes {
@@ -114,12 +116,22 @@ void MpiSession::barrier() const {
   if (started_) MPI_Barrier(MPI_COMM_WORLD);
 }
 
+Result<SyncTransport> sync_transport_from_environment() {
+  const char* v = std::getenv("STEPSIM_SYNC");
+  const std::string value = v != nullptr ? v : "";
+  if (value.empty() || value == "shm") return SyncTransport::shm;
+  if (value == "mpi") return SyncTransport::mpi;
+  return Error{"STEPSIM_SYNC: '" + value + "' is not a transport; allowed values: shm, mpi"};
+}
+
 struct MpiSync::Impl {
   int rank = 0;
   int size = 1;
   std::vector<int> neighbours;
   std::vector<MPI_Request> requests;
-  bool fused = false;  // every rank neighbours every other (set_neighbours)
+  bool fused = false;    // every rank neighbours every other (set_neighbours)
+  bool decided = false;  // whether to use shared memory (the first set_neighbours)
+  std::unique_ptr<ShmExchange> shm;
 };
 
 MpiSync::MpiSync() : impl_(std::make_unique<Impl>()) {
@@ -141,9 +153,21 @@ void MpiSync::set_neighbours(std::span<const int> ranks) {
   impl_->requests.resize(ranks.size());
   // exchange_min carries the values in the messages only if every rank hears from every other:
   // all ranks must agree on it (one rank may neighbour everyone while another does not).
-  int full = ranks.size() + 1 == static_cast<std::size_t>(impl_->size) ? 1 : 0;
-  MPI_Allreduce(MPI_IN_PLACE, &full, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
-  impl_->fused = full != 0;
+  // Shared memory only if every rank asks for it (STEPSIM_SYNC), in the same reduction.
+  auto transport = sync_transport_from_environment();
+  if (!transport) fatal(transport.error().message);
+  int flags[2] = {ranks.size() + 1 == static_cast<std::size_t>(impl_->size) ? 1 : 0,
+                  !impl_->decided && *transport == SyncTransport::shm ? 1 : 0};
+  MPI_Allreduce(MPI_IN_PLACE, flags, 2, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+  impl_->fused = flags[0] != 0;
+  if (!impl_->decided) {
+    impl_->decided = true;
+    if (flags[1] != 0) impl_->shm = ShmExchange::create(impl_->rank, impl_->size);
+  }
+}
+
+bool MpiSync::shared_memory() const {
+  return impl_->shm != nullptr;
 }
 
 void MpiSync::exchange(std::span<std::vector<Event>> out, std::vector<Event>& in) {
@@ -153,17 +177,22 @@ void MpiSync::exchange(std::span<std::vector<Event>> out, std::vector<Event>& in
 void MpiSync::exchange_min(std::span<std::vector<Event>> out, std::vector<Event>& in,
                            std::span<std::int64_t> values) {
   STEPSIM_CHECK(values.size() <= kMaxFusedValues, "too many values to fuse with the exchange");
+  if (impl_->shm) {
+    impl_->shm->exchange_min(impl_->neighbours, out, in, values);
+    return;
+  }
   if (!impl_->fused) {
     exchange_impl(out, in, {});
     allreduce_min(values);
     return;
   }
-  // Every other rank is a neighbour: each message ends with a trailer event that carries the
+  // Every other rank is a neighbour: each message ends with a trailer event whose bytes are the
   // sender's values, and every rank takes the minimum of its own and all it receives.
+  static_assert(kMaxFusedValues * sizeof(std::int64_t) == sizeof(Event));
   std::array<std::int64_t, kMaxFusedValues> packed{};
   std::copy(values.begin(), values.end(), packed.begin());
   Event trailer;
-  trailer.set_payload(packed);
+  std::memcpy(static_cast<void*>(&trailer), packed.data(), sizeof(Event));
   for (auto& v : out) v.push_back(trailer);
   exchange_impl(out, in, values);
 }
@@ -193,7 +222,8 @@ void MpiSync::exchange_impl(std::span<std::vector<Event>> out, std::vector<Event
     MPI_Mrecv(in.data() + at, bytes, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
     if (!trailer_min.empty()) {
       STEPSIM_CHECK(in.size() > at, "an event message without its trailer");
-      const auto theirs = in.back().payload_as<std::array<std::int64_t, kMaxFusedValues>>();
+      std::array<std::int64_t, kMaxFusedValues> theirs{};
+      std::memcpy(theirs.data(), static_cast<const void*>(&in.back()), sizeof(Event));
       in.pop_back();
       for (std::size_t i = 0; i < trailer_min.size(); ++i)
         trailer_min[i] = std::min(trailer_min[i], theirs[i]);

@@ -95,6 +95,7 @@ out=$(STEPSIM_MEMORY_LIMIT=1GiB timeout 300 "$mpiexec" -n 2 "${mpiflags[@]}" "$s
 check "fat_tree k 128 in 1 GiB: too large at once (exit $rc, $((SECONDS - start)) s)" '[[ $rc -eq 2 && $(grep -c "too large: fat-tree-k8 (524288 servers, 20480 switches" <<<"$out") -eq 1 && $((SECONDS - start)) -lt 120 ]]'
 STEPSIM_MEMORY_LIMIT=lots expect_clean "STEPSIM_MEMORY_LIMIT: 'lots' is not a size" check "$toy"
 STEPSIM_MEMORY_LIMIT=1MiB expect_clean "too large: 1048576 LPs" bench phold --lps 1048576 --quiet
+STEPSIM_SYNC=fast expect_clean "STEPSIM_SYNC: 'fast' is not a transport; allowed values: shm, mpi" bench phold --lps 16 --quiet
 
 # NaN and out-of-range values.
 expect_clean "--ber: fabric.ber: 'nan' is not a number" bench fabric --topology "$toy" --ber nan --quiet

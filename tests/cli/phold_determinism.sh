@@ -18,4 +18,9 @@ b=$("$mpiexec" -n 1 "${mpiflags[@]}" "$stepsim" "${args[@]}" --remote 0.5 --part
 c=$("$mpiexec" -n 2 "${mpiflags[@]}" "$stepsim" "${args[@]}" --remote 0.5 --partition cyclic | grep '^digest')
 out="$a | $b | $c"
 check "remote 0.5: block at 2 ranks, metis at 1, cyclic at 2 agree" '[[ -n "$a" && "$a" == "$b" && "$a" == "$c" ]]'
+# The window's synchronisation by MPI messages (STEPSIM_SYNC=mpi) instead of shared memory.
+d=$(STEPSIM_SYNC=mpi "$mpiexec" -n 2 "${mpiflags[@]}" "$stepsim" "${args[@]}" --remote 0.5 --partition cyclic | grep '^digest')
+e=$(STEPSIM_SYNC=mpi "$mpiexec" -n 4 "${mpiflags[@]}" "$stepsim" "${args[@]}" --remote 0.5 --partition block | grep '^digest')
+out="$a | $d | $e"
+check "remote 0.5: MPI messages at 2 and 4 ranks agree with shared memory" '[[ -n "$a" && "$a" == "$d" && "$a" == "$e" ]]'
 finish

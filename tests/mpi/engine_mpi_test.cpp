@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <cstdlib>
+#include <string>
+
 #include "stepsim/bench/phold.hpp"
 #include "stepsim/pdes/engine.hpp"
 #include "stepsim/pdes/mpi_sync.hpp"
@@ -95,6 +98,81 @@ TEST(EngineMpi, PholdMatchesAOneRankRunBitForBit) {
   }
 }
 
+// STEPSIM_SYNC for the MpiSync objects made while it lives; the previous value back after.
+class ScopedSyncTransport {
+ public:
+  explicit ScopedSyncTransport(const char* value) {
+    if (const char* v = std::getenv("STEPSIM_SYNC")) saved_ = v;
+    setenv("STEPSIM_SYNC", value, 1);
+  }
+  ~ScopedSyncTransport() {
+    if (saved_.empty()) {
+      unsetenv("STEPSIM_SYNC");
+    } else {
+      setenv("STEPSIM_SYNC", saved_.c_str(), 1);
+    }
+  }
+  ScopedSyncTransport(const ScopedSyncTransport&) = delete;
+  ScopedSyncTransport& operator=(const ScopedSyncTransport&) = delete;
+
+ private:
+  std::string saved_;
+};
+
+// Whether every rank of the world runs on this node (what the shared-memory path needs).
+bool world_on_one_node() {
+  MPI_Comm node = MPI_COMM_NULL;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  int n = 0;
+  int world = 0;
+  MPI_Comm_size(node, &n);
+  MPI_Comm_size(MPI_COMM_WORLD, &world);
+  MPI_Comm_free(&node);
+  int all = n == world ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+  return all != 0;
+}
+
+TEST(EngineMpi, SharedMemoryAndMpiMessagesGiveTheOneRankResult) {
+  // The window's synchronisation by shared memory and by MPI messages, with (on two ranks) a
+  // batch per rank pair and window above a mailbox's 16,384 events (the shared path's MPI
+  // fallback): 131,072 events in flight, all sent to random LPs, half processed per window.
+  bench::PholdParams p;
+  p.lps = 4096;
+  p.events_per_lp = 32;
+  p.remote = 1.0;
+  p.end = SimTime::us(12);
+  bench::Phold serial_model(p);
+  const LpGraph g = serial_model.graph();
+  SerialSync serial;
+  const RunStats ref = run_with(serial, serial_model, g, p.end);
+  const bool one_node = world_on_one_node();
+  for (const char* transport : {"shm", "mpi"}) {
+    const ScopedSyncTransport env(transport);
+    for (const char* partitioner : {"block", "cyclic"}) {
+      bench::Phold model(p);
+      MpiSync sync;
+      const RunStats st = run_with(sync, model, g, p.end, 1, partitioner);
+      const std::string what = std::string(transport) + ", " + partitioner;
+      EXPECT_EQ(st.events, ref.events) << what;
+      EXPECT_EQ(st.digest, ref.digest) << what;
+      EXPECT_EQ(st.windows, ref.windows) << what;
+      EXPECT_EQ(st.critical_events > 0, ref.critical_events > 0) << what;
+      const bool want_shm = std::string(transport) == "shm" && sync.size() > 1 && one_node;
+      EXPECT_EQ(world_failures(sync.shared_memory() == want_shm ? 0 : 1), 0) << what;
+      if (sync.size() == 2 && sync.rank() == 0) {
+        // Events crossing a rank pair per window, on average: above the largest mailbox (two
+        // ranks; with more, each pair carries fewer).
+        std::uint64_t remote = 0;
+        for (const auto& r : st.per_rank) remote += r.sent_remote;
+        const auto pairs = static_cast<double>(sync.size() * (sync.size() - 1));
+        EXPECT_GT(static_cast<double>(remote) / pairs / static_cast<double>(st.windows), 16384.0)
+            << what;
+      }
+    }
+  }
+}
+
 TEST(EngineMpi, ExchangeIsSparseOnARing) {
   // A ring cut into contiguous blocks: each rank shares cables with its two ring neighbours only,
   // so it exchanges with at most 2 ranks whatever the rank count (not with all of them).
@@ -141,6 +219,50 @@ TEST(EngineMpi, AllGatherConcatenatesEveryRanksRecordsInRankOrder) {
   }
   if (all.size() != k) ++failures;
   EXPECT_EQ(world_failures(failures), 0);
+}
+
+TEST(EngineMpi, StopVoteOfEveryRankStopsWhereOneRankWould) {
+  // Each rank votes once every LP it holds has seen 6 tokens: the engine stops at the first
+  // window where that holds for every LP, wherever the LPs are, so the end, the events and the
+  // digest are a one-rank run's. A vote no rank ever gives lets the run complete.
+  TokenRing serial_ring(16, 5, SimTime::ns(300), SimTime::ns(11));
+  const LpGraph g = serial_ring.graph();
+  const auto voter = [](const TokenRing& ring) {
+    return [&ring] {
+      for (std::size_t s = 0; s < ring.local().size(); ++s) {
+        if (ring.seen(s).size() < 6) return false;
+      }
+      return true;
+    };
+  };
+  EngineOptions opt;
+  opt.end = SimTime::us(150);
+  opt.stop_vote = voter(serial_ring);
+  SerialSync serial;
+  const RunStats ref = Engine::create(g, serial, opt).value()->run(serial_ring);
+  Engine::clear_stop();
+  EXPECT_TRUE(ref.stopped_by_vote);
+  EXPECT_FALSE(ref.completed);
+  EXPECT_LT(ref.final_time, opt.end);
+  for (const char* transport : {"shm", "mpi"}) {
+    const ScopedSyncTransport env(transport);
+    TokenRing ring(16, 5, SimTime::ns(300), SimTime::ns(11));
+    opt.stop_vote = voter(ring);
+    MpiSync sync;
+    const RunStats st = Engine::create(g, sync, opt).value()->run(ring);
+    Engine::clear_stop();
+    EXPECT_TRUE(st.stopped_by_vote) << transport;
+    EXPECT_EQ(st.final_time, ref.final_time) << transport;
+    EXPECT_EQ(st.events, ref.events) << transport;
+    EXPECT_EQ(st.digest, ref.digest) << transport;
+  }
+  TokenRing ring(16, 5, SimTime::ns(300), SimTime::ns(11));
+  MpiSync sync;
+  opt.stop_vote = [&sync] { return sync.rank() != 0; };
+  const RunStats st = Engine::create(g, sync, opt).value()->run(ring);
+  Engine::clear_stop();
+  EXPECT_FALSE(st.stopped_by_vote);
+  EXPECT_TRUE(st.completed);
 }
 
 TEST(EngineMpi, StopRequestOnOneRankStopsAll) {

@@ -50,6 +50,11 @@ struct EngineOptions {
   /// the same arguments, so it may make collective MPI and HDF5 calls. Time spent in it is
   /// RankStats::hook_s.
   std::function<void(SimTime now, bool last)> at_window;
+  /// This rank's vote to stop, asked at every window boundary (master thread, every worker idle)
+  /// before the window's synchronisation, which carries it (no extra round). The first window
+  /// where every rank votes true, the engine acts as if Engine::request_stop() were called right
+  /// after it (RunStats::stopped_by_vote). Null: no vote.
+  std::function<bool()> stop_vote;
   /// One-rank runs: other partitions to measure the window parallelism of, "NAME:PARTS,..."
   /// (RunStats::probes; printed to stderr at the end). Empty: the environment variable
   /// STEPSIM_PARTITION_PROBE, if set (docs/engine.md).
@@ -91,11 +96,12 @@ struct RankStats {
 
 /// Result of Engine::run.
 struct RunStats {
-  bool completed = false;     ///< false if stopped early (request_stop)
-  SimTime final_time;         ///< global virtual time at which the run stopped
-  SimTime lookahead;          ///< L used for windows
-  std::uint64_t events = 0;   ///< committed events, all ranks
-  std::uint64_t windows = 0;  ///< synchronisation windows
+  bool completed = false;        ///< false if stopped early (request_stop)
+  bool stopped_by_vote = false;  ///< every rank voted to stop (EngineOptions::stop_vote)
+  SimTime final_time;            ///< global virtual time at which the run stopped
+  SimTime lookahead;             ///< L used for windows
+  std::uint64_t events = 0;      ///< committed events, all ranks
+  std::uint64_t windows = 0;     ///< synchronisation windows
   /// Sum over windows of the events the busiest rank committed in it: the run's critical path in
   /// events. events / critical_events measures each window's balance whatever the machine.
   std::uint64_t critical_events = 0;

@@ -1,10 +1,11 @@
 #pragma once
 /// MPI implementation of Sync, and the MPI session (init, finalize, abort on fatal errors).
-/// Every MPI call of the engine lives in src/pdes/mpi_sync.cpp.
+/// Every MPI call of the engine lives in src/pdes/mpi_sync.cpp and src/pdes/shm_exchange.cpp.
 
 #include <memory>
 #include <string>
 
+#include "stepsim/core/result.hpp"
 #include "stepsim/pdes/sync.hpp"
 
 namespace stepsim::pdes {
@@ -67,7 +68,15 @@ class MpiSession {
 /// file system, a node's memory) agree through it, so that no rank goes on alone.
 bool all_ranks_ok(bool ok);
 
-/// Sync over MPI_COMM_WORLD: sparse point-to-point exchange with neighbour ranks only.
+/// How MpiSync synchronises the engine's windows, from the environment variable STEPSIM_SYNC:
+/// `shm` (also when unset or empty) through memory shared by the ranks when every rank runs on
+/// one node, by MPI messages otherwise; `mpi` by MPI messages always. Results are the same
+/// either way. Anything else is an error naming the allowed values.
+enum class SyncTransport { shm, mpi };
+[[nodiscard]] Result<SyncTransport> sync_transport_from_environment();
+
+/// Sync over MPI_COMM_WORLD: sparse point-to-point exchange with neighbour ranks only; the
+/// engine's per-window exchange_min through shared memory where SyncTransport allows.
 class MpiSync final : public Sync {
  public:
   MpiSync();
@@ -81,6 +90,8 @@ class MpiSync final : public Sync {
   void allreduce_min(std::span<std::int64_t> values) override;
   void allreduce_sum(std::span<std::uint64_t> values) override;
   std::vector<double> gather(std::span<const double> mine) override;
+  /// True once set_neighbours chose the shared-memory path (same on every rank).
+  [[nodiscard]] bool shared_memory() const;
 
  private:
   // Appends what the neighbours sent to `in`; with `trailer_min` non-empty, each message's last

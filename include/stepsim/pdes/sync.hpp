@@ -24,14 +24,15 @@ class Sync {
   /// neighbours sent to `in`. Every neighbour takes part, even with nothing to send.
   virtual void exchange(std::span<std::vector<Event>> out, std::vector<Event>& in) = 0;
   /// exchange() and then allreduce_min(values) (at most kMaxFusedValues values), in one round
-  /// where the transport allows it (MpiSync, when every other rank is a neighbour, carries the
-  /// values in the event messages; the engine's one synchronisation per window).
+  /// where the transport allows it (MpiSync through shared memory, or when every other rank is
+  /// a neighbour with the values in the event messages; the engine's one synchronisation per
+  /// window).
   virtual void exchange_min(std::span<std::vector<Event>> out, std::vector<Event>& in,
                             std::span<std::int64_t> values) {
     exchange(out, in);
     allreduce_min(values);
   }
-  static constexpr std::size_t kMaxFusedValues = 4;
+  static constexpr std::size_t kMaxFusedValues = 8;
   /// Element-wise minimum over ranks, in place.
   virtual void allreduce_min(std::span<std::int64_t> values) = 0;
   /// Element-wise sum (mod 2^64) over ranks, in place.

@@ -33,15 +33,14 @@ std::uint64_t StepApp::delivered_bytes() const {
   return b * plan_.rails;  // step.fold rails: rail 0's sends stand for every rail's
 }
 
-std::uint64_t StepApp::gpus_done() const {
-  std::uint64_t n = 0;
+bool StepApp::used_gpus_done() const {
   for (std::size_t si = 0; si < servers_.size(); ++si) {
     if (!servers_[si].here) continue;
     for (std::uint32_t gi : plan_.servers[si].gpus) {
-      n += plan_.gpus[gi].used && gpus_[gi].wait == Wait::kDone ? 1 : 0;
+      if (plan_.gpus[gi].used && gpus_[gi].wait != Wait::kDone) return false;
     }
   }
-  return n;
+  return true;
 }
 
 SimTime StepApp::last_gpu_end(pdes::Sync& sync) const {

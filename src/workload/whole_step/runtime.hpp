@@ -136,8 +136,9 @@ class StepApp final : public nic::RdmaApp {
   /// each GPU's bus bytes, as the progress display's work curve counts them. Read at a window
   /// boundary.
   [[nodiscard]] std::uint64_t delivered_bytes() const;
-  /// The GPUs of this rank's servers whose program is done. Read at a window boundary.
-  [[nodiscard]] std::uint64_t gpus_done() const;
+  /// Whether every used GPU of this rank's servers has its program done (true without any).
+  /// Read at a window boundary.
+  [[nodiscard]] bool used_gpus_done() const;
   /// The last GPU's end over every rank (those done). Collective over `sync`.
   [[nodiscard]] SimTime last_gpu_end(pdes::Sync& sync) const;
   Result<StepTrace> collect(pdes::Sync& sync, nic::RdmaRun& run, bool stopped);

@@ -101,21 +101,12 @@ Result<std::optional<SimTime>> whole_step_end(const Scenario& s, const topology:
   if (auto ok = check_state_memory(plan, sync); !ok) return ok.error();
   whole_step::StepApp app(plan, s);
   const fabric::FabricParams fabric = run_setup(s, app, engine);
-  const auto used = static_cast<std::uint64_t>(
-      std::count_if(plan.gpus.begin(), plan.gpus.end(), [](const auto& g) { return g.used; }));
-  // At every window boundary (all ranks alike): once every GPU is done, stop.
-  bool ended = false;
-  engine.at_window = [&](SimTime, bool last) {
-    if (last || ended) return;
-    std::vector<std::uint64_t> done{app.gpus_done()};
-    sync.allreduce_sum(done);
-    if (done[0] < used) return;
-    ended = true;
-    pdes::Engine::request_stop();
-  };
+  // At every window boundary, in the window's synchronisation: once every rank's used GPUs are
+  // done (every GPU is on one rank's server), stop.
+  engine.stop_vote = [&app] { return app.used_gpus_done(); };
   auto r = nic::run_rdma(topo, plan.conns, s.nic, fabric, &app, sync, std::move(engine));
   if (!r) return r.error();
-  if (!ended) return std::optional<SimTime>{};
+  if (!r->stats.stopped_by_vote) return std::optional<SimTime>{};
   pdes::Engine::clear_stop();
   return std::optional<SimTime>{app.last_gpu_end(sync)};
 }
