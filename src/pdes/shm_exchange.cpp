@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <climits>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -77,26 +78,32 @@ std::unique_ptr<ShmExchange> ShmExchange::create(int rank, int size) {
       std::clamp<std::size_t>(kSegmentBudget / (2 * ranks * kLine), 256, kMaxCapacity);
   const std::size_t stride = kLine + capacity * sizeof(Event);
   const std::size_t bytes = sizeof(Header) + 2 * ranks * stride;
+  // MPI aligns a shared segment to 8 bytes only (Open MPI: 8 past a page): each rank's part
+  // starts at the segment's first 64-byte boundary. Every process maps the segment page-aligned,
+  // so that boundary is the same offset into it everywhere.
+  const auto line_up = [](void* p) {
+    const auto a = reinterpret_cast<std::uintptr_t>(p);
+    return reinterpret_cast<std::byte*>((a + kLine - 1) / kLine * kLine);
+  };
   MPI_Info info = MPI_INFO_NULL;
   MPI_Info_create(&info);
   MPI_Info_set(info, "alloc_shared_noncontig", "true");  // each segment near its rank
   void* mine = nullptr;
   MPI_Win win = MPI_WIN_NULL;
-  MPI_Win_allocate_shared(static_cast<MPI_Aint>(bytes), 1, info, node, &mine, &win);
+  MPI_Win_allocate_shared(static_cast<MPI_Aint>(bytes + kLine), 1, info, node, &mine, &win);
   MPI_Info_free(&info);
   MPI_Comm_free(&node);  // the window keeps what it needs
-  new (mine) Header{};
-  for (std::size_t i = 0; i < 2 * ranks; ++i) {
-    new (static_cast<std::byte*>(mine) + sizeof(Header) + i * stride) Mailbox{};
-  }
+  std::byte* const own = line_up(mine);
+  new (own) Header{};
+  for (std::size_t i = 0; i < 2 * ranks; ++i) new (own + sizeof(Header) + i * stride) Mailbox{};
   std::vector<std::byte*> bases(ranks, nullptr);
   for (int r = 0; r < size; ++r) {
     MPI_Aint got = 0;
     int unit = 0;
     void* base = nullptr;
     MPI_Win_shared_query(win, r, &got, &unit, &base);
-    STEPSIM_CHECK(static_cast<std::size_t>(got) >= bytes, "a shared segment too small");
-    bases[static_cast<std::size_t>(r)] = static_cast<std::byte*>(base);
+    STEPSIM_CHECK(static_cast<std::size_t>(got) >= bytes + kLine, "a shared segment too small");
+    bases[static_cast<std::size_t>(r)] = line_up(base);
   }
   MPI_Barrier(MPI_COMM_WORLD);  // every header is initialised before anyone reads one
   return std::unique_ptr<ShmExchange>(new ShmExchange(rank, size, win, std::move(bases), capacity));
