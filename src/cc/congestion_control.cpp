@@ -55,20 +55,20 @@ void declare_cc_params(config::ParamTable& table, CcParams& p) {
   std::vector<std::string> names = congestion_control_names();
   std::string listed;
   for (const std::string& n : names) listed += (listed.empty() ? "" : ", ") + n;
-  table.add({"cc.algorithm",
-             "congestion control: " + listed +
-                 " (stepsim list cc; transport.kind uet without it: nscc)",
-             [&p, names, listed](const std::string& t) -> Result<bool> {
-               for (const std::string& n : names) {
-                 if (n != t) continue;
-                 p.algorithm = t;
-                 p.algorithm_chosen = true;
-                 return true;
-               }
-               return Error{"'" + t + "' is not allowed (allowed: " + listed + ")"};
-             },
-             [&p] { return p.algorithm; }},
-            names);
+  table.add(
+      {"cc.algorithm",
+       "congestion control: " + listed + " (stepsim list cc; transport.kind uet without it: nscc)",
+       [&p, names, listed](const std::string& t) -> Result<bool> {
+         for (const std::string& n : names) {
+           if (n != t) continue;
+           p.algorithm = t;
+           p.algorithm_chosen = true;
+           return true;
+         }
+         return Error{"'" + t + "' is not allowed (allowed: " + listed + ")"};
+       },
+       [&p] { return p.algorithm; }},
+      names);
   for (const std::string& name : names) {
     const CongestionControl::Traits* t = CcRegistry::traits(name);
     if (t->params) t->params(table, p);
