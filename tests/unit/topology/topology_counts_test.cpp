@@ -6,8 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "stepsim/topology/topology_loader.hpp"
@@ -16,24 +18,43 @@
 namespace stepsim::topology {
 namespace {
 
-// Counts of `spec` by formula and by build, compared field by field.
-void tc_expect_counts_match(const TopologySpec& spec, const std::string& what) {
-  SCOPED_TRACE(what);
+// Counts of `spec` by formula and by build, compared field by field: success, or which counts
+// differ (or why either could not be had).
+::testing::AssertionResult tc_counts_match(const TopologySpec& spec) {
   const auto formula = topology_counts(spec);
-  ASSERT_TRUE(formula.ok()) << formula.error().message;
+  if (!formula.ok()) return ::testing::AssertionFailure() << "formula: " << formula.error().message;
   const auto built = generate_topology(spec);
-  ASSERT_TRUE(built.ok()) << built.error().message;
+  if (!built.ok()) return ::testing::AssertionFailure() << "build: " << built.error().message;
   const TopologyCounts b = count_topology(*built);
-  EXPECT_EQ(formula->servers, b.servers);
-  EXPECT_EQ(formula->switches, b.switches);
-  EXPECT_EQ(formula->ports, b.ports);
-  EXPECT_EQ(formula->links, b.links);
-  EXPECT_EQ(formula->edge_switches, b.edge_switches);
-  EXPECT_EQ(formula->gpus, b.gpus);
+  const TopologyCounts& f = *formula;
+  const std::pair<const char*, std::pair<std::uint64_t, std::uint64_t>> fields[] = {
+      {"servers", {f.servers, b.servers}},
+      {"switches", {f.switches, b.switches}},
+      {"ports", {f.ports, b.ports}},
+      {"links", {f.links, b.links}},
+      {"edge_switches", {f.edge_switches, b.edge_switches}},
+      {"gpus", {f.gpus, b.gpus}}};
+  bool ok = true;
+  std::string diff;
+  for (const auto& [name, v] : fields) {
+    if (v.first == v.second) continue;
+    ok = false;
+    diff += std::string(" ") + name + ": formula " + std::to_string(v.first) + ", built " +
+            std::to_string(v.second) + ";";
+  }
+  return ok ? ::testing::AssertionSuccess() : ::testing::AssertionFailure() << diff;
 }
 
-TopologySpec tc_spec(const std::string& kind, std::vector<std::pair<std::string, std::string>> kv,
-                     const std::string& port = "400G") {
+using TcParams = std::vector<std::pair<std::string, std::string>>;
+
+// "kind k=v k=v ...", for the failure messages.
+std::string tc_describe(const std::string& kind, const TcParams& kv) {
+  std::string what = kind;
+  for (const auto& [k, v] : kv) what += " " + k + "=" + v;
+  return what;
+}
+
+TopologySpec tc_spec(const std::string& kind, TcParams kv, const std::string& port = "400G") {
   TopologySpec s;
   s.kind = kind;
   s.port = port;
@@ -48,15 +69,14 @@ TEST(TopologyCounts, EveryShippedFileByFormulaAsBuilt) {
     if (entry.path().extension() != ".yaml") continue;
     const auto spec = load_topology_spec(entry.path().string());
     ASSERT_TRUE(spec.ok()) << spec.error().message;
-    tc_expect_counts_match(*spec, entry.path().filename().string());
+    EXPECT_TRUE(tc_counts_match(*spec)) << entry.path().filename().string();
     ++files;
   }
   EXPECT_GE(files, 20);
 }
 
 TEST(TopologyCounts, FatTreeShapes) {
-  using KV = std::vector<std::pair<std::string, std::string>>;
-  const std::vector<KV> shapes = {
+  const std::vector<TcParams> shapes = {
       {{"k", "4"}},
       {{"k", "8"}, {"servers", "37"}},                  // partial pods, bundled cores
       {{"k", "8"}, {"servers", "5"}},                   // one leaf and a half
@@ -67,29 +87,25 @@ TEST(TopologyCounts, FatTreeShapes) {
       {{"k", "8"}, {"nics_per_server", "2"}, {"gpus_per_server", "8"}, {"servers", "20"}},
       {{"k", "8"}, {"gpus_per_server", "4"}, {"nvlink_domain", "16"}, {"servers", "32"}},
   };
-  for (const KV& kv : shapes) {
-    std::string what = "fat_tree";
-    for (const auto& [k, v] : kv) what += " " + k + "=" + v;
-    tc_expect_counts_match(tc_spec("fat_tree", kv), what);
+  for (const TcParams& kv : shapes) {
+    EXPECT_TRUE(tc_counts_match(tc_spec("fat_tree", kv))) << tc_describe("fat_tree", kv);
   }
   TopologySpec breakout = tc_spec("fat_tree", {{"k", "8"}, {"leaf_breakout", "2"}});
   breakout.cables["server_leaf"].port = "200G";
-  tc_expect_counts_match(breakout, "fat_tree leaf_breakout 2");
+  EXPECT_TRUE(tc_counts_match(breakout)) << "fat_tree leaf_breakout 2";
 }
 
 TEST(TopologyCounts, RailOptimizedAndDragonflyShapes) {
-  using KV = std::vector<std::pair<std::string, std::string>>;
-  for (const KV& kv : std::vector<KV>{
+  for (const TcParams& kv : std::vector<TcParams>{
            {{"servers", "40"}, {"switch_radix", "8"}},
            {{"servers", "9"}, {"switch_radix", "8"}, {"tiers", "2"}},
            {{"servers", "64"}, {"switch_radix", "16"}, {"nics_per_server", "2"}},
            {{"servers", "36"}, {"gpus_per_server", "4"}, {"nvlink_domain", "72"}},
        }) {
-    std::string what = "rail_optimized";
-    for (const auto& [k, v] : kv) what += " " + k + "=" + v;
-    tc_expect_counts_match(tc_spec("rail_optimized", kv), what);
+    EXPECT_TRUE(tc_counts_match(tc_spec("rail_optimized", kv)))
+        << tc_describe("rail_optimized", kv);
   }
-  for (const KV& kv : std::vector<KV>{
+  for (const TcParams& kv : std::vector<TcParams>{
            {},
            {{"groups", "5"}},
            {{"routers_per_group", "6"},
@@ -98,9 +114,7 @@ TEST(TopologyCounts, RailOptimizedAndDragonflyShapes) {
             {"groups", "7"}},
            {{"routers_per_group", "1"}, {"groups", "2"}},
        }) {
-    std::string what = "dragonfly";
-    for (const auto& [k, v] : kv) what += " " + k + "=" + v;
-    tc_expect_counts_match(tc_spec("dragonfly", kv), what);
+    EXPECT_TRUE(tc_counts_match(tc_spec("dragonfly", kv))) << tc_describe("dragonfly", kv);
   }
 }
 
