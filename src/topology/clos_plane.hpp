@@ -39,6 +39,13 @@ struct ClosShape {
   }
 };
 
+/// A Clos generator's checked parameters: the servers' GPUs and NICs, how many servers, and the
+/// shape of a plane (fat_tree: one plane; rail_optimized: one per NIC).
+struct ClosPlan {
+  std::uint32_t gpus = 0, nics = 0, servers = 0;
+  ClosShape shape;
+};
+
 /// Reads `radix_key`, "tiers", "oversubscription", "spine_oversubscription" and
 /// "leaf_breakout" from `params` (the last two optional), with `rails` NICs per server in the
 /// plane, and checks that the radix is even and divisible by each oversubscription + 1, that a

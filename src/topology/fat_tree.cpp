@@ -70,10 +70,7 @@ class FatTree final : public Generator {
 
  private:
   // The checked parameters: one plane whose rail groups take each server's NICs.
-  struct Plan {
-    std::uint32_t gpus = 0, nics = 0, servers = 0;
-    ClosShape shape;
-  };
+  using Plan = ClosPlan;
   static Result<Plan> plan(const GeneratorParams& params) {
     Plan p;
     p.gpus = static_cast<std::uint32_t>(params.get("gpus_per_server"));

@@ -74,10 +74,7 @@ class RailOptimized final : public Generator {
 
  private:
   // The checked parameters: one plane per NIC.
-  struct Plan {
-    std::uint32_t gpus = 0, nics = 0, servers = 0;
-    ClosShape shape;
-  };
+  using Plan = ClosPlan;
   static Result<Plan> plan(const GeneratorParams& params) {
     Plan p;
     p.gpus = static_cast<std::uint32_t>(params.get("gpus_per_server"));
