@@ -71,6 +71,28 @@ TEST(H5Chunks, ShuffleMovesByteJOfElementIToJTimesCountPlusI) {
   for (int i = 0; i < 6; ++i) EXPECT_EQ(out[i], want[i]) << i;
 }
 
+// The shuffle through 8x8 byte transposes against the byte-by-byte definition, for element
+// sizes with and without a partial last word, blocks with a partial last group of 8, and a
+// partial chunk (its missing elements zero bytes).
+TEST(H5Chunks, ShuffleOfPartialChunksMatchesTheByteDefinition) {
+  for (const std::size_t size : {1U, 3U, 8U, 14U, 16U, 44U, 52U, 63U}) {
+    for (const std::size_t count : {1U, 7U, 8U, 300U, 517U}) {
+      for (const std::size_t rows : {count, count / 2, std::size_t{1}}) {
+        std::vector<unsigned char> in(rows * size);
+        for (std::size_t k = 0; k < in.size(); ++k) {
+          in[k] = static_cast<unsigned char>((k * 131 + 7) ^ (k >> 8));
+        }
+        std::vector<unsigned char> out(count * size, 0xAB), want(count * size, 0);
+        for (std::size_t i = 0; i < rows; ++i) {
+          for (std::size_t j = 0; j < size; ++j) want[j * count + i] = in[i * size + j];
+        }
+        shuffle_rows(in.data(), rows, out.data(), size, count);
+        ASSERT_EQ(out, want) << "size " << size << " count " << count << " rows " << rows;
+      }
+    }
+  }
+}
+
 TEST(H5Chunks, HdfFiltersReadBackEveryRowAndStoreTheSameChunks) {
   std::vector<Row> rows(10'000);
   for (std::size_t i = 0; i < rows.size(); ++i) {
