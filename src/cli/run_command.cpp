@@ -553,8 +553,13 @@ int RunCommand::execute_one(int rank, int ranks, RunOptions& o, nlohmann::json* 
   const workload::Parallelism& par = run->scenario.par;
   const auto stride = static_cast<std::uint32_t>(par.tp * par.cp * par.data_parallel());
   const bool trace = !o.trace.empty() && rank == 0;
+  // The HDF5 file alone makes its op and collective rows as it writes them (a copy of 250,000
+  // rows in memory saved); the Perfetto trace needs them held.
   const output::StepRows rows =
-      (!o.no_output || trace) ? workload::step_rows(rep.r, stride) : output::StepRows{};
+      (!o.no_output || trace)
+          ? workload::step_rows(rep.r, stride,
+                                trace ? workload::RowsHeld::kHeld : workload::RowsHeld::kOnDemand)
+          : output::StepRows{};
   if (!o.no_output && !output_error) output_error = write_h5(rank, rep, rows);
   if (trace && !output_error) {
     output::TraceOptions topt;

@@ -69,9 +69,9 @@ struct StepField {
   hid_t type;
 };
 
-// A table of all `rows`.
+// A table of `n` rows of `Row` from `rows`.
 template <class Row>
-bool write_table(hid_t file, const char* name, const std::vector<Row>& rows,
+bool write_table(hid_t file, const char* name, std::size_t rows_n, const TableRows& rows,
                  const std::vector<StepField>& fields, const std::string& doc,
                  ChunkScratch& scratch) {
   // Rows have no padding, so the file's type is the memory's: no conversion, which parallel
@@ -84,7 +84,7 @@ bool write_table(hid_t file, const char* name, const std::vector<Row>& rows,
   }
   if (size != sizeof(Row)) return false;
   const hid_t disk = mem;
-  const auto n = static_cast<hsize_t>(rows.size());
+  const auto n = static_cast<hsize_t>(rows_n);
   Handle space(H5Screate_simple(1, &n, nullptr), H5Sclose);
   Handle dcpl(dataset_create_plist(), H5Pclose);
   const hsize_t chunk = std::min<hsize_t>(n, 65536);
@@ -100,7 +100,29 @@ bool write_table(hid_t file, const char* name, const std::vector<Row>& rows,
   if (ds < 0) return false;
   if (!attr_string(ds, "doc", doc)) return false;
   if (n == 0) return true;
-  return write_shuffled_chunks(ds, rows.data(), sizeof(Row), n, chunk, scratch);
+  return write_shuffled_chunks(ds, rows, sizeof(Row), n, chunk, scratch);
+}
+
+// A table of all `rows`.
+template <class Row>
+bool write_table(hid_t file, const char* name, const std::vector<Row>& rows,
+                 const std::vector<StepField>& fields, const std::string& doc,
+                 ChunkScratch& scratch) {
+  return write_table<Row>(file, name, rows.size(), TableRows{rows.data(), {}}, fields, doc,
+                          scratch);
+}
+
+// A table of the rows `rows` holds, or else of those `fill` makes.
+template <class Row>
+bool write_table(hid_t file, const char* name, const std::vector<Row>& rows,
+                 const RowFill<Row>& fill, const std::vector<StepField>& fields,
+                 const std::string& doc, ChunkScratch& scratch) {
+  if (!fill.fill) return write_table(file, name, rows, fields, doc, scratch);
+  TableRows made;
+  made.fill = [&fill](std::size_t first, std::size_t count, unsigned char* out) {
+    fill.fill(first, count, reinterpret_cast<Row*>(out));
+  };
+  return write_table<Row>(file, name, fill.rows, made, fields, doc, scratch);
 }
 
 #define STEPSIM_FIELD(Row, member, type) \
@@ -242,7 +264,7 @@ bool write_ops(hid_t file, const StepRows& r, ChunkScratch& scratch) {
   const hid_t u16 = H5T_NATIVE_UINT16, u32 = H5T_NATIVE_UINT32, f64 = H5T_NATIVE_DOUBLE;
   using Op = OpsRow;
   return write_table(
-      file, "/ops", r.ops,
+      file, "/ops", r.ops, r.ops_fill,
       {STEPSIM_FIELD(Op, gpu, u32), STEPSIM_FIELD(Op, stage, u32), STEPSIM_FIELD(Op, kind, u16),
        STEPSIM_FIELD(Op, group, u16), STEPSIM_FIELD(Op, micro, u32), STEPSIM_FIELD(Op, chunk, u32),
        STEPSIM_FIELD(Op, layer, u32), STEPSIM_FIELD(Op, start_s, f64),
@@ -259,7 +281,7 @@ bool write_collectives(hid_t file, const StepRows& r, ChunkScratch& scratch) {
   const hid_t i64 = H5T_NATIVE_INT64, f64 = H5T_NATIVE_DOUBLE;
   using Coll = CollectivesRow;
   return write_table(
-      file, "/collectives", r.colls,
+      file, "/collectives", r.colls, r.colls_fill,
       {STEPSIM_FIELD(Coll, id, u32), STEPSIM_FIELD(Coll, stage, u32),
        STEPSIM_FIELD(Coll, group, u16), STEPSIM_FIELD(Coll, kind, u16),
        STEPSIM_FIELD(Coll, gpus, u32), STEPSIM_FIELD(Coll, bytes, i64),
