@@ -90,6 +90,9 @@ config::ParamTable scenario_param_table(Scenario& s) {
            "(DeepSeek's DualPipe: two mirrored stages per GPU, fed from both ends)");
   t.integer("moe.comm_sms", s.moe.comm_sms, 0, 1024,
             "SMs the EP kernels take from the compute they overlap");
+  t.boolean("moe.fp8_dispatch", s.moe.fp8_dispatch,
+            "an FP8 model's forward dispatch in FP8 (DeepEP as DeepSeek-V3 runs it); false: "
+            "BF16 (Megatron-Core's flex dispatcher)");
   t.add(text("moe.routing", s.moe.routing,
              "expert loads: balanced, zipf:ALPHA (the i-th expert takes i^-ALPHA of the tokens) "
              "or file:PATH (one line per MoE layer of E counts or fractions)"));
@@ -157,6 +160,10 @@ config::ParamTable scenario_param_table(Scenario& s) {
          "elementwise HBM bytes per token and hidden unit per layer forward");
   t.time("compute.kernel_overhead", c.kernel_overhead, SimTime::zero(), SimTime::s(1),
          "launch overhead per layer and pass");
+  t.time("compute.host_launch", c.host_launch, SimTime::zero(), SimTime::ms(1),
+         "host time per kernel launch (eager mode); a layer pass takes max(GPU, launches)");
+  t.real("compute.layer_kernels", c.layer_kernels, 0, 1e5,
+         "kernels per layer and micro-batch besides GEMMs, attention and FP8 casts");
   t.real("compute.optimizer_bytes", c.optimizer_bytes, 0, 1e4,
          "optimizer HBM bytes per parameter of the shard");
 

@@ -99,6 +99,15 @@ struct ComputeParams {
   /// per hidden unit in one layer's forward (backward: twice).
   double elementwise_bytes = 24;
   SimTime kernel_overhead = SimTime::us(5);  ///< launch and tail per layer and pass
+  /// Host time to launch one kernel in eager mode (PyTorch, Megatron-Core, Transformer Engine
+  /// without CUDA graphs); a layer pass takes max(its GPU time, its launches' host time). 0: the
+  /// host keeps ahead of the GPU (CUDA graphs, fused grouped kernels). About 20 us per kernel
+  /// on a DGX H100's host in eager mode (docs/workload.md, "host launches").
+  SimTime host_launch = SimTime::zero();
+  /// Kernels of a layer and micro-batch (forward and backward) besides its GEMMs, its attention
+  /// core and FP8 casts: norms, RoPE, residual adds, activations, the router, permutation and
+  /// the dispatcher's kernels (a third in the forward).
+  double layer_kernels = 90;
   /// Optimizer: HBM bytes per parameter of the shard (Adam in fp32 with bf16 weights and
   /// gradients: read and write of master weights, two moments, gradient, weight).
   double optimizer_bytes = 36;
@@ -117,6 +126,10 @@ struct MoeParams {
   /// SMs the communication kernels hold while they run beside compute (DeepSeek-V3: 20); the
   /// compute beside them runs on the rest.
   int comm_sms = 20;
+  /// An FP8 model's forward dispatch in FP8 (DeepEP's kernels as DeepSeek-V3 runs them); false:
+  /// BF16 as Megatron-Core's flex dispatcher sends it (neither its HybridEP nor its DeepEP
+  /// backend quantizes the dispatch; the experts' GroupedLinear quantizes after it).
+  bool fp8_dispatch = true;
   /// How the routed tokens spread over the experts: balanced, zipf:ALPHA or file:PATH
   /// (src/workload/moe/routing.hpp).
   std::string routing = "balanced";
