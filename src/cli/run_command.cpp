@@ -43,6 +43,13 @@ namespace stepsim::cli {
 RunCommand::RunCommand(CLI::App& parent) {
   cmd_ = parent.add_subcommand(
       "run", "One training step of a scenario (workloads/*.yaml): step time, MFU, breakdown");
+  cmd_->footer(
+      "Step mode (--set step.mode=...): auto, the default, runs the whole step at packet and "
+      "cell fidelity (every GPU's schedule in one simulation, all groups' traffic on one fabric) "
+      "and the memoized step at ideal and analytical fidelity; memoized runs one pipeline with "
+      "each distinct collective simulated alone (faster, no contention between groups); whole "
+      "needs packet or cell fidelity. The summary, --json and the HDF5 file name the mode that "
+      "ran (docs/workload.md).");
   cmd_->add_option("scenario", opt_.scenario, "Scenario file (workloads/*.yaml)")->required();
   cmd_->add_option(
       "--set", opt_.sets,
@@ -73,9 +80,10 @@ RunCommand::RunCommand(CLI::App& parent) {
   cmd_->add_option("-o,--output", opt_.output,
                    "HDF5 file of the step (docs/hdf5-schema.md); default: SCENARIO stem + .h5");
   cmd_->add_flag("--no-output", opt_.no_output, "Do not write the HDF5 file");
-  cmd_->add_option("--trace", opt_.trace,
-                   "Write the op timeline as a Chrome/Perfetto trace (JSON) to this file: a "
-                   "process per stage (memoized step), or per traced GPU (the whole step, --trace-gpus)");
+  cmd_->add_option(
+      "--trace", opt_.trace,
+      "Write the op timeline as a Chrome/Perfetto trace (JSON) to this file: a "
+      "process per stage (memoized step), or per traced GPU (the whole step, --trace-gpus)");
   cmd_->add_option("--trace-gpus", opt_.trace_gpus,
                    "The whole step: the GPUs --trace shows, each its own process with its ops "
                    "and collectives: GPUs and ranges, e.g. 0-7,64 (default: each job's "

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "stepsim/topology/topology_loader.hpp"
@@ -19,7 +20,9 @@ const std::string kStepModeTiny = std::string(STEPSIM_SOURCE_DIR) + "/workloads/
 Scenario step_mode_scenario(const std::vector<std::string>& sets) {
   auto s = load_scenario(kStepModeTiny, sets);
   EXPECT_TRUE(s.ok()) << s.error().message;
-  return s.ok() ? std::move(s).value() : Scenario{};
+  Scenario out;
+  if (s.ok()) out = std::move(s).value();
+  return out;
 }
 
 // validate()'s message, or "" when the scenario passes.
@@ -33,7 +36,8 @@ std::string step_mode_error(const std::vector<std::string>& sets) {
 }
 
 TEST(StepMode, TheDefaultIsAuto) {
-  EXPECT_EQ(Scenario{}.step_mode, "auto");
+  const Scenario defaults;
+  EXPECT_EQ(defaults.step_mode, "auto");
   EXPECT_EQ(step_mode_scenario({}).step_mode, "auto");  // tiny.yaml names no step.mode
 }
 
@@ -65,8 +69,7 @@ TEST(StepMode, AutoFollowsAFidelityChangedAfterLoading) {
 
 TEST(StepMode, ExplicitValuesWin) {
   for (const char* fid : {"packet", "cell"}) {
-    const Scenario m =
-        step_mode_scenario({std::string("fidelity=") + fid, "step.mode=memoized"});
+    const Scenario m = step_mode_scenario({std::string("fidelity=") + fid, "step.mode=memoized"});
     EXPECT_STREQ(resolved_step_mode(m), "memoized") << fid;
     EXPECT_FALSE(runs_whole_step(m)) << fid;
     const Scenario w = step_mode_scenario({std::string("fidelity=") + fid, "step.mode=whole"});
@@ -85,8 +88,8 @@ TEST(StepMode, WholeAtIdealOrAnalyticalIsRefusedWithOneMessage) {
                      std::string(fid) + ")"),
               std::string::npos)
         << e;
-    EXPECT_FALSE(runs_whole_step(step_mode_scenario({std::string("fidelity=") + fid,
-                                                     "step.mode=whole"})));
+    EXPECT_FALSE(
+        runs_whole_step(step_mode_scenario({std::string("fidelity=") + fid, "step.mode=whole"})));
   }
 }
 
