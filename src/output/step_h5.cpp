@@ -213,6 +213,7 @@ Result<bool> write_meta(hid_t file, const RunMeta& meta, const StepRows& rows,
   }
   ok = ok && attr_string(g, "sets", meta.sets);
   ok = ok && attr_string(g, "fidelity", meta.fidelity);
+  ok = ok && attr_string(g, "step_mode", meta.step_mode);
   ok = ok && attr_number(g, "cell_bytes", H5T_NATIVE_INT64, meta.cell_bytes);
   ok = ok && attr_number(g, "folded_rails", H5T_NATIVE_UINT32, r.folded_rails);
   ok = ok && attr_string(g, "model", meta.model);

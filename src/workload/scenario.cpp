@@ -238,13 +238,15 @@ config::ParamTable scenario_param_table(Scenario& s) {
   t.boolean("concurrent", s.concurrent,
             "packet and cell fidelity: each collective runs with its copies on the other TP/CP "
             "ranks");
-  t.choice("step.mode", s.step_mode, {"memoized", "whole"},
-           "packet and cell fidelity: memoized (each distinct collective alone, composed per "
-           "stage) or whole (every GPU's schedule in one simulation, all traffic on one fabric)");
+  t.choice("step.mode", s.step_mode, {"auto", "whole", "memoized"},
+           "auto: whole at packet and cell fidelity, memoized at ideal and analytical; whole "
+           "(packet and cell fidelity): every GPU's schedule in one simulation, all traffic on "
+           "one fabric; memoized: each distinct collective alone, composed per stage over one "
+           "pipeline (faster, no contention between groups)");
   t.choice("step.fold", s.step_fold, {"none", "rails"},
-           "step.mode whole: none (every GPU runs) or rails (a job whose every network "
+           "the whole step: none (every GPU runs) or rails (a job whose every network "
            "collective stays on one rail of a rail-optimized fabric's separate planes runs "
-           "rail 0 only; the other rails copy its clocks)");
+           "rail 0 only; the other rails copy its clocks); the memoized step ignores it");
   t.time("end", s.end, SimTime::us(1), SimTime::s(1e6), "stop the simulated step after this");
   t.choice("output.flows", s.output.flows, {"auto", "all", "sampled", "none"},
            "HDF5 /flows rows: all, sampled (every flow of 1 in output.flows_sample collectives, "

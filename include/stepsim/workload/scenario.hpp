@@ -216,12 +216,15 @@ struct Scenario {
   /// Packet fidelity: a collective runs together with its copies on the other TP (and CP)
   /// ranks, which share the NICs and the fabric with it.
   bool concurrent = true;
-  /// How packet and cell fidelity run the step: "memoized" (each distinct collective alone, with
-  /// its TP/CP copies, then composed per stage) or "whole" (every GPU's schedule on one PDES run:
-  /// all groups' traffic meets on the NICs, NVLink and fabric; issue 14, docs/workload.md).
-  std::string step_mode = "memoized";
+  /// How the step runs: "memoized" (each distinct collective alone, with its TP/CP copies, then
+  /// composed per stage), "whole" (every GPU's schedule on one PDES run: all groups' traffic
+  /// meets on the NICs, NVLink and fabric; packet and cell fidelity only) or "auto" (whole at
+  /// packet and cell fidelity, memoized at ideal and analytical). resolved_step_mode() says
+  /// which one runs; docs/workload.md.
+  std::string step_mode = "auto";
   /// Whole step: "rails" runs one rail of a rail-symmetric job and copies it to the others
-  /// (whole_step.hpp says when that is exact); "none" runs every GPU.
+  /// (whole_step.hpp says when that is exact); "none" runs every GPU. The memoized step runs one
+  /// pipeline and has no rails to fold: it ignores this.
   std::string step_fold = "none";
   /// Whole step: stragglers, (global GPU, compute slowdown factor >= 1) (`run --slow-gpu`).
   std::vector<std::pair<std::uint32_t, double>> slow_gpus;
@@ -242,9 +245,23 @@ struct Scenario {
   std::vector<JobSpec> jobs;
 };
 
-/// The step runs as one simulation: step.mode whole at packet or cell fidelity.
+/// The fidelity simulates the fabric (packet or cell): the only ones the whole step runs at.
+[[nodiscard]] inline bool fabric_fidelity(const Scenario& s) {
+  return s.fidelity == "packet" || s.fidelity == "cell";
+}
+
+/// The step mode that runs: step.mode when it is memoized or whole, and for auto (the default)
+/// whole at packet and cell fidelity, memoized at ideal and analytical. What the summary, the
+/// JSON and the HDF5 file record as the run's step mode.
+[[nodiscard]] inline const char* resolved_step_mode(const Scenario& s) {
+  if (s.step_mode == "memoized" || s.step_mode == "whole") return s.step_mode.c_str();
+  return fabric_fidelity(s) ? "whole" : "memoized";
+}
+
+/// The step runs as one simulation: the resolved step mode is whole at packet or cell fidelity
+/// (validate() refuses an explicit whole at ideal or analytical fidelity).
 [[nodiscard]] inline bool runs_whole_step(const Scenario& s) {
-  return s.step_mode == "whole" && (s.fidelity == "packet" || s.fidelity == "cell");
+  return fabric_fidelity(s) && s.step_mode != "memoized";
 }
 
 /// Job `k` of `s` as a one-job scenario: `s` with the job's model, parallelism and compute
