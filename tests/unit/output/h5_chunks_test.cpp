@@ -33,38 +33,45 @@ hid_t row_type() {
   return t;
 }
 
+// Dataset `name` of `file` for `n` rows in chunks of `chunk` rows, shuffle and deflate; closed
+// with its type, space and property list when it goes out of scope.
+struct H5ChunksDataset {
+  hid_t type = row_type();
+  hid_t space = -1;
+  hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  hid_t ds = -1;
+  H5ChunksDataset(hid_t file, const char* name, hsize_t n, hsize_t chunk) {
+    space = H5Screate_simple(1, &n, nullptr);
+    H5Pset_chunk(dcpl, 1, &chunk);
+    H5Pset_shuffle(dcpl);
+    H5Pset_deflate(dcpl, kTableDeflateLevel);
+    ds = H5Dcreate2(file, name, type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  }
+  H5ChunksDataset(const H5ChunksDataset&) = delete;
+  H5ChunksDataset& operator=(const H5ChunksDataset&) = delete;
+  ~H5ChunksDataset() {
+    H5Dclose(ds);
+    H5Pclose(dcpl);
+    H5Sclose(space);
+    H5Tclose(type);
+  }
+};
+
 // Writes `rows` as dataset `name` of `file` with chunks of `chunk` rows, shuffle and deflate;
 // `direct`: through write_shuffled_chunks, else through HDF5's filters.
 bool write(hid_t file, const char* name, const std::vector<Row>& rows, hsize_t chunk, bool direct) {
-  const hid_t type = row_type();
   const auto n = static_cast<hsize_t>(rows.size());
-  const hid_t space = H5Screate_simple(1, &n, nullptr);
-  const hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
-  H5Pset_chunk(dcpl, 1, &chunk);
-  H5Pset_shuffle(dcpl);
-  H5Pset_deflate(dcpl, kTableDeflateLevel);
-  const hid_t ds = H5Dcreate2(file, name, type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
-  const bool ok =
-      ds >= 0 && (direct ? write_shuffled_chunks(ds, rows.data(), sizeof(Row), n, chunk)
-                         : H5Dwrite(ds, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows.data()) >= 0);
-  H5Dclose(ds);
-  H5Pclose(dcpl);
-  H5Sclose(space);
-  H5Tclose(type);
-  return ok;
+  const H5ChunksDataset d(file, name, n, chunk);
+  return d.ds >= 0 &&
+         (direct ? write_shuffled_chunks(d.ds, rows.data(), sizeof(Row), n, chunk)
+                 : H5Dwrite(d.ds, d.type, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows.data()) >= 0);
 }
 
 // The same through write_shuffled_chunks with rows made on demand (TableRows::fill), copied from
 // `rows` block by block.
 bool write_made(hid_t file, const char* name, const std::vector<Row>& rows, hsize_t chunk) {
-  const hid_t type = row_type();
   const auto n = static_cast<hsize_t>(rows.size());
-  const hid_t space = H5Screate_simple(1, &n, nullptr);
-  const hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
-  H5Pset_chunk(dcpl, 1, &chunk);
-  H5Pset_shuffle(dcpl);
-  H5Pset_deflate(dcpl, kTableDeflateLevel);
-  const hid_t ds = H5Dcreate2(file, name, type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  const H5ChunksDataset d(file, name, n, chunk);
   TableRows made;
   std::atomic<std::size_t> calls{0};
   made.fill = [&rows, &calls](std::size_t first, std::size_t count, unsigned char* out) {
@@ -73,12 +80,8 @@ bool write_made(hid_t file, const char* name, const std::vector<Row>& rows, hsiz
     ++calls;
   };
   ChunkScratch scratch;
-  const bool ok = ds >= 0 && write_shuffled_chunks(ds, made, sizeof(Row), n, chunk, scratch);
+  const bool ok = d.ds >= 0 && write_shuffled_chunks(d.ds, made, sizeof(Row), n, chunk, scratch);
   EXPECT_GE(calls.load(), rows.size() / kShuffleBlock);
-  H5Dclose(ds);
-  H5Pclose(dcpl);
-  H5Sclose(space);
-  H5Tclose(type);
   return ok;
 }
 
