@@ -286,7 +286,37 @@ class ProgramBuilder {
     }
   }
 
+  // A pass's ops. Those of a pass that releases nothing to the data-parallel stream (no FSDP
+  // gathers, not the one that completes the gradients) differ between micro-batches only in
+  // their records' micro-batch: built once per (chunk, kind, part, partner hiding its EP
+  // collectives) and copied after.
   void run_pass(const PipelinePass& pass) {
+    if (s_.par.zero == 3 || last_gradients(pass)) {
+      build_pass(pass);
+      return;
+    }
+    const bool hides = use_ == ProgramUse::kMemoized && ep_overlap_.partnered(prog_.stage, pass);
+    const PassBody key{
+        pass.chunk, pass.kind, pass.grad, hides, hides ? ep_overlap_.partner_chunk(pass) : -1, {}};
+    auto same = [&](const PassBody& b) {
+      return b.chunk == key.chunk && b.kind == key.kind && b.grad == key.grad &&
+             b.hides == key.hides && b.partner == key.partner;
+    };
+    const auto micro = static_cast<std::uint32_t>(pass.micro);
+    for (const PassBody& b : bodies_) {
+      if (!same(b)) continue;
+      const std::size_t from = prog_.ops.size();
+      prog_.ops.insert(prog_.ops.end(), b.ops.begin(), b.ops.end());
+      for (std::size_t i = from; i < prog_.ops.size(); ++i) prog_.ops[i].record.micro = micro;
+      return;
+    }
+    const std::size_t from = prog_.ops.size();
+    build_pass(pass);
+    PassBody& b = bodies_.emplace_back(key);
+    b.ops.assign(prog_.ops.begin() + static_cast<std::ptrdiff_t>(from), prog_.ops.end());
+  }
+
+  void build_pass(const PipelinePass& pass) {
     const int st = prog_.stage;
     const bool fwd = pass.kind == PassKind::kForward;
     const int n_layers = layers(pass.chunk);
@@ -490,7 +520,17 @@ class ProgramBuilder {
     std::ptrdiff_t ep_all = 0;
     std::ptrdiff_t ep_busy = 0;
   };
-  LayerOps layer_ops_[2][2];        // [pass kind][MoE layer]
+  LayerOps layer_ops_[2][2];  // [pass kind][MoE layer]
+  // The ops of a pass (run_pass) by what they depend on but the micro-batch.
+  struct PassBody {
+    int chunk = 0;
+    PassKind kind = PassKind::kForward;
+    GradPart grad = GradPart::kWhole;
+    bool hides = false;  // kMemoized, moe.overlap: the partner's compute hides its EP ops
+    int partner = -1;    // the partner's chunk (hides)
+    std::vector<StageOp> ops;
+  };
+  std::vector<PassBody> bodies_;
   std::vector<std::uint8_t> free_;  // of comm_ops[0...repeated): is_free
   std::vector<int> layers_;         // by chunk: layers_in
   std::vector<int> first_;          // by chunk: first_layer
