@@ -151,18 +151,22 @@ Result<MemoizedExecutor::Group> MemoizedExecutor::run_group(int st, double end) 
       continue;
     }
     if (op.kind == StageOpKind::kCompute) {
-      compute(st, op);
+      compute(st, op, op.record.micro);
       continue;
     }
     if (op.kind == StageOpKind::kCollective) {
-      // Without records or anything beside, a collective costed before takes blocking_known's
-      // few additions (the same ones blocking() makes, in the same order).
-      StableOp& stable = g.repeated[op.comm];
-      if (fast && op.beside_s == 0 && (stable.known || stable.free)) {
-        blocking_known(st, stable);
-        continue;
+      if (auto ok = collective(st, op, op.record.micro, fast); !ok) return ok.error();
+      continue;
+    }
+    if (op.kind == StageOpKind::kBody) {
+      // A pass built before: its compute and collectives, for this micro-batch.
+      for (const StageOp& b : g.prog->bodies[op.dp]) {
+        if (b.kind == StageOpKind::kCompute) {
+          compute(st, b, op.micro);
+        } else if (auto ok = collective(st, b, op.micro, fast); !ok) {
+          return ok.error();
+        }
       }
-      if (auto ok = blocking(st, stable, op.record, op.beside_s); !ok) return ok.error();
       continue;
     }
     if (op.kind == StageOpKind::kSend) continue;  // the first pass's of a pair
@@ -245,14 +249,32 @@ void MemoizedExecutor::wait_until(int st, const StageOp& pass, double ready) {
   g.t = ready;
 }
 
-void MemoizedExecutor::compute(int st, const StageOp& op) {
+void MemoizedExecutor::compute(int st, const StageOp& op, std::uint32_t micro) {
   StageTime& g = stages_[idx(st)].time;
-  OpRecord r = op.record;
-  r.start_s = g.t;
+  const double start = g.t;
   g.t += op.seconds;
   g.compute += op.seconds;
+  if (!records_) return;
+  OpRecord r = op.record;
+  r.micro = micro;
+  r.start_s = start;
   r.end_s = g.t;
   add_op(r);
+}
+
+// A layer's collective on the compute stream; `micro`: its records' micro-batch. Without
+// records or anything beside, one costed before takes blocking_known's few additions (the same
+// ones blocking() makes, in the same order).
+Result<bool> MemoizedExecutor::collective(int st, const StageOp& op, std::uint32_t micro,
+                                          bool fast) {
+  StableOp& stable = stages_[idx(st)].repeated[op.comm];
+  if (fast && op.beside_s == 0 && (stable.known || stable.free)) {
+    blocking_known(st, stable);
+    return true;
+  }
+  OpRecord base = op.record;
+  base.micro = micro;
+  return blocking(st, stable, base, op.beside_s);
 }
 
 // Starts the data-parallel ops released up to `upto` (exclusive), one after another on the

@@ -89,7 +89,8 @@ class MemoizedExecutor final : public StepExecutor {
   bool input_known(const StageOp& recv);
   Result<double> input_ready(int st, const StageOp& recv);
   void wait_until(int st, const StageOp& pass, double ready);
-  void compute(int st, const StageOp& op);
+  void compute(int st, const StageOp& op, std::uint32_t micro);
+  Result<bool> collective(int st, const StageOp& op, std::uint32_t micro, bool fast);
   Result<double> run_comm(int st, const CommOp& op, double start);
   Result<double> run_comm(int st, StableOp& op, double start);
   void record(int st, const CommOp& op, double start, const CommCost& c, std::uint32_t distinct);
