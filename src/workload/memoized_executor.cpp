@@ -155,7 +155,11 @@ Result<MemoizedExecutor::Group> MemoizedExecutor::run_group(int st, double end) 
       continue;
     }
     if (op.kind == StageOpKind::kCollective) {
-      if (auto ok = collective(st, op, op.record.micro, fast); !ok) return ok.error();
+      if (fast && known(g, op)) {
+        blocking_known(st, g.repeated[op.comm]);
+      } else if (auto ok = collective(st, op, op.record.micro); !ok) {
+        return ok.error();
+      }
       continue;
     }
     if (op.kind == StageOpKind::kBody) {
@@ -163,7 +167,9 @@ Result<MemoizedExecutor::Group> MemoizedExecutor::run_group(int st, double end) 
       for (const StageOp& b : g.prog->bodies[op.dp]) {
         if (b.kind == StageOpKind::kCompute) {
           compute(st, b, op.micro);
-        } else if (auto ok = collective(st, b, op.micro, fast); !ok) {
+        } else if (fast && known(g, b)) {
+          blocking_known(st, g.repeated[b.comm]);
+        } else if (auto ok = collective(st, b, op.micro); !ok) {
           return ok.error();
         }
       }
@@ -262,19 +268,11 @@ void MemoizedExecutor::compute(int st, const StageOp& op, std::uint32_t micro) {
   add_op(r);
 }
 
-// A layer's collective on the compute stream; `micro`: its records' micro-batch. Without
-// records or anything beside, one costed before takes blocking_known's few additions (the same
-// ones blocking() makes, in the same order).
-Result<bool> MemoizedExecutor::collective(int st, const StageOp& op, std::uint32_t micro,
-                                          bool fast) {
-  StableOp& stable = stages_[idx(st)].repeated[op.comm];
-  if (fast && op.beside_s == 0 && (stable.known || stable.free)) {
-    blocking_known(st, stable);
-    return true;
-  }
+// A layer's collective on the compute stream; `micro`: its records' micro-batch.
+Result<bool> MemoizedExecutor::collective(int st, const StageOp& op, std::uint32_t micro) {
   OpRecord base = op.record;
   base.micro = micro;
-  return blocking(st, stable, base, op.beside_s);
+  return blocking(st, stages_[idx(st)].repeated[op.comm], base, op.beside_s);
 }
 
 // Starts the data-parallel ops released up to `upto` (exclusive), one after another on the

@@ -90,7 +90,13 @@ class MemoizedExecutor final : public StepExecutor {
   Result<double> input_ready(int st, const StageOp& recv);
   void wait_until(int st, const StageOp& pass, double ready);
   void compute(int st, const StageOp& op, std::uint32_t micro);
-  Result<bool> collective(int st, const StageOp& op, std::uint32_t micro, bool fast);
+  Result<bool> collective(int st, const StageOp& op, std::uint32_t micro);
+  // Without records (the caller's `fast`) or anything beside, a collective costed before takes
+  // blocking_known's few additions (the same ones blocking() makes, in the same order).
+  static bool known(const Stage& g, const StageOp& op) {
+    const StableOp& s = g.repeated[op.comm];
+    return op.beside_s == 0 && (s.known || s.free);
+  }
   Result<double> run_comm(int st, const CommOp& op, double start);
   Result<double> run_comm(int st, StableOp& op, double start);
   void record(int st, const CommOp& op, double start, const CommCost& c, std::uint32_t distinct);
