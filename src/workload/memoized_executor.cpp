@@ -151,18 +151,33 @@ Result<MemoizedExecutor::Group> MemoizedExecutor::run_group(int st, double end) 
       continue;
     }
     if (op.kind == StageOpKind::kCompute) {
-      compute(st, op);
+      compute(st, op, op.record.micro);
       continue;
     }
     if (op.kind == StageOpKind::kCollective) {
-      // Without records or anything beside, a collective costed before takes blocking_known's
-      // few additions (the same ones blocking() makes, in the same order).
-      StableOp& stable = g.repeated[op.comm];
-      if (fast && op.beside_s == 0 && (stable.known || stable.free)) {
-        blocking_known(st, stable);
+      if (fast && known(g, op)) {
+        blocking_known(st, g.repeated[op.comm]);
+      } else if (auto ok = collective(st, op, op.record.micro); !ok) {
+        return ok.error();
+      }
+      continue;
+    }
+    if (op.kind == StageOpKind::kBody) {
+      // A pass built before: its compute and collectives, for this micro-batch.
+      if (fast && op.dp < g.fast.size() && g.fast[op.dp].ready) {
+        run_fast(g.time, g.fast[op.dp]);
         continue;
       }
-      if (auto ok = blocking(st, stable, op.record, op.beside_s); !ok) return ok.error();
+      for (const StageOp& b : g.prog->bodies[op.dp]) {
+        if (b.kind == StageOpKind::kCompute) {
+          compute(st, b, op.micro);
+        } else if (fast && known(g, b)) {
+          blocking_known(st, g.repeated[b.comm]);
+        } else if (auto ok = collective(st, b, op.micro); !ok) {
+          return ok.error();
+        }
+      }
+      if (fast) compile_body(g, op.dp);
       continue;
     }
     if (op.kind == StageOpKind::kSend) continue;  // the first pass's of a pair
@@ -181,6 +196,59 @@ Result<MemoizedExecutor::Group> MemoizedExecutor::run_group(int st, double end) 
   // The pass's sends: costed when their receiver takes them (input_ready).
   while (g.pc < ops.size() && ops[g.pc].kind == StageOpKind::kSend) ++g.pc;
   return g.time.t > end ? Group::kEnd : Group::kRan;
+}
+
+// The fast path's form of pass body `body` (FastBody), once each of its collectives is known.
+void MemoizedExecutor::compile_body(Stage& g, std::uint32_t body) {
+  if (g.fast.size() <= body) g.fast.resize(body + 1);
+  FastBody& f = g.fast[body];
+  if (f.ready || f.never) return;
+  const std::vector<StageOp>& ops = g.prog->bodies[body];
+  for (const StageOp& op : ops) {
+    if (op.kind != StageOpKind::kCollective) continue;
+    if (op.beside_s != 0) {
+      f.never = true;
+      return;
+    }
+    if (!known(g, op)) return;  // not costed yet: the next time
+  }
+  for (const StageOp& op : ops) {
+    if (op.kind == StageOpKind::kCompute) {  // compute()
+      f.t.push_back(op.seconds);
+      f.compute.push_back(op.seconds);
+      continue;
+    }
+    const StableOp& c = g.repeated[op.comm];  // blocking_known()
+    double exposed = 0;
+    if (!c.free) {
+      if (f.repeats.empty() || f.repeats.back().first != c.distinct) {
+        f.repeats.emplace_back(c.distinct, 0);
+      }
+      ++f.repeats.back().second;
+      ++f.ids;
+      exposed = c.cost.seconds;
+    }
+    if (c.op.overlap_s > 0) {
+      f.compute.push_back(c.op.overlap_s);
+      f.t.push_back(c.op.overlap_s);
+      exposed = c.after_overlap;
+    }
+    if (exposed <= 0) continue;
+    f.t.push_back(exposed);
+    f.exposed[static_cast<std::size_t>(c.op.group)].push_back(exposed);
+  }
+  f.ready = true;
+}
+
+// A compiled pass body: the same additions to each sum, in the same order, as op by op.
+void MemoizedExecutor::run_fast(StageTime& g, const FastBody& b) {
+  for (const double x : b.t) g.t += x;
+  for (const double x : b.compute) g.compute += x;
+  for (std::size_t k = 0; k < b.exposed.size(); ++k) {
+    for (const double x : b.exposed[k]) g.exposed[k] += x;
+  }
+  for (const auto& [d, n] : b.repeats) trace_.distinct[d].repeats += n;
+  next_id_ += b.ids;
 }
 
 // One op of a pass on the compute stream.
@@ -245,14 +313,24 @@ void MemoizedExecutor::wait_until(int st, const StageOp& pass, double ready) {
   g.t = ready;
 }
 
-void MemoizedExecutor::compute(int st, const StageOp& op) {
+void MemoizedExecutor::compute(int st, const StageOp& op, std::uint32_t micro) {
   StageTime& g = stages_[idx(st)].time;
-  OpRecord r = op.record;
-  r.start_s = g.t;
+  const double start = g.t;
   g.t += op.seconds;
   g.compute += op.seconds;
+  if (!records_) return;
+  OpRecord r = op.record;
+  r.micro = micro;
+  r.start_s = start;
   r.end_s = g.t;
   add_op(r);
+}
+
+// A layer's collective on the compute stream; `micro`: its records' micro-batch.
+Result<bool> MemoizedExecutor::collective(int st, const StageOp& op, std::uint32_t micro) {
+  OpRecord base = op.record;
+  base.micro = micro;
+  return blocking(st, stages_[idx(st)].repeated[op.comm], base, op.beside_s);
 }
 
 // Starts the data-parallel ops released up to `upto` (exclusive), one after another on the

@@ -20,6 +20,7 @@
 // gathers), stage after stage. A pipeline send is costed (on the sender's stage) when its
 // receiver takes it.
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -63,6 +64,18 @@ class MemoizedExecutor final : public StepExecutor {
     // beside it, overlapped_seconds(cost, overlap_s, overlap_chunks) - overlap_s.
     double after_overlap = 0;
   };
+  // A pass body (StageProgram::bodies) for the fast path (no records, repeats free), once each
+  // of its collectives is known: what its ops add to each of the stage's sums, in order (the
+  // sums are separate chains, so this is the same arithmetic as op by op), and the repeats of
+  // the distinct collectives it counts.
+  struct FastBody {
+    bool ready = false;  // compiled
+    bool never = false;  // has an op the fast path does not take (moe.overlap's beside)
+    std::vector<double> t, compute;
+    std::array<std::vector<double>, kCommGroups> exposed;
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> repeats;  // (distinct, count)
+    std::uint32_t ids = 0;                                         // collective ids it takes
+  };
   // Where one stage's streams are in its program (StageProgramStream: the ops of the pass or
   // pair it runs; the stage's collectives and data-parallel stream so far).
   struct Stage {
@@ -76,6 +89,7 @@ class MemoizedExecutor final : public StepExecutor {
     std::vector<double> dp_end;      // when each started op of prog->dp is done
     double pass_start = 0;           // the running pass's start (after its input is in)
     double first_fwd_s = -1;         // the first forward pass (what hides the parameter gather)
+    std::vector<FastBody> fast;      // by prog->bodies index
   };
   // What run_group did.
   enum class Group : std::uint8_t { kBlocked, kRan, kEnd, kDone };
@@ -89,7 +103,16 @@ class MemoizedExecutor final : public StepExecutor {
   bool input_known(const StageOp& recv);
   Result<double> input_ready(int st, const StageOp& recv);
   void wait_until(int st, const StageOp& pass, double ready);
-  void compute(int st, const StageOp& op);
+  void compute(int st, const StageOp& op, std::uint32_t micro);
+  Result<bool> collective(int st, const StageOp& op, std::uint32_t micro);
+  void compile_body(Stage& g, std::uint32_t body);
+  void run_fast(StageTime& g, const FastBody& b);
+  // Without records (the caller's `fast`) or anything beside, a collective costed before takes
+  // blocking_known's few additions (the same ones blocking() makes, in the same order).
+  static bool known(const Stage& g, const StageOp& op) {
+    const StableOp& s = g.repeated[op.comm];
+    return op.beside_s == 0 && (s.known || s.free);
+  }
   Result<double> run_comm(int st, const CommOp& op, double start);
   Result<double> run_comm(int st, StableOp& op, double start);
   void record(int st, const CommOp& op, double start, const CommCost& c, std::uint32_t distinct);

@@ -10,6 +10,7 @@
 #include "src/workload/dualpipe_mirror.hpp"
 #include "src/workload/memoized_comm.hpp"
 #include "src/workload/moe/ep_overlap.hpp"
+#include "stepsim/core/fatal.hpp"
 #include "stepsim/workload/compute_cost.hpp"
 #include "stepsim/workload/data_parallel_comm.hpp"
 #include "stepsim/workload/layer_comm.hpp"
@@ -85,8 +86,12 @@ class ProgramBuilder {
     while (next_group()) {
     }
     tail();
+    prog_.bodies.clear();
     return std::move(prog_);
   }
+
+  // Built as it is read (StageProgramStream): a pass built before is a kBody op.
+  void stream() { stream_ = true; }
 
   // Appends the next pass (or pair) with its receives and sends; false when the passes are
   // through.
@@ -152,32 +157,37 @@ class ProgramBuilder {
     prog_.ops.reserve(n);
   }
 
+  // A default op appended, to be filled in: copied from a constant (value-initialising it in
+  // place is a `rep stos`, building it on the stack and copying it stalls on store forwarding).
+  StageOp& new_op() {
+    static constexpr StageOp kBlank{};
+    return prog_.ops.emplace_back(kBlank);
+  }
+
   // Layers of this stage's chunk `c`, and the model index of its first.
   [[nodiscard]] int layers(int c) const { return layers_[static_cast<std::size_t>(c)]; }
   [[nodiscard]] int first(int c) const { return first_[static_cast<std::size_t>(c)]; }
 
   void mark(StageOpKind kind, const PipelinePass& pass, bool paired = false) {
-    StageOp m;
+    StageOp& m = new_op();
     m.kind = kind;
     m.pass = pass.kind;
     m.chunk = static_cast<std::uint32_t>(pass.chunk);
     m.micro = static_cast<std::uint32_t>(pass.micro);
     m.grad = pass.grad;
     m.paired = paired;
-    prog_.ops.push_back(m);
   }
 
   void recv_input(const PipelinePass& pass) {
     if (pass.grad == GradPart::kWeight) return;  // DualPipe's W: its B received the input
     const PassInput in = input_of(shape_, prog_.stage, pass.kind, pass.chunk);
     if (in.external || in.stage == prog_.stage) return;
-    StageOp r;
+    StageOp& r = new_op();
     r.kind = StageOpKind::kRecv;
     r.peer = in.stage;
     r.pass = in.kind;
     r.chunk = static_cast<std::uint32_t>(in.chunk);
     r.micro = static_cast<std::uint32_t>(pass.micro);
-    prog_.ops.push_back(r);
   }
 
   // The pass's end and the sends of its output.
@@ -185,13 +195,12 @@ class ProgramBuilder {
     mark(StageOpKind::kPassEnd, pass, paired);
     if (pass.grad == GradPart::kWeight) return;  // its B sent the input gradient
     for (int dst : consumers_[{static_cast<int>(pass.kind), pass.chunk}]) {
-      StageOp snd;
+      StageOp& snd = new_op();
       snd.kind = StageOpKind::kSend;
       snd.peer = dst;
       snd.pass = pass.kind;
       snd.chunk = static_cast<std::uint32_t>(pass.chunk);
       snd.micro = static_cast<std::uint32_t>(pass.micro);
-      prog_.ops.push_back(snd);
     }
   }
 
@@ -286,7 +295,54 @@ class ProgramBuilder {
     }
   }
 
+  // A pass's ops. Those of a pass that releases nothing to the data-parallel stream (no FSDP
+  // gathers, not the one that completes the gradients) differ between micro-batches only in
+  // their records' micro-batch: built once per (chunk, kind, part, partner hiding its EP
+  // collectives), then copied (stage_programs) or named by a kBody op (the stream).
   void run_pass(const PipelinePass& pass) {
+    if (s_.par.zero == 3 || last_gradients(pass)) {
+      build_pass(pass);
+      return;
+    }
+    const bool hides = use_ == ProgramUse::kMemoized && ep_overlap_.partnered(prog_.stage, pass);
+    const std::uint64_t key = body_key(pass, hides);
+    const auto micro = static_cast<std::uint32_t>(pass.micro);
+    for (std::size_t i = 0; i < body_keys_.size(); ++i) {
+      if (body_keys_[i] != key) continue;
+      if (stream_) {
+        StageOp& op = new_op();
+        op.kind = StageOpKind::kBody;
+        op.dp = static_cast<std::uint32_t>(i);
+        op.micro = micro;
+        return;
+      }
+      const std::vector<StageOp>& body = prog_.bodies[i];
+      const std::size_t from = prog_.ops.size();
+      prog_.ops.insert(prog_.ops.end(), body.begin(), body.end());
+      for (std::size_t k = from; k < prog_.ops.size(); ++k) prog_.ops[k].record.micro = micro;
+      return;
+    }
+    const std::size_t from = prog_.ops.size();
+    build_pass(pass);
+    body_keys_.push_back(key);
+    std::vector<StageOp>& body = prog_.bodies.emplace_back(
+        prog_.ops.begin() + static_cast<std::ptrdiff_t>(from), prog_.ops.end());
+    for (const StageOp& op : body) {
+      STEPSIM_CHECK(op.kind == StageOpKind::kCompute || op.kind == StageOpKind::kCollective,
+                    "stage program: a pass body holds only compute and collectives");
+    }
+  }
+
+  // What a pass's ops depend on but the micro-batch, in one word (compared in registers: a key
+  // struct written to the stack and read back whole stalls on store forwarding).
+  [[nodiscard]] std::uint64_t body_key(const PipelinePass& pass, bool hides) const {
+    const auto u = [](auto v) { return static_cast<std::uint64_t>(static_cast<std::uint32_t>(v)); };
+    const int partner = hides ? ep_overlap_.partner_chunk(pass) : -1;
+    return u(pass.chunk) | u(pass.kind) << 32 | u(pass.grad) << 36 | u(hides) << 40 |
+           (u(partner) & 0xffffu) << 44;
+  }
+
+  void build_pass(const PipelinePass& pass) {
     const int st = prog_.stage;
     const bool fwd = pass.kind == PassKind::kForward;
     const int n_layers = layers(pass.chunk);
@@ -305,10 +361,9 @@ class ProgramBuilder {
         if (k == 0) fsdp_mine = release(fsdp_gather_);
         const std::uint32_t mine = fsdp_mine;
         if (k + 1 < n_layers) fsdp_mine = release(fsdp_gather_);
-        StageOp w;
+        StageOp& w = new_op();
         w.kind = StageOpKind::kWaitDp;
         w.dp = mine;
-        prog_.ops.push_back(w);
       }
       run_layer(pass, layer, r);
     }
@@ -364,11 +419,10 @@ class ProgramBuilder {
   }
 
   void compute(const OpRecord& r, double seconds) {
-    StageOp op;
+    StageOp& op = new_op();
     op.kind = StageOpKind::kCompute;
     op.record = r;
     op.seconds = seconds;
-    prog_.ops.push_back(op);
   }
 
   // What of the partner's compute (the other kind) hides the EP collectives of layer `layer`
@@ -412,7 +466,7 @@ class ProgramBuilder {
         if (prog_.comm_ops[c].overlap_s > 0) compute(r, prog_.comm_ops[c].overlap_s);
         continue;
       }
-      StageOp op;
+      StageOp& op = new_op();
       op.kind = StageOpKind::kCollective;
       op.comm = c;
       op.record = r;
@@ -420,7 +474,6 @@ class ProgramBuilder {
         op.beside_s = beside_s / static_cast<double>(ep);
         if (!memoized) op.record = partner;
       }
-      prog_.ops.push_back(op);
     }
     return ep > 0 ? beside_s : 0.0;
   }
@@ -428,10 +481,9 @@ class ProgramBuilder {
   // Appends comm op `c` to the data-parallel stream and lets it start from here.
   std::uint32_t release(std::uint32_t c) {
     prog_.dp.push_back(c);
-    StageOp op;
+    StageOp& op = new_op();
     op.kind = StageOpKind::kRelease;
     op.dp = static_cast<std::uint32_t>(prog_.dp.size());
-    prog_.ops.push_back(op);
     return op.dp - 1;
   }
 
@@ -454,21 +506,19 @@ class ProgramBuilder {
     }
     const double params = stage_params(s_, shape_, prog_.stage);
     prog_.optimizer_s = optimizer_seconds(s_, params);
-    StageOp opt;
+    StageOp& opt = new_op();
     opt.kind = StageOpKind::kOptimizer;
     opt.seconds = prog_.optimizer_s;
     opt.record.stage = static_cast<std::uint32_t>(prog_.stage);
     opt.record.kind = OpKind::kOptimizer;
-    prog_.ops.push_back(opt);
     prog_.param_gather_first = static_cast<std::uint32_t>(prog_.dp.size());
     if (s_.par.zero == 1 || s_.par.zero == 2) {
       for (const CommOp& op : param_gather_ops(s_, place_, prog_.stage, params)) {
         if (!is_free(op)) prog_.dp.push_back(add_comm(op));
       }
-      StageOp pg;
+      StageOp& pg = new_op();
       pg.kind = StageOpKind::kParamGather;
       pg.dp = static_cast<std::uint32_t>(prog_.dp.size());
-      prog_.ops.push_back(pg);
     }
   }
 
@@ -490,10 +540,12 @@ class ProgramBuilder {
     std::ptrdiff_t ep_all = 0;
     std::ptrdiff_t ep_busy = 0;
   };
-  LayerOps layer_ops_[2][2];        // [pass kind][MoE layer]
-  std::vector<std::uint8_t> free_;  // of comm_ops[0...repeated): is_free
-  std::vector<int> layers_;         // by chunk: layers_in
-  std::vector<int> first_;          // by chunk: first_layer
+  LayerOps layer_ops_[2][2];              // [pass kind][MoE layer]
+  std::vector<std::uint64_t> body_keys_;  // of prog_.bodies: body_key
+  bool stream_ = false;                   // a pass built before: a kBody op
+  std::vector<std::uint8_t> free_;        // of comm_ops[0...repeated): is_free
+  std::vector<int> layers_;               // by chunk: layers_in
+  std::vector<int> first_;                // by chunk: first_layer
   std::uint32_t fsdp_gather_ = 0;
   std::map<std::pair<int, int>, std::vector<int>> consumers_;  // (kind, chunk) -> stages
 };
@@ -506,7 +558,7 @@ using stage_program_detail::ProgramContext;
 struct StageProgramStream::Impl {
   Impl(const Scenario& s, ProgramUse use) : ctx(s, use) {
     builders.reserve(static_cast<std::size_t>(s.par.pp));
-    for (int st = 0; st < s.par.pp; ++st) builders.emplace_back(s, ctx, st);
+    for (int st = 0; st < s.par.pp; ++st) builders.emplace_back(s, ctx, st).stream();
   }
   ProgramContext ctx;
   std::vector<ProgramBuilder> builders;

@@ -37,6 +37,9 @@ enum class StageOpKind : std::uint8_t {
   kParamGather,  ///< ZeRO 1/2: releases the parameter gathers and ends after them (hidden part)
   kPassStart,    ///< a pass (`pass`, `chunk`, `micro`, `grad`) begins (after its input is in)
   kPassEnd,      ///< a pass (`pass`, `chunk`, `micro`, `grad`) ends (before its output is sent)
+  /// StageProgramStream only: the ops of StageProgram::bodies[`dp`], their records' micro-batch
+  /// `micro` (stage_programs writes them out instead).
+  kBody,
 };
 
 struct StageOp {
@@ -90,6 +93,10 @@ struct StageProgram {
   std::uint32_t param_gather_first = 0;
   /// Optimizer time of the stage (kOptimizer's seconds).
   double optimizer_s = 0;
+  /// StageProgramStream: the ops of a pass that differ between micro-batches only in their
+  /// records' micro-batch (kCompute and kCollective ops; no releases to the data-parallel stream),
+  /// built the first time and named by kBody after.
+  std::vector<std::vector<StageOp>> bodies;
 };
 
 /// The program of every stage of `s` (which passed validate()), for `use`.
@@ -98,7 +105,8 @@ std::vector<StageProgram> stage_programs(const Scenario& s,
 
 /// Every stage's program built as it is read, a pass (or a pair) at a time: the memoized
 /// executor runs the ops of one and drops them (`program(st).ops.clear()`) before it asks for
-/// the next, so the ops it holds stay few. The same ops as stage_programs, in the same order.
+/// the next, so the ops it holds stay few. The same ops as stage_programs, in the same order,
+/// but that a pass built before is one kBody op (its ops in StageProgram::bodies).
 class StageProgramStream {
  public:
   StageProgramStream(const Scenario& s, ProgramUse use);  // `s` must outlive it

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "src/workload/whole_step/runtime.hpp"
+#include "stepsim/core/fatal.hpp"
 #include "stepsim/workload/compute_cost.hpp"
 
 namespace stepsim::workload::whole_step {
@@ -191,6 +192,9 @@ void StepApp::advance(nic::Verbs& v, GpuRun& g) {
         return;
       case StageOpKind::kParamGather:
         param_gather(v, g, op);
+        return;
+      case StageOpKind::kBody:  // StageProgramStream's only
+        STEPSIM_CHECK(false, "whole step: a kBody op in a stage program");
         return;
     }
   }

@@ -180,7 +180,18 @@ TEST(StageProgram, TheStreamGivesTheWholeProgramsOpsInOrder) {
           EXPECT_TRUE(p.ops.back().kind == StageOpKind::kPassEnd ||
                       p.ops.back().kind == StageOpKind::kSend)
               << name;
-          ops.insert(ops.end(), p.ops.begin(), p.ops.end());
+          // A pass built before is one kBody op: its ops, with this micro-batch's records.
+          for (const StageOp& op : p.ops) {
+            if (op.kind != StageOpKind::kBody) {
+              ops.push_back(op);
+              continue;
+            }
+            ASSERT_LT(op.dp, p.bodies.size()) << name;
+            for (StageOp b : p.bodies[op.dp]) {
+              b.record.micro = op.micro;
+              ops.push_back(b);
+            }
+          }
           p.ops.clear();
         }
         stream.tail(w.stage);
@@ -198,6 +209,10 @@ TEST(StageProgram, TheStreamGivesTheWholeProgramsOpsInOrder) {
           EXPECT_EQ(a.dp, b.dp) << name << " op " << i;
           EXPECT_EQ(sp_key(a), sp_key(b)) << name << " op " << i;
           EXPECT_EQ(a.beside_s, b.beside_s) << name << " op " << i;
+          EXPECT_EQ(a.record.kind, b.record.kind) << name << " op " << i;
+          EXPECT_EQ(a.record.micro, b.record.micro) << name << " op " << i;
+          EXPECT_EQ(a.record.chunk, b.record.chunk) << name << " op " << i;
+          EXPECT_EQ(a.record.layer, b.record.layer) << name << " op " << i;
         }
         EXPECT_EQ(p.comm_ops.size(), w.comm_ops.size()) << name;
         EXPECT_EQ(p.dp, w.dp) << name;

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <string>
+#include <vector>
 
 #include "stepsim/topology/topology_loader.hpp"
 #include "tests/support/small_topologies.hpp"
@@ -233,11 +235,12 @@ TEST(Step, AStoppedCollectiveInterruptsTheStepWithWhatWasDone) {
 // MFU and digest as run_step, for a dense step with ZeRO 3's per-layer gathers, interleaving and
 // full recomputation (every path that asks for collectives over and over).
 TEST(Step, TotalsWithoutRecordsAreTheFullStepsNumbers) {
-  for (const char* layout : {"zero=3", "vpp=2", "recompute=full"}) {
+  for (const char* layout : {"zero=3", "vpp=2", "recompute=full", "tp_overlap"}) {
     Scenario s = tiny();
     if (std::string(layout) == "zero=3") s.par.zero = 3;
     if (std::string(layout) == "vpp=2") s.par.vpp = 2;
     if (std::string(layout) == "recompute=full") s.par.recompute = "full";
+    if (std::string(layout) == "tp_overlap") s.par.tp_overlap = true;
     const auto topo = topology::load_topology(s.topology).value();
     auto full_comm = make_analytical_comm(topo, s);
     auto totals_comm = make_analytical_comm(topo, s);
@@ -251,6 +254,37 @@ TEST(Step, TotalsWithoutRecordsAreTheFullStepsNumbers) {
     EXPECT_EQ(totals.compute_s, full.compute_s) << layout;
     for (int g = 0; g < kCommGroups; ++g) EXPECT_EQ(totals.exposed_s[g], full.exposed_s[g]);
     EXPECT_EQ(totals.digest, full.digest) << layout;
+  }
+}
+
+// The same for the layouts whose passes the scoring runs from their sums (a pass body, each of
+// its collectives known): an MoE model's EP collectives, TP overlap's GEMMs beside them,
+// interleaving, and moe.overlap's (the EP collectives hidden behind the partner pass, which
+// stay op by op).
+TEST(Step, TotalsWithoutRecordsAreTheFullStepsNumbersForMoeLayouts) {
+  const std::string yaml = std::string(STEPSIM_SOURCE_DIR) + "/workloads/mixtral-8x7b.yaml";
+  const std::vector<std::vector<std::string>> layouts = {
+      {"fidelity=analytical"},
+      {"fidelity=analytical", "parallel.tp_overlap=true", "parallel.pp=2", "parallel.vpp=2"},
+      {"fidelity=analytical", "moe.overlap=1f1b"},
+      {"fidelity=analytical", "moe.overlap=dualpipe", "parallel.pp=4"},
+  };
+  for (const auto& sets : layouts) {
+    const Scenario s = load_scenario(yaml, sets).value();
+    const std::string name = sets.back();
+    const auto topo = topology::load_topology(s.topology).value();
+    auto full_comm = make_analytical_comm(topo, s);
+    auto totals_comm = make_analytical_comm(topo, s);
+    const StepResult full = run_step(s, topo, *full_comm).value();
+    const StepResult totals = run_step_totals(s, topo, *totals_comm).value();
+    ASSERT_TRUE(full.complete) << name;
+    EXPECT_GT(s.par.micro_batches(), 2) << name;  // passes built once, run again
+    EXPECT_EQ(totals.step_s, full.step_s) << name;
+    EXPECT_EQ(totals.bubble_s, full.bubble_s) << name;
+    EXPECT_EQ(totals.compute_s, full.compute_s) << name;
+    EXPECT_EQ(totals.ep_hidden_s, full.ep_hidden_s) << name;
+    for (int g = 0; g < kCommGroups; ++g) EXPECT_EQ(totals.exposed_s[g], full.exposed_s[g]);
+    EXPECT_EQ(totals.digest, full.digest) << name;
   }
 }
 
