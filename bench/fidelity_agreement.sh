@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Issue 7's agreement table: each scenario at packet, cell and analytical fidelity; prints step
 # time, busbw and exposed time per collective group, and each fidelity's ratio to packet level,
-# with events, wall time and peak memory. Runs on 1 rank (the results do not depend on ranks).
+# with events, wall time and peak memory. Runs on 1 rank (the results do not depend on ranks),
+# the memoized step at every fidelity (the whole step against it: bench/whole_vs_memoized.sh).
 # Usage: bench/fidelity_agreement.sh [build dir] [scenario.yaml ...]
 #        (default: workloads/gpt-13b.yaml (128 GPUs) and workloads/gpt3-175b.yaml (1,024 GPUs))
 set -euo pipefail
@@ -18,7 +19,7 @@ for sc in "${scenarios[@]}"; do
   name=$(basename "$sc" .yaml)
   for fid in packet cell analytical; do
     /usr/bin/time -f "%M" -o "$out/$name.$fid.rss" \
-      "$build/apps/stepsim" run "$sc" --fidelity "$fid" --no-output --quiet \
+      "$build/apps/stepsim" run "$sc" --fidelity "$fid" --no-output --quiet --set step.mode=memoized \
       --json "$out/$name.$fid.json" >/dev/null
   done
 done

@@ -172,8 +172,9 @@ void list_scenario() {
     }
   }
   std::printf(
-      "A file may also list `jobs:` (step.mode whole): each a map of name, gpus (GPU ranges of "
-      "the topology, e.g. 0-7,16-23) and model, parallel, compute keys (docs/workload.md); "
+      "A file may also list `jobs:` (the whole step, packet or cell fidelity): each a map of "
+      "name, gpus (GPU ranges of the topology, e.g. 0-7,16-23) and model, parallel, compute "
+      "keys (docs/workload.md); "
       "--set jobs.NAME.KEY=VALUE (or jobs.K.KEY) sets one job's.\n");
 }
 

@@ -42,8 +42,9 @@ PlanCommand::PlanCommand(CLI::App& parent) {
       ->check(CLI::IsMember({"tokens", "mfu"}))
       ->capture_default_str();
   cmd_->add_option("--confirm", opt_.confirm,
-                   "Fidelity that re-runs the best --top layouts: cell, packet, whole (step.mode "
-                   "whole, cell fidelity unless the scenario's is packet) or none")
+                   "Fidelity that re-runs the best --top layouts: cell or packet (the memoized "
+                   "step: each distinct collective once, shared between layouts), whole (the "
+                   "whole step, cell fidelity unless the scenario's is packet) or none")
       ->check(CLI::IsMember({"cell", "packet", "whole", "none"}))
       ->capture_default_str();
   cmd_->add_option("-o,--output", opt_.csv_path,

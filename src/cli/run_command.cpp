@@ -43,6 +43,13 @@ namespace stepsim::cli {
 RunCommand::RunCommand(CLI::App& parent) {
   cmd_ = parent.add_subcommand(
       "run", "One training step of a scenario (workloads/*.yaml): step time, MFU, breakdown");
+  cmd_->footer(
+      "Step mode (--set step.mode=...): auto, the default, runs the whole step at packet and "
+      "cell fidelity (every GPU's schedule in one simulation, all groups' traffic on one fabric) "
+      "and the memoized step at ideal and analytical fidelity; memoized runs one pipeline with "
+      "each distinct collective simulated alone (faster, no contention between groups); whole "
+      "needs packet or cell fidelity. The summary, --json and the HDF5 file name the mode that "
+      "ran (docs/workload.md).");
   cmd_->add_option("scenario", opt_.scenario, "Scenario file (workloads/*.yaml)")->required();
   cmd_->add_option(
       "--set", opt_.sets,
@@ -73,11 +80,12 @@ RunCommand::RunCommand(CLI::App& parent) {
   cmd_->add_option("-o,--output", opt_.output,
                    "HDF5 file of the step (docs/hdf5-schema.md); default: SCENARIO stem + .h5");
   cmd_->add_flag("--no-output", opt_.no_output, "Do not write the HDF5 file");
-  cmd_->add_option("--trace", opt_.trace,
-                   "Write the op timeline as a Chrome/Perfetto trace (JSON) to this file: a "
-                   "process per stage, or in step.mode whole per traced GPU (--trace-gpus)");
+  cmd_->add_option(
+      "--trace", opt_.trace,
+      "Write the op timeline as a Chrome/Perfetto trace (JSON) to this file: a "
+      "process per stage (memoized step), or per traced GPU (the whole step, --trace-gpus)");
   cmd_->add_option("--trace-gpus", opt_.trace_gpus,
-                   "step.mode whole: the GPUs --trace shows, each its own process with its ops "
+                   "The whole step: the GPUs --trace shows, each its own process with its ops "
                    "and collectives: GPUs and ranges, e.g. 0-7,64 (default: each job's "
                    "reference pipeline, one GPU per stage)")
       ->check(
@@ -102,16 +110,16 @@ RunCommand::RunCommand(CLI::App& parent) {
                  "Where the time goes: wall and CPU per phase (set-up, ideal pass, engine run, "
                  "output) on stderr after the summary; also STEPSIM_PROFILE=1");
   cmd_->add_option("--fault", opt_.faults,
-                   "step.mode whole: a link fault during the step (repeatable): down:LINK@TIME, "
+                   "The whole step: a link fault during the step (repeatable): down:LINK@TIME, "
                    "up:LINK@TIME, lanes:LINK@TIME=N, flap:LINK@START,PERIOD,DOWN,COUNT");
   cmd_->add_option("--pcie-fault", opt_.pcie_faults,
-                   "step.mode whole: GPU's NIC retrains its PCIe link lower (repeatable): "
+                   "The whole step: GPU's NIC retrains its PCIe link lower (repeatable): "
                    "GPU:GEN@TIME, e.g. 12:gen4@2ms");
   cmd_->add_option("--slow-gpu", opt_.slow_gpus,
-                   "step.mode whole: a straggler (repeatable): GPU:FACTOR, its compute takes "
+                   "The whole step: a straggler (repeatable): GPU:FACTOR, its compute takes "
                    "FACTOR times as long, e.g. 5:1.3");
   cmd_->add_option("--background", opt_.background,
-                   "step.mode whole: background traffic on the same fabric (repeatable): "
+                   "The whole step: background traffic on the same fabric (repeatable): "
                    "PATTERN@RATE[,UNTIL], PATTERN " +
                        list_words(background_choices()) +
                        ", RATE per flow (e.g. 100G), UNTIL the simulated time it stops (default: "
@@ -249,8 +257,9 @@ Result<std::optional<std::vector<std::uint32_t>>> trace_selection(const RunOptio
     if (gpus_given) {
       return Error{
           "--trace-gpus: the memoized step simulates one GPU per pipeline stage, and its "
-          "trace shows those; tracing chosen GPUs needs step.mode=whole at packet or "
-          "cell fidelity (add --set step.mode=whole)"};
+          "trace shows those; tracing chosen GPUs needs the whole step (step.mode auto or "
+          "whole, at packet or cell fidelity; this run: step.mode " +
+          s.step_mode + ", fidelity " + s.fidelity + ")"};
     }
     return Selection{};
   }
@@ -275,8 +284,9 @@ Result<bool> apply_step_faults(const RunOptions& opt, workload::Scenario& s,
   }
   if (!workload::step_execution(s).timed_events()) {
     return Error{
-        "--fault, --pcie-fault and --slow-gpu need step.mode=whole at packet or cell "
-        "fidelity (add --set step.mode=whole)"};
+        "--fault, --pcie-fault, --slow-gpu and --background need the whole step (step.mode "
+        "auto or whole, at packet or cell fidelity; this run: step.mode " +
+        s.step_mode + ", fidelity " + s.fidelity + ")"};
   }
   for (const std::string& f : opt.faults) {
     if (auto ok = fabric::parse_fault(f, topo, s.fabric.faults); !ok) {
@@ -487,6 +497,7 @@ std::optional<Error> write_h5(int rank, const StepReport& rep, const output::Ste
   meta.scenario_text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   for (const std::string& kv : rep.run.sets) meta.sets += kv + "\n";
   meta.fidelity = s.fidelity;
+  meta.step_mode = workload::resolved_step_mode(s);
   meta.cell_bytes = s.fidelity == "cell" ? s.fabric.cell_size.count() : 0;
   meta.model = run_model(s);
   meta.topology = rep.run.topo.name;
@@ -553,8 +564,13 @@ int RunCommand::execute_one(int rank, int ranks, RunOptions& o, nlohmann::json* 
   const workload::Parallelism& par = run->scenario.par;
   const auto stride = static_cast<std::uint32_t>(par.tp * par.cp * par.data_parallel());
   const bool trace = !o.trace.empty() && rank == 0;
+  // The HDF5 file alone makes its op and collective rows as it writes them (a copy of 250,000
+  // rows in memory saved); the Perfetto trace needs them held.
   const output::StepRows rows =
-      (!o.no_output || trace) ? workload::step_rows(rep.r, stride) : output::StepRows{};
+      (!o.no_output || trace)
+          ? workload::step_rows(rep.r, stride,
+                                trace ? workload::RowsHeld::kHeld : workload::RowsHeld::kOnDemand)
+          : output::StepRows{};
   if (!o.no_output && !output_error) output_error = write_h5(rank, rep, rows);
   if (trace && !output_error) {
     output::TraceOptions topt;

@@ -65,14 +65,14 @@ void print_heading(const StepReport& rep) {
     std::printf("# stepsim run %s: %s on %s, %d GPUs %s (%s), fidelity %s, step %s, ranks %d\n",
                 rep.opt.scenario.c_str(), s.model.name.c_str(), rep.run.topo.name.c_str(),
                 s.par.world(), s.gpu.name.c_str(), parallel_text(s.par).c_str(), s.fidelity.c_str(),
-                s.step_mode.c_str(), rep.ranks);
+                workload::resolved_step_mode(s), rep.ranks);
     return;
   }
   std::size_t gpus = 0;
   for (const workload::JobSpec& j : s.jobs) gpus += j.gpus.size();
   std::printf("# stepsim run %s: %zu jobs on %s, %zu GPUs %s, fidelity %s, step %s, ranks %d\n",
               rep.opt.scenario.c_str(), s.jobs.size(), rep.run.topo.name.c_str(), gpus,
-              s.gpu.name.c_str(), s.fidelity.c_str(), s.step_mode.c_str(), rep.ranks);
+              s.gpu.name.c_str(), s.fidelity.c_str(), workload::resolved_step_mode(s), rep.ranks);
   for (const workload::JobSpec& j : s.jobs) {
     std::printf("# job %s: %s on GPUs %s (%zu GPUs; %s)\n", j.name.c_str(), j.model.name.c_str(),
                 j.gpus_text.c_str(), j.gpus.size(), parallel_text(j.par).c_str());
@@ -296,6 +296,7 @@ nlohmann::json step_json(const StepReport& rep) {
   j["gpu"] = s.gpu.name;
   j["fidelity"] = s.fidelity;
   j["cell_bytes"] = s.fidelity == "cell" ? s.fabric.cell_size.count() : 0;
+  j["step_mode"] = workload::resolved_step_mode(s);
   j["folded_rails"] = r.folded_rails;
   j["foldable_rails"] = r.foldable_rails;
   if (r.background_cut_s >= 0) j["background_cut_s"] = r.background_cut_s;

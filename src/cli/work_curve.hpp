@@ -1,6 +1,6 @@
 #pragma once
 // How much of a whole step's work is done by a simulated time: the progress fraction of
-// `stepsim run --set step.mode=whole` at packet or cell fidelity. Events there grow with the
+// `stepsim run` (the whole step) at packet or cell fidelity. Events there grow with the
 // bytes that cross the network (a collective inside one server is folded into a memoized cost and
 // costs almost no events), and those bytes are uneven over simulated time: the data-parallel
 // gradient reduction at the end of the step carries most of them. So the fraction counts the

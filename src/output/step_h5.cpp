@@ -69,10 +69,11 @@ struct StepField {
   hid_t type;
 };
 
-// A table of all `rows`.
+// A table of `n` rows of `Row` from `rows`.
 template <class Row>
-bool write_table(hid_t file, const char* name, const std::vector<Row>& rows,
-                 const std::vector<StepField>& fields, const std::string& doc) {
+bool write_table(hid_t file, const char* name, std::size_t rows_n, const TableRows& rows,
+                 const std::vector<StepField>& fields, const std::string& doc,
+                 ChunkScratch& scratch) {
   // Rows have no padding, so the file's type is the memory's: no conversion, which parallel
   // writes through filters need (and no stray padding bytes in the file).
   Handle mem(H5Tcreate(H5T_COMPOUND, sizeof(Row)), H5Tclose);
@@ -83,7 +84,7 @@ bool write_table(hid_t file, const char* name, const std::vector<Row>& rows,
   }
   if (size != sizeof(Row)) return false;
   const hid_t disk = mem;
-  const auto n = static_cast<hsize_t>(rows.size());
+  const auto n = static_cast<hsize_t>(rows_n);
   Handle space(H5Screate_simple(1, &n, nullptr), H5Sclose);
   Handle dcpl(dataset_create_plist(), H5Pclose);
   const hsize_t chunk = std::min<hsize_t>(n, 65536);
@@ -99,7 +100,29 @@ bool write_table(hid_t file, const char* name, const std::vector<Row>& rows,
   if (ds < 0) return false;
   if (!attr_string(ds, "doc", doc)) return false;
   if (n == 0) return true;
-  return write_shuffled_chunks(ds, rows.data(), sizeof(Row), n, chunk);
+  return write_shuffled_chunks(ds, rows, sizeof(Row), n, chunk, scratch);
+}
+
+// A table of all `rows`.
+template <class Row>
+bool write_table(hid_t file, const char* name, const std::vector<Row>& rows,
+                 const std::vector<StepField>& fields, const std::string& doc,
+                 ChunkScratch& scratch) {
+  return write_table<Row>(file, name, rows.size(), TableRows{rows.data(), {}}, fields, doc,
+                          scratch);
+}
+
+// A table of the rows `rows` holds, or else of those `fill` makes.
+template <class Row>
+bool write_table(hid_t file, const char* name, const std::vector<Row>& rows,
+                 const RowFill<Row>& fill, const std::vector<StepField>& fields,
+                 const std::string& doc, ChunkScratch& scratch) {
+  if (!fill.fill) return write_table(file, name, rows, fields, doc, scratch);
+  TableRows made;
+  made.fill = [&fill](std::size_t first, std::size_t count, unsigned char* out) {
+    fill.fill(first, count, reinterpret_cast<Row*>(out));
+  };
+  return write_table<Row>(file, name, fill.rows, made, fields, doc, scratch);
 }
 
 #define STEPSIM_FIELD(Row, member, type) \
@@ -108,7 +131,7 @@ bool write_table(hid_t file, const char* name, const std::vector<Row>& rows,
   }
 
 // /jobs: each job of a multi-job run (none for one job).
-bool write_jobs(hid_t file, const StepRows& r) {
+bool write_jobs(hid_t file, const StepRows& r, ChunkScratch& scratch) {
   if (r.jobs.empty()) return true;
   constexpr std::size_t kText = 64;
 #pragma pack(push, 1)
@@ -154,7 +177,8 @@ bool write_jobs(hid_t file, const StepRows& r) {
        STEPSIM_FIELD(Job, exposed_s, exposed)},
       "a multi-job run (the scenario's jobs:): each job's step on the shared fabric, from time "
       "0; gpus_text its GPUs as given, first_gpu the GPU of its stage 0; mfu NaN when the run "
-      "did not complete; exposed_s by group (tp, cp, ep, pp, dp) of its critical stage");
+      "did not complete; exposed_s by group (tp, cp, ep, pp, dp) of its critical stage",
+      scratch);
 }
 
 }  // namespace
@@ -189,6 +213,7 @@ Result<bool> write_meta(hid_t file, const RunMeta& meta, const StepRows& rows,
   }
   ok = ok && attr_string(g, "sets", meta.sets);
   ok = ok && attr_string(g, "fidelity", meta.fidelity);
+  ok = ok && attr_string(g, "step_mode", meta.step_mode);
   ok = ok && attr_number(g, "cell_bytes", H5T_NATIVE_INT64, meta.cell_bytes);
   ok = ok && attr_number(g, "folded_rails", H5T_NATIVE_UINT32, r.folded_rails);
   ok = ok && attr_string(g, "model", meta.model);
@@ -236,27 +261,28 @@ Result<bool> write_meta(hid_t file, const RunMeta& meta, const StepRows& rows,
 // The table rows are packed: a job column after the others leaves no padding (write_table).
 
 // /ops.
-bool write_ops(hid_t file, const StepRows& r) {
+bool write_ops(hid_t file, const StepRows& r, ChunkScratch& scratch) {
   const hid_t u16 = H5T_NATIVE_UINT16, u32 = H5T_NATIVE_UINT32, f64 = H5T_NATIVE_DOUBLE;
   using Op = OpsRow;
   return write_table(
-      file, "/ops", r.ops,
+      file, "/ops", r.ops, r.ops_fill,
       {STEPSIM_FIELD(Op, gpu, u32), STEPSIM_FIELD(Op, stage, u32), STEPSIM_FIELD(Op, kind, u16),
        STEPSIM_FIELD(Op, group, u16), STEPSIM_FIELD(Op, micro, u32), STEPSIM_FIELD(Op, chunk, u32),
        STEPSIM_FIELD(Op, layer, u32), STEPSIM_FIELD(Op, start_s, f64),
        STEPSIM_FIELD(Op, end_s, f64), STEPSIM_FIELD(Op, job, u32)},
       "per-GPU op timeline of the simulated pipeline; kind 0 forward, 1 backward, 2 optimizer, "
       "3 blocking collective (group: 0 tp, 1 cp, 2 ep, 3 pp, 4 dp), 4 waiting for another stage; "
-      "job: the /jobs row (0 for one job)");
+      "job: the /jobs row (0 for one job)",
+      scratch);
 }
 
 // /collectives.
-bool write_collectives(hid_t file, const StepRows& r) {
+bool write_collectives(hid_t file, const StepRows& r, ChunkScratch& scratch) {
   const hid_t u16 = H5T_NATIVE_UINT16, u32 = H5T_NATIVE_UINT32;
   const hid_t i64 = H5T_NATIVE_INT64, f64 = H5T_NATIVE_DOUBLE;
   using Coll = CollectivesRow;
   return write_table(
-      file, "/collectives", r.colls,
+      file, "/collectives", r.colls, r.colls_fill,
       {STEPSIM_FIELD(Coll, id, u32), STEPSIM_FIELD(Coll, stage, u32),
        STEPSIM_FIELD(Coll, group, u16), STEPSIM_FIELD(Coll, kind, u16),
        STEPSIM_FIELD(Coll, gpus, u32), STEPSIM_FIELD(Coll, bytes, i64),
@@ -265,12 +291,13 @@ bool write_collectives(hid_t file, const StepRows& r) {
       "every collective of the step; group 0 tp, 1 cp, 2 ep, 3 pp, 4 dp; kind 0 "
       "allreduce, 1 reducescatter, 2 allgather, 3 broadcast, 4 reduce, 5 "
       "alltoall, 6 alltoallv, 7 sendrecv, 8 send (a pipeline send); bytes is nccl-tests' S; "
-      "job: the /jobs row (0 for one job)");
+      "job: the /jobs row (0 for one job)",
+      scratch);
 }
 
 // /flows and its sampling attributes; the counter and time columns are ConnectionFlow's
 // declared statistics.
-bool write_flows(hid_t file, const StepRows& r) {
+bool write_flows(hid_t file, const StepRows& r, ChunkScratch& scratch) {
   const hid_t u16 = H5T_NATIVE_UINT16, u32 = H5T_NATIVE_UINT32;
   using Flow = FlowsRow;
   std::vector<StepField> flow_columns = {
@@ -288,7 +315,8 @@ bool write_flows(hid_t file, const StepRows& r) {
       "the step's collectives it stands for); counters of one repetition; times (ps) of the "
       "first occurrence: first post, first packet on the wire, last send completion; "
       "attributes rows_total and sample (output.flows: 1 all, K 1 in K collectives, 0 none); "
-      "job: the /jobs row (0 for one job)");
+      "job: the /jobs row (0 for one job)",
+      scratch);
   if (!ok) return false;
   Handle ds(H5Dopen2(file, "/flows", H5P_DEFAULT), H5Dclose);
   return ds >= 0 && attr_number(ds, "rows_total", H5T_NATIVE_UINT64, r.figures.flow_rows_total) &&
@@ -296,7 +324,7 @@ bool write_flows(hid_t file, const StepRows& r) {
 }
 
 // /links.
-bool write_links(hid_t file, const StepRows& r) {
+bool write_links(hid_t file, const StepRows& r, ChunkScratch& scratch) {
   const hid_t u32 = H5T_NATIVE_UINT32, f64 = H5T_NATIVE_DOUBLE;
   using LinkRow = LinksRow;
   return write_table(file, "/links", r.links,
@@ -309,11 +337,12 @@ bool write_links(hid_t file, const StepRows& r) {
                      "packet fidelity: per sending port over the whole step (each distinct "
                      "collective's counters times its repetitions); tier of the sending node "
                      "(0 server, 1 leaf, 2 spine, 3 core); ports that carried nothing are "
-                     "left out");
+                     "left out",
+                     scratch);
 }
 
 // /memory: every term of every stage's most-loaded GPU.
-bool write_memory(hid_t file, const RunMeta& meta) {
+bool write_memory(hid_t file, const RunMeta& meta, ChunkScratch& scratch) {
   constexpr std::size_t kTerm = 32;
 #pragma pack(push, 1)
   struct Mem {
@@ -342,7 +371,8 @@ bool write_memory(hid_t file, const RunMeta& meta) {
                      "per-GPU memory model: bytes of each term (weights, gradients, "
                      "optimizer_states, activations, ...) of each pipeline stage's most-loaded "
                      "GPU; job: the /jobs row (0 for one job); a stage's total is the sum of its "
-                     "rows (docs/workload.md, Memory)");
+                     "rows (docs/workload.md, Memory)",
+                     scratch);
 }
 
 // The file, on the writing rank.
@@ -363,10 +393,13 @@ Result<bool> write_file(const std::string& path, const RunMeta& meta, const Step
   auto meta_ok = write_meta(file, meta, r, path);
   if (!meta_ok) return meta_ok.error();
   if (!*meta_ok) return failed();
-  const std::function<bool()> tables[] = {
-      [&] { return write_ops(file, r); },   [&] { return write_collectives(file, r); },
-      [&] { return write_flows(file, r); }, [&] { return write_links(file, r); },
-      [&] { return write_jobs(file, r); },  [&] { return write_memory(file, meta); }};
+  ChunkScratch scratch;  // the compressing threads' buffers, for every table
+  const std::function<bool()> tables[] = {[&] { return write_ops(file, r, scratch); },
+                                          [&] { return write_collectives(file, r, scratch); },
+                                          [&] { return write_flows(file, r, scratch); },
+                                          [&] { return write_links(file, r, scratch); },
+                                          [&] { return write_jobs(file, r, scratch); },
+                                          [&] { return write_memory(file, meta, scratch); }};
   for (const auto& table : tables) {
     if (!table()) return failed();
   }

@@ -26,6 +26,7 @@
 #include "stepsim/workload/compute_cost.hpp"
 
 #include "src/workload/fp8_cast.hpp"
+#include "src/workload/host_launch.hpp"
 #include "src/workload/moe/routing.hpp"
 
 #include <algorithm>
@@ -320,6 +321,20 @@ void add_mtp(const Scenario& s, bool moe, double T, LayerCosts& k) {
                                     sum_of(last.bwd_hide) + k.logits_bwd_s);
 }
 
+// The layer's kernel launches besides its attention and expert linears' (host_launch.hpp):
+// compute.layer_kernels (a third in the forward), the attention core (one kernel each way),
+// the router's GEMMs (outside FP8) and the shared experts' two linears.
+HostKernels layer_other_kernels(const Scenario& s, bool moe) {
+  const double other = s.compute.layer_kernels;
+  HostKernels k{other / 3 + 1, 2 * other / 3 + 1};
+  if (!moe) return k;
+  const HostKernels router = linear_kernels(s, 1, false);
+  const HostKernels shared = linear_kernels(s, 2 * static_cast<double>(s.model.shared_experts));
+  k.fwd += router.fwd + shared.fwd;
+  k.bwd += router.bwd + shared.bwd;
+  return k;
+}
+
 }  // namespace
 
 LayerCosts layer_costs(const Scenario& s, bool moe_layer) {
@@ -343,8 +358,12 @@ LayerCosts layer_costs(const Scenario& s, bool moe_layer) {
   double gemm_f = router_f;
   double gemm_b = router_b;
   Fp8CastBytes cast;  // FP8 current scaling's casts of the layer's linears (never hidden)
+  HostKernels launches = layer_other_kernels(s, moe);
   for (std::size_t i = 0; i < lin.size(); ++i) {
     for (const Linear& l : lin[i]) {
+      const HostKernels lk = linear_kernels(s, l.groups);
+      launches.fwd += lk.fwd;
+      launches.bwd += lk.bwd;
       const Fp8CastBytes c8 = fp8_cast_bytes(s, l.m, l.n, l.k, l.groups);
       cast.fwd += c8.fwd;
       cast.bwd += c8.bwd;
@@ -379,6 +398,10 @@ LayerCosts layer_costs(const Scenario& s, bool moe_layer) {
   }
   k.fwd_s = gemm_f - sum_of(k.fwd_hide) + attn + elem + cast.fwd / hbm + ovh;
   k.bwd_s = gemm_b - sum_of(k.bwd_hide) + attn_b + 2 * elem + cast.bwd / hbm + ovh;
+  // Launch-bound passes: the host launches the pass's kernels one by one; when that takes
+  // longer than the GPU runs them (the hidden GEMMs included), the pass takes the host's time.
+  k.fwd_s += std::max(0.0, host_seconds(s, launches.fwd) - k.fwd_s - sum_of(k.fwd_hide));
+  k.bwd_s += std::max(0.0, host_seconds(s, launches.bwd) - k.bwd_s - sum_of(k.bwd_hide));
   k.wgrad_s = wgrad;
   if (p.recompute == "full") k.recompute_s = k.fwd_s;
   if (p.recompute == "selective") k.recompute_s = attn;

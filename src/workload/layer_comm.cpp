@@ -76,7 +76,7 @@ std::vector<CommOp> layer_collectives(const Scenario& s, const Placement& place,
     // The busiest receiver's tokens (moe.routing): every GPU of the group sends that many, so
     // the busiest receiver's NICs and NVLink carry what they do under the routing.
     const MoeTokens tokens{static_cast<double>(T) * moe_load(s).tokens / p.tp, m.hidden,
-                           m.precision == "fp8"};
+                           m.precision == "fp8" && s.moe.fp8_dispatch};
     const MoeDispatcher* d = find_moe_dispatcher(s.moe.dispatcher);
     for (const CommOp& op : d->ops(tokens, s, place.ep_group(stage, p.expert_tp(), p.ep), fwd)) {
       ops.push_back(op);

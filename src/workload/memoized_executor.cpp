@@ -87,6 +87,7 @@ Result<bool> MemoizedExecutor::run_schedules() {
         auto ran = run_group(st, end);
         if (!ran) return ran.error();
         if (*ran == Group::kBlocked || *ran == Group::kDone) break;
+        if (!reserved_) reserve_records();
         moved = true;
         if (*ran == Group::kEnd) {
           trace_.stop = StepStop::kEnd;
@@ -98,6 +99,21 @@ Result<bool> MemoizedExecutor::run_schedules() {
     STEPSIM_CHECK(all || moved, "pipeline schedule made no progress");
   }
   return true;
+}
+
+// After the step's first group (a forward pass, or DualPipe's first): room for about all the
+// records, from that group's. A backward pass records about twice a forward's (its two GEMMs per
+// forward one, their collectives, a recomputed forward): 4 times the forward's per micro-batch and
+// chunk leaves slack, and a wait between passes. Reserved, not touched: the growth of the
+// vectors otherwise touches twice the memory, each page a fault (a tenth of an analytical run).
+void MemoizedExecutor::reserve_records() {
+  reserved_ = true;
+  if (!records_) return;
+  const auto passes = static_cast<std::size_t>(shape_.stages) *
+                      static_cast<std::size_t>(shape_.chunks) *
+                      static_cast<std::size_t>(shape_.micro_batches);
+  trace_.ops.reserve(passes * (4 * trace_.ops.size() + 2));
+  trace_.colls.reserve(passes * 4 * trace_.colls.size());
 }
 
 // The passes that start together at the stage's next op: a pass, or DualPipe's F&B pair (the

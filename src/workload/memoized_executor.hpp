@@ -98,6 +98,7 @@ class MemoizedExecutor final : public StepExecutor {
   void blocking_known(int st, StableOp& op);
   StableOp& pipeline_send(int from, int to);
   Error interrupt();
+  void reserve_records();
   void add_op(const OpRecord& r) {
     if (records_) trace_.ops.push_back(r);
   }
@@ -123,6 +124,7 @@ class MemoizedExecutor final : public StepExecutor {
   std::map<CollectiveKey, std::uint32_t> distinct_;  // index into trace_.distinct
   RecentCollectives<std::uint32_t> recent_;          // the last few of distinct_
   StepTrace trace_;
+  bool reserved_ = false;  // reserve_records() ran
 };
 
 }  // namespace stepsim::workload

@@ -90,6 +90,9 @@ config::ParamTable scenario_param_table(Scenario& s) {
            "(DeepSeek's DualPipe: two mirrored stages per GPU, fed from both ends)");
   t.integer("moe.comm_sms", s.moe.comm_sms, 0, 1024,
             "SMs the EP kernels take from the compute they overlap");
+  t.boolean("moe.fp8_dispatch", s.moe.fp8_dispatch,
+            "an FP8 model's forward dispatch in FP8 (DeepEP as DeepSeek-V3 runs it); false: "
+            "BF16 (Megatron-Core's flex dispatcher)");
   t.add(text("moe.routing", s.moe.routing,
              "expert loads: balanced, zipf:ALPHA (the i-th expert takes i^-ALPHA of the tokens) "
              "or file:PATH (one line per MoE layer of E counts or fractions)"));
@@ -157,6 +160,10 @@ config::ParamTable scenario_param_table(Scenario& s) {
          "elementwise HBM bytes per token and hidden unit per layer forward");
   t.time("compute.kernel_overhead", c.kernel_overhead, SimTime::zero(), SimTime::s(1),
          "launch overhead per layer and pass");
+  t.time("compute.host_launch", c.host_launch, SimTime::zero(), SimTime::ms(1),
+         "host time per kernel launch (eager mode); a layer pass takes max(GPU, launches)");
+  t.real("compute.layer_kernels", c.layer_kernels, 0, 1e5,
+         "kernels per layer and micro-batch besides GEMMs, attention and FP8 casts");
   t.real("compute.optimizer_bytes", c.optimizer_bytes, 0, 1e4,
          "optimizer HBM bytes per parameter of the shard");
 
@@ -231,13 +238,15 @@ config::ParamTable scenario_param_table(Scenario& s) {
   t.boolean("concurrent", s.concurrent,
             "packet and cell fidelity: each collective runs with its copies on the other TP/CP "
             "ranks");
-  t.choice("step.mode", s.step_mode, {"memoized", "whole"},
-           "packet and cell fidelity: memoized (each distinct collective alone, composed per "
-           "stage) or whole (every GPU's schedule in one simulation, all traffic on one fabric)");
+  t.choice("step.mode", s.step_mode, {"auto", "whole", "memoized"},
+           "auto: whole at packet and cell fidelity, memoized at ideal and analytical; whole "
+           "(packet and cell fidelity): every GPU's schedule in one simulation, all traffic on "
+           "one fabric; memoized: each distinct collective alone, composed per stage over one "
+           "pipeline (faster, no contention between groups)");
   t.choice("step.fold", s.step_fold, {"none", "rails"},
-           "step.mode whole: none (every GPU runs) or rails (a job whose every network "
+           "the whole step: none (every GPU runs) or rails (a job whose every network "
            "collective stays on one rail of a rail-optimized fabric's separate planes runs "
-           "rail 0 only; the other rails copy its clocks)");
+           "rail 0 only; the other rails copy its clocks); the memoized step ignores it");
   t.time("end", s.end, SimTime::us(1), SimTime::s(1e6), "stop the simulated step after this");
   t.choice("output.flows", s.output.flows, {"auto", "all", "sampled", "none"},
            "HDF5 /flows rows: all, sampled (every flow of 1 in output.flows_sample collectives, "

@@ -211,7 +211,7 @@ Result<bool> validate_fit(const Scenario& s, const topology::Topology& topo,
                std::to_string(s.moe.expert_loads.front().size()) + " experts, model.experts is " +
                std::to_string(m.experts));
   }
-  if (s.moe.overlap != "none" && s.step_mode == "whole" &&
+  if (s.moe.overlap != "none" && runs_whole_step(s) &&
       (p.zero == 3 || p.recompute == "full" ||
        (p.pp > 1 && p.vpp == 1 && s.moe.overlap != "dualpipe"))) {
     return bad("moe.overlap " + s.moe.overlap +
@@ -293,7 +293,7 @@ Result<bool> validate_fabric(const Scenario& s, const topology::Topology& topo) 
 }
 
 Result<bool> validate_layout(const Scenario& s, const topology::Topology& topo) {
-  if (!s.jobs.empty() || s.step_fold != "none") return validate(s, topo);
+  if (!s.jobs.empty()) return validate(s, topo);
   return validate_job(s, topo, s.source + ": ", false);
 }
 
@@ -301,27 +301,22 @@ Result<bool> validate(const Scenario& s, const topology::Topology& topo) {
   // The whole step is one packet- or cell-level simulation: at ideal or analytical fidelity
   // every collective is a formula and there is nothing for it to run (the memoized mode would
   // run silently instead).
+  // (step.fold needs no check here: the memoized step runs one pipeline and ignores it.)
   if (s.step_mode == "whole" && !runs_whole_step(s)) {
     return Error{s.source +
                  ": step.mode whole needs packet or cell fidelity (this run: "
                  "fidelity " +
                  s.fidelity +
                  "); at ideal or analytical fidelity use step.mode "
-                 "memoized (the default), or add --fidelity cell"};
-  }
-  if (s.step_fold != "none" && !runs_whole_step(s)) {
-    return Error{s.source + ": step.fold " + s.step_fold +
-                 " folds the whole step only (step.mode whole at packet or cell fidelity; this "
-                 "run: step.mode " +
-                 s.step_mode + ", fidelity " + s.fidelity + "); memoized mode runs one pipeline"};
+                 "memoized or auto (the default), or add --fidelity cell"};
   }
   if (s.jobs.empty()) return validate_job(s, topo, s.source + ": ");
   if (!runs_whole_step(s)) {
     return Error{s.source +
-                 ": jobs: several jobs share the fabric only in step.mode whole at "
+                 ": jobs: several jobs share the fabric only in the whole step, at "
                  "packet or cell fidelity (this run: step.mode " +
                  s.step_mode + ", fidelity " + s.fidelity +
-                 "; add --set step.mode=whole, and --fidelity cell or packet)"};
+                 "; use step.mode auto or whole, and --fidelity cell or packet)"};
   }
   // The server of each GPU (the topology's GPUs are numbered server by server).
   std::vector<std::uint32_t> server_of;

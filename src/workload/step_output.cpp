@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <new>
 #include <string>
 #include <utility>
 
@@ -81,6 +82,35 @@ void gpu_trace_rows(const StepResult& r, output::GpuTraceRows& out) {
   out.member_sets = r.member_sets;
 }
 
+// Op `o`'s row; `gpu_stride` as step_rows.
+output::OpsRow ops_row(const StepResult& r, const OpRecord& o, std::uint32_t gpu_stride) {
+  const std::uint32_t gpu =
+      r.jobs.empty() ? o.stage * gpu_stride : r.jobs[o.job].stage_gpu[o.stage];
+  return output::OpsRow{o.start_s,
+                        o.end_s,
+                        gpu,
+                        o.stage,
+                        o.micro,
+                        o.chunk,
+                        o.layer,
+                        static_cast<std::uint16_t>(o.kind),
+                        static_cast<std::uint16_t>(o.group),
+                        o.job};
+}
+
+output::CollectivesRow colls_row(const CollectiveRecord& c) {
+  return output::CollectivesRow{c.start_s,
+                                c.end_s,
+                                c.busbw_gbs,
+                                c.bytes,
+                                c.id,
+                                c.stage,
+                                c.gpus,
+                                static_cast<std::uint16_t>(c.group),
+                                static_cast<std::uint16_t>(c.kind),
+                                c.job};
+}
+
 }  // namespace
 
 const char* step_status(const StepResult& r) {
@@ -90,7 +120,7 @@ const char* step_status(const StepResult& r) {
   return "stopped_at_end";
 }
 
-output::StepRows step_rows(const StepResult& r, std::uint32_t gpu_stride) {
+output::StepRows step_rows(const StepResult& r, std::uint32_t gpu_stride, RowsHeld held) {
   output::StepRows out;
   out.figures = figures(r);
   for (int g = 0; g < kCommGroups; ++g) {
@@ -98,19 +128,23 @@ output::StepRows step_rows(const StepResult& r, std::uint32_t gpu_stride) {
   }
   for (int k = 0; k < kOpKinds; ++k)
     out.op_names.emplace_back(op_kind_name(static_cast<OpKind>(k)));
-  out.ops.reserve(r.ops.size());
-  for (const OpRecord& o : r.ops) {
-    const std::uint32_t gpu =
-        r.jobs.empty() ? o.stage * gpu_stride : r.jobs[o.job].stage_gpu[o.stage];
-    out.ops.push_back(output::OpsRow{o.start_s, o.end_s, gpu, o.stage, o.micro, o.chunk, o.layer,
-                                     static_cast<std::uint16_t>(o.kind),
-                                     static_cast<std::uint16_t>(o.group), o.job});
-  }
-  out.colls.reserve(r.colls.size());
-  for (const CollectiveRecord& c : r.colls) {
-    out.colls.push_back(output::CollectivesRow{c.start_s, c.end_s, c.busbw_gbs, c.bytes, c.id,
-                                               c.stage, c.gpus, static_cast<std::uint16_t>(c.group),
-                                               static_cast<std::uint16_t>(c.kind), c.job});
+  if (held == RowsHeld::kHeld) {
+    out.ops.reserve(r.ops.size());
+    for (const OpRecord& o : r.ops) out.ops.push_back(ops_row(r, o, gpu_stride));
+    out.colls.reserve(r.colls.size());
+    for (const CollectiveRecord& c : r.colls) out.colls.push_back(colls_row(c));
+  } else {
+    // Constructed in the writer's buffer (raw bytes: placement new).
+    out.ops_fill.rows = r.ops.size();
+    out.ops_fill.fill = [&r, gpu_stride](std::size_t first, std::size_t n, output::OpsRow* to) {
+      for (std::size_t i = 0; i < n; ++i)
+        new (to + i) output::OpsRow(ops_row(r, r.ops[first + i], gpu_stride));
+    };
+    out.colls_fill.rows = r.colls.size();
+    out.colls_fill.fill = [&r](std::size_t first, std::size_t n, output::CollectivesRow* to) {
+      for (std::size_t i = 0; i < n; ++i)
+        new (to + i) output::CollectivesRow(colls_row(r.colls[first + i]));
+    };
   }
   out.flows.reserve(r.flows.size());
   for (const FlowRow& f : r.flows) {

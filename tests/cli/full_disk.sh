@@ -46,7 +46,7 @@ if mount -t tmpfs -o size=256k tmpfs "$disk" 2>/dev/null; then
   export REASON="No space left on device"
   for left in 0 4 16; do
     fill $left
-    expect_full "memoized step, $left KiB left" "step time" run "$tiny" --quiet -o "$disk/a.h5"
+    expect_full "memoized step, $left KiB left" "step time" run "$tiny" --quiet --set step.mode=memoized -o "$disk/a.h5"
     fill $left
     expect_full "ideal step, $left KiB left" "step time" run "$tiny" --quiet --fidelity ideal -o "$disk/a.h5"
     fill $left
@@ -65,7 +65,7 @@ if mount -t tmpfs -o size=256k tmpfs "$disk" 2>/dev/null; then
   LAUNCH="$mpiexec -n 2 ${mpiflags[*]}"
   for left in 0 4 8 16; do
     fill $left
-    expect_full "2 ranks: memoized step, $left KiB left" "step time" run "$tiny" --quiet -o "$disk/a.h5"
+    expect_full "2 ranks: memoized step, $left KiB left" "step time" run "$tiny" --quiet --set step.mode=memoized -o "$disk/a.h5"
     fill $left
     if [[ $left -eq 0 ]]; then
       expect_full "2 ranks: whole step, $left KiB left" "" run "$tiny" --quiet --set step.mode=whole -o "$disk/a.h5"

@@ -153,7 +153,10 @@ bad unknown 's/^    model:$/    fabric:/'
 expect_error "jobs[1].fabric: not a job key (allowed: name, gpus, model, parallel, compute" run unknown.yaml --no-output
 bad syntax 's/gpus: 0-1,4-5/gpus: 0-1,x/'
 expect_error "jobs[0].gpus: '0-1,x,8-9,12-13' is not a list of GPU ranges" run syntax.yaml --no-output
-expect_error "jobs: several jobs share the fabric only in step.mode whole" run "$both" --no-output --set step.mode=memoized
+expect_error "jobs: several jobs share the fabric only in the whole step, at packet or cell fidelity (this run: step.mode memoized, fidelity cell" \
+  run "$both" --no-output --set step.mode=memoized
+expect_error "jobs: several jobs share the fabric only in the whole step, at packet or cell fidelity (this run: step.mode auto, fidelity ideal" \
+  run "$both" --no-output --set step.mode=auto --fidelity ideal
 expect_error "jobs[0] (a): parallel.tp (4) must divide" run "$both" --no-output --set parallel.tp=4
 # Jobs of different TP on 8-GPU servers: the narrow job's data-parallel pair sits in one server
 # (folded, costed with its own TP copies); a job must take whole servers.

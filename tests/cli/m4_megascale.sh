@@ -26,7 +26,8 @@ print(l["bytes"][l["tier"] == 2].sum() / l["bytes"][l["tier"] == 0].sum())' "$1"
 }
 for dp in 8 6; do
   args=(); [[ $dp -eq 6 ]] && args=("${dp6[@]}")
-  out=$("$stepsim" run "$sc" --quiet --no-output "${args[@]}" 2>&1); memo=$(step_us "$out")
+  out=$("$stepsim" run "$sc" --quiet --no-output --set step.mode=memoized "${args[@]}" 2>&1)
+  memo=$(step_us "$out")
   out=$("$stepsim" run "$sc" --quiet --set step.mode=whole "${args[@]}" -o "dp$dp.h5" 2>&1)
   ecmp=$(step_us "$out")
   out=$("$stepsim" run "$sc" --quiet --no-output --set step.mode=whole --set fabric.lb=adaptive \

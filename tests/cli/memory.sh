@@ -48,7 +48,7 @@ assert j[\"fits\"]
 # its plan, before the engine starts, on every rank of the node: GPT-3 175B's 1,946,784 records
 # and 9,984 connections (163.5 MiB a rank) are refused in 24 MiB, with one message and exit 2,
 # where its fabric alone fits; twice as much on 2 ranks of one node; the tiny step fits.
-whole=(run "$gpt3" --quiet --no-output --set step.mode=whole)
+whole=(run "$gpt3" --quiet --no-output --set step.mode=whole --set step.fold=none)  # every GPU
 # expect_error launches STEPSIM_TEST_ERROR_RANKS ranks (2; the sanitizer pass 1): each rank of
 # the node holds its own copy.
 if [[ ${STEPSIM_TEST_ERROR_RANKS:-2} -eq 1 ]]; then on="1 rank of this node needs about 163.5 MiB"

@@ -6,7 +6,8 @@
 #   picosecond, with the same collective counts and bus bandwidths, from 1/8 of the events.
 # - With 4x the data-parallel size the stages sit under different leaves and the pipeline sends
 #   cross the spines (ECMP draws differ per plane): the folded step stays within 2% of the full.
-# - The same digest at 1 and 2 ranks; refusals where the rails differ or do not exist (exit 2).
+# - The same digest at 1 and 2 ranks; refusals where the rails differ or do not exist (exit 2);
+#   the memoized step ignores step.fold.
 set -uo pipefail
 stepsim=$1; mpiexec=$2; data=$3; shift 3; mpiflags=("$@")
 source "$(dirname "$0")/lib.sh"
@@ -65,8 +66,11 @@ expect_error "step.fold rails: topology" run "$data/m4-like.yaml" --no-output \
   --set step.mode=whole --set step.fold=rails
 expect_error "step.fold rails: a straggler" run "$fold" --no-output --set step.mode=whole \
   --set step.fold=rails --slow-gpu 9:1.5
-expect_error "step.fold rails folds the whole step only" run "$fold" --no-output \
-  --set step.fold=rails
+# The memoized step runs one pipeline: it ignores step.fold (the same step as without it).
+memo=$("$stepsim" run "$fold" --quiet --no-output --set step.mode=memoized 2>&1 | grep -E '^(step time|digest)')
+memo_fold=$("$stepsim" run "$fold" --quiet --no-output --set step.mode=memoized --set step.fold=rails 2>&1)
+check "memoized: step.fold rails changes nothing ('$memo')" \
+  '[[ -n "$memo" && "$(grep -E "^(step time|digest)" <<<"$memo_fold")" == "$memo" ]] && ! grep -q "^rails folded" <<<"$memo_fold"'
 expect_error "step.fold rails: a network collective of stage 0 joins GPUs of rails" run "$fold" \
   --no-output --set step.mode=whole --set step.fold=rails --set parallel.tp=4 \
   --set parallel.dp=16 --set parallel.global_batch=32

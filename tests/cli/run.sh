@@ -12,7 +12,7 @@ check "summary lines" '[[ "$reference" == *"step time"*"MFU"*"digest"* ]]'
 check "breakdown lines" 'grep -q "^compute " <<<"$out" && grep -q "^exposed tp " <<<"$out" && grep -q "^pipeline bubble " <<<"$out" && grep -q "^busbw dp " <<<"$out"'
 out=$("$stepsim" list scenario 2>&1)
 check "list scenario: every section" 'grep -q "^  model.layers " <<<"$out" && grep -q "^  parallel.tp " <<<"$out" && grep -q "^  gpu.gemm_efficiency " <<<"$out" && grep -q "^  fidelity " <<<"$out"'
-check "list scenario: step.mode, step.fold, the output keys and moe" 'grep -q "^  step.mode  *memoized " <<<"$out" && grep -q "^  step.fold  *none " <<<"$out" && grep -q "^  output.flows  *auto " <<<"$out" && grep -q "^  output.sample_interval " <<<"$out" && grep -q "^  moe\." <<<"$out"'
+check "list scenario: step.mode, step.fold, the output keys and moe" 'grep -q "^  step.mode  *auto " <<<"$out" && grep -q "^  step.fold  *none " <<<"$out" && grep -q "^  output.flows  *auto " <<<"$out" && grep -q "^  output.sample_interval " <<<"$out" && grep -q "^  moe\." <<<"$out"'
 check "list scenario: each key once" '[[ -z "$(grep -E "^  [a-z_.]+ " <<<"$out" | awk "{print \$1}" | sort | uniq -d)" ]]'
 json=$(mktemp)
 out=$("$stepsim" run "$tiny" --quiet --fidelity ideal --set parallel.zero=0 --json "$json" 2>&1)
@@ -42,18 +42,44 @@ check "no profile unless asked" '! grep -q "^profile" <<<"$out"'
 # moe.overlap dualpipe (memoized, packet fidelity): the same step and digest at 1, 2 and 4 ranks
 # and 1 and 2 threads, with the hidden EP time printed.
 run_matrix summary -- run "$tiny" --quiet --no-output --set model.experts=8 --set model.top_k=2 \
-  --set model.ffn=1024 --set parallel.ep=2 --set parallel.global_batch=32 --set moe.overlap=dualpipe
+  --set model.ffn=1024 --set parallel.ep=2 --set parallel.global_batch=32 --set moe.overlap=dualpipe \
+  --set step.mode=memoized
 out=$first_out
 check "dualpipe: the hidden EP line" 'grep -q "^hidden ep " <<<"$out"'
-# Cell fidelity: named with its cell size (summary and /meta), the same digest at 1, 2 and 4
-# ranks, and the partition line.
+# Cell fidelity, memoized: named with its cell size (summary and /meta), the same digest at 1, 2
+# and 4 ranks, and the partition line.
 cell_summary() { grep -E '^(step time|digest)' <<<"$out" | tr -s ' ' | tr '\n' '|'; }
-run_matrix cell_summary -t 1 -- run "$tiny" --quiet --fidelity cell -o "cell-r{R}.h5"
+run_matrix cell_summary -t 1 -- run "$tiny" --quiet --fidelity cell --set step.mode=memoized \
+  -o "cell-r{R}.h5"
 check "cell fidelity: named with its cells" 'grep -q "cell fidelity in 64KiB cells" <<<"$out"'
 check "cell fidelity: the partition line" 'grep -q "^# partition metis over 1 ranks" <<<"$out"'
 check "cell fidelity: /meta says cell, 65536-byte cells" '[[ $(h5dump -a /meta/fidelity cell-r1.h5 | grep -c "\"cell\"") -eq 1 && $(h5dump -a /meta/cell_bytes cell-r1.h5 | grep -c "(0): 65536") -eq 1 ]]'
 check "json has step_s and mfu" '/usr/bin/python3 -c "import json,sys; j=json.load(open(sys.argv[1])); assert j[\"step_s\"] > 0 and 0 < j[\"mfu\"] < 1 and j[\"fidelity\"] == \"ideal\"" "$json"'
 rm -f "$json"
+# step.mode auto (the default): the whole step at packet and cell fidelity (the same step as an
+# explicit whole), the memoized step at ideal and analytical; the heading, --json and /meta record
+# the mode that ran, never "auto".
+mode_of() {  # FILE.json FILE.h5: the step_mode of each
+  /usr/bin/python3 -c 'import json, sys, h5py
+a = json.load(open(sys.argv[1]))["step_mode"]; b = h5py.File(sys.argv[2], "r")["meta"].attrs["step_mode"]
+print(a, b.decode() if isinstance(b, bytes) else b)' "$1" "$2"
+}
+out=$("$stepsim" run "$tiny" --quiet --json auto.json -o auto.h5 2>&1)
+auto_digest=$(grep "^digest" <<<"$out")
+check "default at packet: the whole step, so named and recorded ($(mode_of auto.json auto.h5))" \
+  '[[ "$out" == *"fidelity packet, step whole, ranks 1"* && "$(mode_of auto.json auto.h5)" == "whole whole" ]]'
+out=$("$stepsim" run "$tiny" --quiet --no-output --set step.mode=whole 2>&1)
+check "default at packet: the digest of step.mode whole" '[[ -n "$auto_digest" && "$(grep "^digest" <<<"$out")" == "$auto_digest" ]]'
+out=$("$stepsim" run "$tiny" --quiet --set step.mode=memoized --json memo.json -o memo.h5 2>&1)
+check "explicit memoized at packet wins, recorded" \
+  '[[ "$out" == *"fidelity packet, step memoized, ranks 1"* && "$(mode_of memo.json memo.h5)" == "memoized memoized" && "$(grep "^digest" <<<"$out")" != "$auto_digest" ]]'
+out=$("$stepsim" run "$tiny" --quiet --fidelity cell --json cell.json -o cellauto.h5 2>&1)
+check "default at cell: the whole step" '[[ "$(mode_of cell.json cellauto.h5)" == "whole whole" ]]'
+out=$("$stepsim" run "$tiny" --quiet --fidelity analytical --json ana.json -o ana.h5 2>&1)
+check "default at analytical: the memoized step, recorded" \
+  '[[ "$out" == *"fidelity analytical, step memoized, ranks 1"* && "$(mode_of ana.json ana.h5)" == "memoized memoized" ]]'
+expect_error "step.mode whole needs packet or cell fidelity (this run: fidelity analytical)" \
+  run "$tiny" --no-output --fidelity analytical --set step.mode=whole
 bad=$(mktemp --suffix=.yaml)
 printf 'model: {layers: 4, hidden: 516, heads: 6, ffn: 2048}\nparallel: {tp: 4, dp: 2}\ntopology: %s\n' \
   "$workloads/../topologies/toy-2server.yaml" >"$bad"
@@ -74,9 +100,9 @@ expect_error "fabric.buffer (--buffer): 1KiB is smaller than PFC XOFF + headroom
 expect_error "fabric.ecn_pmax: '2' is out of range (0..1)" run "$tiny" --set fabric.ecn_pmax=2
 expect_error "--partition: unknown partitioner" run "$tiny" --partition scotch
 rm -f "$bad"
-# SIGTERM during a packet-level step: INTERRUPTED, exit 143, the HDF5 file written and marked
-# incomplete.
-"$stepsim" run "$workloads/gpt3-175b.yaml" --quiet -o part.h5 >sig.out 2>&1 &
+# SIGTERM during a memoized packet-level step: INTERRUPTED, exit 143, the HDF5 file written and
+# marked incomplete.
+"$stepsim" run "$workloads/gpt3-175b.yaml" --quiet --set step.mode=memoized -o part.h5 >sig.out 2>&1 &
 pid=$!
 sleep 2
 kill -TERM "$pid"

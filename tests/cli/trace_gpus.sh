@@ -27,7 +27,7 @@ check "--trace-gpus 0-3,9: those five processes, GPU 0's TP group alike" \
   '"${check_py[@]}" sel1.json 0,1,2,3,9 --tp-group 0,1,2,3'
 check "--trace-gpus: the same trace at 1 and 2 ranks" 'cmp -s sel1.json sel2.json'
 check "the memoized trace is the per-stage one (stage processes)" \
-  '"$stepsim" run "$tiny" --quiet --no-output --trace memo.json >/dev/null 2>&1 &&
+  '"$stepsim" run "$tiny" --quiet --no-output --set step.mode=memoized --trace memo.json >/dev/null 2>&1 &&
    /usr/bin/python3 "$here/trace_check.py" memo.json'
 
 err=$("$stepsim" run "$tiny" "${whole[@]}" --trace cap.json --trace-gpus 0-7 \
@@ -44,7 +44,7 @@ expect_error "--trace-gpus: GPU 16 of '0,16' is not one the step runs (GPUs 0..1
   run "$tiny" "${whole[@]}" --trace t.json --trace-gpus 0,16
 expect_error "an empty GPU list" run "$tiny" "${whole[@]}" --trace t.json --trace-gpus ""
 expect_error "--trace-gpus: the memoized step simulates one GPU per pipeline stage" \
-  run "$tiny" --quiet --no-output --trace t.json --trace-gpus 0
+  run "$tiny" --quiet --no-output --set step.mode=memoized --trace t.json --trace-gpus 0
 expect_error "--trace-gpus shapes the --trace file: give --trace FILE.json too" \
   run "$tiny" "${whole[@]}" --trace-gpus 0
 expect_error "--trace-max-events shapes the --trace file" run "$tiny" "${whole[@]}" --trace-max-events 10

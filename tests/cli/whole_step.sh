@@ -19,7 +19,7 @@ m4=$data/m4-like.yaml
 step_us() {  # step time in microseconds from a run's summary
   awk '/^step time/ { v = $3; u = $4; if (u == "s") v *= 1e6; else if (u == "ms") v *= 1e3; print v }' <<<"$1"
 }
-out=$("$stepsim" run "$m4" --quiet --no-output 2>&1); memo=$(step_us "$out")
+out=$("$stepsim" run "$m4" --quiet --no-output --set step.mode=memoized 2>&1); memo=$(step_us "$out")
 out=$("$stepsim" run "$m4" --quiet --no-output --set step.mode=whole 2>&1); whole=$(step_us "$out")
 whole_out=$out
 out=$("$stepsim" run "$m4" --quiet --no-output --set step.mode=whole --set fabric.lb=adaptive 2>&1)
@@ -48,7 +48,7 @@ check "whole step: one fabric run, no drops" \
 # default with it) and adaptive routing each recover >= 80% of that loss.
 for fid in cell packet; do
   c4=(--set coll.channels=4 --set fidelity=$fid)
-  m=$(step_us "$("$stepsim" run "$m4" --quiet --no-output "${c4[@]}" 2>&1)")
+  m=$(step_us "$("$stepsim" run "$m4" --quiet --no-output --set step.mode=memoized "${c4[@]}" 2>&1)")
   e=$(step_us "$("$stepsim" run "$m4" --quiet --no-output --set step.mode=whole "${c4[@]}" 2>&1)")
   check "4 channels ($fid): ECMP collisions cost > 15% ($e vs memoized $m us)" \
     'awk -v e="$e" -v m="$m" "BEGIN { exit !(e > 1.15 * m) }"'
@@ -155,10 +155,13 @@ d1=$(whole_small --background permutation@200G | grep ^digest)
 d2=$("$mpiexec" -n 2 "${mpiflags[@]}" "$stepsim" run "$m4" --quiet --no-output --set step.mode=whole "${small[@]}" --background permutation@200G 2>&1 | grep ^digest)
 check "background: the same digest at 1 and 2 ranks" '[[ -n "$d1" && "$d1" == "$d2" ]]'
 expect_error "is not PATTERN@RATE" run "$m4" --no-output --set step.mode=whole --background ring@1G
-expect_error "need step.mode=whole" run "$m4" --no-output --slow-gpu 1:2
+expect_error "need the whole step (step.mode auto or whole, at packet or cell fidelity; this run: step.mode memoized, fidelity cell)" \
+  run "$m4" --no-output --set step.mode=memoized --slow-gpu 1:2
+expect_error "need the whole step (step.mode auto or whole, at packet or cell fidelity; this run: step.mode auto, fidelity ideal)" \
+  run "$m4" --no-output --fidelity ideal --background permutation@1G
 expect_error "--slow-gpu: '99:2' is not GPU:FACTOR" run "$m4" --no-output --set step.mode=whole --slow-gpu 99:2
 tiny=$workloads/tiny.yaml
-out=$("$stepsim" run "$tiny" --quiet --no-output 2>&1); t_memo=$(step_us "$out")
+out=$("$stepsim" run "$tiny" --quiet --no-output --set step.mode=memoized 2>&1); t_memo=$(step_us "$out")
 out=$("$stepsim" run "$tiny" --quiet --no-output --set step.mode=whole 2>&1); t_whole=$(step_us "$out")
 check "tiny: whole ($t_whole us) within 5% of memoized ($t_memo us), never faster by > 1%" \
   'awk -v w="$t_whole" -v m="$t_memo" "BEGIN { exit !(w <= 1.05 * m && w >= 0.99 * m) }"'
@@ -173,7 +176,7 @@ dual_summary() { grep -E '^(step time|hidden ep|digest)' <<<"$out" | tr -s ' ' |
 dual=(--set model.experts=8 --set model.top_k=2 --set model.ffn=1024 --set parallel.ep=2
       --set parallel.global_batch=32)
 for fid in packet cell; do
-  out=$("$stepsim" run "$tiny" --quiet --no-output "${dual[@]}" --set fidelity=$fid --set moe.overlap=dualpipe 2>&1)
+  out=$("$stepsim" run "$tiny" --quiet --no-output "${dual[@]}" --set fidelity=$fid --set moe.overlap=dualpipe --set step.mode=memoized 2>&1)
   d_memo=$(step_us "$out")
   out=$("$stepsim" run "$tiny" --quiet --no-output "${dual[@]}" --set fidelity=$fid --set moe.overlap=dualpipe --set step.mode=whole 2>&1)
   d_whole=$(step_us "$out"); d_ep=$(ep_us "$out")

@@ -37,6 +37,7 @@ struct RunMeta {
   std::string scenario_text;  ///< the file as read
   std::string sets;           ///< the --set overrides, one per line
   std::string fidelity;
+  std::string step_mode;  ///< the step mode that ran: whole or memoized (step.mode auto resolved)
   std::int64_t cell_bytes = 0;  ///< cell fidelity: payload bytes per cell (0 otherwise)
   std::string model;
   std::string topology;

@@ -8,6 +8,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -113,11 +114,23 @@ struct GpuTraceRows {
   static constexpr std::uint32_t kNoMemberSet = 0xffffffffu;
 };
 
+/// A table's rows made on demand instead of held: fill(first, n, out) writes rows first... (n of
+/// them) to `out`; it may run on several threads at once, on different rows.
+template <class Row>
+struct RowFill {
+  std::size_t rows = 0;
+  std::function<void(std::size_t first, std::size_t n, Row* out)> fill;
+};
+
 /// The step, as the writers receive it.
 struct StepRows {
   StepFigures figures;
   std::vector<OpsRow> ops;
   std::vector<CollectivesRow> colls;
+  /// Without ops and colls (then empty): their rows made as the HDF5 writer compresses them, not
+  /// copied into memory first (the Perfetto trace needs ops and colls).
+  RowFill<OpsRow> ops_fill;
+  RowFill<CollectivesRow> colls_fill;
   std::vector<FlowsRow> flows;
   std::vector<LinksRow> links;
   std::vector<JobsRow> jobs;  ///< empty for one job

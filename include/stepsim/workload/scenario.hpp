@@ -99,6 +99,15 @@ struct ComputeParams {
   /// per hidden unit in one layer's forward (backward: twice).
   double elementwise_bytes = 24;
   SimTime kernel_overhead = SimTime::us(5);  ///< launch and tail per layer and pass
+  /// Host time to launch one kernel in eager mode (PyTorch, Megatron-Core, Transformer Engine
+  /// without CUDA graphs); a layer pass takes max(its GPU time, its launches' host time). 0: the
+  /// host keeps ahead of the GPU (CUDA graphs, fused grouped kernels). About 20 us per kernel
+  /// on a DGX H100's host in eager mode (docs/workload.md, "host launches").
+  SimTime host_launch = SimTime::zero();
+  /// Kernels of a layer and micro-batch (forward and backward) besides its GEMMs, its attention
+  /// core and FP8 casts: norms, RoPE, residual adds, activations, the router, permutation and
+  /// the dispatcher's kernels (a third in the forward).
+  double layer_kernels = 90;
   /// Optimizer: HBM bytes per parameter of the shard (Adam in fp32 with bf16 weights and
   /// gradients: read and write of master weights, two moments, gradient, weight).
   double optimizer_bytes = 36;
@@ -117,6 +126,10 @@ struct MoeParams {
   /// SMs the communication kernels hold while they run beside compute (DeepSeek-V3: 20); the
   /// compute beside them runs on the rest.
   int comm_sms = 20;
+  /// An FP8 model's forward dispatch in FP8 (DeepEP's kernels as DeepSeek-V3 runs them); false:
+  /// BF16 as Megatron-Core's flex dispatcher sends it (neither its HybridEP nor its DeepEP
+  /// backend quantizes the dispatch; the experts' GroupedLinear quantizes after it).
+  bool fp8_dispatch = true;
   /// How the routed tokens spread over the experts: balanced, zipf:ALPHA or file:PATH
   /// (src/workload/moe/routing.hpp).
   std::string routing = "balanced";
@@ -203,12 +216,15 @@ struct Scenario {
   /// Packet fidelity: a collective runs together with its copies on the other TP (and CP)
   /// ranks, which share the NICs and the fabric with it.
   bool concurrent = true;
-  /// How packet and cell fidelity run the step: "memoized" (each distinct collective alone, with
-  /// its TP/CP copies, then composed per stage) or "whole" (every GPU's schedule on one PDES run:
-  /// all groups' traffic meets on the NICs, NVLink and fabric; issue 14, docs/workload.md).
-  std::string step_mode = "memoized";
+  /// How the step runs: "memoized" (each distinct collective alone, with its TP/CP copies, then
+  /// composed per stage), "whole" (every GPU's schedule on one PDES run: all groups' traffic
+  /// meets on the NICs, NVLink and fabric; packet and cell fidelity only) or "auto" (whole at
+  /// packet and cell fidelity, memoized at ideal and analytical). resolved_step_mode() says
+  /// which one runs; docs/workload.md.
+  std::string step_mode = "auto";
   /// Whole step: "rails" runs one rail of a rail-symmetric job and copies it to the others
-  /// (whole_step.hpp says when that is exact); "none" runs every GPU.
+  /// (whole_step.hpp says when that is exact); "none" runs every GPU. The memoized step runs one
+  /// pipeline and has no rails to fold: it ignores this.
   std::string step_fold = "none";
   /// Whole step: stragglers, (global GPU, compute slowdown factor >= 1) (`run --slow-gpu`).
   std::vector<std::pair<std::uint32_t, double>> slow_gpus;
@@ -229,9 +245,23 @@ struct Scenario {
   std::vector<JobSpec> jobs;
 };
 
-/// The step runs as one simulation: step.mode whole at packet or cell fidelity.
+/// The fidelity simulates the fabric (packet or cell): the only ones the whole step runs at.
+[[nodiscard]] inline bool fabric_fidelity(const Scenario& s) {
+  return s.fidelity == "packet" || s.fidelity == "cell";
+}
+
+/// The step mode that runs: step.mode when it is memoized or whole, and for auto (the default)
+/// whole at packet and cell fidelity, memoized at ideal and analytical. What the summary, the
+/// JSON and the HDF5 file record as the run's step mode.
+[[nodiscard]] inline const char* resolved_step_mode(const Scenario& s) {
+  if (s.step_mode == "memoized" || s.step_mode == "whole") return s.step_mode.c_str();
+  return fabric_fidelity(s) ? "whole" : "memoized";
+}
+
+/// The step runs as one simulation: the resolved step mode is whole at packet or cell fidelity
+/// (validate() refuses an explicit whole at ideal or analytical fidelity).
 [[nodiscard]] inline bool runs_whole_step(const Scenario& s) {
-  return s.step_mode == "whole" && (s.fidelity == "packet" || s.fidelity == "cell");
+  return fabric_fidelity(s) && s.step_mode != "memoized";
 }
 
 /// Job `k` of `s` as a one-job scenario: `s` with the job's model, parallelism and compute

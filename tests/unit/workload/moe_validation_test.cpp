@@ -3,8 +3,9 @@
 // two DGX H100, DeepEP's normal kernels). The GEMM efficiency is H100's (fitted on M3 and M6,
 // mfu.md), the dispatch DeepEP's (E3, E4); one number is fitted on E1 without overlap: Hopper's
 // MoE memory-bound work per routed token (gpu.moe_elementwise_bytes). E1 with overlap and its
-// gain are predictions; E2 (FP8) is one and misses, held where it is so that a change shows
-// (docs/workload.md, "Published MoE cases").
+// gain are predictions; E2 (FP8) is one (its host launches, compute.host_launch, and its BF16
+// dispatch) and misses by 17%, held where it is so that a change shows (docs/workload.md,
+// "Published MoE cases").
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -58,18 +59,33 @@ TEST(MoeValidation, E1_WithinTenPercentAndTheOverlapsGain) {
   EXPECT_GT(step(kE1, {"moe.dispatcher=alltoall"}).step_s, 1.2 * none);
 }
 
-TEST(MoeValidation, E2_KnownMissHeldWhereItIs) {
-  // Published 8,960 tokens/s/GPU in FP8, below the BF16 run's 10,610. FP8 current scaling's
-  // casts (amax and cast-transpose of every FP8 GEMM's inputs) are charged; they take 12,070
-  // down to 11,314. The GEMM epilogue (the same time in BF16 and FP8, so short-K GEMMs gain
-  // less from FP8) slows E2's 768-wide experts, but M6's refit takes it back (M6's weight
-  // gradients have K = 2,048 tokens too): 11,394, still 27% fast.
-  const double e2 = 1024.0 * 4096 / step("e2-qwen3-30b-a3b-ep16-fp8-h100.yaml").step_s / 16;
-  std::printf("E2 %.0f tokens/s/GPU\n", e2);
-  EXPECT_NEAR(e2, 11394, 0.02 * 11394);
-  // The casts cost the FP8 step a share of what its GEMMs gain: BF16 (E1) stays below it.
-  const double e1 = 1024.0 * 4096 / step(kE1).step_s / 16;
-  EXPECT_LT(e1, e2);
+TEST(MoeValidation, E2_Fp8SlowerThanBf16FromItsHostLaunchesAndBf16Dispatch) {
+  // Published 8,960 tokens/s/GPU in FP8 (Megatron-Bridge 26.04.01), below the BF16 run's
+  // 10,610. The release's FP8 recipe runs without CUDA graphs, and current scaling launches 4
+  // kernels per quantized tensor, per expert (Transformer Engine's split_quantize): 123 kernels
+  // in a layer's forward against BF16's 50, at 20 us each the forward is launch-bound.
+  // Megatron-Core's HybridEP sends the dispatch in BF16. Predicted 10,462, +17%: a miss held
+  // where it is (2%) so that a change shows; FP8 now below BF16, as measured.
+  const char* e2f = "e2-qwen3-30b-a3b-ep16-fp8-h100.yaml";
+  auto tokens = [](double step_s) { return 1024.0 * 4096 / step_s / 16; };
+  const double e2 = tokens(step(e2f).step_s);
+  const double e1 = tokens(step(kE1).step_s);
+  std::printf("E2 %.0f tokens/s/GPU (E1 %.0f)\n", e2, e1);
+  EXPECT_NEAR(e2, 10462, 0.02 * 10462);
+  EXPECT_LT(e2, e1);
+  // Each mechanism slows it: without the launches (CUDA graphs) 11,120; with an FP8 dispatch
+  // (DeepSeek-V3's) 10,710; with neither as before, 11,394.
+  const double graphs = tokens(step(e2f, {"compute.host_launch=0us"}).step_s);
+  const double fp8_dispatch = tokens(step(e2f, {"moe.fp8_dispatch=true"}).step_s);
+  const double neither =
+      tokens(step(e2f, {"compute.host_launch=0us", "moe.fp8_dispatch=true"}).step_s);
+  EXPECT_NEAR(graphs, 11120, 0.02 * 11120);
+  EXPECT_NEAR(fp8_dispatch, 10710, 0.02 * 10710);
+  EXPECT_NEAR(neither, 11394, 0.02 * 11394);
+  EXPECT_GT(graphs, e2);
+  EXPECT_GT(fp8_dispatch, e2);
+  // BF16 keeps the host ahead of the GPU: E1 is the same with or without the launches.
+  EXPECT_DOUBLE_EQ(step(kE1).step_s, step(kE1, {"compute.host_launch=0us"}).step_s);
 }
 
 }  // namespace

@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <string>
+#include <vector>
 
 namespace stepsim::workload {
 namespace {
@@ -80,6 +82,31 @@ TEST(StepOutput, AMultiJobRunsOpsRunOnTheirJobsStageGpus) {
   EXPECT_EQ(rows.jobs[1].name, "b");
   EXPECT_EQ(rows.jobs[1].stage_gpu, b.stage_gpu);
   EXPECT_EQ(rows.jobs[1].exposed_s[0], 5e-5);
+}
+
+// The rows made on demand (for the HDF5 writer) are the held rows byte for byte, from any row
+// on, and the held vectors stay empty.
+TEST(StepOutput, RowsMadeOnDemandAreTheHeldRows) {
+  StepResult r = one_job();
+  r.ops.push_back(OpRecord{0, 1, OpKind::kBackward, CommGroup::kTp, 5, 0, 3, 4e-3, 6e-3});
+  r.ops.push_back(OpRecord{0, 0, OpKind::kWait, CommGroup::kTp, 6, 0, 0, 7e-3, 8e-3});
+  const output::StepRows held = step_rows(r, 8);
+  const output::StepRows made = step_rows(r, 8, RowsHeld::kOnDemand);
+  EXPECT_TRUE(made.ops.empty());
+  EXPECT_TRUE(made.colls.empty());
+  ASSERT_EQ(made.ops_fill.rows, held.ops.size());
+  ASSERT_EQ(made.colls_fill.rows, held.colls.size());
+  for (std::size_t first = 0; first < held.ops.size(); ++first) {
+    const std::size_t n = held.ops.size() - first;
+    std::vector<output::OpsRow> ops(n);
+    made.ops_fill.fill(first, n, ops.data());
+    EXPECT_EQ(std::memcmp(ops.data(), held.ops.data() + first, n * sizeof(output::OpsRow)), 0)
+        << first;
+  }
+  std::vector<output::CollectivesRow> colls(held.colls.size());
+  made.colls_fill.fill(0, colls.size(), colls.data());
+  EXPECT_EQ(std::memcmp(colls.data(), held.colls.data(), colls.size() * sizeof(colls[0])), 0);
+  EXPECT_EQ(held.ops[1].gpu, 8u);  // stage 1 x 8
 }
 
 TEST(StepOutput, TheStatusSaysWhyAStepDidNotComplete) {
