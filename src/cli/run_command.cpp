@@ -67,7 +67,7 @@ RunCommand::RunCommand(CLI::App& parent) {
           "FIDELITY");
   cmd_->add_option("--threads", opt_.threads, "OpenMP threads per rank")->capture_default_str();
   cmd_->add_option("--partition", opt_.partition,
-                   "Partitioner of LPs onto ranks: auto (cyclic for the whole step, metis "
+                   "Partitioner of LPs onto ranks: auto (spread for the whole step, metis "
                    "otherwise) or " +
                        list_words(partition_choices()) + " (stepsim list partitioners)")
       ->capture_default_str();

@@ -202,6 +202,7 @@ pdes::LpGraph traffic_lp_graph(const topology::Topology& topo, const Routing& ro
   }
   for (NodeId v = 0; v < topo.nodes.size(); ++v) {
     g.set_vertex_weight(v, 1 + std::llround(node_load[v] / kUnit));
+    g.set_vertex_tier(v, topo.is_server(v) ? 0 : std::max<std::uint8_t>(1, topo.nodes[v].tier));
   }
   g.finalize();
   return g;

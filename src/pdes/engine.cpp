@@ -83,6 +83,13 @@ struct Engine::Probe {
   };
   std::vector<Config> configs;
   std::vector<std::uint64_t> window;  // summed over workers
+  // STEPSIM_WINDOW_TRACE=FILE: each window's nonzero counters of the first probed partition
+  // (cyclic:N with N the LP count gives events by LP), for partition studies offline.
+  std::FILE* trace = nullptr;
+  std::vector<std::uint32_t> trace_row;
+  ~Probe() {
+    if (trace != nullptr) std::fclose(trace);
+  }
 
   // NAME:PARTS items; a bad item is skipped with a message (a diagnostic, not a user input).
   static std::unique_ptr<Probe> parse(std::string spec, int ranks) {
@@ -117,6 +124,10 @@ struct Engine::Probe {
     }
     if (probe->configs.empty()) return nullptr;
     probe->window.assign(counters, 0);
+    if (const char* path = std::getenv("STEPSIM_WINDOW_TRACE"); path != nullptr && *path != 0) {
+      probe->trace = std::fopen(path, "wb");
+      if (probe->trace == nullptr) std::fprintf(stderr, "window trace: cannot write %s\n", path);
+    }
     return probe;
   }
 
@@ -156,6 +167,21 @@ struct Engine::Probe {
       const auto first = window.begin() + static_cast<std::ptrdiff_t>(c.first);
       c.result.critical_events += *std::max_element(first, first + c.result.parts);
     }
+    if (trace != nullptr) write_trace_row();
+  }
+
+  // One record per window: the number of nonzero counters k (uint32), then k pairs (counter,
+  // events), uint32 each.
+  void write_trace_row() {
+    trace_row.assign(1, 0);
+    const auto parts = static_cast<std::uint32_t>(configs.front().result.parts);
+    for (std::uint32_t i = 0; i < parts; ++i) {
+      if (window[i] == 0) continue;
+      trace_row.push_back(i);
+      trace_row.push_back(static_cast<std::uint32_t>(window[i]));
+    }
+    trace_row[0] = static_cast<std::uint32_t>(trace_row.size() / 2);
+    std::fwrite(trace_row.data(), sizeof(std::uint32_t), trace_row.size(), trace);
   }
 
   void report(RunStats& stats) const {

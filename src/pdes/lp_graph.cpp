@@ -7,7 +7,7 @@
 namespace stepsim::pdes {
 
 LpGraph::LpGraph(LpId lp_count, std::string name)
-    : n_(lp_count), name_(std::move(name)), vweight_(lp_count, 1) {}
+    : n_(lp_count), name_(std::move(name)), vweight_(lp_count, 1), tier_(lp_count, 0) {}
 
 void LpGraph::add_edge(LpId a, LpId b, SimTime latency, std::int64_t weight) {
   STEPSIM_CHECK(!finalized_, "add_edge after finalize");
@@ -28,6 +28,11 @@ void LpGraph::connect_all(SimTime latency) {
 void LpGraph::set_vertex_weight(LpId lp, std::int64_t weight) {
   STEPSIM_CHECK(lp < n_, "vertex weight for LP " + std::to_string(lp) + " out of range");
   vweight_[lp] = weight;
+}
+
+void LpGraph::set_vertex_tier(LpId lp, std::uint8_t tier) {
+  STEPSIM_CHECK(lp < n_, "vertex tier for LP " + std::to_string(lp) + " out of range");
+  tier_[lp] = tier;
 }
 
 void LpGraph::finalize() {

@@ -1,7 +1,10 @@
 #include "src/pdes/shm_exchange.hpp"
 
 #include <immintrin.h>
+#include <linux/futex.h>
 #include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -37,12 +40,33 @@ unsigned spin_limit() {
   return 2000;
 }
 
+// After the spin a waiting rank sleeps in the kernel (a futex on the counter's low half, woken
+// by the rank that publishes) or, with STEPSIM_SYNC_WAIT=yield, calls sched_yield between
+// checks. Sleeping gives the core away until the awaited rank has published, where a yield on an
+// idle core returns at once and burns it (BENCHMARKS.md).
+bool futex_wait_enabled() {
+  const char* v = std::getenv("STEPSIM_SYNC_WAIT");
+  return v == nullptr || std::strcmp(v, "yield") != 0;
+}
+
+// Shared between processes: no FUTEX_PRIVATE_FLAG.
+void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t seen) {
+  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAIT, seen, nullptr, nullptr,
+          0);
+}
+void futex_wake_all(std::atomic<std::uint32_t>& word) {
+  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE, INT_MAX, nullptr, nullptr,
+          0);
+}
+
 }  // namespace
 
 // Per rank, at the start of its segment: the last window it published and its values to reduce
 // for the last two windows (window k uses parity k % 2).
 struct alignas(kLine) ShmExchange::Header {
   std::atomic<std::uint64_t> epoch{0};
+  std::atomic<std::uint32_t> wake{0};      // the epoch's low half: the futex word
+  std::atomic<std::uint32_t> sleepers{0};  // ranks asleep (or about to be) on `wake`
   alignas(kLine) std::int64_t values[2][kMaxValues] = {};
 };
 
@@ -57,6 +81,8 @@ struct alignas(kLine) ShmExchange::Mailbox {
 static_assert(sizeof(Event) == kLine);
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free,
               "the window counter is shared between processes");
+static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t),
+              "a futex word is a plain 32-bit integer");
 
 std::unique_ptr<ShmExchange> ShmExchange::create(int rank, int size) {
   if (size < 2) return nullptr;
@@ -131,13 +157,23 @@ ShmExchange::Mailbox& ShmExchange::mailbox(int from, int to, std::uint64_t parit
 }
 
 void ShmExchange::wait_for(int rank, std::uint64_t epoch) const {
-  const std::atomic<std::uint64_t>& published = header(rank).epoch;
+  Header& h = header(rank);
+  const std::atomic<std::uint64_t>& published = h.epoch;
   static const unsigned spins = spin_limit();
+  static const bool sleep = futex_wait_enabled();
   for (unsigned n = 0; published.load(std::memory_order_acquire) < epoch; ++n) {
     if (n < spins) {
       _mm_pause();
-    } else {
+    } else if (!sleep) {
       sched_yield();
+    } else {
+      // Announce the sleeper before the last check (seq_cst on both sides: either the publisher
+      // sees it and wakes, or this check sees the new epoch); the wait returns at once if `wake`
+      // has moved since it was read.
+      const std::uint32_t seen = h.wake.load(std::memory_order_seq_cst);
+      h.sleepers.fetch_add(1, std::memory_order_seq_cst);
+      if (published.load(std::memory_order_seq_cst) < epoch) futex_wait(h.wake, seen);
+      h.sleepers.fetch_sub(1, std::memory_order_seq_cst);
     }
   }
 }
@@ -172,6 +208,8 @@ void ShmExchange::exchange_min(std::span<const int> neighbours, std::span<std::v
   Header& me = header(rank_);
   std::copy(values.begin(), values.end(), me.values[parity]);
   me.epoch.store(epoch, std::memory_order_release);
+  me.wake.store(static_cast<std::uint32_t>(epoch), std::memory_order_seq_cst);
+  if (me.sleepers.load(std::memory_order_seq_cst) > 0) futex_wake_all(me.wake);
 
   for (int r = 0; r < size_; ++r) {
     if (r == rank_) continue;

@@ -139,7 +139,7 @@ Result<Outcome> run_confirm(const workload::Scenario& base, const topology::Topo
   pdes::Sync& sync = *transport;
   pdes::EngineOptions opts = cli::bench_engine_options(threads, SimTime::never(), false, rank);
   const bool whole = workload::runs_whole_step(s);
-  opts.partitioner = whole ? "cyclic" : "metis";
+  opts.partitioner = whole ? "spread" : "metis";
   std::unique_ptr<workload::CommModel> comm = workload::make_packet_comm(topo, s, sync, opts);
   if (cache && !whole) comm = std::make_unique<SharedPacketComm>(s, std::move(comm), cache);
   Result<workload::StepResult> r = Error{""};

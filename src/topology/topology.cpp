@@ -120,6 +120,7 @@ pdes::LpGraph Topology::lp_graph() const {
   for (NodeId n = 0; n < nodes.size(); ++n) {
     // Expected load of an LP grows with its ports.
     g.set_vertex_weight(n, std::max<std::int64_t>(1, nodes[n].port_count));
+    g.set_vertex_tier(n, is_server(n) ? 0 : std::max<std::uint8_t>(1, nodes[n].tier));
   }
   g.finalize();
   return g;

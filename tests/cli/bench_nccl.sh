@@ -51,7 +51,7 @@ expect_error "PFC needs xon < xoff (got 200000B, 150000B)" \
 expect_error "--root 16 is not a rank (0..15)" bench nccl broadcast --topology "$topo" --gpus 16 --root 16
 expect_error "--cell: fabric.cell: '1KiB' is out of range (from the mtu, 4KiB, to 4MiB)" \
   bench nccl allreduce --topology "$topo" --fidelity cell --cell 1KiB
-expect_error "--partition: unknown partitioner 'scotch' (allowed: block, cyclic, metis)" \
+expect_error "--partition: unknown partitioner 'scotch' (allowed: block, cyclic, metis, spread)" \
   bench nccl allreduce --topology "$topo" --partition scotch
 # The three fidelities on one size: cell within 1% of packet, the same at 1 and 2 ranks;
 # analytical below both.

@@ -85,7 +85,7 @@ printf 'topology:\n  kind: fat_tree\n  k: 4\n  port: 400G\n  cables:\n    leaf_s
 expect_error "$tmp/odd.yaml:3: topology.k: 15 is odd" check "$tmp/odd.yaml"
 expect_error "$tmp/cable.yaml:6: topology.cables.leaf_spine.kind: unknown cable kind 'fibre' (allowed: dac" check "$tmp/cable.yaml"
 expect_error "cannot read topology file '$tmp/none.yaml'" check "$tmp/none.yaml"
-expect_error "--partition: unknown partitioner 'scotch' (allowed: block, cyclic, metis)" check "$topologies/fat-tree-k4.yaml" --partition scotch
+expect_error "--partition: unknown partitioner 'scotch' (allowed: block, cyclic, metis, spread)" check "$topologies/fat-tree-k4.yaml" --partition scotch
 expect_error "--ranks: Value 0 not in range" check "$topologies/fat-tree-k4.yaml" --ranks 0
 printf 'topology:\n  kind: rail_optimized\n  servers: 2\n  nics_per_server: 3\n  port: 400G\n' >"$tmp/nics.yaml"
 expect_error "$tmp/nics.yaml:4: topology.nics_per_server: 3 does not divide gpus_per_server 8" check "$tmp/nics.yaml"

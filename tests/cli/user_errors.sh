@@ -22,7 +22,7 @@ expect_error() {  # expected-substring, args...
 expect_error "'1' is not a time: it has no unit" bench phold --lookahead 1
 expect_error "--end: '2xs' is not a time: unknown unit 'xs'" bench phold --end 2xs
 expect_error "--mean (500ns) is the mean total delay and must be at least --lookahead (1us)" bench phold --mean 500ns
-expect_error "unknown partitioner 'scotch' (allowed: block, cyclic, metis)" bench phold --partition scotch
+expect_error "unknown partitioner 'scotch' (allowed: block, cyclic, metis, spread)" bench phold --partition scotch
 expect_error "--remote: Value 1.5 not in range" bench phold --remote 1.5
 expect_error "The following argument was not expected: --frobnicate" bench phold --frobnicate
 expect_error "A subcommand is required" bench

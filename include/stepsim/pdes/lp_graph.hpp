@@ -33,6 +33,9 @@ class LpGraph {
   void connect_all(SimTime latency);
   /// Load weight of an LP (expected events), for partitioning. Default 1.
   void set_vertex_weight(LpId lp, std::int64_t weight);
+  /// Role of an LP, for partitioning: 0 an endpoint (a server: traffic starts and ends there,
+  /// the default), 1 and up a switch of that tier (1 the switches endpoints attach to).
+  void set_vertex_tier(LpId lp, std::uint8_t tier);
   /// Builds the adjacency (merging parallel edges: min latency, summed weight).
   void finalize();
 
@@ -41,6 +44,7 @@ class LpGraph {
   [[nodiscard]] bool all_to_all() const { return all_to_all_.has_value(); }
   [[nodiscard]] std::span<const LpEdge> neighbours(LpId lp) const;
   [[nodiscard]] std::int64_t vertex_weight(LpId lp) const { return vweight_[lp]; }
+  [[nodiscard]] std::uint8_t vertex_tier(LpId lp) const { return tier_[lp]; }
   [[nodiscard]] std::size_t edge_count() const { return adj_.size() / 2; }
   /// Smallest latency of any channel: the engine's lookahead. never() if no channel exists.
   [[nodiscard]] SimTime min_latency() const;
@@ -58,6 +62,7 @@ class LpGraph {
   std::string name_;
   std::vector<RawEdge> raw_;
   std::vector<std::int64_t> vweight_;
+  std::vector<std::uint8_t> tier_;
   std::vector<std::size_t> offsets_;
   std::vector<LpEdge> adj_;
   std::optional<SimTime> all_to_all_;

@@ -32,7 +32,7 @@ struct StepExecution {
   [[nodiscard]] bool timed_events() const { return whole; }
   /// The partitioner "auto" means: cyclic for the whole step (every group is busy at once, so
   /// spreading LPs evenly balances the ranks), METIS for the short runs of single collectives.
-  [[nodiscard]] const char* auto_partitioner() const { return whole ? "cyclic" : "metis"; }
+  [[nodiscard]] const char* auto_partitioner() const { return whole ? "spread" : "metis"; }
 };
 [[nodiscard]] StepExecution step_execution(const Scenario& s);
 

@@ -54,7 +54,7 @@ TEST(Partition, RegistryKnowsEveryPartitionerAndNamesThemInErrors) {
   EXPECT_TRUE(make_partitioner("cyclic").ok());
   const auto bad = make_partitioner("scotch");
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.error().message.find("allowed: block, cyclic, metis"), std::string::npos)
+  EXPECT_NE(bad.error().message.find("allowed: block, cyclic, metis, spread"), std::string::npos)
       << bad.error().message;
 }
 
