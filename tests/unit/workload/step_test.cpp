@@ -231,6 +231,26 @@ TEST(Step, AStoppedCollectiveInterruptsTheStepWithWhatWasDone) {
   EXPECT_FALSE(r.ops.empty());
 }
 
+// The planner's scoring (run_step_totals: no records) against run_step on `s`: the same step
+// time, split and digest; `name` labels the failures.
+void step_test_expect_totals_equal_full(const Scenario& s, const std::string& name) {
+  const auto topo = topology::load_topology(s.topology).value();
+  auto full_comm = make_analytical_comm(topo, s);
+  auto totals_comm = make_analytical_comm(topo, s);
+  const StepResult full = run_step(s, topo, *full_comm).value();
+  const StepResult totals = run_step_totals(s, topo, *totals_comm).value();
+  ASSERT_TRUE(full.complete) << name;
+  EXPECT_FALSE(full.colls.empty()) << name;
+  EXPECT_TRUE(totals.colls.empty() && totals.ops.empty()) << name;
+  EXPECT_EQ(totals.step_s, full.step_s) << name;
+  EXPECT_EQ(totals.mfu, full.mfu) << name;
+  EXPECT_EQ(totals.bubble_s, full.bubble_s) << name;
+  EXPECT_EQ(totals.compute_s, full.compute_s) << name;
+  EXPECT_EQ(totals.ep_hidden_s, full.ep_hidden_s) << name;
+  for (int g = 0; g < kCommGroups; ++g) EXPECT_EQ(totals.exposed_s[g], full.exposed_s[g]) << name;
+  EXPECT_EQ(totals.digest, full.digest) << name;
+}
+
 // The planner's scoring keeps no records but must not change the step: the same time, split,
 // MFU and digest as run_step, for a dense step with ZeRO 3's per-layer gathers, interleaving and
 // full recomputation (every path that asks for collectives over and over).
@@ -241,19 +261,7 @@ TEST(Step, TotalsWithoutRecordsAreTheFullStepsNumbers) {
     if (std::string(layout) == "vpp=2") s.par.vpp = 2;
     if (std::string(layout) == "recompute=full") s.par.recompute = "full";
     if (std::string(layout) == "tp_overlap") s.par.tp_overlap = true;
-    const auto topo = topology::load_topology(s.topology).value();
-    auto full_comm = make_analytical_comm(topo, s);
-    auto totals_comm = make_analytical_comm(topo, s);
-    const StepResult full = run_step(s, topo, *full_comm).value();
-    const StepResult totals = run_step_totals(s, topo, *totals_comm).value();
-    EXPECT_FALSE(full.colls.empty()) << layout;
-    EXPECT_TRUE(totals.colls.empty() && totals.ops.empty()) << layout;
-    EXPECT_EQ(totals.step_s, full.step_s) << layout;
-    EXPECT_EQ(totals.mfu, full.mfu) << layout;
-    EXPECT_EQ(totals.bubble_s, full.bubble_s) << layout;
-    EXPECT_EQ(totals.compute_s, full.compute_s) << layout;
-    for (int g = 0; g < kCommGroups; ++g) EXPECT_EQ(totals.exposed_s[g], full.exposed_s[g]);
-    EXPECT_EQ(totals.digest, full.digest) << layout;
+    step_test_expect_totals_equal_full(s, layout);
   }
 }
 
@@ -272,19 +280,8 @@ TEST(Step, TotalsWithoutRecordsAreTheFullStepsNumbersForMoeLayouts) {
   for (const auto& sets : layouts) {
     const Scenario s = load_scenario(yaml, sets).value();
     const std::string name = sets.back();
-    const auto topo = topology::load_topology(s.topology).value();
-    auto full_comm = make_analytical_comm(topo, s);
-    auto totals_comm = make_analytical_comm(topo, s);
-    const StepResult full = run_step(s, topo, *full_comm).value();
-    const StepResult totals = run_step_totals(s, topo, *totals_comm).value();
-    ASSERT_TRUE(full.complete) << name;
     EXPECT_GT(s.par.micro_batches(), 2) << name;  // passes built once, run again
-    EXPECT_EQ(totals.step_s, full.step_s) << name;
-    EXPECT_EQ(totals.bubble_s, full.bubble_s) << name;
-    EXPECT_EQ(totals.compute_s, full.compute_s) << name;
-    EXPECT_EQ(totals.ep_hidden_s, full.ep_hidden_s) << name;
-    for (int g = 0; g < kCommGroups; ++g) EXPECT_EQ(totals.exposed_s[g], full.exposed_s[g]);
-    EXPECT_EQ(totals.digest, full.digest) << name;
+    step_test_expect_totals_equal_full(s, name);
   }
 }
 
